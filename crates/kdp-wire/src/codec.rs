@@ -1,0 +1,802 @@
+//! Kafka's primitive wire types, each read in exactly one place ([`Reader`])
+//! and written in exactly one place ([`PutWire`], with its size functions).
+//!
+//! The reader is total: every method returns a value or a [`DecodeError`]
+//! naming the byte offset; nothing panics, and nothing allocates more than
+//! the remaining input can justify.
+
+use bytes::BufMut;
+
+use crate::error::{Context, DecodeError, DecodeErrorKind};
+use crate::tagged::{TaggedField, TaggedFields};
+
+/// A cursor over untrusted bytes.
+///
+/// `base` is the absolute offset of `buf[0]` in the original input, so that
+/// errors raised inside bounded sub-readers still name the right byte.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over a whole input, offsets counted from its first byte.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            base: 0,
+        }
+    }
+
+    /// A reader whose first byte sits at absolute offset `base`.
+    pub fn with_base(buf: &'a [u8], base: usize) -> Self {
+        Reader { buf, pos: 0, base }
+    }
+
+    /// The absolute offset of the next byte.
+    #[inline]
+    pub fn offset(&self) -> usize {
+        self.base + self.pos
+    }
+
+    /// How many bytes are left.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    /// An error at the current offset.
+    #[cold]
+    pub fn error(&self, kind: DecodeErrorKind) -> DecodeError {
+        DecodeError::new(self.offset(), kind)
+    }
+
+    /// Fails unless every byte was consumed.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        match self.remaining() {
+            0 => Ok(()),
+            count => Err(self.error(DecodeErrorKind::TrailingBytes { count })),
+        }
+    }
+
+    /// The next `n` bytes.
+    #[inline]
+    pub fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
+        let end = self.pos.checked_add(n);
+        match end.and_then(|end| self.buf.get(self.pos..end)) {
+            Some(bytes) => {
+                self.pos += n;
+                Ok(bytes)
+            }
+            None => Err(self.error(DecodeErrorKind::Truncated {
+                what,
+                needed: n,
+                left: self.remaining(),
+            })),
+        }
+    }
+
+    #[inline]
+    fn fixed<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], DecodeError> {
+        match self
+            .buf
+            .get(self.pos..)
+            .and_then(|rest| rest.first_chunk::<N>())
+        {
+            Some(bytes) => {
+                self.pos += N;
+                Ok(*bytes)
+            }
+            None => Err(self.error(DecodeErrorKind::Truncated {
+                what,
+                needed: N,
+                left: self.remaining(),
+            })),
+        }
+    }
+
+    /// A bounded reader over the next `n` bytes, which this reader skips.
+    pub fn sub_reader(&mut self, n: usize, what: &'static str) -> Result<Reader<'a>, DecodeError> {
+        let base = self.offset();
+        let bytes = self.take(n, what)?;
+        Ok(Reader::with_base(bytes, base))
+    }
+
+    #[inline]
+    pub fn i8(&mut self) -> Result<i8, DecodeError> {
+        self.fixed::<1>("int8").map(i8::from_be_bytes)
+    }
+
+    #[inline]
+    pub fn i16(&mut self) -> Result<i16, DecodeError> {
+        self.fixed::<2>("int16").map(i16::from_be_bytes)
+    }
+
+    #[inline]
+    pub fn i32(&mut self) -> Result<i32, DecodeError> {
+        self.fixed::<4>("int32").map(i32::from_be_bytes)
+    }
+
+    #[inline]
+    pub fn i64(&mut self) -> Result<i64, DecodeError> {
+        self.fixed::<8>("int64").map(i64::from_be_bytes)
+    }
+
+    #[inline]
+    pub fn u16(&mut self) -> Result<u16, DecodeError> {
+        self.fixed::<2>("uint16").map(u16::from_be_bytes)
+    }
+
+    #[inline]
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+        self.fixed::<4>("uint32").map(u32::from_be_bytes)
+    }
+
+    pub fn f64(&mut self) -> Result<f64, DecodeError> {
+        self.fixed::<8>("float64").map(f64::from_be_bytes)
+    }
+
+    /// A boolean: strictly 0 or 1.
+    pub fn bool(&mut self) -> Result<bool, DecodeError> {
+        let start = self.pos;
+        match self.fixed::<1>("boolean")? {
+            [0] => Ok(false),
+            [1] => Ok(true),
+            [value] => {
+                self.pos = start;
+                Err(self.error(DecodeErrorKind::InvalidBool { value }))
+            }
+        }
+    }
+
+    pub fn uuid(&mut self) -> Result<Uuid, DecodeError> {
+        self.fixed::<16>("uuid").map(Uuid)
+    }
+
+    /// An unsigned varint of at most 32 bits: at most 5 bytes, the 5th at
+    /// most 0x0f.
+    #[inline]
+    pub fn uvarint32(&mut self) -> Result<u32, DecodeError> {
+        // One-byte values (lengths, counts, empty tag sections) dominate.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u32::from(b));
+            }
+        }
+        self.uvarint_slow(5, "unsigned varint32").map(|v| v as u32)
+    }
+
+    /// An unsigned varint of at most 64 bits: at most 10 bytes, the 10th at
+    /// most 0x01.
+    pub fn uvarint64(&mut self) -> Result<u64, DecodeError> {
+        self.uvarint_slow(10, "unsigned varint64")
+    }
+
+    #[cold]
+    fn uvarint_slow(&mut self, max_bytes: usize, what: &'static str) -> Result<u64, DecodeError> {
+        let start = self.pos;
+        // Bits the last allowed byte may carry: 32 - 28 = 4, 64 - 63 = 1.
+        let last_bits = if max_bytes == 5 { 4 } else { 1 };
+        let mut value: u64 = 0;
+        for i in 0..max_bytes {
+            let Some(&b) = self.buf.get(self.pos) else {
+                // Only the end of input stops a varint early.
+                let left = self.pos - start;
+                self.pos = start;
+                return Err(self.error(DecodeErrorKind::Truncated {
+                    what,
+                    needed: left + 1,
+                    left,
+                }));
+            };
+            self.pos += 1;
+            let payload = u64::from(b & 0x7f);
+            if i == max_bytes - 1 {
+                if b >= (1 << last_bits) {
+                    self.pos = start;
+                    return Err(self.error(DecodeErrorKind::VarintTooLong {
+                        what,
+                        max: max_bytes,
+                    }));
+                }
+                return Ok(value | (payload << (7 * i)));
+            }
+            value |= payload << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        // Unreachable: the loop returns at i == max_bytes - 1.
+        self.pos = start;
+        Err(self.error(DecodeErrorKind::VarintTooLong {
+            what,
+            max: max_bytes,
+        }))
+    }
+
+    /// A zig-zag signed varint of 32 bits.
+    pub fn varint32(&mut self) -> Result<i32, DecodeError> {
+        let v = self.uvarint32()?;
+        Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
+    }
+
+    /// A zig-zag signed varint of 64 bits.
+    pub fn varint64(&mut self) -> Result<i64, DecodeError> {
+        let v = self.uvarint64()?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    /// A compact length (`n + 1`, 0 for null). Lengths past `i32::MAX` are
+    /// malformed (Java would see a negative int).
+    fn compact_len(&mut self, what: &'static str) -> Result<Option<usize>, DecodeError> {
+        let start = self.pos;
+        let n = self.uvarint32()?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if n > i32::MAX as u32 {
+            self.pos = start;
+            return Err(self.error(DecodeErrorKind::NegativeLength {
+                what,
+                len: i64::from(n as i32) - 1,
+            }));
+        }
+        Ok(Some((n - 1) as usize))
+    }
+
+    /// Checks that `len` bytes remain, with the error pointing at `start`.
+    fn check_len(
+        &mut self,
+        start: usize,
+        len: usize,
+        what: &'static str,
+    ) -> Result<(), DecodeError> {
+        if len > self.remaining() {
+            let left = self.remaining();
+            self.pos = start;
+            return Err(self.error(DecodeErrorKind::LengthExceedsInput {
+                what,
+                len: len as u64,
+                left,
+            }));
+        }
+        Ok(())
+    }
+
+    fn utf8(&mut self, len: usize) -> Result<String, DecodeError> {
+        let data_start = self.offset();
+        let bytes = self.take(len, "string")?;
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(e) => Err(DecodeError::new(
+                data_start + e.valid_up_to(),
+                DecodeErrorKind::InvalidUtf8 {
+                    valid_up_to: e.valid_up_to(),
+                },
+            )),
+        }
+    }
+
+    /// A classic nullable string: int16 length, -1 for null.
+    pub fn nullable_string(&mut self) -> Result<Option<String>, DecodeError> {
+        let start = self.pos;
+        let len = self.i16()?;
+        if len == -1 {
+            return Ok(None);
+        }
+        if len < 0 {
+            self.pos = start;
+            return Err(self.error(DecodeErrorKind::NegativeLength {
+                what: "string",
+                len: i64::from(len),
+            }));
+        }
+        let len = len as usize;
+        self.check_len(start, len, "string")?;
+        self.utf8(len).map(Some)
+    }
+
+    /// A classic non-null string.
+    pub fn string(&mut self) -> Result<String, DecodeError> {
+        let start = self.pos;
+        self.nullable_string()?.ok_or_else(|| {
+            self.pos = start;
+            self.error(DecodeErrorKind::UnexpectedNull { what: "string" })
+        })
+    }
+
+    /// A compact nullable string: unsigned varint `length + 1`, 0 for null.
+    pub fn compact_nullable_string(&mut self) -> Result<Option<String>, DecodeError> {
+        let start = self.pos;
+        match self.compact_len("string")? {
+            None => Ok(None),
+            Some(len) => {
+                self.check_len(start, len, "string")?;
+                self.utf8(len).map(Some)
+            }
+        }
+    }
+
+    /// A compact non-null string.
+    pub fn compact_string(&mut self) -> Result<String, DecodeError> {
+        let start = self.pos;
+        self.compact_nullable_string()?.ok_or_else(|| {
+            self.pos = start;
+            self.error(DecodeErrorKind::UnexpectedNull { what: "string" })
+        })
+    }
+
+    /// A string in the encoding of the message version: compact when flexible.
+    pub fn string_v(&mut self, flexible: bool) -> Result<String, DecodeError> {
+        if flexible {
+            self.compact_string()
+        } else {
+            self.string()
+        }
+    }
+
+    /// A nullable string in the encoding of the message version.
+    pub fn nullable_string_v(&mut self, flexible: bool) -> Result<Option<String>, DecodeError> {
+        if flexible {
+            self.compact_nullable_string()
+        } else {
+            self.nullable_string()
+        }
+    }
+
+    /// Classic nullable bytes: int32 length, -1 for null.
+    pub fn nullable_bytes(&mut self) -> Result<Option<Vec<u8>>, DecodeError> {
+        let start = self.pos;
+        let len = self.i32()?;
+        if len == -1 {
+            return Ok(None);
+        }
+        if len < 0 {
+            self.pos = start;
+            return Err(self.error(DecodeErrorKind::NegativeLength {
+                what: "bytes",
+                len: i64::from(len),
+            }));
+        }
+        let len = len as usize;
+        self.check_len(start, len, "bytes")?;
+        self.take(len, "bytes").map(|b| Some(b.to_vec()))
+    }
+
+    /// Compact nullable bytes.
+    pub fn compact_nullable_bytes(&mut self) -> Result<Option<Vec<u8>>, DecodeError> {
+        let start = self.pos;
+        match self.compact_len("bytes")? {
+            None => Ok(None),
+            Some(len) => {
+                self.check_len(start, len, "bytes")?;
+                self.take(len, "bytes").map(|b| Some(b.to_vec()))
+            }
+        }
+    }
+
+    /// Nullable bytes in the encoding of the message version.
+    pub fn nullable_bytes_v(&mut self, flexible: bool) -> Result<Option<Vec<u8>>, DecodeError> {
+        if flexible {
+            self.compact_nullable_bytes()
+        } else {
+            self.nullable_bytes()
+        }
+    }
+
+    /// Non-null bytes in the encoding of the message version.
+    pub fn bytes_v(&mut self, flexible: bool) -> Result<Vec<u8>, DecodeError> {
+        let start = self.pos;
+        self.nullable_bytes_v(flexible)?.ok_or_else(|| {
+            self.pos = start;
+            self.error(DecodeErrorKind::UnexpectedNull { what: "bytes" })
+        })
+    }
+
+    /// Checks an element count against the bytes left, given the smallest
+    /// size one element can have, before anything is allocated from it.
+    fn check_count(
+        &mut self,
+        start: usize,
+        count: usize,
+        min_elem_size: usize,
+    ) -> Result<(), DecodeError> {
+        let needed = (count as u64).saturating_mul(min_elem_size.max(1) as u64);
+        if needed > self.remaining() as u64 {
+            let left = self.remaining();
+            self.pos = start;
+            return Err(self.error(DecodeErrorKind::CountExceedsInput {
+                what: "array",
+                count: count as u64,
+                needed,
+                left,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The element count of a nullable array in the version's encoding
+    /// (classic: int32, -1 for null; compact: varint `n + 1`, 0 for null),
+    /// checked against the input.
+    pub fn nullable_array_len_v(
+        &mut self,
+        flexible: bool,
+        min_elem_size: usize,
+    ) -> Result<Option<usize>, DecodeError> {
+        let start = self.pos;
+        let count = if flexible {
+            self.compact_len("array")?
+        } else {
+            match self.i32()? {
+                -1 => None,
+                n if n < 0 => {
+                    self.pos = start;
+                    return Err(self.error(DecodeErrorKind::NegativeLength {
+                        what: "array",
+                        len: i64::from(n),
+                    }));
+                }
+                n => Some(n as usize),
+            }
+        };
+        if let Some(count) = count {
+            self.check_count(start, count, min_elem_size)?;
+        }
+        Ok(count)
+    }
+
+    /// The element count of a non-null array in the version's encoding.
+    pub fn array_len_v(
+        &mut self,
+        flexible: bool,
+        min_elem_size: usize,
+    ) -> Result<usize, DecodeError> {
+        let start = self.pos;
+        self.nullable_array_len_v(flexible, min_elem_size)?
+            .ok_or_else(|| {
+                self.pos = start;
+                self.error(DecodeErrorKind::UnexpectedNull { what: "array" })
+            })
+    }
+
+    /// Decodes `count` elements with `f`, adding the index to error paths.
+    #[inline]
+    pub fn elements<T>(
+        &mut self,
+        count: usize,
+        mut f: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let mut out = Vec::with_capacity(count);
+        for i in 0..count {
+            out.push(f(self).map_err(|e| e.at_index(i))?);
+        }
+        Ok(out)
+    }
+
+    /// A non-null array in the version's encoding.
+    #[inline]
+    pub fn array_v<T>(
+        &mut self,
+        flexible: bool,
+        min_elem_size: usize,
+        f: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let count = self.array_len_v(flexible, min_elem_size)?;
+        self.elements(count, f)
+    }
+
+    /// A nullable array in the version's encoding.
+    pub fn nullable_array_v<T>(
+        &mut self,
+        flexible: bool,
+        min_elem_size: usize,
+        f: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Option<Vec<T>>, DecodeError> {
+        match self.nullable_array_len_v(flexible, min_elem_size)? {
+            None => Ok(None),
+            Some(count) => self.elements(count, f).map(Some),
+        }
+    }
+
+    /// A non-null compact array (flexible versions only).
+    #[inline]
+    pub fn compact_array<T>(
+        &mut self,
+        min_elem_size: usize,
+        f: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        self.array_v(true, min_elem_size, f)
+    }
+
+    /// An array of int32 in the version's encoding.
+    pub fn i32_array_v(&mut self, flexible: bool) -> Result<Vec<i32>, DecodeError> {
+        self.array_v(flexible, 4, Reader::i32)
+    }
+
+    /// A tagged-field section. Unknown tags are kept, in the (strictly
+    /// ascending) order the wire must carry them.
+    #[inline]
+    pub fn tagged_fields(&mut self) -> Result<TaggedFields, DecodeError> {
+        // An empty section is one zero byte: the common case.
+        if let Some(0) = self.buf.get(self.pos) {
+            self.pos += 1;
+            return Ok(TaggedFields::default());
+        }
+        self.tagged_fields_slow().field("TaggedFields")
+    }
+
+    #[cold]
+    fn tagged_fields_slow(&mut self) -> Result<TaggedFields, DecodeError> {
+        let start = self.pos;
+        let count = self.uvarint32()? as usize;
+        // A field takes at least two bytes: its tag and its size.
+        self.check_count(start, count, 2)?;
+        let mut fields = Vec::with_capacity(count);
+        let mut previous: Option<u32> = None;
+        for i in 0..count {
+            let field = self.tagged_field(previous).map_err(|e| e.at_index(i))?;
+            previous = Some(field.tag);
+            fields.push(field);
+        }
+        Ok(TaggedFields::from_sorted(fields))
+    }
+
+    fn tagged_field(&mut self, previous: Option<u32>) -> Result<TaggedField, DecodeError> {
+        let tag_start = self.pos;
+        let tag = self.uvarint32().field("Tag")?;
+        if let Some(previous) = previous {
+            if tag <= previous {
+                self.pos = tag_start;
+                return Err(self.error(DecodeErrorKind::TagOrder { tag, previous }));
+            }
+        }
+        let size_start = self.pos;
+        let size = self.uvarint32().field("Size")? as usize;
+        self.check_len(size_start, size, "tagged field")
+            .field("Size")?;
+        let data = self.take(size, "tagged field")?.to_vec();
+        Ok(TaggedField { tag, data })
+    }
+}
+
+/// A 16-byte UUID (topic ids).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Uuid(pub [u8; 16]);
+
+impl Uuid {
+    pub const ZERO: Uuid = Uuid([0; 16]);
+}
+
+impl std::fmt::Display for Uuid {
+    /// Kafka prints topic ids as URL-safe base64 without padding.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const ALPHABET: &[u8; 64] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::with_capacity(22);
+        for chunk in self.0.chunks(3) {
+            let mut n: u32 = 0;
+            for (i, b) in chunk.iter().enumerate() {
+                n |= u32::from(*b) << (16 - 8 * i);
+            }
+            let chars = chunk.len() + 1;
+            for i in 0..chars {
+                let idx = ((n >> (18 - 6 * i)) & 0x3f) as usize;
+                out.push(char::from(ALPHABET[idx]));
+            }
+        }
+        f.write_str(&out)
+    }
+}
+
+/// Writes Kafka's primitive types. Infallible: callers size the buffer with
+/// the matching `*_len` functions first.
+pub trait PutWire: BufMut {
+    #[inline]
+    fn put_uvarint32(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.put_u8((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.put_u8(v as u8);
+    }
+
+    #[inline]
+    fn put_uvarint64(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.put_u8((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.put_u8(v as u8);
+    }
+
+    fn put_varint32(&mut self, v: i32) {
+        self.put_uvarint32(((v << 1) ^ (v >> 31)) as u32);
+    }
+
+    fn put_varint64(&mut self, v: i64) {
+        self.put_uvarint64(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    fn put_bool(&mut self, v: bool) {
+        self.put_u8(u8::from(v));
+    }
+
+    fn put_uuid(&mut self, v: &Uuid) {
+        self.put_slice(&v.0);
+    }
+
+    /// A compact length: `n + 1`, or 0 for null.
+    #[inline]
+    fn put_compact_len(&mut self, len: Option<usize>) {
+        match len {
+            None => self.put_u8(0),
+            Some(n) => self.put_uvarint32(compact_len_value(n)),
+        }
+    }
+
+    /// A nullable string in the version's encoding. Classic strings longer
+    /// than `i16::MAX` cannot be expressed; callers validate such input.
+    #[inline]
+    fn put_nullable_string_v(&mut self, s: Option<&str>, flexible: bool) {
+        let data = s.map(|s| string_data(s, flexible));
+        if flexible {
+            self.put_compact_len(data.map(<[u8]>::len));
+        } else {
+            // string_data keeps a classic string within i16::MAX bytes.
+            self.put_i16(data.map_or(-1, |d| d.len() as i16));
+        }
+        if let Some(data) = data {
+            self.put_slice(data);
+        }
+    }
+
+    #[inline]
+    fn put_string_v(&mut self, s: &str, flexible: bool) {
+        self.put_nullable_string_v(Some(s), flexible);
+    }
+
+    fn put_nullable_bytes_v(&mut self, b: Option<&[u8]>, flexible: bool) {
+        if flexible {
+            self.put_compact_len(b.map(<[u8]>::len));
+        } else {
+            self.put_i32(b.map_or(-1, |b| b.len() as i32));
+        }
+        if let Some(b) = b {
+            self.put_slice(b);
+        }
+    }
+
+    /// An array length in the version's encoding (`None` for null).
+    #[inline]
+    fn put_array_len_v(&mut self, len: Option<usize>, flexible: bool) {
+        if flexible {
+            self.put_compact_len(len);
+        } else {
+            match len {
+                None => self.put_i32(-1),
+                Some(n) => self.put_i32(n.min(i32::MAX as usize) as i32),
+            }
+        }
+    }
+
+    fn put_i32_array_v(&mut self, values: &[i32], flexible: bool) {
+        self.put_array_len_v(Some(values.len()), flexible);
+        for v in values {
+            self.put_i32(*v);
+        }
+    }
+
+    /// A tagged-field section, ascending by tag.
+    #[inline]
+    fn put_tagged_fields(&mut self, fields: &TaggedFields) {
+        self.put_uvarint32(fields.len() as u32);
+        for field in fields.iter() {
+            self.put_uvarint32(field.tag);
+            self.put_uvarint32(field.data.len() as u32);
+            self.put_slice(&field.data);
+        }
+    }
+}
+
+impl<B: BufMut + ?Sized> PutWire for B {}
+
+/// The bytes a string puts on the wire. A classic string cannot carry more
+/// than `i16::MAX` bytes; rather than corrupt the frame, the encoder cuts it
+/// there (callers that take such strings from users reject them first).
+#[inline]
+pub fn string_data(s: &str, flexible: bool) -> &[u8] {
+    let b = s.as_bytes();
+    if flexible {
+        b
+    } else {
+        b.get(..b.len().min(i16::MAX as usize)).unwrap_or(b)
+    }
+}
+
+#[inline]
+fn compact_len_value(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX - 1).saturating_add(1)
+}
+
+/// Encoded size of an unsigned varint.
+#[inline]
+pub const fn uvarint32_len(v: u32) -> usize {
+    match v {
+        0..=0x7f => 1,
+        0x80..=0x3fff => 2,
+        0x4000..=0x1f_ffff => 3,
+        0x20_0000..=0x0fff_ffff => 4,
+        _ => 5,
+    }
+}
+
+/// Encoded size of an unsigned 64-bit varint.
+pub const fn uvarint64_len(v: u64) -> usize {
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    bits.div_ceil(7)
+}
+
+pub const fn varint32_len(v: i32) -> usize {
+    uvarint32_len(((v << 1) ^ (v >> 31)) as u32)
+}
+
+pub const fn varint64_len(v: i64) -> usize {
+    uvarint64_len(((v << 1) ^ (v >> 63)) as u64)
+}
+
+/// Encoded size of a length prefix in the version's encoding.
+#[inline]
+pub fn len_prefix_len(len: Option<usize>, flexible: bool, classic_width: usize) -> usize {
+    if flexible {
+        match len {
+            None => 1,
+            Some(n) => uvarint32_len(compact_len_value(n)),
+        }
+    } else {
+        classic_width
+    }
+}
+
+#[inline]
+pub fn nullable_string_len_v(s: Option<&str>, flexible: bool) -> usize {
+    let data = s.map(|s| string_data(s, flexible).len());
+    len_prefix_len(data, flexible, 2) + data.unwrap_or(0)
+}
+
+#[inline]
+pub fn string_len_v(s: &str, flexible: bool) -> usize {
+    nullable_string_len_v(Some(s), flexible)
+}
+
+pub fn nullable_bytes_len_v(b: Option<&[u8]>, flexible: bool) -> usize {
+    len_prefix_len(b.map(<[u8]>::len), flexible, 4) + b.map_or(0, <[u8]>::len)
+}
+
+#[inline]
+pub fn array_len_len_v(len: Option<usize>, flexible: bool) -> usize {
+    len_prefix_len(len, flexible, 4)
+}
+
+pub fn i32_array_len_v(values: &[i32], flexible: bool) -> usize {
+    array_len_len_v(Some(values.len()), flexible) + 4 * values.len()
+}
+
+#[inline]
+pub fn tagged_fields_len(fields: &TaggedFields) -> usize {
+    if fields.is_empty() {
+        return 1;
+    }
+    uvarint32_len(fields.len() as u32)
+        + fields
+            .iter()
+            .map(|f| uvarint32_len(f.tag) + uvarint32_len(f.data.len() as u32) + f.data.len())
+            .sum::<usize>()
+}

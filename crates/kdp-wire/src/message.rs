@@ -1,0 +1,61 @@
+//! The contract every message body implements, and whole-buffer helpers.
+
+use bytes::BufMut;
+
+use crate::codec::Reader;
+use crate::error::{DecodeError, DecodeErrorKind};
+
+/// A Kafka message body (request or response) of one API.
+///
+/// Encoders are infallible and size-exact: `encode` writes exactly
+/// `encoded_len` bytes. Decoders are total: a value or an error.
+pub trait Message: Sized {
+    /// The schema name, e.g. `DescribeProducersResponse`.
+    const NAME: &'static str;
+    const API_KEY: i16;
+    const LOWEST_VERSION: i16;
+    const HIGHEST_VERSION: i16;
+
+    fn encoded_len(&self, version: i16) -> usize;
+    fn encode<B: BufMut>(&self, buf: &mut B, version: i16);
+    fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError>;
+
+    fn is_flexible(version: i16) -> bool {
+        crate::api::is_flexible(Self::API_KEY, version)
+    }
+
+    /// Fails (at the reader's offset) if `version` is outside the schema's range.
+    fn check_version(r: &Reader<'_>, version: i16) -> Result<(), DecodeError> {
+        if (Self::LOWEST_VERSION..=Self::HIGHEST_VERSION).contains(&version) {
+            Ok(())
+        } else {
+            Err(r.error(DecodeErrorKind::UnsupportedVersion {
+                api: Self::NAME,
+                version,
+                min: Self::LOWEST_VERSION,
+                max: Self::HIGHEST_VERSION,
+            }))
+        }
+    }
+}
+
+/// A request, tied to the response type it gets back.
+pub trait Request: Message {
+    type Response: Message;
+}
+
+/// Decodes a whole buffer as one message body; trailing bytes are an error.
+pub fn decode_exact<M: Message>(bytes: &[u8], version: i16) -> Result<M, DecodeError> {
+    let mut r = Reader::new(bytes);
+    let m = M::decode(&mut r, version)?;
+    r.finish()?;
+    Ok(m)
+}
+
+/// Encodes a message body into a new, exactly sized vector.
+pub fn encode_to_vec<M: Message>(m: &M, version: i16) -> Vec<u8> {
+    let mut out = Vec::with_capacity(m.encoded_len(version));
+    m.encode(&mut out, version);
+    debug_assert_eq!(out.len(), m.encoded_len(version), "{}", M::NAME);
+    out
+}
