@@ -1,0 +1,675 @@
+package dev.kdp.it;
+
+import java.io.PrintStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeProducersOptions;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Scenario driver for the real-Kafka integration tests.
+ *
+ * <p>Usage: {@code java -cp "$KDP_IT_CLASSPATH" dev.kdp.it.Scenario <subcommand> --bootstrap HOST:PORT[,..] [args]}.
+ * Every subcommand prints exactly ONE line of JSON to stdout on success and exits 0; all logging
+ * (and errors, with a stack trace) goes to stderr, and failures exit 1 (2 for usage errors).
+ * See it/README.md for the meaning of every field.
+ */
+public final class Scenario {
+
+    /** Transaction timeout used by every transactional producer (must be <= broker transaction.max.timeout.ms). */
+    static final int TXN_TIMEOUT_MS = 3_600_000;
+
+    private static final PrintStream OUT = System.out;
+
+    private final Map<String, String> opts;
+    private final String bootstrap;
+    private final long deadlineNanos;
+
+    private Scenario(Map<String, String> opts) {
+        this.opts = opts;
+        this.bootstrap = req("bootstrap");
+        long timeoutSeconds = Long.parseLong(opts.getOrDefault("timeout-seconds", "90"));
+        this.deadlineNanos = System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos();
+    }
+
+    public static void main(String[] args) {
+        if (args.length == 0 || args[0].equals("-h") || args[0].equals("--help")) {
+            usage();
+            Runtime.getRuntime().halt(args.length == 0 ? 2 : 0);
+        }
+        String cmd = args[0];
+        Map<String, String> opts = new HashMap<>();
+        for (int i = 1; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("--") || i + 1 >= args.length) {
+                System.err.println("bad argument: " + a);
+                usage();
+                Runtime.getRuntime().halt(2);
+            }
+            opts.put(a.substring(2), args[++i]);
+        }
+        int rc;
+        try {
+            Scenario s = new Scenario(opts);
+            switch (cmd) {
+                case "wait-cluster": s.waitCluster(); break;
+                case "create-topic": s.createTopic(); break;
+                case "leaders": s.leaders(); break;
+                case "idempotent": s.idempotent(); break;
+                case "txn-commit": s.txnCommit(); break;
+                case "txn-open": s.txnOpen(); break; // never returns: halts the JVM
+                case "fence": s.fence(); break;
+                case "describe-txn": s.describeTxn(); break;
+                default:
+                    System.err.println("unknown subcommand: " + cmd);
+                    usage();
+                    Runtime.getRuntime().halt(2);
+            }
+            rc = 0;
+        } catch (UsageException e) {
+            System.err.println("usage error: " + e.getMessage());
+            usage();
+            rc = 2;
+        } catch (Throwable t) {
+            System.err.println("Scenario " + cmd + " failed: " + t);
+            t.printStackTrace(System.err);
+            rc = 1;
+        }
+        OUT.flush();
+        System.err.flush();
+        // halt: do not wait for lingering client threads; everything that must be closed is closed.
+        Runtime.getRuntime().halt(rc);
+    }
+
+    private static void usage() {
+        System.err.println(String.join("\n",
+            "usage: Scenario <subcommand> --bootstrap HOST:PORT[,...] [--timeout-seconds S] [args]",
+            "  wait-cluster  --brokers N",
+            "  create-topic  --topic T --partitions N --replication-factor R",
+            "  leaders       --topic T",
+            "  idempotent    --topic T --partition P --records N",
+            "  txn-commit    --topic T --partition P --records N --transactional-id ID",
+            "  txn-open      --topic T --partition P --records N --transactional-id ID [--hold-seconds S]",
+            "  fence         --topic T --partition P --records N --transactional-id ID",
+            "  describe-txn  --transactional-id ID",
+            "stdout: exactly one JSON line; logs/errors: stderr"));
+    }
+
+    // ------------------------------------------------------------------ subcommands
+
+    /** Wait until N brokers are registered (unfenced) and every one of them answers requests itself. */
+    private void waitCluster() throws Exception {
+        int expected = reqInt("brokers");
+        Throwable last = null;
+        while (true) {
+            try (Admin admin = admin(bootstrap)) {
+                DescribeClusterResult dc = admin.describeCluster();
+                Collection<Node> nodes = dc.nodes().get();
+                if (nodes.size() >= expected) {
+                    // every broker must serve metadata itself (a single-bootstrap admin can only
+                    // fetch metadata from that one broker first)
+                    for (Node n : nodes) {
+                        try (Admin one = admin(n.host() + ":" + n.port())) {
+                            int seen = one.describeCluster().nodes().get().size();
+                            if (seen < expected) throw new IllegalStateException("broker " + n.id() + " sees " + seen + " brokers");
+                        }
+                    }
+                    FeatureMetadata fm = admin.describeFeatures().featureMetadata().get();
+                    Json j = new Json()
+                        .put("clusterId", dc.clusterId().get())
+                        .put("brokers", nodes.stream().map(Node::id).sorted().collect(Collectors.toList()));
+                    Map<String, Object> features = new TreeMap<>();
+                    fm.finalizedFeatures().forEach((k, v) -> features.put(k, (int) v.maxVersionLevel()));
+                    j.put("finalizedFeatures", features);
+                    emit(j);
+                    return;
+                }
+                last = new IllegalStateException("only " + nodes.size() + " of " + expected + " brokers registered");
+            } catch (Exception e) {
+                last = e;
+            }
+            sleepOrFail(500, "cluster not ready", last);
+        }
+    }
+
+    private void createTopic() throws Exception {
+        String topic = req("topic");
+        int partitions = reqInt("partitions");
+        short rf = (short) reqInt("replication-factor");
+        try (Admin admin = admin(bootstrap)) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, rf))).all().get();
+            TopicDescription td = waitTopicReady(admin, topic, partitions, rf);
+            emit(topicJson(td));
+        }
+    }
+
+    private void leaders() throws Exception {
+        String topic = req("topic");
+        try (Admin admin = admin(bootstrap)) {
+            emit(topicJson(describeTopic(admin, topic)));
+        }
+    }
+
+    /** Idempotent, non-transactional producer: N records, flush, close. */
+    private void idempotent() throws Exception {
+        TopicPartition tp = tp();
+        int n = reqInt("records");
+        if (n < 1) throw new UsageException("--records must be >= 1");
+        Properties p = producerProps();
+        try (Admin admin = admin(bootstrap)) {
+            long[] offsets;
+            long producerId;
+            short clientEpoch;
+            int clientLastSeq;
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+                offsets = sendAll(producer, tp, n, "idem");
+                Object pie = producerIdAndEpoch(producer);
+                producerId = (long) field(pie, "producerId");
+                clientEpoch = (short) field(pie, "epoch");
+                clientLastSeq = clientNextSequence(producer, tp) - 1;
+            }
+            // acks=all: the leader has the batch already; wait that every replica agrees
+            TopicDescription td = describeTopic(admin, tp.topic());
+            ProducerState leaderState = waitProducerState(admin, tp, td, producerId,
+                s -> s.lastSequence() == clientLastSeq, "lastSequence == " + clientLastSeq);
+            Json j = producerJson("idempotent", tp, n, producerId, leaderState, offsets, td)
+                .put("clientProducerEpoch", (int) clientEpoch)
+                .put("clientLastSequence", clientLastSeq)
+                .put("producerIdSource", "reflection: KafkaProducer.transactionManager.producerIdAndEpoch");
+            emit(j);
+        }
+    }
+
+    /** One committed transaction of N records. */
+    private void txnCommit() throws Exception {
+        TopicPartition tp = tp();
+        int n = reqInt("records");
+        if (n < 1) throw new UsageException("--records must be >= 1");
+        String tid = req("transactional-id");
+        try (Admin admin = admin(bootstrap)) {
+            long[] offsets;
+            short dataEpoch;
+            int clientLastSeq;
+            short initEpoch;
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid))) {
+                producer.initTransactions();
+                initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+                producer.beginTransaction();
+                offsets = sendAll(producer, tp, n, "commit");
+                dataEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+                clientLastSeq = clientNextSequence(producer, tp) - 1;
+                producer.commitTransaction();
+            }
+            emit(afterTxnEnd(admin, "txn-commit", tp, n, tid, offsets, initEpoch, dataEpoch, clientLastSeq, "CompleteCommit"));
+        }
+    }
+
+    /**
+     * Begin a transaction, send N records, flush, print, (optionally hold), then halt the JVM
+     * without commit/abort/close so nothing can send EndTxn: the transaction stays Ongoing for
+     * transaction.timeout.ms (1 hour).
+     */
+    private void txnOpen() throws Exception {
+        TopicPartition tp = tp();
+        int n = reqInt("records");
+        if (n < 1) throw new UsageException("--records must be >= 1");
+        String tid = req("transactional-id");
+        long holdSeconds = Long.parseLong(opts.getOrDefault("hold-seconds", "0"));
+        Admin admin = admin(bootstrap);
+        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid));
+        producer.initTransactions();
+        short initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+        producer.beginTransaction();
+        long[] offsets = sendAll(producer, tp, n, "open");
+        short dataEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+        int clientLastSeq = clientNextSequence(producer, tp) - 1;
+        TransactionDescription txn = waitTxnState(admin, tid, "Ongoing");
+        TopicDescription td = describeTopic(admin, tp.topic());
+        ProducerState leaderState = waitProducerState(admin, tp, td, txn.producerId(),
+            s -> s.lastSequence() == clientLastSeq && s.currentTransactionStartOffset().isPresent(),
+            "ongoing txn with lastSequence == " + clientLastSeq);
+        Json j = producerJson("txn-open", tp, n, txn.producerId(), leaderState, offsets, td)
+            .put("transactionalId", tid)
+            .put("txnState", txn.state().toString())
+            .put("txnProducerEpoch", txn.producerEpoch())
+            .put("clientInitEpoch", (int) initEpoch)
+            .put("clientProducerEpoch", (int) dataEpoch)
+            .put("clientLastSequence", clientLastSeq)
+            .put("holdSeconds", holdSeconds)
+            .put("producerIdSource", "Admin.describeTransactions");
+        emit(j);
+        OUT.flush();
+        if (holdSeconds > 0) Thread.sleep(holdSeconds * 1000L);
+        System.err.println("txn-open: halting JVM without commit/abort/close; transaction " + tid + " stays open");
+        System.err.flush();
+        // Not producer.close(): a graceful close would send EndTxn(abort) for the ongoing transaction.
+        Runtime.getRuntime().halt(0);
+    }
+
+    /** A new producer instance with the same transactional.id: initTransactions (fences), then one committed txn of N records. */
+    private void fence() throws Exception {
+        TopicPartition tp = tp();
+        int n = reqInt("records");
+        if (n < 0) throw new UsageException("--records must be >= 0");
+        String tid = req("transactional-id");
+        try (Admin admin = admin(bootstrap)) {
+            TransactionDescription before = null;
+            try {
+                before = admin.describeTransactions(List.of(tid)).description(tid).get();
+            } catch (ExecutionException e) {
+                System.err.println("fence: no previous transactional state for " + tid + ": " + e.getCause());
+            }
+            long[] offsets = new long[] {-1, -1};
+            short dataEpoch = -1;
+            int clientLastSeq = -1;
+            short initEpoch;
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid))) {
+                producer.initTransactions();
+                initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+                if (n > 0) {
+                    producer.beginTransaction();
+                    offsets = sendAll(producer, tp, n, "fence");
+                    dataEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+                    clientLastSeq = clientNextSequence(producer, tp) - 1;
+                    producer.commitTransaction();
+                }
+            }
+            Json j = afterTxnEnd(admin, "fence", tp, n, tid, offsets, initEpoch, dataEpoch, clientLastSeq,
+                n > 0 ? "CompleteCommit" : null);
+            if (before != null) {
+                j.put("previousProducerId", before.producerId())
+                    .put("previousTxnProducerEpoch", before.producerEpoch())
+                    .put("previousTxnState", before.state().toString());
+            }
+            emit(j);
+        }
+    }
+
+    private void describeTxn() throws Exception {
+        String tid = req("transactional-id");
+        try (Admin admin = admin(bootstrap)) {
+            TransactionDescription d = admin.describeTransactions(List.of(tid)).description(tid).get();
+            emit(txnJson(tid, d));
+        }
+    }
+
+    // ------------------------------------------------------------------ shared pieces
+
+    private Json afterTxnEnd(Admin admin, String scenario, TopicPartition tp, int n, String tid, long[] offsets,
+                             short initEpoch, short dataEpoch, int clientLastSeq, String wantState) throws Exception {
+        TransactionDescription txn = wantState == null
+            ? admin.describeTransactions(List.of(tid)).description(tid).get()
+            : waitTxnState(admin, tid, wantState);
+        TopicDescription td = describeTopic(admin, tp.topic());
+        ProducerState leaderState = null;
+        if (n > 0) {
+            // the commit marker has been written once the coordinator reports CompleteCommit;
+            // wait until the leader and every follower show no open transaction for this producer
+            leaderState = waitProducerState(admin, tp, td, txn.producerId(),
+                s -> s.currentTransactionStartOffset().isEmpty(), "no ongoing transaction");
+        }
+        Json j = producerJson(scenario, tp, n, txn.producerId(), leaderState, offsets, td)
+            .put("transactionalId", tid)
+            .put("txnState", txn.state().toString())
+            .put("txnProducerEpoch", txn.producerEpoch())
+            .put("clientInitEpoch", (int) initEpoch)
+            .put("clientProducerEpoch", (int) dataEpoch)
+            .put("clientLastSequence", clientLastSeq)
+            .put("producerIdSource", "Admin.describeTransactions");
+        return j;
+    }
+
+    private Json producerJson(String scenario, TopicPartition tp, int n, long producerId, ProducerState st,
+                              long[] offsets, TopicDescription td) {
+        TopicPartitionInfo info = td.partitions().get(tp.partition());
+        Json j = new Json()
+            .put("scenario", scenario)
+            .put("topic", tp.topic())
+            .put("partition", tp.partition())
+            .put("producerId", producerId)
+            .put("producerEpoch", st == null ? null : st.producerEpoch())
+            .put("records", n)
+            .put("lastSequence", st == null ? null : st.lastSequence())
+            .put("baseOffset", offsets[0])
+            .put("lastOffset", offsets[1]);
+        if (st != null) {
+            j.put("lastTimestamp", st.lastTimestamp())
+                .put("coordinatorEpoch", st.coordinatorEpoch().isPresent() ? st.coordinatorEpoch().getAsInt() : -1)
+                .put("currentTransactionStartOffset",
+                    st.currentTransactionStartOffset().isPresent() ? st.currentTransactionStartOffset().getAsLong() : -1L);
+        }
+        j.put("leader", info.leader() == null ? -1 : info.leader().id())
+            .put("replicas", info.replicas().stream().map(Node::id).collect(Collectors.toList()));
+        return j;
+    }
+
+    private static Json txnJson(String tid, TransactionDescription d) {
+        return new Json()
+            .put("transactionalId", tid)
+            .put("coordinatorId", d.coordinatorId())
+            .put("state", d.state().toString())
+            .put("producerId", d.producerId())
+            .put("producerEpoch", d.producerEpoch())
+            .put("transactionTimeoutMs", d.transactionTimeoutMs())
+            .put("transactionStartTimeMs", d.transactionStartTimeMs().isPresent() ? d.transactionStartTimeMs().getAsLong() : -1L)
+            .put("topicPartitions", d.topicPartitions().stream().map(TopicPartition::toString).sorted().collect(Collectors.toList()));
+    }
+
+    private static Json topicJson(TopicDescription td) {
+        List<Object> parts = new ArrayList<>();
+        for (TopicPartitionInfo p : td.partitions()) {
+            parts.add(new Json()
+                .put("partition", p.partition())
+                .put("leader", p.leader() == null ? -1 : p.leader().id())
+                .put("replicas", p.replicas().stream().map(Node::id).collect(Collectors.toList()))
+                .put("isr", p.isr().stream().map(Node::id).collect(Collectors.toList())));
+        }
+        return new Json().put("topic", td.name()).put("topicId", td.topicId().toString()).put("partitions", parts);
+    }
+
+    private TopicDescription describeTopic(Admin admin, String topic) throws Exception {
+        return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+    }
+
+    /** All leaders known, full ISR, and every replica broker has the partition locally. */
+    private TopicDescription waitTopicReady(Admin admin, String topic, int partitions, int rf) throws Exception {
+        Throwable last = null;
+        while (true) {
+            try {
+                TopicDescription td = describeTopic(admin, topic);
+                boolean ok = td.partitions().size() == partitions;
+                for (TopicPartitionInfo p : td.partitions()) {
+                    ok &= p.leader() != null && p.leader().id() >= 0 && p.isr().size() == rf;
+                }
+                if (ok) {
+                    // DescribeProducers aimed at a broker fails until that broker hosts the replica
+                    for (TopicPartitionInfo p : td.partitions()) {
+                        TopicPartition tp = new TopicPartition(topic, p.partition());
+                        for (Node r : p.replicas()) {
+                            admin.describeProducers(List.of(tp), new DescribeProducersOptions().brokerId(r.id()))
+                                .partitionResult(tp).get();
+                        }
+                    }
+                    return td;
+                }
+                last = new IllegalStateException("partitions not ready: " + td);
+            } catch (ExecutionException e) {
+                last = e.getCause();
+            }
+            sleepOrFail(200, "topic " + topic + " not ready", last);
+        }
+    }
+
+    private TransactionDescription waitTxnState(Admin admin, String tid, String state) throws Exception {
+        Throwable last = null;
+        while (true) {
+            try {
+                TransactionDescription d = admin.describeTransactions(List.of(tid)).description(tid).get();
+                if (d.state().toString().equals(state)) return d;
+                last = new IllegalStateException("transaction " + tid + " is " + d.state() + ", want " + state);
+            } catch (ExecutionException e) {
+                last = e.getCause();
+            }
+            sleepOrFail(100, "transaction state", last);
+        }
+    }
+
+    /**
+     * Poll DescribeProducers on the leader until the entry for producerId satisfies cond, then
+     * until every other replica reports an identical entry (so tests may query any replica at once).
+     */
+    private ProducerState waitProducerState(Admin admin, TopicPartition tp, TopicDescription td, long producerId,
+                                            java.util.function.Predicate<ProducerState> cond, String what) throws Exception {
+        TopicPartitionInfo info = td.partitions().get(tp.partition());
+        Throwable last = null;
+        while (true) {
+            try {
+                ProducerState leader = producerState(admin, tp, OptionalInt.empty(), producerId);
+                if (leader != null && cond.test(leader)) {
+                    boolean same = true;
+                    for (Node r : info.replicas()) {
+                        ProducerState rs = producerState(admin, tp, OptionalInt.of(r.id()), producerId);
+                        if (rs == null || !sameState(rs, leader)) {
+                            same = false;
+                            last = new IllegalStateException("replica " + r.id() + " has " + rs + ", leader has " + leader);
+                            break;
+                        }
+                    }
+                    if (same) return leader;
+                } else {
+                    last = new IllegalStateException("leader has " + leader + ", want " + what);
+                }
+            } catch (ExecutionException e) {
+                last = e.getCause();
+            }
+            sleepOrFail(100, "producer state of " + producerId + " on " + tp, last);
+        }
+    }
+
+    private static boolean sameState(ProducerState a, ProducerState b) {
+        return a.producerId() == b.producerId() && a.producerEpoch() == b.producerEpoch()
+            && a.lastSequence() == b.lastSequence()
+            && a.currentTransactionStartOffset().equals(b.currentTransactionStartOffset());
+    }
+
+    private static ProducerState producerState(Admin admin, TopicPartition tp, OptionalInt broker, long producerId) throws Exception {
+        DescribeProducersOptions o = new DescribeProducersOptions();
+        broker.ifPresent(o::brokerId);
+        List<ProducerState> states = admin.describeProducers(List.of(tp), o).partitionResult(tp).get().activeProducers();
+        for (ProducerState s : states) if (s.producerId() == producerId) return s;
+        return null;
+    }
+
+    /** Send n records (key k-i, value {tag}-i) to exactly tp, flush, wait for every ack; returns {firstOffset, lastOffset}. */
+    private static long[] sendAll(KafkaProducer<byte[], byte[]> producer, TopicPartition tp, int n, String tag) throws Exception {
+        List<Future<RecordMetadata>> fs = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            byte[] k = ("k-" + i).getBytes(StandardCharsets.UTF_8);
+            byte[] v = (tag + "-" + i).getBytes(StandardCharsets.UTF_8);
+            fs.add(producer.send(new ProducerRecord<>(tp.topic(), tp.partition(), k, v)));
+        }
+        producer.flush();
+        long first = fs.get(0).get().offset();
+        long lastOff = fs.get(n - 1).get().offset();
+        for (Future<RecordMetadata> f : fs) f.get();
+        return new long[] {first, lastOff};
+    }
+
+    private Properties producerProps() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        // records accumulate until flush() so N small records normally form one batch
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "10000");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(1 << 20));
+        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "30000");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "60000");
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
+        return p;
+    }
+
+    private Properties txnProps(String tid) {
+        Properties p = producerProps();
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, tid);
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(TXN_TIMEOUT_MS));
+        return p;
+    }
+
+    private static Admin admin(String bootstrap) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        p.put(AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, "100");
+        p.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "500");
+        return Admin.create(p);
+    }
+
+    // ------------------------------------------------------------------ reflection on client internals
+    // KafkaProducer keeps the producer id/epoch it was given by InitProducerId in its private
+    // TransactionManager (present for idempotent AND transactional producers):
+    //   KafkaProducer.transactionManager  (org.apache.kafka.clients.producer.internals.TransactionManager)
+    //     .producerIdAndEpoch             (org.apache.kafka.common.utils.ProducerIdAndEpoch: public final long producerId, short epoch)
+    //     .sequenceNumber(TopicPartition) (package-private: next sequence to assign on that partition)
+    // Checked against kafka-clients 4.1.1 with javap.
+
+    private static Object transactionManager(KafkaProducer<?, ?> producer) throws Exception {
+        Field f = KafkaProducer.class.getDeclaredField("transactionManager");
+        f.setAccessible(true);
+        return Objects.requireNonNull(f.get(producer), "producer has no TransactionManager");
+    }
+
+    private static Object producerIdAndEpoch(KafkaProducer<?, ?> producer) throws Exception {
+        Object tm = transactionManager(producer);
+        Field f = tm.getClass().getDeclaredField("producerIdAndEpoch");
+        f.setAccessible(true);
+        return f.get(tm);
+    }
+
+    private static int clientNextSequence(KafkaProducer<?, ?> producer, TopicPartition tp) throws Exception {
+        Object tm = transactionManager(producer);
+        Method m = tm.getClass().getDeclaredMethod("sequenceNumber", TopicPartition.class);
+        m.setAccessible(true);
+        return (int) m.invoke(tm, tp);
+    }
+
+    private static Object field(Object o, String name) throws Exception {
+        Field f = o.getClass().getField(name);
+        return f.get(o);
+    }
+
+    // ------------------------------------------------------------------ small utilities
+
+    private void sleepOrFail(long ms, String what, Throwable last) throws Exception {
+        if (System.nanoTime() + ms * 1_000_000L > deadlineNanos) {
+            throw new IllegalStateException("timed out: " + what + (last == null ? "" : " (last: " + last + ")"), last);
+        }
+        Thread.sleep(ms);
+    }
+
+    private TopicPartition tp() {
+        return new TopicPartition(req("topic"), reqInt("partition"));
+    }
+
+    private String req(String k) {
+        String v = opts.get(k);
+        if (v == null) throw new UsageException("missing --" + k);
+        return v;
+    }
+
+    private int reqInt(String k) {
+        try {
+            return Integer.parseInt(req(k));
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + k + " must be an integer");
+        }
+    }
+
+    private static void emit(Json j) {
+        OUT.println(j.toString());
+        OUT.flush();
+    }
+
+    private static final class UsageException extends RuntimeException {
+        UsageException(String m) { super(m); }
+    }
+
+    /** Minimal ordered JSON object writer (no external dependency). */
+    static final class Json {
+        private final Map<String, Object> m = new LinkedHashMap<>();
+
+        Json put(String k, Object v) { m.put(k, v); return this; }
+
+        @Override public String toString() {
+            StringBuilder sb = new StringBuilder();
+            write(sb, this);
+            return sb.toString();
+        }
+
+        private static void write(StringBuilder sb, Object v) {
+            if (v == null) {
+                sb.append("null");
+            } else if (v instanceof Json) {
+                write(sb, ((Json) v).m);
+            } else if (v instanceof Map) {
+                sb.append('{');
+                boolean first = true;
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                    if (!first) sb.append(',');
+                    first = false;
+                    str(sb, String.valueOf(e.getKey()));
+                    sb.append(':');
+                    write(sb, e.getValue());
+                }
+                sb.append('}');
+            } else if (v instanceof Collection) {
+                sb.append('[');
+                boolean first = true;
+                for (Object o : (Collection<?>) v) {
+                    if (!first) sb.append(',');
+                    first = false;
+                    write(sb, o);
+                }
+                sb.append(']');
+            } else if (v instanceof Number || v instanceof Boolean) {
+                sb.append(v);
+            } else {
+                str(sb, v.toString());
+            }
+        }
+
+        private static void str(StringBuilder sb, String s) {
+            sb.append('"');
+            for (int i = 0; i < s.length(); i++) {
+                char c = s.charAt(i);
+                switch (c) {
+                    case '"': sb.append("\\\""); break;
+                    case '\\': sb.append("\\\\"); break;
+                    case '\n': sb.append("\\n"); break;
+                    case '\r': sb.append("\\r"); break;
+                    case '\t': sb.append("\\t"); break;
+                    default:
+                        if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
+                        else sb.append(c);
+                }
+            }
+            sb.append('"');
+        }
+    }
+}
