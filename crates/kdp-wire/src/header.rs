@@ -1,21 +1,25 @@
 //! Request header v0-v2 and response header v0-v1.
 
 use bytes::BufMut;
+use serde::{Deserialize, Serialize};
 
 use crate::codec::{nullable_string_len_v, tagged_fields_len, PutWire, Reader};
 use crate::error::{Context, DecodeError};
 use crate::tagged::TaggedFields;
 
 /// The header in front of every request body.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct RequestHeader {
     pub request_api_key: i16,
     pub request_api_version: i16,
     pub correlation_id: i32,
     /// Header v1+. Always a classic nullable string, even in the flexible
     /// header v2 (Kafka keeps it readable by brokers of any age).
+    #[serde(default)]
     pub client_id: Option<String>,
     /// Header v2+.
+    #[serde(default, skip_serializing_if = "TaggedFields::is_empty")]
     pub unknown_tagged_fields: TaggedFields,
 }
 
@@ -88,10 +92,12 @@ impl RequestHeader {
 }
 
 /// The header in front of every response body.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct ResponseHeader {
     pub correlation_id: i32,
     /// Header v1+.
+    #[serde(default, skip_serializing_if = "TaggedFields::is_empty")]
     pub unknown_tagged_fields: TaggedFields,
 }
 

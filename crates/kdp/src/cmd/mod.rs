@@ -1,0 +1,4 @@
+pub mod decode;
+pub mod demo;
+pub mod describe;
+pub mod mock_broker;

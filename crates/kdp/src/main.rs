@@ -1,0 +1,68 @@
+//! `kdp`: describe the producers of Kafka partitions, decode and encode the
+//! DescribeProducers wire format, and run a mock cluster.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod exit;
+
+/// Kafka's DescribeProducers API, for operators: which producers write to a
+/// partition, which are zombies, which open transaction pins the last stable
+/// offset.
+#[derive(Parser)]
+#[command(name = "kdp", version, propagate_version = true)]
+#[command(after_help = "Start with `kdp demo` (no cluster needed), then \
+`kdp describe --bootstrap-server HOST:PORT`.\nLogging: -v, -vv, or RUST_LOG=kdp=debug.")]
+struct Cli {
+    /// More logging on stderr (-v info, -vv debug, -vvv trace). RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Describe the producers of partitions of a real cluster.
+    Describe(cmd::describe::Args),
+    /// Decode DescribeProducers wire bytes into JSON in the seed's shape.
+    Decode(cmd::decode::DecodeArgs),
+    /// Encode JSON in the seed's shape into DescribeProducers wire bytes.
+    Encode(cmd::decode::EncodeArgs),
+    /// Run a mock cluster (every broker of a cluster file) that Kafka clients accept.
+    MockBroker(cmd::mock_broker::Args),
+    /// Start a built-in mock cluster and describe it: kdp without a cluster.
+    Demo(cmd::demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let code = match cli.command {
+        Command::Describe(args) => cmd::describe::run(args),
+        Command::Decode(args) => cmd::decode::run_decode(args),
+        Command::Encode(args) => cmd::decode::run_encode(args),
+        Command::MockBroker(args) => cmd::mock_broker::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
+    };
+    ExitCode::from(code as u8)
+}
+
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
