@@ -161,7 +161,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An unsigned varint of at most 32 bits: at most 5 bytes, the 5th at
-    /// most 0x0f.
+    /// most 0x0f, in its shortest form (no trailing zero group).
     #[inline]
     pub fn uvarint32(&mut self) -> Result<u32, DecodeError> {
         // One-byte values (lengths, counts, empty tag sections) dominate.
@@ -175,7 +175,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An unsigned varint of at most 64 bits: at most 10 bytes, the 10th at
-    /// most 0x01.
+    /// most 0x01, in its shortest form.
     pub fn uvarint64(&mut self) -> Result<u64, DecodeError> {
         self.uvarint_slow(10, "unsigned varint64")
     }
@@ -200,6 +200,10 @@ impl<'a> Reader<'a> {
             self.pos += 1;
             let payload = u64::from(b & 0x7f);
             if i == max_bytes - 1 {
+                if b == 0 {
+                    self.pos = start;
+                    return Err(self.error(DecodeErrorKind::VarintNotMinimal { what, len: i + 1 }));
+                }
                 if b >= (1 << last_bits) {
                     self.pos = start;
                     return Err(self.error(DecodeErrorKind::VarintTooLong {
@@ -211,6 +215,10 @@ impl<'a> Reader<'a> {
             }
             value |= payload << (7 * i);
             if b & 0x80 == 0 {
+                if b == 0 && i > 0 {
+                    self.pos = start;
+                    return Err(self.error(DecodeErrorKind::VarintNotMinimal { what, len: i + 1 }));
+                }
                 return Ok(value);
             }
         }

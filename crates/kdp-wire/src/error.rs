@@ -23,6 +23,12 @@ pub enum DecodeErrorKind {
     },
     #[error("{what} is longer than {max} bytes")]
     VarintTooLong { what: &'static str, max: usize },
+    /// A varint with a redundant trailing zero group (e.g. `80 00` for 0).
+    /// Every Kafka encoder writes the shortest form, and accepting another
+    /// would break the decoder's promise that what it accepts re-encodes
+    /// byte for byte.
+    #[error("{what} is not in its shortest form ({len} bytes, last one 0x00)")]
+    VarintNotMinimal { what: &'static str, len: usize },
     #[error("{what} length {len} exceeds the {left} bytes left")]
     LengthExceedsInput {
         what: &'static str,

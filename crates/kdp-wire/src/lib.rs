@@ -12,6 +12,8 @@ pub mod codec;
 pub mod error;
 pub mod error_code;
 pub mod frame;
+#[doc(hidden)]
+pub mod fuzz_checks;
 pub mod header;
 pub mod hex;
 pub mod json;

@@ -1,0 +1,145 @@
+//! The properties the fuzz targets check, written once and shared by
+//! `fuzz/fuzz_targets/*.rs` and the `fuzz_corpus` integration test.
+//!
+//! Each check takes arbitrary bytes and panics when a property breaks:
+//!
+//! - decoding never panics, and a rejection names an offset inside the input;
+//! - the decoder is strict, so an accepted input is the one canonical
+//!   encoding of its value: re-encoding gives the input back byte for byte,
+//!   `encoded_len` predicts that size, and decoding the re-encoding gives an
+//!   equal value;
+//! - an accepted body also survives the JSON form unchanged.
+//!
+//! Each returns whether the input was accepted. Not part of the public API.
+
+use std::fmt::Debug;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::api;
+use crate::codec::Reader;
+use crate::error::DecodeError;
+use crate::frame;
+use crate::header::RequestHeader;
+use crate::message::{decode_exact, encode_to_vec, Message};
+use crate::messages::{DescribeProducersRequest, DescribeProducersResponse};
+
+/// A DescribeProducers v0 request body.
+pub fn describe_producers_request(data: &[u8]) -> bool {
+    body::<DescribeProducersRequest>(data, 0)
+}
+
+/// A DescribeProducers v0 response body.
+pub fn describe_producers_response(data: &[u8]) -> bool {
+    body::<DescribeProducersResponse>(data, 0)
+}
+
+/// A whole request frame: size, header (its version following from its api
+/// key and version), then the body. DescribeProducers bodies are decoded;
+/// other bodies are carried as opaque bytes.
+pub fn request_frame(data: &[u8]) -> bool {
+    let Some((header, header_version, rest)) = split_request_frame(data) else {
+        return false;
+    };
+    let mut again = Vec::with_capacity(data.len());
+    if header.request_api_key == api::DESCRIBE_PRODUCERS {
+        let body = match decode_exact::<DescribeProducersRequest>(rest, header.request_api_version)
+        {
+            Ok(body) => body,
+            Err(e) => {
+                check_error(&e, rest.len());
+                return false;
+            }
+        };
+        assert_eq!(
+            header_version, 2,
+            "DescribeProducers uses request header v2"
+        );
+        frame::encode_request_frame(&mut again, &header, &body);
+        assert_eq!(again, data, "request frame re-encoding differs");
+        let (header2, body2) = frame::decode_request_frame::<DescribeProducersRequest>(&again)
+            .unwrap_or_else(|e| panic!("re-encoded request frame rejected: {e}"));
+        assert_eq!(header2, header);
+        assert_eq!(body2, body);
+        json::<DescribeProducersRequest>(&body);
+    } else {
+        let size = header.encoded_len(header_version) + rest.len();
+        let size = i32::try_from(size).unwrap_or_else(|_| panic!("frame size {size}"));
+        again.extend_from_slice(&size.to_be_bytes());
+        header.encode(&mut again, header_version);
+        again.extend_from_slice(rest);
+        assert_eq!(again, data, "request frame re-encoding differs");
+    }
+    true
+}
+
+/// Size prefix and header of a request frame, and the body bytes after it.
+fn split_request_frame(data: &[u8]) -> Option<(RequestHeader, i16, &[u8])> {
+    let mut outer = Reader::new(data);
+    let mut r = match frame::frame_payload(&mut outer) {
+        Ok(r) => r,
+        Err(e) => {
+            check_error(&e, data.len());
+            return None;
+        }
+    };
+    if let Err(e) = outer.finish() {
+        check_error(&e, data.len());
+        return None;
+    }
+    let (header, header_version) = match RequestHeader::decode_auto(&mut r) {
+        Ok(h) => h,
+        Err(e) => {
+            check_error(&e, data.len());
+            return None;
+        }
+    };
+    let rest = r
+        .take(r.remaining(), "body")
+        .unwrap_or_else(|e| panic!("taking the remaining bytes failed: {e}"));
+    Some((header, header_version, rest))
+}
+
+fn body<M>(data: &[u8], version: i16) -> bool
+where
+    M: Message + PartialEq + Debug + Serialize + DeserializeOwned,
+{
+    let m = match decode_exact::<M>(data, version) {
+        Ok(m) => m,
+        Err(e) => {
+            check_error(&e, data.len());
+            return false;
+        }
+    };
+    assert_eq!(
+        m.encoded_len(version),
+        data.len(),
+        "{} encoded_len",
+        M::NAME
+    );
+    let again = encode_to_vec(&m, version);
+    assert_eq!(again, data, "{} re-encoding differs", M::NAME);
+    let m2 = decode_exact::<M>(&again, version)
+        .unwrap_or_else(|e| panic!("re-encoded {} rejected: {e}", M::NAME));
+    assert_eq!(m2, m);
+    json(&m);
+    true
+}
+
+/// The JSON form of an accepted value reads back to the same value.
+fn json<M>(m: &M)
+where
+    M: PartialEq + Debug + Serialize + DeserializeOwned,
+{
+    let text = serde_json::to_string(m).unwrap_or_else(|e| panic!("to JSON: {e}"));
+    let back: M = crate::json::from_str(&text).unwrap_or_else(|e| panic!("from JSON: {e}"));
+    assert_eq!(&back, m, "JSON round trip");
+}
+
+/// A rejection points inside the input (or just past its end) and prints.
+fn check_error(e: &DecodeError, len: usize) {
+    assert!(e.offset() <= len, "offset {} beyond {len}: {e}", e.offset());
+    let text = e.to_string();
+    assert!(text.starts_with("at byte "), "{text}");
+}
