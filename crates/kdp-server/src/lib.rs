@@ -1,1 +1,18 @@
+//! `kdp-server`: the broker side of DescribeProducers.
+//!
+//! * [`responder`]: builds a DescribeProducers response exactly as a Kafka
+//!   broker does, from a request, one broker's view of the cluster and an
+//!   authorizer. No sockets.
+//! * [`cluster`]: the cluster file (brokers, topics, replicas, offline logs,
+//!   producer state per replica), strictly parsed.
+//! * [`mock`]: a tokio server that runs every broker of a cluster file, each
+//!   on its own listener, serving ApiVersions, Metadata and DescribeProducers
+//!   well enough for Kafka's own Admin client and tools.
 
+pub mod cluster;
+pub mod responder;
+
+pub use cluster::{Cluster, ClusterError};
+pub use responder::{
+    describe_producers, AllowAll, Authorizer, BrokerView, ClusterBroker, RequestContext,
+};

@@ -1,0 +1,794 @@
+//! The cluster file: a JSON description of a Kafka cluster as the mock serves
+//! it (brokers, topics, partitions, replica placement, offline logs, and the
+//! producer state each replica holds). See `docs/CLUSTER_FILE.md`.
+//!
+//! Parsing is strict: unknown fields, duplicates and inconsistent placement
+//! are errors that name the JSON path of the offending value.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kdp_wire::messages::ProducerState;
+use kdp_wire::Uuid;
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+/// A cluster file that does not parse or does not make sense.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct ClusterError {
+    /// JSON path of the offending value, e.g. `topics[0].partitions[3].leader`
+    /// (`.` for the document itself).
+    pub path: String,
+    pub message: String,
+}
+
+impl ClusterError {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ClusterError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One broker of the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broker {
+    pub id: i32,
+    /// The host name to advertise in Metadata instead of the listener's address.
+    pub host: Option<String>,
+    pub rack: Option<String>,
+}
+
+/// One topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topic {
+    pub name: String,
+    /// Derived from the name (stable across runs); never zero.
+    pub topic_id: Uuid,
+    pub internal: bool,
+    /// Indexed by partition id: `partitions[i].index == i`.
+    pub partitions: Vec<Partition>,
+}
+
+/// One partition: placement and the producer state of each replica.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    pub index: i32,
+    /// The leader's broker id, or -1 if the partition has no leader.
+    pub leader: i32,
+    pub leader_epoch: i32,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+    /// Replicas whose log is offline (a failed log directory): the broker is
+    /// up, but answers KAFKA_STORAGE_ERROR for this partition.
+    pub offline_replicas: Vec<i32>,
+    /// The state every replica holds unless overridden below.
+    pub producers: Vec<ProducerState>,
+    /// Replica-specific state (a replica that diverged), by broker id.
+    pub replica_producers: BTreeMap<i32, Vec<ProducerState>>,
+}
+
+impl Partition {
+    pub fn is_replica(&self, broker_id: i32) -> bool {
+        self.replicas.contains(&broker_id)
+    }
+
+    pub fn is_offline_on(&self, broker_id: i32) -> bool {
+        self.offline_replicas.contains(&broker_id)
+    }
+
+    /// The producer state the replica on `broker_id` holds (meaningful only
+    /// for a replica).
+    pub fn producers_on(&self, broker_id: i32) -> &[ProducerState] {
+        self.replica_producers
+            .get(&broker_id)
+            .map(Vec::as_slice)
+            .unwrap_or(&self.producers)
+    }
+}
+
+/// A validated cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    pub cluster_id: String,
+    /// The broker Metadata names as controller (KRaft brokers name a live broker).
+    pub controller_id: i32,
+    /// In file order.
+    pub brokers: Vec<Broker>,
+    /// In file order.
+    pub topics: Vec<Topic>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Cluster {
+    /// Parses and validates a cluster file. Relative timestamps (`"now-5m"`)
+    /// are resolved against the current time.
+    pub fn from_json(text: &str) -> Result<Cluster, ClusterError> {
+        Self::from_json_at(text, SystemTime::now())
+    }
+
+    /// As [`Cluster::from_json`], with relative timestamps resolved against `now`.
+    pub fn from_json_at(text: &str, now: SystemTime) -> Result<Cluster, ClusterError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let file: ClusterFile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            ClusterError::new(path, e.into_inner().to_string())
+        })?;
+        let mut rest = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
+        rest.next();
+        if rest.next().is_some() {
+            return Err(ClusterError::new(
+                ".",
+                "trailing characters after the JSON document",
+            ));
+        }
+        file.validate(now_ms(now))
+    }
+
+    /// Reads and parses a cluster file; errors name the file.
+    pub fn from_path(path: &Path) -> Result<Cluster, ClusterError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ClusterError::new(path.display().to_string(), e.to_string()))?;
+        Self::from_json(&text).map_err(|e| ClusterError {
+            path: format!("{}: {}", path.display(), e.path),
+            message: e.message,
+        })
+    }
+
+    pub fn topic(&self, name: &str) -> Option<&Topic> {
+        self.by_name.get(name).map(|&i| &self.topics[i])
+    }
+
+    pub fn topic_by_id(&self, id: Uuid) -> Option<&Topic> {
+        self.topics.iter().find(|t| t.topic_id == id)
+    }
+
+    pub fn partition(&self, topic: &str, partition: i32) -> Option<&Partition> {
+        let t = self.topic(topic)?;
+        usize::try_from(partition)
+            .ok()
+            .and_then(|i| t.partitions.get(i))
+    }
+
+    pub fn broker(&self, id: i32) -> Option<&Broker> {
+        self.brokers.iter().find(|b| b.id == id)
+    }
+}
+
+/// Kafka's topic-name rules (`org.apache.kafka.common.internals.Topic`):
+/// `Err` carries the reason Kafka's `InvalidTopicException` gives.
+pub fn validate_topic_name(name: &str) -> Result<(), String> {
+    let reason = if name.is_empty() {
+        Some("the empty string is not allowed".to_string())
+    } else if name == "." {
+        Some("'.' is not allowed".to_string())
+    } else if name == ".." {
+        Some("'..' is not allowed".to_string())
+    // Java's String.length() counts UTF-16 units.
+    } else if name.encode_utf16().count() > MAX_TOPIC_NAME_LENGTH {
+        Some(format!(
+            "the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+        ))
+    } else if !name
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'-')
+    {
+        Some(format!(
+            "'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+        ))
+    } else {
+        None
+    };
+    match reason {
+        Some(r) => Err(format!("Topic name is invalid: {r}")),
+        None => Ok(()),
+    }
+}
+
+const MAX_TOPIC_NAME_LENGTH: usize = 249;
+
+/// Kafka's internal topics (`Topic.isInternal`).
+pub fn is_internal_topic(name: &str) -> bool {
+    matches!(
+        name,
+        "__consumer_offsets" | "__transaction_state" | "__share_group_state"
+    )
+}
+
+/// A stable, non-zero topic id derived from the name (two FNV-1a passes).
+pub fn derived_topic_id(name: &str) -> Uuid {
+    fn fnv(seed: u64, bytes: &[u8]) -> u64 {
+        let mut h = seed;
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h
+    }
+    let a = fnv(0xcbf2_9ce4_8422_2325, name.as_bytes());
+    let b = fnv(a ^ 0x9e37_79b9_7f4a_7c15, name.as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_be_bytes());
+    bytes[8..].copy_from_slice(&b.to_be_bytes());
+    // Kafka reserves the zero id and the metadata topic's id (0...01).
+    if bytes[..15].iter().all(|&x| x == 0) {
+        bytes[0] = 1;
+    }
+    Uuid(bytes)
+}
+
+fn now_ms(now: SystemTime) -> i64 {
+    now.duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+// ---------------------------------------------------------------- the file
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterFile {
+    #[serde(default)]
+    cluster_id: Option<String>,
+    #[serde(default)]
+    controller_id: Option<i32>,
+    brokers: Vec<BrokerFile>,
+    #[serde(default)]
+    topics: Vec<TopicFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BrokerFile {
+    id: i32,
+    #[serde(default)]
+    host: Option<String>,
+    #[serde(default)]
+    rack: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopicFile {
+    name: String,
+    #[serde(default)]
+    internal: Option<bool>,
+    partitions: Vec<PartitionFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartitionFile {
+    partition: i32,
+    leader: i32,
+    #[serde(default)]
+    leader_epoch: Option<i32>,
+    replicas: Vec<i32>,
+    #[serde(default)]
+    isr: Option<Vec<i32>>,
+    #[serde(default)]
+    offline_replicas: Vec<i32>,
+    #[serde(default)]
+    producers: Vec<ProducerFile>,
+    #[serde(default)]
+    replica_producers: BTreeMap<i32, Vec<ProducerFile>>,
+}
+
+/// A producer entry in the seed's field names, with the schema's defaults.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+struct ProducerFile {
+    producer_id: i64,
+    #[serde(default)]
+    producer_epoch: i32,
+    #[serde(default = "minus_one_i32")]
+    last_sequence: i32,
+    #[serde(default)]
+    last_timestamp: Timestamp,
+    #[serde(default)]
+    coordinator_epoch: i32,
+    #[serde(default = "minus_one_i64")]
+    current_txn_start_offset: i64,
+}
+
+fn minus_one_i32() -> i32 {
+    -1
+}
+
+fn minus_one_i64() -> i64 {
+    -1
+}
+
+/// `LastTimestamp`: milliseconds since the epoch, `"now"`, `"now-<duration>"`
+/// (humantime: `"90s"`, `"2h 5m"`), or an RFC 3339 time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timestamp {
+    Absolute(i64),
+    Ago(Duration),
+}
+
+impl Default for Timestamp {
+    fn default() -> Self {
+        Timestamp::Absolute(-1)
+    }
+}
+
+impl Timestamp {
+    fn resolve(self, now_ms: i64) -> i64 {
+        match self {
+            Timestamp::Absolute(ms) => ms,
+            Timestamp::Ago(d) => {
+                now_ms.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            }
+        }
+    }
+
+    fn parse(s: &str) -> Result<Timestamp, String> {
+        let t = s.trim();
+        if t == "now" {
+            return Ok(Timestamp::Ago(Duration::ZERO));
+        }
+        if let Some(rest) = t.strip_prefix("now-") {
+            return humantime::parse_duration(rest.trim())
+                .map(Timestamp::Ago)
+                .map_err(|e| format!("bad duration in {s:?}: {e}"));
+        }
+        humantime::parse_rfc3339_weak(t)
+            .map(|st| Timestamp::Absolute(now_ms(st)))
+            .map_err(|_| {
+                format!(
+                    "{s:?} is not a timestamp: use milliseconds since the epoch, \"now\", \
+                     \"now-<duration>\" (e.g. \"now-15m\") or RFC 3339"
+                )
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Timestamp;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("milliseconds since the epoch, \"now\", \"now-<duration>\" or RFC 3339")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Timestamp, E> {
+                Ok(Timestamp::Absolute(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Timestamp, E> {
+                i64::try_from(v)
+                    .map(Timestamp::Absolute)
+                    .map_err(|_| E::custom(format!("{v} does not fit an int64")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Timestamp, E> {
+                Timestamp::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl ClusterFile {
+    fn validate(self, now_ms: i64) -> Result<Cluster, ClusterError> {
+        if self.brokers.is_empty() {
+            return Err(ClusterError::new(
+                "brokers",
+                "at least one broker is needed",
+            ));
+        }
+        let mut broker_ids = BTreeSet::new();
+        let mut brokers = Vec::with_capacity(self.brokers.len());
+        for (i, b) in self.brokers.into_iter().enumerate() {
+            let path = format!("brokers[{i}]");
+            if b.id < 0 {
+                return Err(ClusterError::new(
+                    format!("{path}.id"),
+                    format!("broker id {} is negative", b.id),
+                ));
+            }
+            if !broker_ids.insert(b.id) {
+                return Err(ClusterError::new(
+                    format!("{path}.id"),
+                    format!("broker id {} appears twice", b.id),
+                ));
+            }
+            if let Some(h) = &b.host {
+                if h.is_empty() || h.contains(char::is_whitespace) {
+                    return Err(ClusterError::new(
+                        format!("{path}.host"),
+                        format!("{h:?} is not a host name"),
+                    ));
+                }
+            }
+            brokers.push(Broker {
+                id: b.id,
+                host: b.host,
+                rack: b.rack,
+            });
+        }
+        let controller_id = match self.controller_id {
+            Some(id) if broker_ids.contains(&id) => id,
+            Some(id) => {
+                return Err(ClusterError::new(
+                    "controller_id",
+                    format!("{id} is not a broker of this file"),
+                ))
+            }
+            None => brokers[0].id,
+        };
+        let cluster_id = match self.cluster_id {
+            Some(id) if id.is_empty() => {
+                return Err(ClusterError::new("cluster_id", "must not be empty"))
+            }
+            Some(id) => id,
+            None => "kdp-mock-cluster".to_string(),
+        };
+
+        let mut topics = Vec::with_capacity(self.topics.len());
+        let mut by_name = HashMap::new();
+        for (ti, t) in self.topics.into_iter().enumerate() {
+            let tpath = format!("topics[{ti}]");
+            validate_topic_name(&t.name)
+                .map_err(|m| ClusterError::new(format!("{tpath}.name"), m))?;
+            if by_name.insert(t.name.clone(), ti).is_some() {
+                return Err(ClusterError::new(
+                    format!("{tpath}.name"),
+                    format!("topic {:?} appears twice", t.name),
+                ));
+            }
+            if t.partitions.is_empty() {
+                return Err(ClusterError::new(
+                    format!("{tpath}.partitions"),
+                    "a topic has at least one partition",
+                ));
+            }
+            let mut slots: Vec<Option<Partition>> = vec![None; t.partitions.len()];
+            let count = t.partitions.len();
+            for (pi, p) in t.partitions.into_iter().enumerate() {
+                let ppath = format!("{tpath}.partitions[{pi}]");
+                let idx = usize::try_from(p.partition)
+                    .ok()
+                    .filter(|&i| i < count)
+                    .ok_or_else(|| {
+                        ClusterError::new(
+                            format!("{ppath}.partition"),
+                            format!(
+                                "partition {} is out of range: the {count} partitions of a topic are numbered 0 to {}",
+                                p.partition,
+                                count - 1
+                            ),
+                        )
+                    })?;
+                if slots[idx].is_some() {
+                    return Err(ClusterError::new(
+                        format!("{ppath}.partition"),
+                        format!("partition {} appears twice", p.partition),
+                    ));
+                }
+                slots[idx] = Some(p.validate(&ppath, &broker_ids, now_ms)?);
+            }
+            let partitions = slots.into_iter().flatten().collect();
+            topics.push(Topic {
+                topic_id: derived_topic_id(&t.name),
+                internal: t.internal.unwrap_or_else(|| is_internal_topic(&t.name)),
+                name: t.name,
+                partitions,
+            });
+        }
+        Ok(Cluster {
+            cluster_id,
+            controller_id,
+            brokers,
+            topics,
+            by_name,
+        })
+    }
+}
+
+fn check_broker_list(
+    path: &str,
+    list: &[i32],
+    broker_ids: &BTreeSet<i32>,
+    within: Option<(&[i32], &str)>,
+) -> Result<(), ClusterError> {
+    let mut seen = BTreeSet::new();
+    for (i, id) in list.iter().enumerate() {
+        let p = format!("{path}[{i}]");
+        if !broker_ids.contains(id) {
+            return Err(ClusterError::new(
+                p,
+                format!("{id} is not a broker of this file"),
+            ));
+        }
+        if !seen.insert(*id) {
+            return Err(ClusterError::new(p, format!("broker {id} appears twice")));
+        }
+        if let Some((set, name)) = within {
+            if !set.contains(id) {
+                return Err(ClusterError::new(
+                    p,
+                    format!("broker {id} is not in {name}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl PartitionFile {
+    fn validate(
+        self,
+        path: &str,
+        broker_ids: &BTreeSet<i32>,
+        now_ms: i64,
+    ) -> Result<Partition, ClusterError> {
+        if self.replicas.is_empty() {
+            return Err(ClusterError::new(
+                format!("{path}.replicas"),
+                "a partition has at least one replica",
+            ));
+        }
+        check_broker_list(
+            &format!("{path}.replicas"),
+            &self.replicas,
+            broker_ids,
+            None,
+        )?;
+        if self.leader != -1 && !self.replicas.contains(&self.leader) {
+            return Err(ClusterError::new(
+                format!("{path}.leader"),
+                format!(
+                    "leader {} is not one of the replicas (use -1 for no leader)",
+                    self.leader
+                ),
+            ));
+        }
+        let replicas_ctx = Some((self.replicas.as_slice(), "replicas"));
+        check_broker_list(
+            &format!("{path}.offline_replicas"),
+            &self.offline_replicas,
+            broker_ids,
+            replicas_ctx,
+        )?;
+        let isr = match self.isr {
+            Some(isr) => {
+                check_broker_list(&format!("{path}.isr"), &isr, broker_ids, replicas_ctx)?;
+                isr
+            }
+            None => self
+                .replicas
+                .iter()
+                .copied()
+                .filter(|r| !self.offline_replicas.contains(r))
+                .collect(),
+        };
+        let leader_epoch = self.leader_epoch.unwrap_or(0);
+        if leader_epoch < 0 {
+            return Err(ClusterError::new(
+                format!("{path}.leader_epoch"),
+                "must not be negative",
+            ));
+        }
+        let producers = producer_list(&format!("{path}.producers"), self.producers, now_ms)?;
+        let mut replica_producers = BTreeMap::new();
+        for (broker, list) in self.replica_producers {
+            let p = format!("{path}.replica_producers.{broker}");
+            if !self.replicas.contains(&broker) {
+                return Err(ClusterError::new(
+                    p,
+                    format!("broker {broker} is not a replica of this partition"),
+                ));
+            }
+            if self.offline_replicas.contains(&broker) {
+                return Err(ClusterError::new(
+                    p,
+                    format!("the log on broker {broker} is offline: it has no producer state"),
+                ));
+            }
+            replica_producers.insert(broker, producer_list(&p, list, now_ms)?);
+        }
+        Ok(Partition {
+            index: self.partition,
+            leader: self.leader,
+            leader_epoch,
+            replicas: self.replicas,
+            isr,
+            offline_replicas: self.offline_replicas,
+            producers,
+            replica_producers,
+        })
+    }
+}
+
+fn producer_list(
+    path: &str,
+    list: Vec<ProducerFile>,
+    now_ms: i64,
+) -> Result<Vec<ProducerState>, ClusterError> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::with_capacity(list.len());
+    for (i, p) in list.into_iter().enumerate() {
+        // A replica's producer-state manager keys its entries by producer id.
+        if !seen.insert(p.producer_id) {
+            return Err(ClusterError::new(
+                format!("{path}[{i}].ProducerId"),
+                format!(
+                    "producer id {} appears twice: a replica holds one entry per producer id \
+                     (model an older epoch on another replica with replica_producers)",
+                    p.producer_id
+                ),
+            ));
+        }
+        out.push(ProducerState {
+            producer_id: p.producer_id,
+            producer_epoch: p.producer_epoch,
+            last_sequence: p.last_sequence,
+            last_timestamp: p.last_timestamp.resolve(now_ms),
+            coordinator_epoch: p.coordinator_epoch,
+            current_txn_start_offset: p.current_txn_start_offset,
+            unknown_tagged_fields: Default::default(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn at_now(text: &str) -> Result<Cluster, ClusterError> {
+        Cluster::from_json_at(text, UNIX_EPOCH + Duration::from_millis(NOW as u64))
+    }
+
+    const SMALL: &str = r#"{
+        "brokers": [{"id": 1}, {"id": 2, "host": "localhost", "rack": "b"}, {"id": 3}],
+        "topics": [{
+            "name": "orders",
+            "partitions": [
+                {"partition": 1, "leader": 2, "replicas": [2, 3, 1], "offline_replicas": [3],
+                 "producers": [{"ProducerId": 7, "ProducerEpoch": 2, "LastTimestamp": "now-90s"}],
+                 "replica_producers": {"1": [{"ProducerId": 7, "ProducerEpoch": 1}]}},
+                {"partition": 0, "leader": 1, "replicas": [1, 2]}
+            ]
+        }, {"name": "__transaction_state", "partitions": [{"partition": 0, "leader": -1, "replicas": [1]}]}]
+    }"#;
+
+    #[test]
+    fn parses_with_defaults_and_overrides() {
+        let c = at_now(SMALL).unwrap();
+        assert_eq!(c.controller_id, 1);
+        assert_eq!(c.cluster_id, "kdp-mock-cluster");
+        let t = c.topic("orders").unwrap();
+        assert!(!t.internal);
+        assert!(c.topic("__transaction_state").unwrap().internal);
+        assert_eq!(t.partitions[0].index, 0);
+        let p = &t.partitions[1];
+        assert_eq!(p.isr, vec![2, 1], "isr defaults to the online replicas");
+        let on2 = p.producers_on(2);
+        assert_eq!(on2.len(), 1);
+        assert_eq!(on2[0].producer_epoch, 2);
+        assert_eq!(on2[0].last_timestamp, NOW - 90_000);
+        assert_eq!(on2[0].last_sequence, -1);
+        assert_eq!(on2[0].current_txn_start_offset, -1);
+        assert_eq!(on2[0].coordinator_epoch, 0);
+        assert_eq!(p.producers_on(1)[0].producer_epoch, 1);
+        assert_eq!(p.producers_on(1)[0].last_timestamp, -1);
+        assert_ne!(t.topic_id, Uuid::ZERO);
+        assert_eq!(t.topic_id, derived_topic_id("orders"));
+        assert_eq!(c.partition("orders", 2), None);
+        assert_eq!(c.partition("orders", -1), None);
+    }
+
+    fn err(text: &str) -> ClusterError {
+        at_now(text).unwrap_err()
+    }
+
+    #[test]
+    fn parse_errors_name_the_path() {
+        let e = err(
+            r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [
+            {"partition": 0, "leader": 1, "replicas": [1], "producers": [{"ProducerId": 1, "Epoch": 3}]}]}]}"#,
+        );
+        assert_eq!(e.path, "topics[0].partitions[0].producers[0].Epoch");
+        assert!(e.message.contains("Epoch"), "{e}");
+
+        let e = err(
+            r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [
+            {"partition": 0, "leader": 1, "replicas": [1], "producers": [{"ProducerId": 1, "LastTimestamp": "yesterday"}]}]}]}"#,
+        );
+        assert_eq!(e.path, "topics[0].partitions[0].producers[0].LastTimestamp");
+
+        let e = err(r#"{"brokers": [{"id": 1}]} {}"#);
+        assert_eq!(e.path, ".");
+    }
+
+    #[test]
+    fn semantic_errors_name_the_path() {
+        let cases = [
+            (r#"{"brokers": []}"#, "brokers"),
+            (r#"{"brokers": [{"id": 1}, {"id": 1}]}"#, "brokers[1].id"),
+            (
+                r#"{"brokers": [{"id": 1}], "controller_id": 4}"#,
+                "controller_id",
+            ),
+            (
+                r#"{"brokers": [{"id": 1}], "topics": [{"name": "a b", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}]}"#,
+                "topics[0].name",
+            ),
+            (
+                r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [{"partition": 1, "leader": 1, "replicas": [1]}]}]}"#,
+                "topics[0].partitions[0].partition",
+            ),
+            (
+                r#"{"brokers": [{"id": 1}, {"id": 2}], "topics": [{"name": "a", "partitions": [{"partition": 0, "leader": 2, "replicas": [1]}]}]}"#,
+                "topics[0].partitions[0].leader",
+            ),
+            (
+                r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1, 5]}]}]}"#,
+                "topics[0].partitions[0].replicas[1]",
+            ),
+            (
+                r#"{"brokers": [{"id": 1}, {"id": 2}], "topics": [{"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "isr": [2]}]}]}"#,
+                "topics[0].partitions[0].isr[0]",
+            ),
+            (
+                r#"{"brokers": [{"id": 1}, {"id": 2}], "topics": [{"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "replica_producers": {"2": []}}]}]}"#,
+                "topics[0].partitions[0].replica_producers.2",
+            ),
+            (
+                r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "producers": [{"ProducerId": 3}, {"ProducerId": 3}]}]}]}"#,
+                "topics[0].partitions[0].producers[1].ProducerId",
+            ),
+            (
+                r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}, {"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}]}"#,
+                "topics[1].name",
+            ),
+        ];
+        for (text, path) in cases {
+            assert_eq!(err(text).path, path, "{text}");
+        }
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(Timestamp::parse("now").unwrap().resolve(NOW), NOW);
+        assert_eq!(
+            Timestamp::parse("now-2h 5m").unwrap().resolve(NOW),
+            NOW - (2 * 3600 + 5 * 60) * 1000
+        );
+        assert_eq!(
+            Timestamp::parse("1970-01-01T00:00:01Z")
+                .unwrap()
+                .resolve(NOW),
+            1000
+        );
+        assert!(Timestamp::parse("soon").is_err());
+    }
+
+    #[test]
+    fn topic_name_rules_match_kafka() {
+        assert!(validate_topic_name("orders.v1_x-y").is_ok());
+        assert_eq!(
+            validate_topic_name("").unwrap_err(),
+            "Topic name is invalid: the empty string is not allowed"
+        );
+        assert_eq!(
+            validate_topic_name("..").unwrap_err(),
+            "Topic name is invalid: '..' is not allowed"
+        );
+        assert!(validate_topic_name(&"a".repeat(249)).is_ok());
+        assert!(validate_topic_name(&"a".repeat(250))
+            .unwrap_err()
+            .contains("longer than the max allowed length 249"));
+        assert_eq!(
+            validate_topic_name("a/b").unwrap_err(),
+            "Topic name is invalid: 'a/b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+        );
+    }
+}
