@@ -62,7 +62,7 @@ build() {
 is_our_node() {
     local pid="$1" cmd
     [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-    cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+    cmd=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || return 1
     [[ "$cmd" == *kafka.Kafka* && "$cmd" == *"$STATE/node"* ]]
 }
 
@@ -79,7 +79,7 @@ node_pids() {
         for p in /proc/[0-9]*; do
             pid=${p#/proc/}
             [[ -z "${seen[$pid]:-}" ]] || continue
-            if is_our_node "$pid" && tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF "$STATE/node$n/"; then
+            if is_our_node "$pid" && { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF "$STATE/node$n/"; then
                 seen[$pid]=1; echo "$pid"
             fi
         done
@@ -272,8 +272,13 @@ cmd_start() {
     local cp="$LIB/*:$CLASSES"
     "$JAVA" -cp "$cp" dev.kdp.it.Scenario wait-cluster --bootstrap "$bootstrap" --brokers 3 \
         --timeout-seconds "$READY_TIMEOUT" >"$STATE/ready.json" 2>"$STATE/ready.log" &
-    local wpid=$!
+    local wpid=$! tw; tw=$(now)
     while kill -0 "$wpid" 2>/dev/null; do
+        if awk -v a="$tw" -v b="$(now)" -v t="$READY_TIMEOUT" 'BEGIN { exit !(b - a > t + 10) }'; then
+            kill "$wpid" 2>/dev/null || true
+            wait "$wpid" 2>/dev/null || true
+            fail_start "cluster not ready within ${READY_TIMEOUT}s"
+        fi
         for n in "${NODES[@]}"; do
             if [[ -f "$STATE/node$n/pid" ]] && ! is_our_node "$(cat "$STATE/node$n/pid")"; then
                 kill "$wpid" 2>/dev/null || true

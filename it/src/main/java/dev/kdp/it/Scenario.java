@@ -61,6 +61,7 @@ public final class Scenario {
         this.bootstrap = req("bootstrap");
         long timeoutSeconds = Long.parseLong(opts.getOrDefault("timeout-seconds", "90"));
         this.deadlineNanos = System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos();
+        hardDeadlineNanos = deadlineNanos + Duration.ofSeconds(2).toNanos();
     }
 
     public static void main(String[] args) {
@@ -82,6 +83,7 @@ public final class Scenario {
         int rc;
         try {
             Scenario s = new Scenario(opts);
+            startWatchdog(cmd);
             switch (cmd) {
                 case "wait-cluster": s.waitCluster(); break;
                 case "create-topic": s.createTopic(); break;
@@ -112,9 +114,31 @@ public final class Scenario {
         Runtime.getRuntime().halt(rc);
     }
 
+    /** Hard wall-clock bound (--timeout-seconds, default 90) for the whole subcommand, blocking client calls included. */
+    private static volatile long hardDeadlineNanos;
+
+    private static void startWatchdog(String cmd) {
+        Thread t = new Thread(() -> {
+            while (true) {
+                if (System.nanoTime() > hardDeadlineNanos) {
+                    System.err.println("Scenario " + cmd + " failed: timed out (--timeout-seconds)");
+                    System.err.flush();
+                    Runtime.getRuntime().halt(1);
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "kdp-it-watchdog");
+        t.setDaemon(true);
+        t.start();
+    }
+
     private static void usage() {
         System.err.println(String.join("\n",
-            "usage: Scenario <subcommand> --bootstrap HOST:PORT[,...] [--timeout-seconds S] [args]",
+            "usage: Scenario <subcommand> --bootstrap HOST:PORT[,...] [--timeout-seconds S (default 90, hard bound)] [args]",
             "  wait-cluster  --brokers N",
             "  create-topic  --topic T --partitions N --replication-factor R",
             "  leaders       --topic T",
@@ -145,13 +169,14 @@ public final class Scenario {
                             if (seen < expected) throw new IllegalStateException("broker " + n.id() + " sees " + seen + " brokers");
                         }
                     }
+                    Map<String, Object> warmed = warmCoordinators(admin);
                     FeatureMetadata fm = admin.describeFeatures().featureMetadata().get();
                     Json j = new Json()
                         .put("clusterId", dc.clusterId().get())
                         .put("brokers", nodes.stream().map(Node::id).sorted().collect(Collectors.toList()));
                     Map<String, Object> features = new TreeMap<>();
                     fm.finalizedFeatures().forEach((k, v) -> features.put(k, (int) v.maxVersionLevel()));
-                    j.put("finalizedFeatures", features);
+                    j.put("finalizedFeatures", features).put("coordinatorPartitionsReady", warmed);
                     emit(j);
                     return;
                 }
@@ -160,6 +185,64 @@ public final class Scenario {
                 last = e;
             }
             sleepOrFail(500, "cluster not ready", last);
+        }
+    }
+
+    /**
+     * Make the first transactional / group call of a test as fast as any later one: FindCoordinator
+     * creates __transaction_state and __consumer_offsets on first use, and every coordinator
+     * partition must then load. Describe one (never created) transactional id and group id that
+     * hash to each partition (Utils.abs(id.hashCode()) % partitions, as the coordinators do) until
+     * each coordinator answers "not found". Leaves no transactional or group state behind.
+     */
+    private Map<String, Object> warmCoordinators(Admin admin) throws Exception {
+        Map<String, Object> out = new TreeMap<>();
+        // first call triggers creation (the admin client retries COORDINATOR_NOT_AVAILABLE)
+        probeTxn(admin, "kdp-it-warmup");
+        int tn = describeTopic(admin, "__transaction_state").partitions().size();
+        for (String id : idsCoveringPartitions("kdp-it-warmup-txn-", tn)) probeTxn(admin, id);
+        out.put("__transaction_state", tn);
+        probeGroup(admin, "kdp-it-warmup");
+        int gn = describeTopic(admin, "__consumer_offsets").partitions().size();
+        for (String id : idsCoveringPartitions("kdp-it-warmup-group-", gn)) probeGroup(admin, id);
+        out.put("__consumer_offsets", gn);
+        return out;
+    }
+
+    private static List<String> idsCoveringPartitions(String prefix, int partitions) {
+        Map<Integer, String> byPartition = new TreeMap<>();
+        for (int i = 0; byPartition.size() < partitions; i++) {
+            String id = prefix + i;
+            byPartition.putIfAbsent(org.apache.kafka.common.utils.Utils.abs(id.hashCode()) % partitions, id);
+        }
+        return new ArrayList<>(byPartition.values());
+    }
+
+    private void probeTxn(Admin admin, String tid) throws Exception {
+        Throwable last = null;
+        while (true) {
+            try {
+                admin.describeTransactions(List.of(tid)).description(tid).get();
+                return; // unexpected but fine: the coordinator answered
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof org.apache.kafka.common.errors.TransactionalIdNotFoundException) return;
+                last = e.getCause();
+            }
+            sleepOrFail(200, "transaction coordinator for " + tid, last);
+        }
+    }
+
+    private void probeGroup(Admin admin, String gid) throws Exception {
+        Throwable last = null;
+        while (true) {
+            try {
+                admin.describeConsumerGroups(List.of(gid)).describedGroups().get(gid).get();
+                return; // a DEAD (empty) group: the coordinator answered
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException) return;
+                last = e.getCause();
+            }
+            sleepOrFail(200, "group coordinator for " + gid, last);
         }
     }
 
@@ -270,7 +353,10 @@ public final class Scenario {
             .put("producerIdSource", "Admin.describeTransactions");
         emit(j);
         OUT.flush();
-        if (holdSeconds > 0) Thread.sleep(holdSeconds * 1000L);
+        if (holdSeconds > 0) {
+            hardDeadlineNanos = System.nanoTime() + Duration.ofSeconds(holdSeconds + 5).toNanos();
+            Thread.sleep(holdSeconds * 1000L);
+        }
         System.err.println("txn-open: halting JVM without commit/abort/close; transaction " + tid + " stays open");
         System.err.flush();
         // Not producer.close(): a graceful close would send EndTxn(abort) for the ongoing transaction.
