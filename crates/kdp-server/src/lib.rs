@@ -9,10 +9,13 @@
 //!   on its own listener, serving ApiVersions, Metadata and DescribeProducers
 //!   well enough for Kafka's own Admin client and tools.
 
+pub mod broker;
 pub mod cluster;
+pub mod mock;
 pub mod responder;
 
 pub use cluster::{Cluster, ClusterError};
+pub use mock::{MockCluster, MockConfig};
 pub use responder::{
     describe_producers, AllowAll, Authorizer, BrokerView, ClusterBroker, RequestContext,
 };

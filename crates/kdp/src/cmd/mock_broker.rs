@@ -1,9 +1,153 @@
-//! Not yet built.
+//! `kdp mock-broker`: run every broker of a cluster file in this process.
+//!
+//! Prints the bootstrap list as one line on stdout once every listener is
+//! bound, and one line per broker on stderr; serves until SIGINT or SIGTERM.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kdp_server::{Cluster, MockCluster, MockConfig};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The cluster file (JSON; see docs/CLUSTER_FILE.md).
+    #[arg(long, value_name = "FILE")]
+    pub cluster: PathBuf,
 
-pub fn run(_args: Args) -> i32 {
-    eprintln!("kdp: not yet implemented");
-    crate::exit::USAGE
+    /// Where the first broker listens; the others take the next ports.
+    /// Port 0 gives every broker a free port.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9092")]
+    pub listen: String,
+
+    /// Largest request accepted, in bytes (Kafka's socket.request.max.bytes).
+    #[arg(long, value_name = "BYTES", default_value_t = kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE)]
+    pub max_request_size: usize,
+
+    /// Close connections idle for this long (e.g. 30s, 10m).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+
+    /// Refuse connections beyond this many (all brokers together).
+    #[arg(long, value_name = "N", default_value_t = kdp_server::mock::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+}
+
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
+    if d.is_zero() {
+        return Err("must be more than zero".into());
+    }
+    Ok(d)
+}
+
+/// Splits `HOST:PORT` (`[v6]:PORT` for IPv6 addresses).
+pub(crate) fn split_host_port(s: &str) -> Result<(String, u16), String> {
+    let (host, port) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{s:?} is not HOST:PORT"))?;
+    let port: u16 = port
+        .parse()
+        .map_err(|_| format!("{s:?}: {port:?} is not a port"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(format!("{s:?} has no host"));
+    }
+    Ok((host.to_string(), port))
+}
+
+pub fn run(args: Args) -> i32 {
+    let cluster = match Cluster::from_path(&args.cluster) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("kdp mock-broker: {e}");
+            return crate::exit::PARTIAL;
+        }
+    };
+    let (host, port) = match split_host_port(&args.listen) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("kdp mock-broker: --listen {e}");
+            return crate::exit::USAGE;
+        }
+    };
+    let config = MockConfig {
+        host,
+        port,
+        max_request_size: args.max_request_size,
+        idle_timeout: args.idle_timeout,
+        max_connections: args.max_connections,
+        ..MockConfig::default()
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kdp mock-broker: cannot start the runtime: {e}");
+            return crate::exit::UNREACHABLE;
+        }
+    };
+    rt.block_on(async move {
+        let mock = match MockCluster::start(cluster, config).await {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("kdp mock-broker: {e}");
+                return crate::exit::UNREACHABLE;
+            }
+        };
+        for l in mock.listeners() {
+            eprintln!("broker {} listening on {}", l.id, l.advertised);
+        }
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", mock.bootstrap());
+            let _ = out.flush();
+        }
+        let signal = wait_for_signal().await;
+        eprintln!("kdp mock-broker: {signal}: shutting down");
+        mock.shutdown().await;
+        crate::exit::OK
+    })
+}
+
+/// Waits for SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+async fn wait_for_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_port() {
+        assert_eq!(
+            split_host_port("127.0.0.1:0").unwrap(),
+            ("127.0.0.1".into(), 0)
+        );
+        assert_eq!(split_host_port("[::1]:9092").unwrap(), ("::1".into(), 9092));
+        assert!(split_host_port("localhost").is_err());
+        assert!(split_host_port(":9092").is_err());
+        assert!(split_host_port("h:99999").is_err());
+    }
 }

@@ -1,0 +1,606 @@
+//! One mock broker's request handling, without sockets: a whole request
+//! frame payload in, a whole response frame (or the reason to close the
+//! connection) out.
+//!
+//! Served: ApiVersions 0-4, Metadata 4-12, DescribeProducers 0. Anything
+//! else closes the connection, as a Kafka broker does for a request it
+//! cannot parse (`SocketServer` / `RequestContext.parseRequest` throw
+//! `InvalidRequestException`, and the processor closes the channel).
+
+use std::sync::Arc;
+
+use kdp_wire::api;
+use kdp_wire::error_code;
+use kdp_wire::frame::response_frame_to_vec;
+use kdp_wire::messages::{
+    ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest, MetadataRequest,
+    MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kdp_wire::{decode_exact, Message, Reader, RequestHeader, Uuid};
+
+use crate::cluster::{is_internal_topic, validate_topic_name, Cluster, Topic};
+use crate::responder::{describe_producers, Authorizer, ClusterBroker, RequestContext};
+
+/// The APIs and versions the mock serves (and advertises: nothing else).
+pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &[
+    (api::METADATA, 4, 12),
+    (api::API_VERSIONS, 0, 4),
+    (api::DESCRIBE_PRODUCERS, 0, 0),
+];
+
+/// `TopicAuthorizedOperations` when everything is allowed: READ, WRITE,
+/// CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+/// (`AclEntry.supportedOperations(TOPIC)` as a bitfield of AclOperation codes).
+pub const TOPIC_ALL_OPERATIONS: i32 =
+    (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
+/// `ClusterAuthorizedOperations` when everything is allowed: CREATE, ALTER,
+/// DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
+pub const CLUSTER_ALL_OPERATIONS: i32 =
+    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+
+/// How a broker is reached, as Metadata advertises it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Advertised {
+    pub id: i32,
+    pub host: String,
+    pub port: u16,
+}
+
+/// What every broker of one mock cluster shares.
+pub struct Shared {
+    pub cluster: Cluster,
+    /// One entry per broker of the cluster, in the cluster file's order.
+    pub advertised: Vec<Advertised>,
+    pub authorizer: Arc<dyn Authorizer>,
+}
+
+/// Why a request closes its connection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Reject(pub String);
+
+/// What a handled request produced.
+#[derive(Debug)]
+pub struct Handled {
+    pub header: RequestHeader,
+    /// The whole response frame, size prefix included.
+    pub response: Vec<u8>,
+}
+
+/// Handles one request frame payload (the bytes after the size prefix) on
+/// broker `broker_id`.
+pub fn handle_request(
+    shared: &Shared,
+    broker_id: i32,
+    payload: &[u8],
+    client_address: Option<std::net::SocketAddr>,
+) -> Result<Handled, Reject> {
+    if payload.len() < 4 {
+        return Err(Reject(format!(
+            "request of {} bytes is too short for a header",
+            payload.len()
+        )));
+    }
+    let key = i16::from_be_bytes([payload[0], payload[1]]);
+    let version = i16::from_be_bytes([payload[2], payload[3]]);
+    let api_name = api::name(key).unwrap_or("unknown");
+    if !SUPPORTED_APIS.iter().any(|&(k, _, _)| k == key) {
+        return Err(Reject(format!(
+            "api key {key} ({api_name}) v{version} is not served by this mock"
+        )));
+    }
+    let mut r = Reader::new(payload);
+    let (header, _) = RequestHeader::decode_auto(&mut r).map_err(|e| {
+        Reject(format!(
+            "malformed {api_name} v{version} request header: {e}"
+        ))
+    })?;
+    let body = &payload[r.offset()..];
+    let cid = header.correlation_id;
+    let ctx = RequestContext {
+        client_id: header.client_id.clone(),
+        client_address,
+        ..RequestContext::default()
+    };
+
+    let response = match key {
+        api::API_VERSIONS => {
+            if !(ApiVersionsRequest::LOWEST_VERSION..=ApiVersionsRequest::HIGHEST_VERSION)
+                .contains(&version)
+            {
+                // RequestContext.isUnsupportedApiVersionsRequest: the body is
+                // not parsed, and the answer is a v0 response (header v0)
+                // with UNSUPPORTED_VERSION and, since KIP-511, only the
+                // ApiVersions range (ApiVersionsRequest.getErrorResponse).
+                let resp = ApiVersionsResponse {
+                    error_code: error_code::UNSUPPORTED_VERSION,
+                    api_keys: vec![api_range(api::API_VERSIONS)],
+                    ..Default::default()
+                };
+                response_frame_to_vec(cid, &resp, 0)
+            } else {
+                let req: ApiVersionsRequest = decode_body(body, version, api_name)?;
+                let resp = api_versions_response(&req, version);
+                response_frame_to_vec(cid, &resp, version)
+            }
+        }
+        api::METADATA => {
+            check_version::<MetadataRequest>(version, api_name)?;
+            let req: MetadataRequest = decode_body(body, version, api_name)?;
+            let resp = metadata_response(shared, &req, version)?;
+            response_frame_to_vec(cid, &resp, version)
+        }
+        api::DESCRIBE_PRODUCERS => {
+            check_version::<DescribeProducersRequest>(version, api_name)?;
+            let req: DescribeProducersRequest = decode_body(body, version, api_name)?;
+            let view = ClusterBroker {
+                cluster: &shared.cluster,
+                broker_id,
+            };
+            let resp = describe_producers(&req, &view, shared.authorizer.as_ref(), &ctx);
+            response_frame_to_vec(cid, &resp, version)
+        }
+        _ => unreachable!("filtered by SUPPORTED_APIS"),
+    };
+    Ok(Handled { header, response })
+}
+
+fn check_version<M: Message>(version: i16, api_name: &str) -> Result<(), Reject> {
+    if (M::LOWEST_VERSION..=M::HIGHEST_VERSION).contains(&version) {
+        Ok(())
+    } else {
+        Err(Reject(format!(
+            "{api_name} v{version} is not supported (this mock serves v{} to v{})",
+            M::LOWEST_VERSION,
+            M::HIGHEST_VERSION
+        )))
+    }
+}
+
+fn decode_body<M: Message>(body: &[u8], version: i16, api_name: &str) -> Result<M, Reject> {
+    // Offsets in errors count from the start of the body.
+    decode_exact(body, version)
+        .map_err(|e| Reject(format!("malformed {api_name} v{version} request body: {e}")))
+}
+
+fn api_range(key: i16) -> ApiVersion {
+    let (k, min, max) = SUPPORTED_APIS
+        .iter()
+        .copied()
+        .find(|&(k, _, _)| k == key)
+        .unwrap_or((key, 0, 0));
+    ApiVersion::new(k, min, max)
+}
+
+/// `ApiVersionsRequest.isValid`: from v3 the client software name and version
+/// must match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
+fn valid_software_token(s: &str) -> bool {
+    let b = s.as_bytes();
+    let edge = |c: &u8| c.is_ascii_alphanumeric();
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'.';
+    match b {
+        [] => false,
+        [only] => edge(only),
+        [first, mid @ .., last] => edge(first) && edge(last) && mid.iter().all(inner),
+    }
+}
+
+/// KafkaApis.handleApiVersionsRequest for a supported version.
+pub fn api_versions_response(req: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
+    if version >= 3
+        && !(valid_software_token(&req.client_software_name)
+            && valid_software_token(&req.client_software_version))
+    {
+        // getErrorResponse(INVALID_REQUEST): no ranges for this error.
+        return ApiVersionsResponse {
+            error_code: error_code::INVALID_REQUEST,
+            ..Default::default()
+        };
+    }
+    ApiVersionsResponse {
+        error_code: error_code::NONE,
+        api_keys: SUPPORTED_APIS
+            .iter()
+            .map(|&(k, min, max)| ApiVersion::new(k, min, max))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// KafkaApis.handleTopicMetadataRequest over the cluster file, with
+/// auto-creation disabled and every broker alive.
+pub fn metadata_response(
+    shared: &Shared,
+    req: &MetadataRequest,
+    version: i16,
+) -> Result<MetadataResponse, Reject> {
+    let cluster = &shared.cluster;
+    let mut topics = Vec::new();
+    match &req.topics {
+        None => {
+            for t in &cluster.topics {
+                topics.push(topic_metadata(t));
+            }
+        }
+        Some(requested) => {
+            // Topic names and ids are a set in Kafka: answer each once.
+            let mut seen_names: Vec<&str> = Vec::new();
+            let mut seen_ids: Vec<Uuid> = Vec::new();
+            for t in requested {
+                if version < 12 && t.name.is_none() {
+                    return Err(Reject(format!(
+                        "Topic name can not be null for version {version}"
+                    )));
+                }
+                if version < 12 && t.topic_id != Uuid::ZERO {
+                    return Err(Reject(format!(
+                        "Topic IDs are not supported in requests for version {version}"
+                    )));
+                }
+                if t.topic_id != Uuid::ZERO {
+                    if seen_ids.contains(&t.topic_id) {
+                        continue;
+                    }
+                    seen_ids.push(t.topic_id);
+                    match cluster.topic_by_id(t.topic_id) {
+                        Some(topic) => topics.push(topic_metadata(topic)),
+                        None => topics.push(MetadataResponseTopic {
+                            error_code: error_code::UNKNOWN_TOPIC_ID,
+                            name: None,
+                            topic_id: t.topic_id,
+                            ..Default::default()
+                        }),
+                    }
+                    continue;
+                }
+                let Some(name) = t.name.as_deref() else {
+                    // v12, neither a name nor an id: Kafka looks up a null name
+                    // and finds nothing.
+                    topics.push(MetadataResponseTopic {
+                        error_code: error_code::UNKNOWN_TOPIC_OR_PARTITION,
+                        ..Default::default()
+                    });
+                    continue;
+                };
+                if seen_names.contains(&name) {
+                    continue;
+                }
+                seen_names.push(name);
+                match cluster.topic(name) {
+                    Some(topic) => topics.push(topic_metadata(topic)),
+                    None => {
+                        let error_code = if validate_topic_name(name).is_ok() {
+                            error_code::UNKNOWN_TOPIC_OR_PARTITION
+                        } else {
+                            error_code::INVALID_TOPIC_EXCEPTION
+                        };
+                        topics.push(MetadataResponseTopic {
+                            error_code,
+                            name: Some(name.to_string()),
+                            topic_id: Uuid::ZERO,
+                            is_internal: is_internal_topic(name),
+                            ..Default::default()
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if version >= 8 && req.include_topic_authorized_operations {
+        for t in &mut topics {
+            if t.error_code == error_code::NONE {
+                t.topic_authorized_operations = TOPIC_ALL_OPERATIONS;
+            }
+        }
+    }
+    let mut resp = MetadataResponse {
+        throttle_time_ms: 0,
+        brokers: shared
+            .advertised
+            .iter()
+            .map(|a| MetadataResponseBroker {
+                node_id: a.id,
+                host: a.host.clone(),
+                port: i32::from(a.port),
+                rack: cluster.broker(a.id).and_then(|b| b.rack.clone()),
+                unknown_tagged_fields: Default::default(),
+            })
+            .collect(),
+        cluster_id: Some(cluster.cluster_id.clone()),
+        controller_id: cluster.controller_id,
+        topics,
+        ..Default::default()
+    };
+    if (8..=10).contains(&version) && req.include_cluster_authorized_operations {
+        resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
+    }
+    Ok(resp)
+}
+
+fn topic_metadata(t: &Topic) -> MetadataResponseTopic {
+    MetadataResponseTopic {
+        error_code: error_code::NONE,
+        name: Some(t.name.clone()),
+        topic_id: t.topic_id,
+        is_internal: t.internal,
+        partitions: t
+            .partitions
+            .iter()
+            .map(|p| MetadataResponsePartition {
+                // KRaftMetadataCache.getPartitionMetadata: no live leader ->
+                // LEADER_NOT_AVAILABLE with leader -1; every broker of the
+                // file is alive, so no REPLICA_NOT_AVAILABLE.
+                error_code: if p.leader < 0 {
+                    error_code::LEADER_NOT_AVAILABLE
+                } else {
+                    error_code::NONE
+                },
+                partition_index: p.index,
+                leader_id: p.leader.max(-1),
+                leader_epoch: p.leader_epoch,
+                replica_nodes: p.replicas.clone(),
+                isr_nodes: p.isr.clone(),
+                offline_replicas: p.offline_replicas.clone(),
+                unknown_tagged_fields: Default::default(),
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::responder::AllowAll;
+    use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
+    use kdp_wire::messages::{DescribeProducersResponse, MetadataRequestTopic};
+    use kdp_wire::Request;
+
+    fn shared() -> Shared {
+        let cluster = Cluster::from_json(
+            r#"{"brokers": [{"id": 1, "rack": "r1"}, {"id": 2}],
+                "topics": [{"name": "t", "partitions": [
+                    {"partition": 0, "leader": 1, "replicas": [1, 2], "leader_epoch": 4},
+                    {"partition": 1, "leader": -1, "replicas": [2]}]}]}"#,
+        )
+        .unwrap();
+        Shared {
+            cluster,
+            advertised: vec![
+                Advertised {
+                    id: 1,
+                    host: "127.0.0.1".into(),
+                    port: 9001,
+                },
+                Advertised {
+                    id: 2,
+                    host: "127.0.0.1".into(),
+                    port: 9002,
+                },
+            ],
+            authorizer: Arc::new(AllowAll),
+        }
+    }
+
+    fn call<R: Request>(req: &R, version: i16) -> Result<R::Response, Reject> {
+        let header = RequestHeader {
+            request_api_key: R::API_KEY,
+            request_api_version: version,
+            correlation_id: 77,
+            client_id: Some("test".into()),
+            ..Default::default()
+        };
+        let frame = request_frame_to_vec(&header, req);
+        let handled = handle_request(&shared(), 1, &frame[4..], None)?;
+        let (h, body) = decode_response_frame::<R::Response>(&handled.response, version).unwrap();
+        assert_eq!(h.correlation_id, 77);
+        Ok(body)
+    }
+
+    #[test]
+    fn api_versions_every_version() {
+        for v in 0..=4 {
+            let req = ApiVersionsRequest {
+                client_software_name: "kdp".into(),
+                client_software_version: "0.1.0".into(),
+                ..Default::default()
+            };
+            let resp = call(&req, v).unwrap();
+            assert_eq!(resp.error_code, 0);
+            assert_eq!(resp.range(api::DESCRIBE_PRODUCERS), Some((0, 0)));
+            assert_eq!(resp.range(api::METADATA), Some((4, 12)));
+            assert_eq!(resp.range(api::API_VERSIONS), Some((0, 4)));
+            assert_eq!(resp.api_keys.len(), 3);
+        }
+    }
+
+    #[test]
+    fn api_versions_invalid_software_name() {
+        let req = ApiVersionsRequest {
+            client_software_name: "-bad".into(),
+            client_software_version: "1".into(),
+            ..Default::default()
+        };
+        let resp = call(&req, 3).unwrap();
+        assert_eq!(resp.error_code, error_code::INVALID_REQUEST);
+        assert!(resp.api_keys.is_empty());
+        assert!(valid_software_token("apache-kafka-java"));
+        assert!(valid_software_token("4.1.1"));
+        assert!(valid_software_token("a"));
+        assert!(!valid_software_token(""));
+        assert!(!valid_software_token("a."));
+        assert!(!valid_software_token("a b"));
+    }
+
+    #[test]
+    fn api_versions_unsupported_version_falls_back_to_v0() {
+        // A v9 request with a body we cannot know: header v2, then junk.
+        let mut payload = Vec::new();
+        payload.extend_from_slice(&18i16.to_be_bytes());
+        payload.extend_from_slice(&9i16.to_be_bytes());
+        payload.extend_from_slice(&5i32.to_be_bytes());
+        payload.extend_from_slice(&(-1i16).to_be_bytes()); // null client id
+        payload.push(0); // no tagged fields
+        payload.extend_from_slice(b"\xff\xff\xffjunk");
+        let handled = handle_request(&shared(), 1, &payload, None).unwrap();
+        let (h, resp) = decode_response_frame::<ApiVersionsResponse>(&handled.response, 0).unwrap();
+        assert_eq!(h.correlation_id, 5);
+        assert_eq!(resp.error_code, error_code::UNSUPPORTED_VERSION);
+        assert_eq!(resp.api_keys, vec![ApiVersion::new(18, 0, 4)]);
+        // size + correlation id + error code + int32 count + one entry
+        assert_eq!(handled.response.len(), 4 + 4 + 2 + 4 + 6);
+    }
+
+    #[test]
+    fn metadata_all_topics_and_unknowns() {
+        for v in 4..=12 {
+            let resp = call(
+                &MetadataRequest {
+                    topics: None,
+                    ..Default::default()
+                },
+                v,
+            )
+            .unwrap();
+            assert_eq!(resp.brokers.len(), 2);
+            assert_eq!(resp.brokers[0].port, 9001);
+            assert_eq!(resp.brokers[0].rack.as_deref(), Some("r1"));
+            assert_eq!(resp.controller_id, 1);
+            assert_eq!(resp.topics.len(), 1);
+            let t = &resp.topics[0];
+            assert_eq!(t.partitions[0].leader_id, 1);
+            assert_eq!(t.partitions[0].replica_nodes, vec![1, 2]);
+            assert_eq!(t.partitions[1].error_code, error_code::LEADER_NOT_AVAILABLE);
+            assert_eq!(t.partitions[1].leader_id, -1);
+            if v >= 7 {
+                assert_eq!(t.partitions[0].leader_epoch, 4);
+            }
+            if v >= 10 {
+                assert_ne!(t.topic_id, Uuid::ZERO);
+            }
+        }
+        let named = |n: &str| MetadataRequestTopic {
+            name: Some(n.into()),
+            ..Default::default()
+        };
+        let resp = call(
+            &MetadataRequest {
+                topics: Some(vec![named("t"), named("nope"), named("t"), named("a/b")]),
+                allow_auto_topic_creation: true,
+                include_topic_authorized_operations: true,
+                ..Default::default()
+            },
+            12,
+        )
+        .unwrap();
+        let got: Vec<(Option<&str>, i16)> = resp
+            .topics
+            .iter()
+            .map(|t| (t.name.as_deref(), t.error_code))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Some("t"), 0),
+                (Some("nope"), error_code::UNKNOWN_TOPIC_OR_PARTITION),
+                (Some("a/b"), error_code::INVALID_TOPIC_EXCEPTION)
+            ]
+        );
+        assert_eq!(resp.topics[0].topic_authorized_operations, 3576);
+        let empty = call(
+            &MetadataRequest {
+                topics: Some(vec![]),
+                ..Default::default()
+            },
+            12,
+        )
+        .unwrap();
+        assert!(empty.topics.is_empty());
+        assert_eq!(empty.brokers.len(), 2);
+    }
+
+    #[test]
+    fn metadata_by_topic_id() {
+        let id = shared().cluster.topic("t").unwrap().topic_id;
+        let by_id = |id| MetadataRequestTopic {
+            topic_id: id,
+            name: None,
+            ..Default::default()
+        };
+        let resp = call(
+            &MetadataRequest {
+                topics: Some(vec![by_id(id), by_id(Uuid([9; 16]))]),
+                ..Default::default()
+            },
+            12,
+        )
+        .unwrap();
+        assert_eq!(resp.topics[0].name.as_deref(), Some("t"));
+        assert_eq!(resp.topics[1].error_code, error_code::UNKNOWN_TOPIC_ID);
+        assert_eq!(resp.topics[1].name, None);
+        // Before v12, a topic id is an invalid request: the connection closes.
+        assert!(call(
+            &MetadataRequest {
+                topics: Some(vec![by_id(id)]),
+                ..Default::default()
+            },
+            11
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn describe_producers_through_the_frame() {
+        let resp: DescribeProducersResponse = call(
+            &DescribeProducersRequest {
+                topics: vec![kdp_wire::messages::TopicRequest {
+                    name: "t".into(),
+                    partition_indexes: vec![0, 1],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            0,
+        )
+        .unwrap();
+        let codes: Vec<i16> = resp.topics[0]
+            .partitions
+            .iter()
+            .map(|p| p.error_code)
+            .collect();
+        // Broker 1 hosts partition 0, not partition 1.
+        assert_eq!(codes, vec![0, error_code::NOT_LEADER_OR_FOLLOWER]);
+    }
+
+    #[test]
+    fn rejects_what_it_does_not_serve() {
+        let s = shared();
+        // Produce v9
+        let mut p = vec![0, 0, 0, 9, 0, 0, 0, 1, 0xff, 0xff, 0];
+        assert!(handle_request(&s, 1, &p, None)
+            .unwrap_err()
+            .0
+            .contains("Produce"));
+        // DescribeProducers v1
+        p[1] = 61;
+        p[3] = 1;
+        assert!(handle_request(&s, 1, &p, None).is_err());
+        // Too short, truncated header, garbage body.
+        assert!(handle_request(&s, 1, &[0, 61], None).is_err());
+        assert!(handle_request(&s, 1, &[0, 61, 0, 0, 0, 0], None).is_err());
+        assert!(
+            handle_request(&s, 1, &[0, 61, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 7, 7], None).is_err()
+        );
+        // Trailing bytes after a valid empty request.
+        assert!(handle_request(
+            &s,
+            1,
+            &[0, 61, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 1, 0, 0],
+            None
+        )
+        .is_err());
+        assert!(
+            handle_request(&s, 1, &[0, 61, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 1, 0], None).is_ok()
+        );
+    }
+}

@@ -1,0 +1,458 @@
+//! The mock cluster: every broker of a cluster file in one process, one TCP
+//! listener each, serving what [`crate::broker`] handles.
+//!
+//! Robustness: the size prefix is checked against the maximum before any
+//! buffer exists, and the body buffer grows only as bytes arrive, so a
+//! client announcing 100 MiB and sending nothing costs nothing; a connection
+//! idle for longer than the idle timeout (waiting for a request, inside a
+//! request, or not reading its responses) is closed; the number of
+//! connections is capped; requests of a connection are handled in order
+//! (pipelined requests get their responses in order); a malformed or
+//! unsupported request closes its connection only, and is logged.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kdp_wire::frame::{frame_size, DEFAULT_MAX_FRAME_SIZE};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::time::timeout;
+use tracing::{debug, info, warn};
+
+use crate::broker::{handle_request, Advertised, Shared};
+use crate::cluster::Cluster;
+use crate::responder::{AllowAll, Authorizer};
+
+/// Kafka's `connections.max.idle.ms` default (10 minutes).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default cap on concurrent connections (all brokers together).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Bytes read per step into a request buffer.
+const READ_CHUNK: usize = 64 * 1024;
+/// Responses are flushed when no further request is buffered or when this
+/// many bytes are waiting.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// How to run a mock cluster.
+#[derive(Clone)]
+pub struct MockConfig {
+    /// Host (name or address) to listen on; also advertised, unless it is an
+    /// unspecified address (then 127.0.0.1 or ::1) or the broker sets `host`.
+    pub host: String,
+    /// Port of the first broker; the others take the next ports. 0: every
+    /// broker gets a free port from the system.
+    pub port: u16,
+    /// Largest request (size prefix) accepted; larger ones close the connection.
+    pub max_request_size: usize,
+    pub idle_timeout: Duration,
+    pub max_connections: usize,
+    pub authorizer: Arc<dyn Authorizer>,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        MockConfig {
+            host: "127.0.0.1".to_string(),
+            port: 9092,
+            max_request_size: DEFAULT_MAX_FRAME_SIZE,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            authorizer: Arc::new(AllowAll),
+        }
+    }
+}
+
+impl std::fmt::Debug for MockConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("max_request_size", &self.max_request_size)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_connections", &self.max_connections)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One running broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerListener {
+    pub id: i32,
+    /// The socket address the listener is bound to.
+    pub local_addr: SocketAddr,
+    /// `host:port` as Metadata advertises it.
+    pub advertised: String,
+}
+
+/// Counters, for tests and logs.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub connections: AtomicU64,
+    pub requests: AtomicU64,
+    pub rejected_requests: AtomicU64,
+    pub refused_connections: AtomicU64,
+}
+
+/// A running mock cluster. Dropping it without [`MockCluster::shutdown`]
+/// also stops the listeners (their tasks notice the closed channel).
+pub struct MockCluster {
+    listeners: Vec<BrokerListener>,
+    shutdown_tx: watch::Sender<bool>,
+    done_rx: mpsc::Receiver<()>,
+    stats: Arc<Stats>,
+}
+
+impl MockCluster {
+    /// Binds one listener per broker and starts serving (on the current
+    /// tokio runtime).
+    pub async fn start(cluster: Cluster, config: MockConfig) -> io::Result<MockCluster> {
+        let mut bound = Vec::with_capacity(cluster.brokers.len());
+        for (i, b) in cluster.brokers.iter().enumerate() {
+            let port = if config.port == 0 {
+                0
+            } else {
+                u16::try_from(usize::from(config.port) + i).map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("no port left for broker {} after {}", b.id, config.port),
+                    )
+                })?
+            };
+            let listener = TcpListener::bind((config.host.as_str(), port))
+                .await
+                .map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!(
+                            "broker {}: cannot listen on {}:{port}: {e}",
+                            b.id, config.host
+                        ),
+                    )
+                })?;
+            let local = listener.local_addr()?;
+            let host = match &b.host {
+                Some(h) => h.clone(),
+                None => advertised_host(&config.host, local),
+            };
+            bound.push((b.id, listener, local, host));
+        }
+        let advertised: Vec<Advertised> = bound
+            .iter()
+            .map(|(id, _, local, host)| Advertised {
+                id: *id,
+                host: host.clone(),
+                port: local.port(),
+            })
+            .collect();
+        let listeners: Vec<BrokerListener> = bound
+            .iter()
+            .map(|(id, _, local, host)| BrokerListener {
+                id: *id,
+                local_addr: *local,
+                advertised: join_host_port(host, local.port()),
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            cluster,
+            advertised,
+            authorizer: config.authorizer.clone(),
+        });
+        let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let (done_tx, done_rx) = mpsc::channel::<()>(1);
+        let stats = Arc::new(Stats::default());
+        let limit = Arc::new(Semaphore::new(config.max_connections));
+        let conn = Arc::new(ConnConfig {
+            max_request_size: config.max_request_size,
+            idle_timeout: config.idle_timeout,
+        });
+        for (id, listener, local, _) in bound {
+            info!(broker = id, addr = %local, "listening");
+            tokio::spawn(accept_loop(
+                id,
+                listener,
+                shared.clone(),
+                conn.clone(),
+                limit.clone(),
+                stats.clone(),
+                shutdown_rx.clone(),
+                done_tx.clone(),
+            ));
+        }
+        Ok(MockCluster {
+            listeners,
+            shutdown_tx,
+            done_rx,
+            stats,
+        })
+    }
+
+    pub fn listeners(&self) -> &[BrokerListener] {
+        &self.listeners
+    }
+
+    /// The bootstrap list: every broker's advertised `host:port`, comma-separated.
+    pub fn bootstrap(&self) -> String {
+        self.listeners
+            .iter()
+            .map(|l| l.advertised.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The advertised `host:port` of broker `id`.
+    pub fn broker_addr(&self, id: i32) -> Option<&str> {
+        self.listeners
+            .iter()
+            .find(|l| l.id == id)
+            .map(|l| l.advertised.as_str())
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Stops accepting, lets each connection finish the request it is
+    /// handling, closes them, and waits (at most `grace`) until all are gone.
+    pub async fn shutdown_within(mut self, grace: Duration) {
+        let _ = self.shutdown_tx.send(true);
+        // Every listener and connection task holds a sender; recv() returns
+        // None once all are dropped.
+        if timeout(grace, self.done_rx.recv()).await.is_err() {
+            warn!("connections still open after {grace:?}; leaving them");
+        }
+    }
+
+    /// [`MockCluster::shutdown_within`] with 5 seconds of grace.
+    pub async fn shutdown(self) {
+        self.shutdown_within(Duration::from_secs(5)).await;
+    }
+}
+
+fn advertised_host(listen_host: &str, local: SocketAddr) -> String {
+    match listen_host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+    {
+        Ok(ip) if ip.is_unspecified() => {
+            if local.is_ipv4() {
+                "127.0.0.1".into()
+            } else {
+                "::1".into()
+            }
+        }
+        Ok(ip) => ip.to_string(),
+        Err(_) => listen_host.to_string(),
+    }
+}
+
+fn join_host_port(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+struct ConnConfig {
+    max_request_size: usize,
+    idle_timeout: Duration,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn accept_loop(
+    broker_id: i32,
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    conn: Arc<ConnConfig>,
+    limit: Arc<Semaphore>,
+    stats: Arc<Stats>,
+    mut shutdown: watch::Receiver<bool>,
+    done: mpsc::Sender<()>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = shutdown.changed() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // EMFILE and the like: back off instead of spinning.
+                warn!(broker = broker_id, "accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = limit.clone().try_acquire_owned() else {
+            stats.refused_connections.fetch_add(1, Ordering::Relaxed);
+            warn!(broker = broker_id, %peer, "too many connections; closing this one");
+            drop(stream);
+            continue;
+        };
+        stats.connections.fetch_add(1, Ordering::Relaxed);
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        let conn = conn.clone();
+        let stats = stats.clone();
+        let shutdown = shutdown.clone();
+        let done = done.clone();
+        tokio::spawn(async move {
+            debug!(broker = broker_id, %peer, "connection opened");
+            let why =
+                serve_connection(stream, peer, broker_id, &shared, &conn, &stats, shutdown).await;
+            match why {
+                Closed::ByClient => {
+                    debug!(broker = broker_id, %peer, "connection closed by client")
+                }
+                Closed::Shutdown => {
+                    debug!(broker = broker_id, %peer, "connection closed: shutting down")
+                }
+                Closed::Idle => info!(broker = broker_id, %peer, "connection closed: idle"),
+                Closed::Io(e) => info!(broker = broker_id, %peer, "connection closed: {e}"),
+                Closed::Rejected(reason) => {
+                    warn!(broker = broker_id, %peer, "closing connection: {reason}")
+                }
+            }
+            drop(permit);
+            drop(done);
+        });
+    }
+    debug!(broker = broker_id, "listener stopped");
+}
+
+enum Closed {
+    ByClient,
+    Shutdown,
+    Idle,
+    Io(io::Error),
+    Rejected(String),
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    broker_id: i32,
+    shared: &Shared,
+    conn: &ConnConfig,
+    stats: &Stats,
+    mut shutdown: watch::Receiver<bool>,
+) -> Closed {
+    let (rd, mut wr) = stream.into_split();
+    let mut rd = BufReader::with_capacity(16 * 1024, rd);
+    let mut out: Vec<u8> = Vec::new();
+    loop {
+        let frame = tokio::select! {
+            f = read_frame(&mut rd, conn) => f,
+            _ = shutdown.changed() => return Closed::Shutdown,
+        };
+        let payload = match frame {
+            Ok(Some(p)) => p,
+            Ok(None) => return Closed::ByClient,
+            Err(c) => return c,
+        };
+        stats.requests.fetch_add(1, Ordering::Relaxed);
+        match handle_request(shared, broker_id, &payload, Some(peer)) {
+            Ok(handled) => {
+                debug!(
+                    broker = broker_id,
+                    %peer,
+                    api_key = handled.header.request_api_key,
+                    api_version = handled.header.request_api_version,
+                    correlation_id = handled.header.correlation_id,
+                    "request"
+                );
+                out.extend_from_slice(&handled.response);
+            }
+            Err(reject) => {
+                stats.rejected_requests.fetch_add(1, Ordering::Relaxed);
+                // Answer what came before, then close.
+                let _ = write_out(&mut wr, &mut out, conn.idle_timeout).await;
+                return Closed::Rejected(reject.0);
+            }
+        }
+        drop(payload);
+        if rd.buffer().is_empty() || out.len() >= FLUSH_AT {
+            if let Err(c) = write_out(&mut wr, &mut out, conn.idle_timeout).await {
+                return c;
+            }
+        }
+    }
+}
+
+async fn write_out(
+    wr: &mut tokio::net::tcp::OwnedWriteHalf,
+    out: &mut Vec<u8>,
+    idle: Duration,
+) -> Result<(), Closed> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    match timeout(idle, wr.write_all(out)).await {
+        Ok(Ok(())) => {
+            out.clear();
+            if out.capacity() > 4 * FLUSH_AT {
+                out.shrink_to(FLUSH_AT);
+            }
+            Ok(())
+        }
+        Ok(Err(e)) => Err(Closed::Io(e)),
+        Err(_) => Err(Closed::Idle),
+    }
+}
+
+/// Reads one frame's payload. `Ok(None)`: the client closed the connection
+/// between requests.
+async fn read_frame<R: AsyncRead + Unpin>(
+    rd: &mut R,
+    conn: &ConnConfig,
+) -> Result<Option<Vec<u8>>, Closed> {
+    let mut prefix = [0u8; 4];
+    let mut have = 0;
+    while have < 4 {
+        let n = match timeout(conn.idle_timeout, rd.read(&mut prefix[have..])).await {
+            Err(_) => return Err(Closed::Idle),
+            Ok(Err(e)) => return Err(Closed::Io(e)),
+            Ok(Ok(n)) => n,
+        };
+        if n == 0 {
+            return if have == 0 {
+                Ok(None)
+            } else {
+                Err(Closed::Rejected(format!(
+                    "connection ended inside a size prefix ({have} of 4 bytes)"
+                )))
+            };
+        }
+        have += n;
+    }
+    let size = frame_size(prefix, conn.max_request_size).map_err(|e| {
+        Closed::Rejected(format!(
+            "{e} (max.request.size here: {} bytes)",
+            conn.max_request_size
+        ))
+    })?;
+    // Grow with the bytes that actually arrive, never from the prefix alone.
+    let mut buf: Vec<u8> = Vec::with_capacity(size.min(READ_CHUNK));
+    while buf.len() < size {
+        let want = (size - buf.len()).min(READ_CHUNK);
+        buf.reserve(want);
+        let mut limited = (&mut *rd).take(want as u64);
+        let n = match timeout(conn.idle_timeout, limited.read_buf(&mut buf)).await {
+            Err(_) => return Err(Closed::Idle),
+            Ok(Err(e)) => return Err(Closed::Io(e)),
+            Ok(Ok(n)) => n,
+        };
+        if n == 0 {
+            return Err(Closed::Rejected(format!(
+                "connection ended inside a request ({} of {size} bytes)",
+                buf.len()
+            )));
+        }
+    }
+    Ok(Some(buf))
+}
