@@ -1,1 +1,34 @@
-pub fn placeholder() {}
+//! `kdp-client`: the async Kafka client under `kdp describe`.
+//!
+//! - [`Connection`]: one broker, any `AsyncRead + AsyncWrite` stream, size
+//!   framing with a maximum response size, correlation ids, many requests in
+//!   flight (a writer task and a reader task that routes responses by id),
+//!   request timeouts, ApiVersions negotiation, throttling.
+//! - [`Client`]: bootstrap from a list of `host:port`, metadata
+//!   ([`ClusterMetadata`]), a lazy connection per broker.
+//! - [`describe::describe_producers`]: DescribeProducers across a cluster,
+//!   routed, batched, retried, streamed.
+//!
+//! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
+//! as a step on a [`Connection`] after ApiVersions.
+
+pub mod client;
+pub mod connection;
+pub mod describe;
+pub mod error;
+pub mod metadata;
+pub mod transport;
+pub mod versions;
+
+pub use client::{Client, ClientConfig, ThrottleTime};
+pub use connection::{Connection, ConnectionConfig};
+pub use describe::{
+    describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionError,
+    PartitionOutcome, TopicSelection,
+};
+pub use error::{Error, Result};
+pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
+pub use transport::{
+    AsyncStream, BoxStream, BrokerAddress, ConnectFuture, Connector, TcpConnector,
+};
+pub use versions::ApiVersionsTable;

@@ -1,0 +1,305 @@
+//! A client for a whole cluster: bootstrap, metadata, one lazy connection
+//! per broker.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use kdp_wire::messages::{
+    ApiVersionsResponse, DescribeProducersResponse, MetadataRequest, MetadataRequestTopic,
+    MetadataResponse,
+};
+use kdp_wire::Request;
+
+use crate::connection::{Connection, ConnectionConfig};
+use crate::error::{Error, Result};
+use crate::metadata::{BrokerInfo, ClusterMetadata};
+use crate::transport::{BrokerAddress, Connector, TcpConnector};
+
+/// Responses that carry a ThrottleTimeMs, which the client honours.
+pub trait ThrottleTime {
+    fn throttle_time_ms(&self) -> i32;
+}
+
+impl ThrottleTime for DescribeProducersResponse {
+    fn throttle_time_ms(&self) -> i32 {
+        self.throttle_time_ms
+    }
+}
+
+impl ThrottleTime for MetadataResponse {
+    fn throttle_time_ms(&self) -> i32 {
+        self.throttle_time_ms
+    }
+}
+
+impl ThrottleTime for ApiVersionsResponse {
+    fn throttle_time_ms(&self) -> i32 {
+        self.throttle_time_ms
+    }
+}
+
+/// Client settings.
+#[derive(Clone)]
+pub struct ClientConfig {
+    pub connection: ConnectionConfig,
+    /// Bound on opening one stream (all resolved addresses of one broker).
+    pub connect_timeout: Duration,
+    /// Opens streams: [`TcpConnector`] (PLAINTEXT) by default.
+    pub connector: Arc<dyn Connector>,
+    /// How many times the bootstrap list is tried in full before giving up.
+    pub bootstrap_passes: u32,
+    /// Pause between two passes over the bootstrap list (doubled each time).
+    pub retry_backoff: Duration,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            connection: ConnectionConfig::default(),
+            connect_timeout: Duration::from_secs(10),
+            connector: Arc::new(TcpConnector),
+            bootstrap_passes: 3,
+            retry_backoff: Duration::from_millis(100),
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("connection", &self.connection)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("bootstrap_passes", &self.bootstrap_passes)
+            .field("retry_backoff", &self.retry_backoff)
+            .finish_non_exhaustive()
+    }
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
+
+/// A cluster client. Share it behind an `Arc` or by reference; every method
+/// takes `&self`.
+pub struct Client {
+    config: ClientConfig,
+    bootstrap_servers: Vec<BrokerAddress>,
+    /// The connection bootstrap succeeded on; used for metadata while it lives.
+    bootstrap_conn: Mutex<Option<Arc<Connection>>>,
+    /// The brokers of the latest metadata.
+    brokers: RwLock<BTreeMap<i32, BrokerInfo>>,
+    /// One lazily opened connection per broker id.
+    pool: Mutex<HashMap<i32, Slot>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("bootstrap_servers", &self.bootstrap_servers)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Client {
+    /// Connects to the first bootstrap server that accepts and answers
+    /// ApiVersions, trying the list in order, `bootstrap_passes` times with
+    /// a growing pause. Fails with [`Error::Bootstrap`] listing every failure.
+    pub async fn connect(
+        bootstrap_servers: Vec<BrokerAddress>,
+        config: ClientConfig,
+    ) -> Result<Self> {
+        let client = Client {
+            config,
+            bootstrap_servers,
+            bootstrap_conn: Mutex::new(None),
+            brokers: RwLock::new(BTreeMap::new()),
+            pool: Mutex::new(HashMap::new()),
+        };
+        let conn = client.connect_bootstrap().await?;
+        *lock(&client.bootstrap_conn) = Some(conn);
+        Ok(client)
+    }
+
+    async fn connect_bootstrap(&self) -> Result<Arc<Connection>> {
+        let mut attempts = Vec::new();
+        let mut backoff = self.config.retry_backoff;
+        for pass in 0..self.config.bootstrap_passes.max(1) {
+            if pass > 0 {
+                tokio::time::sleep(backoff).await;
+                backoff = backoff.saturating_mul(2);
+            }
+            // report the last pass's failures only
+            attempts.clear();
+            for addr in &self.bootstrap_servers {
+                match self.open(addr).await {
+                    Ok(c) => return Ok(c),
+                    Err(e) => {
+                        tracing::debug!(%addr, pass, error = %e, "bootstrap server failed");
+                        attempts.push(e);
+                    }
+                }
+            }
+        }
+        Err(Error::Bootstrap { attempts })
+    }
+
+    async fn open(&self, addr: &BrokerAddress) -> Result<Arc<Connection>> {
+        let conn = Connection::connect(
+            addr,
+            &*self.config.connector,
+            self.config.connection.clone(),
+            self.config.connect_timeout,
+        )
+        .await?;
+        Ok(Arc::new(conn))
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    pub fn bootstrap_servers(&self) -> &[BrokerAddress] {
+        &self.bootstrap_servers
+    }
+
+    /// The brokers of the latest metadata.
+    pub fn brokers(&self) -> BTreeMap<i32, BrokerInfo> {
+        self.brokers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Fetches metadata for `topics` (`None`: every topic, internal ones
+    /// included) from any broker that answers, never creating topics. The
+    /// broker list is updated for [`Client::broker`].
+    pub async fn metadata(&self, topics: Option<&[String]>) -> Result<ClusterMetadata> {
+        let req = MetadataRequest {
+            topics: topics.map(|ts| {
+                ts.iter()
+                    .map(|t| MetadataRequestTopic {
+                        name: Some(t.clone()),
+                        ..Default::default()
+                    })
+                    .collect()
+            }),
+            allow_auto_topic_creation: false,
+            ..Default::default()
+        };
+        let timeout = self.config.connection.request_timeout;
+        let mut last_err = None;
+        // live connections first, then new ones to known brokers, then bootstrap
+        let mut live: Vec<Arc<Connection>> = Vec::new();
+        if let Some(c) = lock(&self.bootstrap_conn).clone() {
+            live.push(c);
+        }
+        for slot in lock(&self.pool).values() {
+            if let Ok(g) = slot.try_lock() {
+                if let Some(c) = g.as_ref() {
+                    live.push(c.clone());
+                }
+            }
+        }
+        live.retain(|c| c.is_usable());
+        for conn in live {
+            match self.send_on(&conn, &req, timeout).await {
+                Ok(resp) => return Ok(self.absorb(&resp)),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        let mut addrs: Vec<BrokerAddress> =
+            self.brokers().values().map(|b| b.addr.clone()).collect();
+        for a in &self.bootstrap_servers {
+            if !addrs.contains(a) {
+                addrs.push(a.clone());
+            }
+        }
+        for addr in addrs {
+            let result = async {
+                let conn = self.open(&addr).await?;
+                let resp = self.send_on(&conn, &req, timeout).await?;
+                *lock(&self.bootstrap_conn) = Some(conn);
+                Ok::<_, Error>(resp)
+            }
+            .await;
+            match result {
+                Ok(resp) => return Ok(self.absorb(&resp)),
+                Err(e) => {
+                    tracing::debug!(%addr, error = %e, "metadata failed");
+                    last_err = Some(e);
+                }
+            }
+        }
+        Err(last_err.unwrap_or(Error::Bootstrap { attempts: vec![] }))
+    }
+
+    fn absorb(&self, resp: &MetadataResponse) -> ClusterMetadata {
+        let md = ClusterMetadata::from_response(resp);
+        if !md.brokers.is_empty() {
+            *self.brokers.write().unwrap_or_else(|p| p.into_inner()) = md.brokers.clone();
+        }
+        md
+    }
+
+    /// The connection to broker `id`, opened (and ApiVersions negotiated) on
+    /// first use or after the previous one failed.
+    pub async fn broker(&self, id: i32) -> Result<Arc<Connection>> {
+        let info = self
+            .brokers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+            .cloned()
+            .ok_or(Error::UnknownBroker(id))?;
+        let addr = info.addr.to_string();
+        let slot = lock(&self.pool).entry(id).or_default().clone();
+        let mut guard = slot.lock().await;
+        if let Some(c) = guard.as_ref() {
+            if c.is_usable() && c.addr() == addr {
+                return Ok(c.clone());
+            }
+        }
+        // the bootstrap connection may already be to this broker
+        let reuse = lock(&self.bootstrap_conn)
+            .clone()
+            .filter(|c| c.is_usable() && c.addr() == addr);
+        let conn = match reuse {
+            Some(c) => c,
+            None => self.open(&info.addr).await?,
+        };
+        *guard = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// Sends `req` to broker `id` at the newest common version, honouring
+    /// the throttle time of the response.
+    pub async fn send_to<R>(&self, id: i32, req: &R, timeout: Duration) -> Result<R::Response>
+    where
+        R: Request,
+        R::Response: ThrottleTime,
+    {
+        let conn = self.broker(id).await?;
+        self.send_on(&conn, req, timeout).await
+    }
+
+    /// Sends `req` on `conn` at the newest common version and notes the
+    /// response's throttle time on the connection.
+    pub async fn send_on<R>(
+        &self,
+        conn: &Connection,
+        req: &R,
+        timeout: Duration,
+    ) -> Result<R::Response>
+    where
+        R: Request,
+        R::Response: ThrottleTime,
+    {
+        let version = conn.version_for::<R>()?;
+        let resp = conn.send_with_timeout(req, version, timeout).await?;
+        conn.throttle(resp.throttle_time_ms());
+        Ok(resp)
+    }
+}

@@ -1,0 +1,550 @@
+//! One connection to one broker, with many requests in flight.
+//!
+//! The stream is split in two. A writer task owns the write half and writes
+//! whole frames from a queue, so a caller that gives up (timeout, drop) can
+//! never leave half a frame on the socket. A reader task owns the read half:
+//! it checks each size prefix against the maximum response size before
+//! allocating, reads the frame, and routes it by correlation id to the
+//! caller waiting for it. Kafka answers in order on a connection, but routing
+//! is by id anyway; an id nobody is waiting for is a protocol violation and
+//! fails the connection. When the connection fails, every request in flight
+//! gets the same error, and so does every later request.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kdp_wire::error_code;
+use kdp_wire::frame::{encode_request_frame, frame_size, DEFAULT_MAX_FRAME_SIZE};
+use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kdp_wire::{api, DecodeError, DecodeErrorKind, Message, Reader, Request, RequestHeader};
+use kdp_wire::{decode_exact, ResponseHeader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::transport::{AsyncStream, BrokerAddress, Connector};
+use crate::versions::ApiVersionsTable;
+
+/// Per-connection settings.
+#[derive(Debug, Clone)]
+pub struct ConnectionConfig {
+    /// The request header's client id (Kafka's `client.id`).
+    pub client_id: Option<String>,
+    /// How long [`Connection::send`] waits for a response.
+    pub request_timeout: Duration,
+    /// Responses whose size prefix is larger are refused before any allocation.
+    pub max_response_size: usize,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        ConnectionConfig {
+            client_id: Some("kdp".into()),
+            request_timeout: Duration::from_secs(30),
+            max_response_size: DEFAULT_MAX_FRAME_SIZE,
+        }
+    }
+}
+
+/// Read at most this much per step, so that a peer announcing a large frame
+/// and then sending little costs little memory.
+const READ_CHUNK: usize = 64 * 1024;
+
+enum Slot {
+    Waiting(oneshot::Sender<Result<Bytes>>),
+    /// The caller gave up; a late response is read and dropped.
+    Abandoned,
+}
+
+struct State {
+    pending: HashMap<i32, Slot>,
+    failed: Option<Error>,
+}
+
+struct Shared {
+    addr: String,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock leaves consistent data (plain inserts
+        // and removes), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Marks the connection failed and hands `err` to every waiting request.
+    fn fail(&self, err: Error) {
+        let drained: Vec<Slot> = {
+            let mut st = self.lock();
+            if st.failed.is_none() {
+                st.failed = Some(err.clone());
+            }
+            st.pending.drain().map(|(_, s)| s).collect()
+        };
+        for slot in drained {
+            if let Slot::Waiting(tx) = slot {
+                let _ = tx.send(Err(err.clone()));
+            }
+        }
+    }
+
+    fn failure(&self) -> Error {
+        self.lock()
+            .failed
+            .clone()
+            .unwrap_or_else(|| Error::Shutdown {
+                addr: self.addr.clone(),
+            })
+    }
+}
+
+/// Marks a request abandoned if its caller stops waiting before the answer.
+struct PendingGuard<'a> {
+    shared: &'a Shared,
+    id: i32,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        if let Some(slot) = st.pending.get_mut(&self.id) {
+            *slot = Slot::Abandoned;
+        }
+    }
+}
+
+/// A connection to one broker. Cheap to share behind an `Arc`; every method
+/// takes `&self`, and any number of requests may be in flight at once.
+pub struct Connection {
+    addr: String,
+    config: ConnectionConfig,
+    shared: Arc<Shared>,
+    next_correlation_id: AtomicI32,
+    writer: mpsc::UnboundedSender<Bytes>,
+    throttled_until: Mutex<Option<Instant>>,
+    versions: OnceLock<ApiVersionsTable>,
+    tasks: [AbortHandle; 2],
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("addr", &self.addr)
+            .field("usable", &self.is_usable())
+            .finish()
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Connection {
+    /// Starts a connection over an open stream, without ApiVersions (see
+    /// [`Connection::establish`]). `addr` names the peer in errors. Must be
+    /// called inside a tokio runtime.
+    pub fn new<S: AsyncStream>(
+        stream: S,
+        addr: impl Into<String>,
+        config: ConnectionConfig,
+    ) -> Self {
+        let addr = addr.into();
+        let shared = Arc::new(Shared {
+            addr: addr.clone(),
+            state: Mutex::new(State {
+                pending: HashMap::new(),
+                failed: None,
+            }),
+        });
+        let (rd, wr) = tokio::io::split(stream);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(read_loop(rd, shared.clone(), config.max_response_size));
+        let writer = tokio::spawn(write_loop(wr, rx, shared.clone()));
+        Connection {
+            addr,
+            config,
+            shared,
+            next_correlation_id: AtomicI32::new(0),
+            writer: tx,
+            throttled_until: Mutex::new(None),
+            versions: OnceLock::new(),
+            tasks: [reader.abort_handle(), writer.abort_handle()],
+        }
+    }
+
+    /// Starts a connection and negotiates API versions on it.
+    pub async fn establish<S: AsyncStream>(
+        stream: S,
+        addr: impl Into<String>,
+        config: ConnectionConfig,
+    ) -> Result<Self> {
+        let conn = Connection::new(stream, addr, config);
+        conn.negotiate().await?;
+        Ok(conn)
+    }
+
+    /// Opens a stream with `connector` (bounded by `connect_timeout`), then
+    /// negotiates API versions (bounded by the request timeout).
+    pub async fn connect(
+        addr: &BrokerAddress,
+        connector: &dyn Connector,
+        config: ConnectionConfig,
+        connect_timeout: Duration,
+    ) -> Result<Self> {
+        let stream = tokio::time::timeout(connect_timeout, connector.connect(addr))
+            .await
+            .map_err(|_| Error::ConnectTimeout {
+                addr: addr.to_string(),
+                timeout: connect_timeout,
+            })??;
+        Connection::establish(stream, addr.to_string(), config).await
+    }
+
+    /// The peer, as given when the connection was made.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    pub fn config(&self) -> &ConnectionConfig {
+        &self.config
+    }
+
+    /// False once the connection has failed (closed, I/O error, protocol
+    /// violation); every request then fails with [`Connection::failure`].
+    pub fn is_usable(&self) -> bool {
+        self.shared.lock().failed.is_none()
+    }
+
+    /// Why the connection failed, if it did.
+    pub fn failure(&self) -> Option<Error> {
+        self.shared.lock().failed.clone()
+    }
+
+    /// The broker's API versions, once negotiated.
+    pub fn api_versions(&self) -> Option<&ApiVersionsTable> {
+        self.versions.get()
+    }
+
+    /// The newest version of `R` that both kdp and the broker support.
+    pub fn version_for<R: Message>(&self) -> Result<i16> {
+        let client = (R::LOWEST_VERSION, R::HIGHEST_VERSION);
+        let unsupported = |broker| Error::UnsupportedApi {
+            addr: self.addr.clone(),
+            api: api::name(R::API_KEY).unwrap_or(R::NAME),
+            api_key: R::API_KEY,
+            client,
+            broker,
+        };
+        let table = self.versions.get().ok_or_else(|| unsupported(None))?;
+        table
+            .pick(R::API_KEY, client.0, client.1)
+            .ok_or_else(|| unsupported(table.range(R::API_KEY)))
+    }
+
+    /// Sends `req` at `version` and waits (up to the request timeout) for its response.
+    pub async fn send<R: Request>(&self, req: &R, version: i16) -> Result<R::Response> {
+        self.send_with_timeout(req, version, self.config.request_timeout)
+            .await
+    }
+
+    /// Sends `req` at the negotiated version ([`Connection::version_for`]).
+    pub async fn request<R: Request>(&self, req: &R) -> Result<R::Response> {
+        let version = self.version_for::<R>()?;
+        self.send(req, version).await
+    }
+
+    /// [`Connection::send`] with an explicit timeout. A throttle delay the
+    /// broker asked for ([`Connection::throttle`]) is waited out first and
+    /// counts toward the timeout.
+    pub async fn send_with_timeout<R: Request>(
+        &self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response> {
+        let payload = self.round_trip(req, version, timeout).await?;
+        decode_response::<R::Response>(&self.addr, &payload, version)
+    }
+
+    /// Stops sending to this broker for `throttle_time_ms` (a response's
+    /// ThrottleTimeMs: since KIP-219 the client must hold back itself).
+    pub fn throttle(&self, throttle_time_ms: i32) {
+        if throttle_time_ms <= 0 {
+            return;
+        }
+        let until = Instant::now() + Duration::from_millis(throttle_time_ms as u64);
+        let mut t = self
+            .throttled_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if t.is_none_or(|cur| cur < until) {
+            *t = Some(until);
+        }
+    }
+
+    /// When the broker's throttle delay ends, if one is pending.
+    pub fn throttled_until(&self) -> Option<Instant> {
+        let t = *self
+            .throttled_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        t.filter(|t| *t > Instant::now())
+    }
+
+    /// Sends a request and returns the raw response payload (correlation id,
+    /// rest of the header, body).
+    async fn round_trip<R: Request>(
+        &self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<Bytes> {
+        let api = R::NAME;
+        let deadline = Instant::now() + timeout;
+        let timed_out = || Error::RequestTimeout {
+            addr: self.addr.clone(),
+            api,
+            timeout,
+        };
+        if let Some(until) = self.throttled_until() {
+            if until >= deadline {
+                tokio::time::sleep_until(deadline).await;
+                return Err(timed_out());
+            }
+            tracing::debug!(addr = %self.addr, "throttled by the broker; waiting");
+            tokio::time::sleep_until(until).await;
+        }
+
+        let id = self.next_correlation_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut st = self.shared.lock();
+            if let Some(e) = &st.failed {
+                return Err(e.clone());
+            }
+            st.pending.insert(id, Slot::Waiting(tx));
+        }
+        let _guard = PendingGuard {
+            shared: &self.shared,
+            id,
+        };
+        let header = RequestHeader {
+            request_api_key: R::API_KEY,
+            request_api_version: version,
+            correlation_id: id,
+            client_id: self.config.client_id.clone(),
+            ..Default::default()
+        };
+        let mut frame = Vec::new();
+        encode_request_frame(&mut frame, &header, req);
+        tracing::trace!(addr = %self.addr, api, version, correlation_id = id, bytes = frame.len(), "send");
+        if self.writer.send(Bytes::from(frame)).is_err() {
+            return Err(self.shared.failure());
+        }
+        match tokio::time::timeout_at(deadline, rx).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(self.shared.failure()),
+            Err(_) => Err(timed_out()),
+        }
+    }
+
+    /// ApiVersions: asks at the newest version kdp knows; a broker that does
+    /// not know it answers UNSUPPORTED_VERSION in v0 with its own range, and
+    /// kdp asks again at the broker's newest (as Kafka's NetworkClient does).
+    pub async fn negotiate(&self) -> Result<&ApiVersionsTable> {
+        if let Some(t) = self.versions.get() {
+            return Ok(t);
+        }
+        let req = ApiVersionsRequest {
+            client_software_name: "kdp".into(),
+            client_software_version: env!("CARGO_PKG_VERSION").into(),
+            ..Default::default()
+        };
+        let mut version = ApiVersionsRequest::HIGHEST_VERSION;
+        loop {
+            let payload = self
+                .round_trip(&req, version, self.config.request_timeout)
+                .await?;
+            let resp = decode_api_versions(&self.addr, &payload, version)?;
+            if resp.error_code == error_code::NONE {
+                tracing::debug!(addr = %self.addr, version, apis = resp.api_keys.len(), "ApiVersions");
+                let table = ApiVersionsTable::new(&resp, version);
+                return Ok(self.versions.get_or_init(|| table));
+            }
+            if resp.error_code == error_code::UNSUPPORTED_VERSION && version > 0 {
+                let broker_max = resp.range(api::API_VERSIONS).map_or(0, |r| r.1);
+                // strictly lower each time, so this ends
+                let next = broker_max.clamp(0, version - 1);
+                tracing::debug!(addr = %self.addr, version, next, "ApiVersions version not supported by the broker; retrying");
+                version = next;
+                continue;
+            }
+            return Err(Error::ApiVersions {
+                addr: self.addr.clone(),
+                error_code: resp.error_code,
+            });
+        }
+    }
+}
+
+/// Decodes a response payload (header and body) of a known type and version.
+fn decode_response<M: Message>(addr: &str, payload: &[u8], version: i16) -> Result<M> {
+    let err = |source: DecodeError| Error::Decode {
+        addr: addr.to_string(),
+        api: M::NAME,
+        version,
+        source,
+    };
+    let mut r = Reader::new(payload);
+    ResponseHeader::decode(&mut r, api::response_header_version(M::API_KEY, version))
+        .map_err(|e| err(e.in_field("Header")))?;
+    let body = M::decode(&mut r, version).map_err(err)?;
+    r.finish().map_err(err)?;
+    Ok(body)
+}
+
+/// ApiVersions responses always carry header v0. The body is read at the
+/// requested version, and at v0 if that fails: a broker that does not know
+/// the requested version answers in v0 (Kafka's ApiVersionsResponse.parse).
+fn decode_api_versions(addr: &str, payload: &[u8], version: i16) -> Result<ApiVersionsResponse> {
+    let err = |source: DecodeError, v| Error::Decode {
+        addr: addr.to_string(),
+        api: ApiVersionsResponse::NAME,
+        version: v,
+        source,
+    };
+    let mut r = Reader::new(payload);
+    ResponseHeader::decode(&mut r, 0).map_err(|e| err(e.in_field("Header"), version))?;
+    let body = &payload[r.offset()..];
+    match decode_exact::<ApiVersionsResponse>(body, version) {
+        Ok(b) => Ok(b),
+        Err(e) if version == 0 => Err(err(e, 0)),
+        Err(e) => decode_exact::<ApiVersionsResponse>(body, 0).map_err(|_| err(e, version)),
+    }
+}
+
+/// Reads one frame's payload: the size prefix is checked against `max_size`
+/// (and must hold at least a correlation id) before anything is allocated,
+/// and the payload is read in bounded steps.
+async fn read_frame<R: AsyncRead + Unpin>(
+    rd: &mut R,
+    addr: &str,
+    max_size: usize,
+) -> Result<Bytes> {
+    let mut prefix = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match rd.read(&mut prefix[got..]).await {
+            Ok(0) if got == 0 => {
+                return Err(Error::Closed {
+                    addr: addr.to_string(),
+                })
+            }
+            Ok(0) => {
+                return Err(Error::Truncated {
+                    addr: addr.to_string(),
+                    read: got,
+                    expected: 4,
+                })
+            }
+            Ok(n) => got += n,
+            Err(e) => return Err(Error::io(addr, e)),
+        }
+    }
+    let frame_err = |source| Error::Frame {
+        addr: addr.to_string(),
+        source,
+    };
+    let size = frame_size(prefix, max_size).map_err(frame_err)?;
+    if size < 4 {
+        return Err(frame_err(
+            DecodeError::new(
+                0,
+                DecodeErrorKind::InvalidFrameSize {
+                    size: size as i64,
+                    reason: "too small to hold a correlation id",
+                },
+            )
+            .in_field("Size"),
+        ));
+    }
+    let mut buf = BytesMut::with_capacity(size.min(READ_CHUNK));
+    while buf.len() < size {
+        let want = (size - buf.len()).min(READ_CHUNK);
+        buf.reserve(want);
+        let n = (&mut *rd)
+            .take(want as u64)
+            .read_buf(&mut buf)
+            .await
+            .map_err(|e| Error::io(addr, e))?;
+        if n == 0 {
+            return Err(Error::Truncated {
+                addr: addr.to_string(),
+                read: 4 + buf.len(),
+                expected: 4 + size,
+            });
+        }
+    }
+    Ok(buf.freeze())
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_size: usize) {
+    let addr = shared.addr.clone();
+    let err = loop {
+        let payload = match read_frame(&mut rd, &addr, max_size).await {
+            Ok(p) => p,
+            Err(e) => break e,
+        };
+        let correlation_id = i32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]);
+        let slot = shared.lock().pending.remove(&correlation_id);
+        match slot {
+            Some(Slot::Waiting(tx)) => {
+                tracing::trace!(%addr, correlation_id, bytes = payload.len(), "response");
+                let _ = tx.send(Ok(payload));
+            }
+            Some(Slot::Abandoned) => {
+                tracing::debug!(%addr, correlation_id, "late response to an abandoned request dropped");
+            }
+            None => {
+                break Error::UnknownCorrelationId {
+                    addr: addr.clone(),
+                    correlation_id,
+                }
+            }
+        }
+    };
+    match &err {
+        Error::Closed { .. } => tracing::debug!(%addr, "connection closed by the peer"),
+        e => tracing::debug!(%addr, error = %e, "connection failed"),
+    }
+    shared.fail(err);
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut wr: W,
+    mut rx: mpsc::UnboundedReceiver<Bytes>,
+    shared: Arc<Shared>,
+) {
+    while let Some(frame) = rx.recv().await {
+        let mut result = wr.write_all(&frame).await;
+        // flush once the queue is drained (a TLS stream buffers)
+        if result.is_ok() && rx.is_empty() {
+            result = wr.flush().await;
+        }
+        if let Err(e) = result {
+            shared.fail(Error::io(&shared.addr, e));
+            return;
+        }
+    }
+    let _ = wr.shutdown().await;
+}

@@ -1,0 +1,229 @@
+//! The client's errors: one enum, cheap to clone (a failed connection hands
+//! the same error to every request that was in flight on it).
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kdp_wire::error_code;
+use kdp_wire::DecodeError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong between kdp and a broker.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// A `host:port` that cannot be used.
+    #[error("invalid broker address {addr:?}: {reason}")]
+    InvalidAddress { addr: String, reason: &'static str },
+
+    /// DNS resolution failed, or resolved to nothing.
+    #[error("cannot resolve {addr}: {source}")]
+    Resolve {
+        addr: String,
+        #[source]
+        source: Arc<io::Error>,
+    },
+
+    /// The TCP connection was refused or failed.
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        addr: String,
+        #[source]
+        source: Arc<io::Error>,
+    },
+
+    #[error("connecting to {addr} timed out after {}", fmt_duration(*.timeout))]
+    ConnectTimeout { addr: String, timeout: Duration },
+
+    /// The peer closed the connection between two responses.
+    #[error("{addr}: connection closed by the broker")]
+    Closed { addr: String },
+
+    /// The peer closed the connection in the middle of a response.
+    #[error(
+        "{addr}: connection closed in the middle of a response ({read} of {expected} bytes read)"
+    )]
+    Truncated {
+        addr: String,
+        read: usize,
+        expected: usize,
+    },
+
+    /// Reading or writing the socket failed.
+    #[error("{addr}: I/O error: {source}")]
+    Io {
+        addr: String,
+        #[source]
+        source: Arc<io::Error>,
+    },
+
+    /// A response's size prefix is negative, above the maximum response size,
+    /// or too small to hold a correlation id. Checked before allocating.
+    #[error("{addr}: invalid response frame: {source}")]
+    Frame {
+        addr: String,
+        #[source]
+        source: DecodeError,
+    },
+
+    /// The broker answered a request kdp never sent (or already answered).
+    #[error("{addr}: response with unknown correlation id {correlation_id}")]
+    UnknownCorrelationId { addr: String, correlation_id: i32 },
+
+    /// A response body (or its header) does not decode.
+    #[error("{addr}: cannot decode {api} v{version}: {source}")]
+    Decode {
+        addr: String,
+        api: &'static str,
+        version: i16,
+        #[source]
+        source: DecodeError,
+    },
+
+    #[error("{addr}: {api} request timed out after {}", fmt_duration(*.timeout))]
+    RequestTimeout {
+        addr: String,
+        api: &'static str,
+        timeout: Duration,
+    },
+
+    /// The connection was dropped by kdp itself (e.g. the client shut down).
+    #[error("{addr}: connection shut down")]
+    Shutdown { addr: String },
+
+    /// ApiVersions answered with an error code kdp cannot recover from.
+    #[error("{addr}: ApiVersions failed: {}", error_code::ErrorCodeDisplay(*.error_code))]
+    ApiVersions { addr: String, error_code: i16 },
+
+    /// No version of the API is supported by both kdp and the broker.
+    #[error("{addr}: {}", unsupported_text(api, *.client, *.broker))]
+    UnsupportedApi {
+        addr: String,
+        api: &'static str,
+        api_key: i16,
+        /// kdp's range.
+        client: (i16, i16),
+        /// The broker's range, `None` if it does not know the API at all.
+        broker: Option<(i16, i16)>,
+    },
+
+    /// The broker answered a request with an error code for the whole request.
+    #[error("{addr}: {api} failed: {}{}", error_code::ErrorCodeDisplay(*.error_code),
+        .message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Broker {
+        addr: String,
+        api: &'static str,
+        error_code: i16,
+        message: Option<String>,
+    },
+
+    /// A broker id that the cluster metadata does not list.
+    #[error("broker {0} is not in the cluster metadata")]
+    UnknownBroker(i32),
+
+    /// None of the bootstrap servers could be reached.
+    #[error("no bootstrap server could be reached: {}", join_attempts(.attempts))]
+    Bootstrap { attempts: Vec<Error> },
+
+    /// The operation's overall deadline passed.
+    #[error("{what} did not finish within {}", fmt_duration(*.timeout))]
+    Deadline {
+        what: &'static str,
+        timeout: Duration,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(addr: &str, e: io::Error) -> Self {
+        Error::Io {
+            addr: addr.to_string(),
+            source: Arc::new(e),
+        }
+    }
+
+    /// Whether the error concerns the connection (the broker may be down or
+    /// unreachable) rather than the content of an answer.
+    pub fn is_connection_error(&self) -> bool {
+        matches!(
+            self,
+            Error::Resolve { .. }
+                | Error::Connect { .. }
+                | Error::ConnectTimeout { .. }
+                | Error::Closed { .. }
+                | Error::Truncated { .. }
+                | Error::Io { .. }
+                | Error::RequestTimeout { .. }
+                | Error::Shutdown { .. }
+                | Error::Bootstrap { .. }
+                | Error::Deadline { .. }
+        )
+    }
+
+    /// The Kafka error code that best describes this client-side failure,
+    /// for reporting it where a broker's error code would stand.
+    pub fn kafka_code(&self) -> i16 {
+        match self {
+            Error::ConnectTimeout { .. }
+            | Error::RequestTimeout { .. }
+            | Error::Deadline { .. } => error_code::REQUEST_TIMED_OUT,
+            Error::Resolve { .. }
+            | Error::Connect { .. }
+            | Error::Closed { .. }
+            | Error::Truncated { .. }
+            | Error::Io { .. }
+            | Error::Shutdown { .. }
+            | Error::Bootstrap { .. } => error_code::NETWORK_EXCEPTION,
+            Error::UnsupportedApi { .. } => error_code::UNSUPPORTED_VERSION,
+            Error::UnknownBroker(_) => error_code::BROKER_NOT_AVAILABLE,
+            Error::ApiVersions { error_code, .. } | Error::Broker { error_code, .. } => *error_code,
+            Error::InvalidAddress { .. }
+            | Error::Frame { .. }
+            | Error::UnknownCorrelationId { .. }
+            | Error::Decode { .. } => error_code::UNKNOWN_SERVER_ERROR,
+        }
+    }
+}
+
+fn unsupported_text(api: &str, client: (i16, i16), broker: Option<(i16, i16)>) -> String {
+    match broker {
+        None => format!(
+            "the broker does not support {api} (kdp speaks v{}-v{})",
+            client.0, client.1
+        ),
+        Some((min, max)) => format!(
+            "no common version of {api}: the broker supports v{min}-v{max}, kdp v{}-v{}",
+            client.0, client.1
+        ),
+    }
+}
+
+fn join_attempts(attempts: &[Error]) -> String {
+    if attempts.is_empty() {
+        return "no address given".into();
+    }
+    attempts
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `1.5s`, `300ms`, `2m0s`: short and exact enough for error messages.
+pub(crate) fn fmt_duration(d: Duration) -> impl fmt::Display {
+    struct D(Duration);
+    impl fmt::Display for D {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            let ms = self.0.as_millis();
+            if ms < 1000 {
+                write!(f, "{ms}ms")
+            } else if ms / 1000 * 1000 == ms {
+                write!(f, "{}s", ms / 1000)
+            } else {
+                write!(f, "{:.1}s", self.0.as_secs_f64())
+            }
+        }
+    }
+    D(d)
+}
