@@ -137,11 +137,11 @@ async fn api_versions_every_version_and_the_fallback() {
     }
     // A version above 4: a v0 response with UNSUPPORTED_VERSION and the
     // ApiVersions range, on the same connection, which stays open.
-    for (v, cid) in [(5i16, 7), (127, 8)] {
+    for (v, cid) in [(5i16, 7i32), (127, 8)] {
         let mut req = Vec::new();
         req.extend_from_slice(&18i16.to_be_bytes());
         req.extend_from_slice(&v.to_be_bytes());
-        req.extend_from_slice(&(cid as i32).to_be_bytes());
+        req.extend_from_slice(&cid.to_be_bytes());
         req.extend_from_slice(&6i16.to_be_bytes());
         req.extend_from_slice(b"future");
         req.push(0);
