@@ -116,7 +116,7 @@ cmd_stop() {
     # brokers first, so their controlled shutdown can still reach the controller
     stop_nodes 2 3
     stop_nodes 1
-    rm -f "$STATE"/node*/pid
+    rm -f "$STATE"/node*/pid "$STATE/cluster.env" # logs and data stay for post-mortems
     log "stopped"
 }
 

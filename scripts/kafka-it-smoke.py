@@ -152,6 +152,13 @@ def main():
           and f2["baseOffset"] == c["lastOffset"] + 2)
     oracle_matches("fence (completed txn)", f2)
 
+    # fence without records: only InitProducerId (epoch +1, coordinator state Empty); nothing is
+    # written, so the partition keeps the last COMMIT marker's epoch
+    f0 = scenario("fence", "--topic", topic, "--partition", "0", "--records", "0", "--transactional-id", f"{topic}-c")
+    check("fence --records 0: init 4, coordinator Empty/4, partition still 3/-1",
+          f0["clientInitEpoch"] == 4 and f0["txnProducerEpoch"] == 4 and f0["txnState"] == "Empty"
+          and f0["producerEpoch"] == 3 and f0["lastSequence"] == -1)
+
     # fence of o2 writing to partition 0: partition 2 keeps only the ABORT marker's epoch
     f3 = scenario("fence", "--topic", topic, "--partition", "0", "--records", "1", "--transactional-id", f"{topic}-o2")
     rows, raw = describe_producers(topic, 2)

@@ -424,6 +424,9 @@ public final class Scenario {
             // wait until the leader and every follower show no open transaction for this producer
             leaderState = waitProducerState(admin, tp, td, txn.producerId(),
                 s -> s.currentTransactionStartOffset().isEmpty(), "no ongoing transaction");
+        } else {
+            // fence without records: whatever the partition holds for this producer id (null if nothing)
+            leaderState = producerState(admin, tp, OptionalInt.empty(), txn.producerId());
         }
         Json j = producerJson(scenario, tp, n, txn.producerId(), leaderState, offsets, td)
             .put("transactionalId", tid)
