@@ -11,6 +11,7 @@
 
 pub mod broker;
 pub mod cluster;
+pub mod demo;
 pub mod mock;
 pub mod responder;
 

@@ -1,9 +1,76 @@
-//! Not yet built.
+//! `kdp demo`: start the built-in mock cluster in this process (three
+//! brokers on free ports of 127.0.0.1) and describe it with exactly the code
+//! `kdp describe` runs. No Kafka needed.
+
+use std::time::Duration;
+
+use kdp_server::{MockCluster, MockConfig};
+
+use crate::cmd::describe::{self, Output};
+use crate::exit;
 
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(after_help = "\
+The demo cluster: topics orders, payments, inventory and the internal __consumer_offsets and
+__transaction_state. orders-3 holds the seed document's example producer; there is an idle
+idempotent producer, open transactions, a fenced zombie epoch, and a hanging transaction on
+payments-0. Run the same cluster as a server with `kdp mock-broker --cluster FILE`
+(docs/CLUSTER_FILE.md).")]
+pub struct Args {
+    /// Output format (as for `kdp describe`).
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
 
-pub fn run(_args: Args) -> i32 {
-    eprintln!("kdp: not yet implemented");
-    crate::exit::USAGE
+    /// List partitions without active producers too.
+    #[arg(long)]
+    pub show_empty: bool,
+}
+
+pub fn run(args: Args) -> i32 {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kdp demo: cannot start the async runtime: {e}");
+            return exit::PARTIAL;
+        }
+    };
+    rt.block_on(run_async(args))
+}
+
+pub async fn run_async(args: Args) -> i32 {
+    let cluster = match kdp_server::demo::cluster() {
+        Ok(c) => c,
+        Err(e) => {
+            // The file is built in and tested; this is a bug.
+            eprintln!("kdp demo: the built-in cluster is invalid: {e}");
+            return exit::PARTIAL;
+        }
+    };
+    let config = MockConfig {
+        host: "127.0.0.1".into(),
+        port: 0,
+        ..MockConfig::default()
+    };
+    let mock = match MockCluster::start(cluster, config).await {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("kdp demo: cannot start the mock cluster: {e}");
+            return exit::UNREACHABLE;
+        }
+    };
+    let bootstrap = mock.bootstrap();
+    eprintln!(
+        "kdp demo: a built-in mock cluster of {} brokers at {bootstrap}",
+        mock.listeners().len()
+    );
+    let mut describe_args = describe::Args::new(bootstrap.clone());
+    describe_args.output = args.output;
+    describe_args.show_empty = args.show_empty;
+    describe_args.timeout = Duration::from_secs(20);
+    let code = describe::run_against(&bootstrap, describe_args).await;
+    mock.shutdown_within(Duration::from_secs(2)).await;
+    code
 }
