@@ -1,0 +1,406 @@
+//! Apache Kafka's own `kafka-transactions.sh describe-producers`
+//! (org.apache.kafka.tools.TransactionsCommand, Kafka 4.1.1) against the
+//! mock: it must print exactly the cluster file's producers, and fail with
+//! the same text a real broker makes it print.
+//!
+//! Needs the Kafka jars: run `scripts/test.sh`, which builds `it/` and sets
+//! KDP_IT_CLASSPATH (and KDP_IT_JAVA). Without KDP_IT_CLASSPATH the test
+//! fails rather than skips.
+//!
+//! The error texts were taken from the tool run against a real three-broker
+//! Kafka 4.1.1 cluster (scripts/kafka-cluster.sh): a partition not on the
+//! chosen broker, an invalid topic name with and without --broker-id, and an
+//! unknown topic with and without --broker-id.
+
+use std::io::Write;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kdp_server::cluster::Cluster;
+use kdp_server::mock::{MockCluster, MockConfig};
+
+const CLUSTER: &str = include_str!("data/cluster.json");
+const HEADERS: [&str; 6] = [
+    "ProducerId",
+    "ProducerEpoch",
+    "LatestCoordinatorEpoch",
+    "LastSequence",
+    "LastTimestamp",
+    "CurrentTransactionStartOffset",
+];
+
+struct Tool {
+    java: String,
+    classpath: String,
+    config: tempfile_lite::TempFile,
+}
+
+struct Run {
+    args: String,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Tool {
+    fn from_env() -> Tool {
+        let classpath = std::env::var("KDP_IT_CLASSPATH").unwrap_or_else(|_| {
+            panic!(
+                "KDP_IT_CLASSPATH is not set: this test needs the Kafka jars; run scripts/test.sh \
+                 (or set KDP_IT_CLASSPATH to it/target/lib/*)"
+            )
+        });
+        assert!(!classpath.trim().is_empty(), "KDP_IT_CLASSPATH is empty");
+        let java = std::env::var("KDP_IT_JAVA").unwrap_or_else(|_| "java".into());
+        // Short timeouts so the cases that end in a client timeout take
+        // seconds, not the default minute. request.timeout.ms must not
+        // exceed default.api.timeout.ms.
+        let config = tempfile_lite::TempFile::with_contents(
+            "kdp-java-tool-admin.properties",
+            "default.api.timeout.ms=6000\nrequest.timeout.ms=5000\n",
+        );
+        Tool {
+            java,
+            classpath,
+            config,
+        }
+    }
+
+    fn describe(&self, bootstrap: &str, args: &[&str]) -> Run {
+        let out = Command::new(&self.java)
+            .arg("-Xshare:auto")
+            .arg("-XX:TieredStopAtLevel=1")
+            .arg("-cp")
+            .arg(&self.classpath)
+            .arg("org.apache.kafka.tools.TransactionsCommand")
+            .arg("--bootstrap-server")
+            .arg(bootstrap)
+            .arg("--command-config")
+            .arg(self.config.path())
+            .arg("describe-producers")
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.java));
+        Run {
+            args: args.join(" "),
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    /// The table's rows (header checked), cells trimmed.
+    fn table(&self) -> Vec<Vec<String>> {
+        assert_eq!(self.code, Some(0), "{self}");
+        let mut lines = self
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("ProducerId"));
+        let header: Vec<&str> = lines
+            .next()
+            .unwrap_or_else(|| panic!("no table header: {self}"))
+            .split('\t')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(header, HEADERS, "{self}");
+        lines
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                l.split('\t')
+                    .map(|c| c.trim().to_string())
+                    .filter(|c| !c.is_empty())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The tool's one-line error (printed on stderr), exit status 1.
+    fn error_line(&self) -> String {
+        assert_eq!(self.code, Some(1), "{self}");
+        self.stderr
+            .lines()
+            .chain(self.stdout.lines())
+            .find(|l| l.starts_with("Failed to describe producers"))
+            .unwrap_or_else(|| panic!("no error line: {self}"))
+            .to_string()
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "describe-producers {} exited {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.args, self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// The rows the tool must print for `topic`-`partition` on `broker`.
+fn expected_rows(cluster: &Cluster, topic: &str, partition: i32, broker: i32) -> Vec<Vec<String>> {
+    let p = cluster.partition(topic, partition).unwrap();
+    assert!(p.is_replica(broker) && !p.is_offline_on(broker));
+    p.producers_on(broker)
+        .iter()
+        .map(|s| {
+            vec![
+                s.producer_id.to_string(),
+                s.producer_epoch.to_string(),
+                // OptionalInt.empty() for a negative epoch, printed orElse(-1).
+                if s.coordinator_epoch < 0 {
+                    "-1".into()
+                } else {
+                    s.coordinator_epoch.to_string()
+                },
+                s.last_sequence.to_string(),
+                s.last_timestamp.to_string(),
+                if s.current_txn_start_offset < 0 {
+                    "None".into()
+                } else {
+                    s.current_txn_start_offset.to_string()
+                },
+            ]
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the Kafka jars: run scripts/test.sh"]
+fn kafka_transactions_describe_producers_against_the_mock() {
+    let tool = Arc::new(Tool::from_env());
+    let cluster = Cluster::from_json(CLUSTER).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt
+        .block_on(MockCluster::start(
+            cluster.clone(),
+            MockConfig {
+                port: 0,
+                idle_timeout: Duration::from_secs(60),
+                ..MockConfig::default()
+            },
+        ))
+        .unwrap();
+    let bootstrap = mock.bootstrap();
+
+    // (args, what to expect); run a few JVMs at a time.
+    enum Want {
+        Rows {
+            topic: &'static str,
+            partition: i32,
+            broker: i32,
+        },
+        Error(&'static str),
+        ErrorOneOf(&'static [&'static str]),
+    }
+    use Want::*;
+    let cases: Vec<(Vec<&str>, Want)> = vec![
+        // The leader (broker 1) of orders-3: the seed's producer and another.
+        (
+            vec!["--topic", "orders", "--partition", "3"],
+            Rows { topic: "orders", partition: 3, broker: 1 },
+        ),
+        // A follower in step with the leader, and one that diverged.
+        (
+            vec!["--topic", "orders", "--partition", "3", "--broker-id", "2"],
+            Rows { topic: "orders", partition: 3, broker: 2 },
+        ),
+        (
+            vec!["--topic", "orders", "--partition", "3", "--broker-id", "3"],
+            Rows { topic: "orders", partition: 3, broker: 3 },
+        ),
+        // Leader 2; CoordinatorEpoch -1 and no open transaction.
+        (
+            vec!["--topic", "orders", "--partition", "1"],
+            Rows { topic: "orders", partition: 1, broker: 2 },
+        ),
+        // No producers: the header alone.
+        (
+            vec!["--topic", "orders", "--partition", "0"],
+            Rows { topic: "orders", partition: 0, broker: 1 },
+        ),
+        // Leader 4; extreme values.
+        (
+            vec!["--topic", "payments", "--partition", "0"],
+            Rows { topic: "payments", partition: 0, broker: 4 },
+        ),
+        // An internal topic on a follower.
+        (
+            vec!["--topic", "__transaction_state", "--partition", "0", "--broker-id", "4"],
+            Rows { topic: "__transaction_state", partition: 0, broker: 4 },
+        ),
+        // Broker 4 has no replica of orders-3: NOT_LEADER_OR_FOLLOWER, fatal with --broker-id.
+        (
+            vec!["--topic", "orders", "--partition", "3", "--broker-id", "4"],
+            Error(
+                "Failed to describe producers for partition orders-3 on broker 4: Failed to describe \
+                 active producers for partition orders-3 on brokerId 4. Enable debug logging for \
+                 additional detail.",
+            ),
+        ),
+        // Broker 2's log of orders-2 is offline: KAFKA_STORAGE_ERROR.
+        (
+            vec!["--topic", "orders", "--partition", "2", "--broker-id", "2"],
+            Error(
+                "Failed to describe producers for partition orders-2 on broker 2: Failed to describe \
+                 active producers for partition orders-2 due to unexpected error. Enable debug \
+                 logging for additional detail.",
+            ),
+        ),
+        // An invalid name: the broker's ErrorMessage reaches the user.
+        (
+            vec!["--topic", "bad/name", "--partition", "0", "--broker-id", "1"],
+            Error(
+                "Failed to describe producers for partition bad/name-0 on broker 1: Failed to fetch \
+                 metadata for partition bad/name-0 due to invalid topic error: Topic name is invalid: \
+                 'bad/name' contains one or more characters other than ASCII alphanumerics, '.', '_' \
+                 and '-'. Enable debug logging for additional detail.",
+            ),
+        ),
+        (
+            vec!["--topic", "bad/name", "--partition", "0"],
+            Error(
+                "Failed to describe producers for partition bad/name-0 on leader: Failed to fetch \
+                 metadata for partition bad/name-0 due to invalid topic `bad/name`. Enable debug \
+                 logging for additional detail.",
+            ),
+        ),
+        // Unknown topic with --broker-id: UNKNOWN_TOPIC_OR_PARTITION is retried
+        // until the API timeout.
+        (
+            vec!["--topic", "kdp-no-such-topic", "--partition", "0", "--broker-id", "2"],
+            Error(
+                "Failed to describe producers for partition kdp-no-such-topic-0 on broker 2: Timed out \
+                 waiting for a node assignment. Call: describeProducers(api=DESCRIBE_PRODUCERS). \
+                 Enable debug logging for additional detail.",
+            ),
+        ),
+        // Unknown topic, leader lookup: the Metadata lookup is retried until
+        // the API timeout. Which of the Admin client's two timeout texts
+        // appears depends on whether a lookup is in flight at the deadline
+        // (a real broker gave the second; the faster mock usually the first).
+        (
+            vec!["--topic", "kdp-no-such-topic", "--partition", "0"],
+            ErrorOneOf(&[
+                "Failed to describe producers for partition kdp-no-such-topic-0 on leader: Timed out \
+                 waiting for a node assignment. Call: describeProducers(api=METADATA). Enable debug \
+                 logging for additional detail.",
+                "Failed to describe producers for partition kdp-no-such-topic-0 on leader: \
+                 Call(callName=describeProducers(api=METADATA), deadlineMs=#, tries=#, \
+                 nextAllowedTryMs=#) timed out at # after # attempt(s). Enable debug logging for \
+                 additional detail.",
+            ]),
+        ),
+    ];
+
+    let mut failures = Vec::new();
+    let mut results: Vec<Option<Run>> = Vec::new();
+    for chunk in cases.chunks(4) {
+        let handles: Vec<_> = chunk
+            .iter()
+            .map(|(args, _)| {
+                let tool = tool.clone();
+                let bootstrap = bootstrap.clone();
+                let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+                std::thread::spawn(move || {
+                    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                    tool.describe(&bootstrap, &refs)
+                })
+            })
+            .collect();
+        for h in handles {
+            results.push(Some(h.join().unwrap()));
+        }
+    }
+
+    for ((_, want), run) in cases.iter().zip(results.iter_mut()) {
+        let run = run.take().unwrap();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match want {
+            Rows {
+                topic,
+                partition,
+                broker,
+            } => {
+                assert_eq!(
+                    run.table(),
+                    expected_rows(&cluster, topic, *partition, *broker),
+                    "{run}"
+                );
+            }
+            Error(text) => assert_eq!(run.error_line(), *text, "{run}"),
+            ErrorOneOf(texts) => {
+                let line = normalize_numbers(&run.error_line());
+                assert!(texts.contains(&line.as_str()), "{line}\n{run}");
+            }
+        }));
+        if outcome.is_err() {
+            failures.push(run.args.clone());
+        }
+    }
+    rt.block_on(mock.shutdown());
+    assert!(failures.is_empty(), "failed cases: {failures:?}");
+}
+
+/// Replaces every run of digits that follows `=` or `at ` or `after ` with `#`.
+fn normalize_numbers(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        let after_marker = c == '=' || out.ends_with(" at ") || out.ends_with(" after ");
+        if after_marker && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                chars.next();
+            }
+            out.push('#');
+        }
+    }
+    out
+}
+
+#[test]
+fn normalizes_timeout_numbers() {
+    assert_eq!(
+        normalize_numbers(
+            "x: Call(callName=describeProducers(api=METADATA), deadlineMs=1795955630600, \
+             tries=1131, nextAllowedTryMs=1795955631507) timed out at 1795955630618 after 1131 \
+             attempt(s). y"
+        ),
+        "x: Call(callName=describeProducers(api=METADATA), deadlineMs=#, tries=#, \
+         nextAllowedTryMs=#) timed out at # after # attempt(s). y"
+    );
+}
+
+/// A file in the temp dir, removed on drop (no extra dependency).
+mod tempfile_lite {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    pub struct TempFile(PathBuf);
+
+    impl TempFile {
+        pub fn with_contents(name: &str, contents: &str) -> TempFile {
+            let path = std::env::temp_dir().join(format!("{}-{name}", std::process::id()));
+            let mut f = std::fs::File::create(&path).unwrap();
+            f.write_all(contents.as_bytes()).unwrap();
+            TempFile(path)
+        }
+
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
