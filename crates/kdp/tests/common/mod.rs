@@ -1,0 +1,328 @@
+//! Helpers for the tests that run `kdp describe` against a real Apache Kafka
+//! cluster started by `scripts/kafka-cluster.sh` (see it/README.md).
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The cluster's environment; panics (the test fails, never skips) when the
+/// cluster is not there.
+pub struct Env {
+    pub bootstrap: String,
+    pub classpath: String,
+    pub java: String,
+    pub state_dir: String,
+    /// broker id -> host:port
+    pub brokers: Vec<(i32, String)>,
+}
+
+pub fn env() -> Env {
+    let need = |k: &str| {
+        std::env::var(k).unwrap_or_else(|_| {
+            panic!(
+                "{k} is not set: these tests need a real Kafka cluster. Run scripts/test.sh, or \
+                 `bash scripts/kafka-cluster.sh start; set -a; . target/kafka-it/cluster.env; set +a` first"
+            )
+        })
+    };
+    let brokers = need("KDP_IT_BROKERS")
+        .split_whitespace()
+        .map(|kv| {
+            let (id, addr) = kv.split_once('=').expect("KDP_IT_BROKERS: id=host:port");
+            (id.parse().expect("broker id"), addr.to_string())
+        })
+        .collect();
+    Env {
+        bootstrap: need("KDP_IT_BOOTSTRAP"),
+        classpath: need("KDP_IT_CLASSPATH"),
+        java: std::env::var("KDP_IT_JAVA").unwrap_or_else(|_| "java".into()),
+        state_dir: need("KDP_IT_STATE_DIR"),
+        brokers,
+    }
+}
+
+impl Env {
+    pub fn broker_addr(&self, id: i32) -> &str {
+        &self
+            .brokers
+            .iter()
+            .find(|(b, _)| *b == id)
+            .expect("broker in KDP_IT_BROKERS")
+            .1
+    }
+}
+
+/// A name no other test (or earlier run) uses.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{prefix}-{}-{}-{}",
+        std::process::id(),
+        nanos % 1_000_000_000,
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+/// Runs a command; fails the test if it does not end within `limit` (a hang).
+pub fn run(cmd: &mut Command, limit: Duration) -> Run {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).unwrap();
+        s
+    });
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {limit:?} (hang)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+        elapsed,
+    }
+}
+
+/// `kdp <args>`; at most 60 s.
+pub fn kdp(args: &[&str]) -> Run {
+    let r = run(
+        Command::new(env!("CARGO_BIN_EXE_kdp")).args(args),
+        Duration::from_secs(60),
+    );
+    eprintln!(
+        "kdp {} -> exit {} in {:?}\n{}",
+        args.join(" "),
+        r.code,
+        r.elapsed,
+        r.stderr
+    );
+    r
+}
+
+/// `Scenario <sub> --bootstrap ... <args>`: its one JSON line.
+pub fn scenario(env: &Env, sub: &str, args: &[&str]) -> Value {
+    let r = run(
+        Command::new(&env.java)
+            .args([
+                "-cp",
+                &env.classpath,
+                "dev.kdp.it.Scenario",
+                sub,
+                "--bootstrap",
+                &env.bootstrap,
+            ])
+            .args(["--timeout-seconds", "90"])
+            .args(args),
+        Duration::from_secs(120),
+    );
+    assert_eq!(r.code, 0, "Scenario {sub} {args:?} failed:\n{}", r.stderr);
+    serde_json::from_str(r.stdout.trim())
+        .unwrap_or_else(|e| panic!("Scenario {sub} printed {:?}: {e}", r.stdout))
+}
+
+pub fn create_topic(env: &Env, topic: &str, partitions: u32) -> Value {
+    scenario(
+        env,
+        "create-topic",
+        &[
+            "--topic",
+            topic,
+            "--partitions",
+            &partitions.to_string(),
+            "--replication-factor",
+            "3",
+        ],
+    )
+}
+
+/// One row of `TransactionsCommand describe-producers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducerRow {
+    pub producer_id: i64,
+    pub producer_epoch: i32,
+    pub coordinator_epoch: i32,
+    pub last_sequence: i32,
+    pub last_timestamp: i64,
+    /// -1 for "None"
+    pub current_txn_start_offset: i64,
+}
+
+/// Kafka's own `kafka-transactions.sh describe-producers`, parsed. Rows sorted by producer id.
+pub fn kafka_describe_producers(
+    env: &Env,
+    topic: &str,
+    partition: i32,
+    broker_id: Option<i32>,
+) -> Vec<ProducerRow> {
+    let mut cmd = Command::new(&env.java);
+    cmd.args([
+        "-cp",
+        &env.classpath,
+        "org.apache.kafka.tools.TransactionsCommand",
+    ])
+    .args(["--bootstrap-server", &env.bootstrap, "describe-producers"])
+    .args(["--topic", topic, "--partition", &partition.to_string()]);
+    if let Some(b) = broker_id {
+        cmd.args(["--broker-id", &b.to_string()]);
+    }
+    let r = run(&mut cmd, Duration::from_secs(120));
+    assert_eq!(r.code, 0, "TransactionsCommand failed:\n{}", r.stderr);
+    parse_kafka_table(&r.stdout)
+}
+
+pub fn parse_kafka_table(text: &str) -> Vec<ProducerRow> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines
+        .next()
+        .expect("header")
+        .split('\t')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "ProducerId",
+            "ProducerEpoch",
+            "LatestCoordinatorEpoch",
+            "LastSequence",
+            "LastTimestamp",
+            "CurrentTransactionStartOffset"
+        ]
+    );
+    let mut rows: Vec<ProducerRow> = lines
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').map(str::trim).collect();
+            ProducerRow {
+                producer_id: c[0].parse().unwrap(),
+                producer_epoch: c[1].parse().unwrap(),
+                coordinator_epoch: c[2].parse().unwrap(),
+                last_sequence: c[3].parse().unwrap(),
+                last_timestamp: c[4].parse().unwrap(),
+                current_txn_start_offset: if c[5] == "None" {
+                    -1
+                } else {
+                    c[5].parse().unwrap()
+                },
+            }
+        })
+        .collect();
+    rows.sort_by_key(|r| r.producer_id);
+    rows
+}
+
+/// The rows of one partition in kdp's `--output json` document (read with
+/// kdp-wire's strict JSON reader, as `kdp decode` reads it).
+pub fn json_partition(
+    doc: &kdp_wire::messages::DescribeProducersResponse,
+    topic: &str,
+    partition: i32,
+) -> Vec<ProducerRow> {
+    let t = doc
+        .topics
+        .iter()
+        .find(|t| t.name == topic)
+        .unwrap_or_else(|| panic!("topic {topic} not in output"));
+    let p = t
+        .partitions
+        .iter()
+        .find(|p| p.partition_index == partition)
+        .unwrap_or_else(|| panic!("{topic}-{partition} not in output"));
+    assert_eq!(
+        p.error_code, 0,
+        "{topic}-{partition}: {:?}",
+        p.error_message
+    );
+    p.active_producers
+        .iter()
+        .map(|s| ProducerRow {
+            producer_id: s.producer_id,
+            producer_epoch: s.producer_epoch,
+            coordinator_epoch: s.coordinator_epoch,
+            last_sequence: s.last_sequence,
+            last_timestamp: s.last_timestamp,
+            current_txn_start_offset: s.current_txn_start_offset,
+        })
+        .collect()
+}
+
+pub fn parse_json_doc(stdout: &str) -> kdp_wire::messages::DescribeProducersResponse {
+    kdp_wire::json::from_str(stdout).unwrap_or_else(|e| {
+        panic!("kdp --output json is not a DescribeProducersResponse: {e}\n{stdout}")
+    })
+}
+
+pub fn parse_jsonl(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad jsonl line {l:?}: {e}")))
+        .collect()
+}
+
+/// A producer line of `--output jsonl` as a row.
+pub fn jsonl_row(v: &Value) -> ProducerRow {
+    let i = |k: &str| {
+        v[k].as_i64()
+            .unwrap_or_else(|| panic!("{k} missing in {v}"))
+    };
+    ProducerRow {
+        producer_id: i("ProducerId"),
+        producer_epoch: i("ProducerEpoch") as i32,
+        coordinator_epoch: i("CoordinatorEpoch") as i32,
+        last_sequence: i("LastSequence") as i32,
+        last_timestamp: i("LastTimestamp"),
+        current_txn_start_offset: i("CurrentTxnStartOffset"),
+    }
+}
+
+/// What a Scenario line says the partition's producer state is.
+pub fn scenario_row(v: &Value) -> ProducerRow {
+    let i = |k: &str| {
+        v[k].as_i64()
+            .unwrap_or_else(|| panic!("{k} missing in {v}"))
+    };
+    ProducerRow {
+        producer_id: i("producerId"),
+        producer_epoch: i("producerEpoch") as i32,
+        coordinator_epoch: i("coordinatorEpoch") as i32,
+        last_sequence: i("lastSequence") as i32,
+        last_timestamp: i("lastTimestamp"),
+        current_txn_start_offset: i("currentTransactionStartOffset"),
+    }
+}
