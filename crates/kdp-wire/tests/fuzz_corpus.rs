@@ -1,0 +1,324 @@
+//! Runs the fuzz targets' checks (`kdp_wire::fuzz_checks`, the same code
+//! the cargo-fuzz targets in `fuzz/` call) over every file of every corpus
+//! directory, so that what fuzzing found stays checked in ordinary tests.
+//!
+//! `write_seed_corpus` (ignored; run it with `--ignored`) regenerates the
+//! hand-made seeds, `seed-*` files, from which fuzzing started.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kdp_wire::api;
+use kdp_wire::frame::request_frame_to_vec;
+use kdp_wire::fuzz_checks;
+use kdp_wire::messages::{
+    DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
+    TopicRequest, TopicResponse,
+};
+use kdp_wire::{encode_to_vec, RequestHeader, TaggedFields};
+
+type Check = fn(&[u8]) -> bool;
+
+const TARGETS: &[(&str, Check)] = &[
+    (
+        "describe_producers_request",
+        fuzz_checks::describe_producers_request,
+    ),
+    (
+        "describe_producers_response",
+        fuzz_checks::describe_producers_response,
+    ),
+    ("request_frame", fuzz_checks::request_frame),
+];
+
+fn corpus_dir(target: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target)
+}
+
+#[test]
+fn every_corpus_file_passes_its_check() {
+    for &(target, check) in TARGETS {
+        let dir = corpus_dir(target);
+        let mut files = 0;
+        let mut accepted = 0;
+        for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if !path.is_file() {
+                continue;
+            }
+            let data = fs::read(&path).unwrap();
+            let ok = std::panic::catch_unwind(|| check(&data))
+                .unwrap_or_else(|_| panic!("{target}: check failed on {}", path.display()));
+            files += 1;
+            accepted += usize::from(ok);
+            let name = path.file_name().unwrap().to_string_lossy();
+            if name.starts_with("seed-") {
+                assert!(ok, "{target}: seed {name} is not accepted");
+            }
+        }
+        assert!(files > 0, "{target}: empty corpus");
+        assert!(accepted > 0, "{target}: no file accepted");
+        println!("{target}: {files} files, {accepted} accepted");
+    }
+}
+
+#[test]
+fn the_vectors_pass_the_response_check() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors");
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "bin") {
+            let data = fs::read(&path).unwrap();
+            assert!(
+                fuzz_checks::describe_producers_response(&data),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Seeds
+
+fn tags(pairs: &[(u32, &[u8])]) -> TaggedFields {
+    let mut t = TaggedFields::default();
+    for &(tag, data) in pairs {
+        t.insert(tag, data.to_vec());
+    }
+    t
+}
+
+fn producer(id: i64, open_txn: bool) -> ProducerState {
+    ProducerState {
+        producer_id: id,
+        producer_epoch: 3,
+        last_sequence: 1_204,
+        last_timestamp: 1_764_400_000_000,
+        coordinator_epoch: 11,
+        current_txn_start_offset: if open_txn { 150_382 } else { -1 },
+        unknown_tagged_fields: TaggedFields::default(),
+    }
+}
+
+fn seed_responses() -> Vec<(&'static str, DescribeProducersResponse)> {
+    let ok = |index, producers| PartitionResponse {
+        partition_index: index,
+        error_code: 0,
+        error_message: None,
+        active_producers: producers,
+        unknown_tagged_fields: TaggedFields::default(),
+    };
+    vec![
+        ("empty", DescribeProducersResponse::default()),
+        (
+            "three-producers",
+            DescribeProducersResponse {
+                throttle_time_ms: 0,
+                topics: vec![TopicResponse {
+                    name: "payments".into(),
+                    partitions: vec![ok(
+                        0,
+                        vec![
+                            producer(1_000, true),
+                            producer(1_001, false),
+                            ProducerState::default(),
+                        ],
+                    )],
+                    unknown_tagged_fields: TaggedFields::default(),
+                }],
+                unknown_tagged_fields: TaggedFields::default(),
+            },
+        ),
+        (
+            "errors",
+            DescribeProducersResponse {
+                throttle_time_ms: 250,
+                topics: vec![
+                    TopicResponse {
+                        name: "secret".into(),
+                        partitions: vec![PartitionResponse {
+                            partition_index: 0,
+                            error_code: 29,
+                            error_message: Some("Topic authorization failed.".into()),
+                            active_producers: vec![],
+                            unknown_tagged_fields: TaggedFields::default(),
+                        }],
+                        unknown_tagged_fields: TaggedFields::default(),
+                    },
+                    TopicResponse {
+                        name: "ørders-🦀".into(),
+                        partitions: vec![
+                            PartitionResponse {
+                                partition_index: 7,
+                                error_code: 6,
+                                error_message: Some(String::new()),
+                                active_producers: vec![],
+                                unknown_tagged_fields: TaggedFields::default(),
+                            },
+                            ok(8, vec![producer(i64::MAX, true)]),
+                        ],
+                        unknown_tagged_fields: TaggedFields::default(),
+                    },
+                ],
+                unknown_tagged_fields: TaggedFields::default(),
+            },
+        ),
+        (
+            "tagged",
+            DescribeProducersResponse {
+                throttle_time_ms: -1,
+                topics: vec![TopicResponse {
+                    name: "t".into(),
+                    partitions: vec![PartitionResponse {
+                        unknown_tagged_fields: tags(&[(0, b"p")]),
+                        ..ok(
+                            1,
+                            vec![ProducerState {
+                                unknown_tagged_fields: tags(&[(1, b""), (200, b"xyz")]),
+                                ..producer(5, false)
+                            }],
+                        )
+                    }],
+                    unknown_tagged_fields: tags(&[(2, &[0xff; 130])]),
+                }],
+                unknown_tagged_fields: tags(&[(0, b""), (u32::MAX, b"!")]),
+            },
+        ),
+    ]
+}
+
+fn seed_requests() -> Vec<(&'static str, DescribeProducersRequest)> {
+    vec![
+        ("empty", DescribeProducersRequest::default()),
+        (
+            "one-partition",
+            DescribeProducersRequest {
+                topics: vec![TopicRequest {
+                    name: "orders".into(),
+                    partition_indexes: vec![3],
+                    unknown_tagged_fields: TaggedFields::default(),
+                }],
+                unknown_tagged_fields: TaggedFields::default(),
+            },
+        ),
+        (
+            "many",
+            DescribeProducersRequest {
+                topics: vec![
+                    TopicRequest {
+                        name: "a".repeat(130),
+                        partition_indexes: (0..40).collect(),
+                        unknown_tagged_fields: tags(&[(4, b"abc")]),
+                    },
+                    TopicRequest {
+                        name: "ünïcode".into(),
+                        partition_indexes: vec![i32::MIN, -1, i32::MAX],
+                        unknown_tagged_fields: TaggedFields::default(),
+                    },
+                ],
+                unknown_tagged_fields: tags(&[(0, b"\0")]),
+            },
+        ),
+    ]
+}
+
+fn header(client_id: Option<&str>, tagged: TaggedFields) -> RequestHeader {
+    RequestHeader {
+        request_api_key: api::DESCRIBE_PRODUCERS,
+        request_api_version: 0,
+        correlation_id: 42,
+        client_id: client_id.map(str::to_owned),
+        unknown_tagged_fields: tagged,
+    }
+}
+
+/// A frame of another API, its body opaque: header of version `hv`.
+fn other_frame(key: i16, version: i16, hv: i16, body: &[u8]) -> Vec<u8> {
+    let h = RequestHeader {
+        request_api_key: key,
+        request_api_version: version,
+        correlation_id: 1,
+        client_id: Some("kdp".into()),
+        unknown_tagged_fields: TaggedFields::default(),
+    };
+    let mut out = Vec::new();
+    out.extend_from_slice(&((h.encoded_len(hv) + body.len()) as i32).to_be_bytes());
+    h.encode(&mut out, hv);
+    out.extend_from_slice(body);
+    out
+}
+
+fn seed_frames() -> Vec<(&'static str, Vec<u8>)> {
+    let reqs = seed_requests();
+    let mut out = vec![
+        (
+            "dp-null-client",
+            request_frame_to_vec(&header(None, TaggedFields::default()), &reqs[0].1),
+        ),
+        (
+            "dp-client",
+            request_frame_to_vec(
+                &header(Some("kdp-cli"), TaggedFields::default()),
+                &reqs[1].1,
+            ),
+        ),
+        (
+            "dp-tagged-header",
+            request_frame_to_vec(&header(Some(""), tags(&[(0, b"rack")])), &reqs[2].1),
+        ),
+    ];
+    // ApiVersions v3 (flexible: header v2) with ClientSoftwareName/Version.
+    out.push((
+        "api-versions-v3",
+        other_frame(api::API_VERSIONS, 3, 2, b"\x04kdp\x060.1.0\x00"),
+    ));
+    // Metadata v8 (not flexible: header v1), all topics.
+    out.push((
+        "metadata-v8",
+        other_frame(api::METADATA, 8, 1, b"\xff\xff\xff\xff\x01\x00\x00"),
+    ));
+    out
+}
+
+#[test]
+#[ignore = "writes the seed files into fuzz/corpus; run on purpose"]
+fn write_seed_corpus() {
+    let write = |target: &str, name: &str, data: &[u8]| {
+        let dir = corpus_dir(target);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("seed-{name}")), data).unwrap();
+    };
+    let vector = include_bytes!("../../../vectors/seed-example.bin");
+    write("describe_producers_response", "vector-seed-example", vector);
+    for (name, m) in seed_responses() {
+        write("describe_producers_response", name, &encode_to_vec(&m, 0));
+    }
+    for (name, m) in seed_requests() {
+        write("describe_producers_request", name, &encode_to_vec(&m, 0));
+    }
+    for (name, f) in seed_frames() {
+        write("request_frame", name, &f);
+    }
+}
+
+#[test]
+fn seeds_are_accepted() {
+    for (name, m) in seed_responses() {
+        assert!(
+            fuzz_checks::describe_producers_response(&encode_to_vec(&m, 0)),
+            "{name}"
+        );
+    }
+    for (name, m) in seed_requests() {
+        assert!(
+            fuzz_checks::describe_producers_request(&encode_to_vec(&m, 0)),
+            "{name}"
+        );
+    }
+    for (name, f) in seed_frames() {
+        assert!(fuzz_checks::request_frame(&f), "{name}");
+    }
+}
