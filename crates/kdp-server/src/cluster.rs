@@ -756,6 +756,19 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_parses() {
+        let doc = include_str!("../../../docs/CLUSTER_FILE.md");
+        let start = doc.find("```json\n").unwrap() + "```json\n".len();
+        let len = doc[start..].find("```").unwrap();
+        let c = at_now(&doc[start..start + len]).unwrap();
+        assert_eq!(
+            c.partition("orders", 0).unwrap().producers_on(3)[0].producer_epoch,
+            11
+        );
+        assert_eq!(c.partition("orders", 1).unwrap().isr, vec![2, 1]);
+    }
+
+    #[test]
     fn timestamps() {
         assert_eq!(Timestamp::parse("now").unwrap().resolve(NOW), NOW);
         assert_eq!(
