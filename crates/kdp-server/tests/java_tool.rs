@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use kdp_server::cluster::Cluster;
 use kdp_server::mock::{MockCluster, MockConfig};
+use kdp_server::RequestContext;
 
 const CLUSTER: &str = include_str!("data/cluster.json");
 const HEADERS: [&str; 6] = [
@@ -184,6 +185,9 @@ fn kafka_transactions_describe_producers_against_the_mock() {
             MockConfig {
                 port: 0,
                 idle_timeout: Duration::from_secs(60),
+                // READ on `secret` is denied (DESCRIBE is not checked by the
+                // mock's Metadata, as with an ACL that grants DESCRIBE only).
+                authorizer: Arc::new(|_: &RequestContext, topic: &str| topic != "secret"),
                 ..MockConfig::default()
             },
         ))
@@ -252,6 +256,15 @@ fn kafka_transactions_describe_producers_against_the_mock() {
                 "Failed to describe producers for partition orders-2 on broker 2: Failed to describe \
                  active producers for partition orders-2 due to unexpected error. Enable debug \
                  logging for additional detail.",
+            ),
+        ),
+        // READ denied: TOPIC_AUTHORIZATION_FAILED, fatal.
+        (
+            vec!["--topic", "secret", "--partition", "0"],
+            Error(
+                "Failed to describe producers for partition secret-0 on leader: Failed to describe \
+                 active producers for partition secret-0 due to authorization failure on topic \
+                 `secret`. Enable debug logging for additional detail.",
             ),
         ),
         // An invalid name: the broker's ErrorMessage reaches the user.
