@@ -295,3 +295,30 @@ fn demo_jsonl_streams_one_object_per_producer() {
         && l["ProducerId"] == 7003
         && l["CurrentTxnStartOffset"] == 40112));
 }
+
+#[test]
+fn demo_cluster_file_runs_in_mock_broker() {
+    let out = Command::new(KDP)
+        .args(["demo", "--print-cluster-file"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let path = std::env::temp_dir().join(format!("kdp-demo-cluster-{}.json", std::process::id()));
+    std::fs::write(&path, &out.stdout).unwrap();
+    let mut child = Command::new(KDP)
+        .args(["mock-broker", "--listen", "127.0.0.1:0", "--cluster"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let addrs: Vec<&str> = line.trim().split(',').collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(addrs.len(), 3, "{line}");
+}

@@ -14,8 +14,9 @@ use crate::exit;
 The demo cluster: topics orders, payments, inventory and the internal __consumer_offsets and
 __transaction_state. orders-3 holds the seed document's example producer; there is an idle
 idempotent producer, open transactions, a fenced zombie epoch, and a hanging transaction on
-payments-0. Run the same cluster as a server with `kdp mock-broker --cluster FILE`
-(docs/CLUSTER_FILE.md).")]
+payments-0. To serve the same cluster and point other tools at it:
+  kdp demo --print-cluster-file > demo.json && kdp mock-broker --cluster demo.json
+(the format: docs/CLUSTER_FILE.md).")]
 pub struct Args {
     /// Output format (as for `kdp describe`).
     #[arg(long, value_enum, default_value_t = Output::Table)]
@@ -24,9 +25,17 @@ pub struct Args {
     /// List partitions without active producers too.
     #[arg(long)]
     pub show_empty: bool,
+
+    /// Print the built-in cluster file (for `kdp mock-broker --cluster`) and exit.
+    #[arg(long, conflicts_with_all = ["output", "show_empty"])]
+    pub print_cluster_file: bool,
 }
 
 pub fn run(args: Args) -> i32 {
+    if args.print_cluster_file {
+        print!("{}", kdp_server::demo::DEMO_CLUSTER_JSON);
+        return exit::OK;
+    }
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
