@@ -47,3 +47,28 @@ fn trailing_bytes_are_rejected() {
     assert_eq!(err.offset(), BIN.len());
     assert!(err.to_string().contains("trailing"), "{err}");
 }
+
+#[test]
+fn fast_json_writer_matches_serde_json() {
+    let mut msg: DescribeProducersResponse = json::from_str(JSON).unwrap();
+    let check = |m: &DescribeProducersResponse| {
+        let mut fast = Vec::new();
+        json::write_response_pretty(&mut fast, m).unwrap();
+        assert_eq!(
+            String::from_utf8(fast).unwrap(),
+            serde_json::to_string_pretty(m).unwrap()
+        );
+    };
+    check(&msg);
+    check(&DescribeProducersResponse::default());
+    msg.topics[0].name = "quote\" back\\slash \u{1} é/".into();
+    msg.topics[0].partitions[0].error_message = Some("line\nbreak".into());
+    msg.topics[0].partitions[0]
+        .active_producers
+        .push(Default::default());
+    msg.topics[0].partitions.push(Default::default());
+    msg.topics.push(Default::default());
+    check(&msg);
+    msg.topics[0].unknown_tagged_fields.insert(5, vec![1, 2]);
+    check(&msg);
+}

@@ -107,9 +107,16 @@ fn write_out(bytes: &[u8]) -> Result<(), Failure> {
 }
 
 fn write_json<T: Serialize>(value: &T) -> Result<(), Failure> {
+    write_with(|out| serde_json::to_writer_pretty(out, value).map_err(io::Error::from))
+}
+
+/// Runs a JSON writer on buffered stdout, adds the final newline, and treats
+/// a closed pipe (`| head`) as success.
+fn write_with(
+    f: impl FnOnce(&mut BufWriter<io::StdoutLock<'static>>) -> io::Result<()>,
+) -> Result<(), Failure> {
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let result = serde_json::to_writer_pretty(&mut out, value)
-        .map_err(io::Error::from)
+    let result = f(&mut out)
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush());
     match result {
@@ -135,7 +142,8 @@ fn decode(args: &DecodeArgs) -> Result<(), Failure> {
     };
     match (args.request, args.frame) {
         (false, false) => {
-            write_json(&decode_exact::<DescribeProducersResponse>(&bytes, 0).map_err(malformed)?)
+            let m = decode_exact::<DescribeProducersResponse>(&bytes, 0).map_err(malformed)?;
+            write_with(|out| json::write_response_pretty(out, &m))
         }
         (true, false) => {
             write_json(&decode_exact::<DescribeProducersRequest>(&bytes, 0).map_err(malformed)?)
