@@ -75,7 +75,6 @@ pub struct Args {
 
 impl Args {
     /// Describe the whole cluster behind `bootstrap` as a table, with the defaults.
-    #[allow(dead_code)] // for `kdp demo`
     pub fn new(bootstrap: impl Into<String>) -> Self {
         Args {
             bootstrap_server: bootstrap.into(),
@@ -129,7 +128,6 @@ pub async fn run_async(args: Args) -> i32 {
 }
 
 /// [`run_async`] against `bootstrap` instead of `args.bootstrap_server`.
-#[allow(dead_code)] // for `kdp demo`
 pub async fn run_against(bootstrap: &str, mut args: Args) -> i32 {
     args.bootstrap_server = bootstrap.to_string();
     run_async(args).await
