@@ -151,6 +151,9 @@ pub struct DescribeSummary {
     pub max_throttle_time_ms: i32,
     /// Rounds of requests sent.
     pub rounds: u32,
+    /// Partitions picked as part of a topic or the cluster whose topic was
+    /// deleted during the scan (not reported).
+    pub vanished: usize,
 }
 
 type Tp = (String, i32);
@@ -158,6 +161,8 @@ type Tp = (String, i32);
 struct Pending {
     last_error: Option<PartitionError>,
     broker: Option<i32>,
+    /// Named by the caller (not picked as part of a topic or the cluster).
+    explicit: bool,
 }
 
 struct Unresolved {
@@ -349,6 +354,7 @@ impl<F: FnMut(DescribeEvent)> Run<'_, F> {
                     Pending {
                         last_error: None,
                         broker: None,
+                        explicit: false,
                     },
                 );
             }
@@ -397,6 +403,7 @@ impl<F: FnMut(DescribeEvent)> Run<'_, F> {
                         self.pending.entry((t.name.clone(), p)).or_insert(Pending {
                             last_error: None,
                             broker: None,
+                            explicit,
                         });
                     }
                 }
@@ -456,30 +463,22 @@ impl<F: FnMut(DescribeEvent)> Run<'_, F> {
                     gone.push(tp.clone());
                     continue;
                 }
-                if info.is_none()
-                    && md
-                        .topic(topic)
-                        .is_some_and(|t| t.error_code == error_code::NONE)
-                {
-                    settled.push(PartitionOutcome {
-                        topic: topic.clone(),
-                        partition,
-                        broker_id: None,
-                        result: Err(missing_partition(
-                            topic,
-                            partition,
-                            md.topic(topic).map_or(0, |t| t.partitions.len()),
-                        )),
-                    });
+            }
+            let Some(info) = info else {
+                let topic_md = md.topic(topic);
+                let deleted = topic_md.is_none_or(|t| {
+                    t.error_code == error_code::NONE
+                        || t.error_code == error_code::UNKNOWN_TOPIC_OR_PARTITION
+                });
+                if deleted && !pend.explicit {
+                    // picked as part of a topic or the cluster, deleted since:
+                    // nothing to report
+                    tracing::debug!(topic, partition, "partition deleted during the scan");
+                    self.summary.vanished += 1;
                     gone.push(tp.clone());
                     continue;
                 }
-                pend.broker = Some(b);
-                routes.entry(b).or_default().push(tp.clone());
-                continue;
-            }
-            let Some(info) = info else {
-                let err = match md.topic(topic) {
+                let err = match topic_md {
                     Some(t) if t.error_code == error_code::NONE => {
                         missing_partition(topic, partition, t.partitions.len())
                     }
@@ -500,6 +499,11 @@ impl<F: FnMut(DescribeEvent)> Run<'_, F> {
                 gone.push(tp.clone());
                 continue;
             };
+            if let Some(b) = self.opts.broker_id {
+                pend.broker = Some(b);
+                routes.entry(b).or_default().push(tp.clone());
+                continue;
+            }
             if info.leader < 0 || !md.brokers.contains_key(&info.leader) {
                 let code = if info.error_code != error_code::NONE {
                     info.error_code
