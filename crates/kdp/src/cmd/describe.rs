@@ -33,7 +33,7 @@ Which partitions:
 With --broker-id N the broker N is asked instead of each partition's leader (a follower answers
 from its own state); partitions picked implicitly are then only those with a replica on N.
 A topic or partition that does not exist is an error row at once (UNKNOWN_TOPIC_OR_PARTITION;
-a missing topic without --partition is one row with partition -1, "-" in the table); a topic
+a missing topic without --partition is one row with partition -1, shown as '-' in the table); a topic
 deleted while the cluster is scanned is left out.
 Retries (within --timeout): NOT_LEADER_OR_FOLLOWER (not with --broker-id), UNKNOWN_TOPIC_OR_PARTITION
 and unreachable brokers, after a metadata refresh; never authorization errors.
