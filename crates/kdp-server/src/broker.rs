@@ -75,27 +75,12 @@ pub fn handle_request(
     payload: &[u8],
     client_address: Option<std::net::SocketAddr>,
 ) -> Result<Handled, Reject> {
-    if payload.len() < 4 {
-        return Err(Reject(format!(
-            "request of {} bytes is too short for a header",
-            payload.len()
-        )));
-    }
-    let key = i16::from_be_bytes([payload[0], payload[1]]);
-    let version = i16::from_be_bytes([payload[2], payload[3]]);
-    let api_name = api::name(key).unwrap_or("unknown");
-    if !SUPPORTED_APIS.iter().any(|&(k, _, _)| k == key) {
-        return Err(Reject(format!(
-            "api key {key} ({api_name}) v{version} is not served by this mock"
-        )));
-    }
     let mut r = Reader::new(payload);
-    let (header, _) = RequestHeader::decode_auto(&mut r).map_err(|e| {
-        Reject(format!(
-            "malformed {api_name} v{version} request header: {e}"
-        ))
-    })?;
-    let body = &payload[r.offset()..];
+    let (header, _) = RequestHeader::decode_auto(&mut r)
+        .map_err(|e| Reject(format!("malformed request header: {e}")))?;
+    let (key, version) = (header.request_api_key, header.request_api_version);
+    let api_name = api::name(key).unwrap_or("unknown");
+    let body = r.take(r.remaining(), "body").unwrap_or_default();
     let cid = header.correlation_id;
     let ctx = RequestContext {
         client_id: header.client_id.clone(),
@@ -140,7 +125,11 @@ pub fn handle_request(
             let resp = describe_producers(&req, &view, shared.authorizer.as_ref(), &ctx);
             response_frame_to_vec(cid, &resp, version)
         }
-        _ => unreachable!("filtered by SUPPORTED_APIS"),
+        _ => {
+            return Err(Reject(format!(
+                "api key {key} ({api_name}) v{version} is not served by this mock"
+            )))
+        }
     };
     Ok(Handled { header, response })
 }
