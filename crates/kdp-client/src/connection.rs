@@ -505,7 +505,16 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_siz
             Ok(p) => p,
             Err(e) => break e,
         };
-        let correlation_id = i32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]);
+        // read_frame refuses frames under 4 bytes; a short one would still
+        // be a protocol error here, never a panic.
+        let Some(&cid) = payload.first_chunk::<4>() else {
+            break Error::Truncated {
+                addr: addr.to_string(),
+                read: payload.len(),
+                expected: 4,
+            };
+        };
+        let correlation_id = i32::from_be_bytes(cid);
         let slot = shared.lock().pending.remove(&correlation_id);
         match slot {
             Some(Slot::Waiting(tx)) => {

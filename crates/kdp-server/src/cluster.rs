@@ -140,7 +140,7 @@ impl Cluster {
     }
 
     pub fn topic(&self, name: &str) -> Option<&Topic> {
-        self.by_name.get(name).map(|&i| &self.topics[i])
+        self.by_name.get(name).and_then(|&i| self.topics.get(i))
     }
 
     pub fn topic_by_id(&self, id: Uuid) -> Option<&Topic> {
@@ -418,7 +418,8 @@ impl ClusterFile {
                     format!("{id} is not a broker of this file"),
                 ))
             }
-            None => brokers[0].id,
+            // Validated above: a cluster has at least one broker.
+            None => brokers.first().map_or(-1, |b| b.id),
         };
         let cluster_id = match self.cluster_id {
             Some(id) if id.is_empty() => {
@@ -463,13 +464,17 @@ impl ClusterFile {
                             ),
                         )
                     })?;
-                if slots[idx].is_some() {
-                    return Err(ClusterError::new(
-                        format!("{ppath}.partition"),
-                        format!("partition {} appears twice", p.partition),
-                    ));
+                let index = p.partition;
+                let validated = p.validate(&ppath, &broker_ids, now_ms)?;
+                match slots.get_mut(idx) {
+                    Some(slot @ None) => *slot = Some(validated),
+                    _ => {
+                        return Err(ClusterError::new(
+                            format!("{ppath}.partition"),
+                            format!("partition {index} appears twice"),
+                        ))
+                    }
                 }
-                slots[idx] = Some(p.validate(&ppath, &broker_ids, now_ms)?);
             }
             let partitions = slots.into_iter().flatten().collect();
             topics.push(Topic {
