@@ -322,7 +322,29 @@ impl<'a> Reader<'a> {
     }
 
     /// A compact nullable string: unsigned varint `length + 1`, 0 for null.
+    #[inline]
     pub fn compact_nullable_string(&mut self) -> Result<Option<String>, DecodeError> {
+        // Fast paths: null, or a one-byte length (strings under 127 bytes)
+        // with the whole string present and valid. Anything else, errors
+        // included, takes the general path.
+        match self.buf.get(self.pos..).and_then(<[u8]>::split_first) {
+            Some((0, _)) => {
+                self.pos += 1;
+                return Ok(None);
+            }
+            Some((&n @ 1..=0x7f, rest)) => {
+                let len = usize::from(n - 1);
+                if let Some(Ok(s)) = rest.get(..len).map(std::str::from_utf8) {
+                    self.pos += 1 + len;
+                    return Ok(Some(s.to_owned()));
+                }
+            }
+            _ => {}
+        }
+        self.compact_nullable_string_general()
+    }
+
+    fn compact_nullable_string_general(&mut self) -> Result<Option<String>, DecodeError> {
         let start = self.pos;
         match self.compact_len("string")? {
             None => Ok(None),
@@ -334,6 +356,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A compact non-null string.
+    #[inline]
     pub fn compact_string(&mut self) -> Result<String, DecodeError> {
         let start = self.pos;
         self.compact_nullable_string()?.ok_or_else(|| {
@@ -462,7 +485,26 @@ impl<'a> Reader<'a> {
     }
 
     /// The element count of a non-null array in the version's encoding.
+    #[inline]
     pub fn array_len_v(
+        &mut self,
+        flexible: bool,
+        min_elem_size: usize,
+    ) -> Result<usize, DecodeError> {
+        // Fast path: a compact count under 127 that the input can hold.
+        if flexible {
+            if let Some(&n @ 1..=0x7f) = self.buf.get(self.pos) {
+                let count = usize::from(n - 1);
+                if count.saturating_mul(min_elem_size.max(1)) < self.remaining() {
+                    self.pos += 1;
+                    return Ok(count);
+                }
+            }
+        }
+        self.array_len_v_general(flexible, min_elem_size)
+    }
+
+    fn array_len_v_general(
         &mut self,
         flexible: bool,
         min_elem_size: usize,
@@ -487,6 +529,37 @@ impl<'a> Reader<'a> {
             out.push(f(self).map_err(|e| e.at_index(i))?);
         }
         Ok(out)
+    }
+
+    /// Decodes `count` elements in place: the vector is filled with
+    /// `T::default()` first, then `f` fills each element where it sits. A
+    /// struct built on the stack and pushed would be spilled around the
+    /// push's growth check and copied back (a store-forwarding stall per
+    /// element). `count` must have been checked against the input (as the
+    /// `array_len` functions do). Errors get the index added to their path.
+    #[inline]
+    pub fn elements_in_place<T: Default>(
+        &mut self,
+        count: usize,
+        mut f: impl FnMut(&mut Self, &mut T) -> Result<(), DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let mut out: Vec<T> = Vec::with_capacity(count);
+        out.resize_with(count, T::default);
+        for (i, slot) in out.iter_mut().enumerate() {
+            f(self, slot).map_err(|e| e.at_index(i))?;
+        }
+        Ok(out)
+    }
+
+    /// A non-null compact array decoded in place (see [`Reader::elements_in_place`]).
+    #[inline]
+    pub fn compact_array_in_place<T: Default>(
+        &mut self,
+        min_elem_size: usize,
+        f: impl FnMut(&mut Self, &mut T) -> Result<(), DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let count = self.array_len_v(true, min_elem_size)?;
+        self.elements_in_place(count, f)
     }
 
     /// A non-null array in the version's encoding.
@@ -527,6 +600,26 @@ impl<'a> Reader<'a> {
     /// An array of int32 in the version's encoding.
     pub fn i32_array_v(&mut self, flexible: bool) -> Result<Vec<i32>, DecodeError> {
         self.array_v(flexible, 4, Reader::i32)
+    }
+
+    /// The fast path for a flexible struct whose fields all have a fixed
+    /// size: when the next `N` bytes are followed by an empty tagged-field
+    /// section (one zero byte) and `f` makes a value of them, consumes all
+    /// `N + 1` bytes and returns the value. Otherwise consumes nothing and
+    /// returns `None`; the caller then decodes field by field, which names
+    /// the failing field.
+    #[inline]
+    pub fn fixed_struct<const N: usize, T>(
+        &mut self,
+        f: impl FnOnce(&[u8; N]) -> Option<T>,
+    ) -> Option<T> {
+        let (fields, rest) = self.buf.get(self.pos..)?.split_first_chunk::<N>()?;
+        if rest.first() != Some(&0) {
+            return None;
+        }
+        let value = f(fields)?;
+        self.pos += N + 1;
+        Some(value)
     }
 
     /// A tagged-field section. Unknown tags are kept, in the (strictly
@@ -705,12 +798,22 @@ pub trait PutWire: BufMut {
     /// A tagged-field section, ascending by tag.
     #[inline]
     fn put_tagged_fields(&mut self, fields: &TaggedFields) {
-        self.put_uvarint32(fields.len() as u32);
-        for field in fields.iter() {
-            self.put_uvarint32(field.tag);
-            self.put_uvarint32(field.data.len() as u32);
-            self.put_slice(&field.data);
+        // An empty section is one zero byte: the common case.
+        if fields.is_empty() {
+            self.put_u8(0);
+        } else {
+            put_tagged_fields_slow(self, fields);
         }
+    }
+}
+
+#[cold]
+fn put_tagged_fields_slow<B: BufMut + ?Sized>(buf: &mut B, fields: &TaggedFields) {
+    buf.put_uvarint32(fields.len() as u32);
+    for field in fields.iter() {
+        buf.put_uvarint32(field.tag);
+        buf.put_uvarint32(field.data.len() as u32);
+        buf.put_slice(&field.data);
     }
 }
 
