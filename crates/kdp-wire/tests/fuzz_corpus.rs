@@ -65,17 +65,19 @@ fn every_corpus_file_passes_its_check() {
 }
 
 #[test]
-fn the_vectors_pass_the_response_check() {
+fn the_vectors_pass_their_check() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors");
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "bin") {
             let data = fs::read(&path).unwrap();
-            assert!(
-                fuzz_checks::describe_producers_response(&data),
-                "{}",
-                path.display()
-            );
+            let name = path.file_name().unwrap().to_string_lossy();
+            let check = if name.contains("request") {
+                fuzz_checks::describe_producers_request
+            } else {
+                fuzz_checks::describe_producers_response
+            };
+            assert!(check(&data), "{}", path.display());
         }
     }
 }
@@ -291,8 +293,19 @@ fn write_seed_corpus() {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join(format!("seed-{name}")), data).unwrap();
     };
-    let vector = include_bytes!("../../../vectors/seed-example.bin");
-    write("describe_producers_response", "vector-seed-example", vector);
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors");
+    for entry in fs::read_dir(vectors).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "bin") {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let target = if stem.contains("request") {
+                "describe_producers_request"
+            } else {
+                "describe_producers_response"
+            };
+            write(target, &format!("vector-{stem}"), &fs::read(&path).unwrap());
+        }
+    }
     for (name, m) in seed_responses() {
         write("describe_producers_response", name, &encode_to_vec(&m, 0));
     }
