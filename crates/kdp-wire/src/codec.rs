@@ -531,12 +531,13 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    /// Decodes `count` elements in place: the vector is filled with
-    /// `T::default()` first, then `f` fills each element where it sits. A
-    /// struct built on the stack and pushed would be spilled around the
-    /// push's growth check and copied back (a store-forwarding stall per
-    /// element). `count` must have been checked against the input (as the
-    /// `array_len` functions do). Errors get the index added to their path.
+    /// Decodes `count` elements in place: each is pushed as `T::default()`
+    /// and then filled by `f` where it sits, so that a large struct is not
+    /// built on the stack and moved into the vector. Only what has been
+    /// decoded is written: a hostile count costs the reservation (bounded
+    /// by the input, as `count` must have been checked against it, which
+    /// the `array_len` functions do), not memory filled with defaults.
+    /// Errors get the index added to their path.
     #[inline]
     pub fn elements_in_place<T: Default>(
         &mut self,
@@ -544,9 +545,11 @@ impl<'a> Reader<'a> {
         mut f: impl FnMut(&mut Self, &mut T) -> Result<(), DecodeError>,
     ) -> Result<Vec<T>, DecodeError> {
         let mut out: Vec<T> = Vec::with_capacity(count);
-        out.resize_with(count, T::default);
-        for (i, slot) in out.iter_mut().enumerate() {
-            f(self, slot).map_err(|e| e.at_index(i))?;
+        for i in 0..count {
+            out.push(T::default());
+            if let Some(slot) = out.last_mut() {
+                f(self, slot).map_err(|e| e.at_index(i))?;
+            }
         }
         Ok(out)
     }

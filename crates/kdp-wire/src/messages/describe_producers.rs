@@ -239,7 +239,8 @@ impl ProducerState {
     }
 
     /// The ActiveProducers array: the hot loop of a large response. The
-    /// vector is filled with defaults first (a tight loop), then
+    /// vector is filled with defaults first (a tight loop; 64 bytes in
+    /// memory for at least 37 of input, so bounded by the input), then
     /// each producer is decoded in place: a value pushed one by one would be
     /// spilled to the stack around the push's growth check and copied back,
     /// a store-forwarding stall per producer. A producer without tagged
