@@ -266,9 +266,8 @@ fn error_codes_match_peer() {
     }
     assert!(unknown_to_peer.is_empty(), "peer lacks {unknown_to_peer:?}");
     // CONCURRENT_TRANSACTIONS (51): Apache Kafka's ConcurrentTransactionsException
-    // extended ApiException at the commit kdp's table was derived from, and
-    // extends RetriableException in later sources (which the peer follows).
-    // Kept visible here so that any other drift fails.
+    // extends RetriableException, so kdp's table marks it retriable; the peer
+    // does not. Kept visible here so that any other drift fails.
     assert_eq!(retriable_differs, vec![51i16]);
 }
 
