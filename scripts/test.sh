@@ -18,4 +18,4 @@ set +a
 # --include-ignored: the tests that need Kafka or its jars are #[ignore]d so
 # that a bare `cargo test` stays self-contained; here they run, and fail
 # (never skip) if the cluster is not there.
-cargo test --workspace --locked -- --include-ignored
+cargo test --workspace --locked --no-fail-fast -- --include-ignored

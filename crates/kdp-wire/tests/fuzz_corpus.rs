@@ -2,8 +2,8 @@
 //! the cargo-fuzz targets in `fuzz/` call) over every file of every corpus
 //! directory, so that what fuzzing found stays checked in ordinary tests.
 //!
-//! `write_seed_corpus` (ignored; run it with `--ignored`) regenerates the
-//! hand-made seeds, `seed-*` files, from which fuzzing started.
+//! `KDP_WRITE_CORPUS=1 cargo test -p kdp-wire --test fuzz_corpus seeds_are_accepted`
+//! regenerates the hand-made seeds, `seed-*` files, from which fuzzing started.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -45,7 +45,11 @@ fn every_corpus_file_passes_its_check() {
         let mut accepted = 0;
         for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let path = entry.unwrap().path();
-            if !path.is_file() {
+            // Dot files are a writer's temporaries (see write_seed_corpus).
+            let hidden = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if !path.is_file() || hidden {
                 continue;
             }
             let data = fs::read(&path).unwrap();
@@ -285,13 +289,16 @@ fn seed_frames() -> Vec<(&'static str, Vec<u8>)> {
     out
 }
 
-#[test]
-#[ignore = "writes the seed files into fuzz/corpus; run on purpose"]
+/// With `KDP_WRITE_CORPUS=1`, `seeds_are_accepted` also writes the seed
+/// files into fuzz/corpus (before `cargo fuzz`; cmin may drop some later).
 fn write_seed_corpus() {
     let write = |target: &str, name: &str, data: &[u8]| {
         let dir = corpus_dir(target);
         fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join(format!("seed-{name}")), data).unwrap();
+        // Through a rename: the corpus test may be reading the directory.
+        let tmp = dir.join(format!(".seed-{name}.tmp"));
+        fs::write(&tmp, data).unwrap();
+        fs::rename(&tmp, dir.join(format!("seed-{name}"))).unwrap();
     };
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors");
     for entry in fs::read_dir(vectors).unwrap() {
@@ -319,6 +326,9 @@ fn write_seed_corpus() {
 
 #[test]
 fn seeds_are_accepted() {
+    if std::env::var_os("KDP_WRITE_CORPUS").is_some() {
+        write_seed_corpus();
+    }
     for (name, m) in seed_responses() {
         assert!(
             fuzz_checks::describe_producers_response(&encode_to_vec(&m, 0)),

@@ -4,7 +4,8 @@
 //! bytes to the same values and writes the same bytes. Files whose name
 //! contains `request` are DescribeProducers requests, the rest responses.
 //!
-//! `write_vectors` (ignored) wrote the vectors kdp added to the seed's.
+//! `generated_vectors_are_on_disk` checks (and with `KDP_WRITE_VECTORS=1`
+//! writes) the vectors kdp added to the seed's.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -196,15 +197,32 @@ fn response_tagged() -> DescribeProducersResponse {
     }
 }
 
+/// The vectors kdp added are exactly what this file generates. With
+/// `KDP_WRITE_VECTORS=1` they are (re)written first, each through a
+/// temporary file and a rename so that tests reading them concurrently never
+/// see a half-written file.
 #[test]
-#[ignore = "writes vectors/*.bin and *.json; run on purpose"]
-fn write_vectors() {
-    fn write<M: Message + Serialize>(name: &str, m: &M) {
-        fs::write(dir().join(format!("{name}.bin")), encode_to_vec(m, 0)).unwrap();
+fn generated_vectors_are_on_disk() {
+    fn check_or_write<M: Message + Serialize>(name: &str, m: &M) {
+        let bin = encode_to_vec(m, 0);
         let text = serde_json::to_string_pretty(m).unwrap() + "\n";
-        fs::write(dir().join(format!("{name}.json")), text).unwrap();
+        for (ext, data) in [("bin", bin.as_slice()), ("json", text.as_bytes())] {
+            let path = dir().join(format!("{name}.{ext}"));
+            if std::env::var_os("KDP_WRITE_VECTORS").is_some() {
+                let tmp = dir().join(format!(".{name}.{ext}.tmp"));
+                fs::write(&tmp, data).unwrap();
+                fs::rename(&tmp, &path).unwrap();
+            }
+            let on_disk = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(
+                on_disk,
+                data,
+                "{} is stale: run with KDP_WRITE_VECTORS=1",
+                path.display()
+            );
+        }
     }
-    write("describe-producers-request", &request());
-    write("describe-producers-response-errors", &response_errors());
-    write("describe-producers-response-tagged", &response_tagged());
+    check_or_write("describe-producers-request", &request());
+    check_or_write("describe-producers-response-errors", &response_errors());
+    check_or_write("describe-producers-response-tagged", &response_tagged());
 }
