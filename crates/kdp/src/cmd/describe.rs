@@ -492,148 +492,232 @@ impl<'w> Renderer<'w> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        // stdout is line-buffered: without this, pretty JSON and tables of a
+        // large cluster cost a write(2) per line.
+        let mut out = io::BufWriter::with_capacity(1 << 16, &mut *self.out);
         match self.output {
-            Output::Jsonl => Ok(()),
+            Output::Jsonl => {}
             Output::Json => {
                 let doc = merge(std::mem::take(&mut self.outcomes), self.max_throttle_ms);
-                serde_json::to_writer_pretty(&mut *self.out, &doc)?;
-                self.out.write_all(b"\n")?;
-                self.out.flush()
+                kdp_wire::json::write_response_pretty(&mut out, &doc)?;
+                out.write_all(b"\n")?;
             }
             Output::Table => {
-                let text = self.table(summary);
-                self.out.write_all(text.as_bytes())?;
-                self.out.flush()
+                let mut outcomes = std::mem::take(&mut self.outcomes);
+                write_table(
+                    &mut out,
+                    &mut outcomes,
+                    summary,
+                    TableStyle {
+                        fixed_broker: self.fixed_broker,
+                        show_empty: self.show_empty,
+                        now_ms: self.now_ms,
+                    },
+                )?;
+            }
+        }
+        out.flush()
+    }
+}
+
+#[derive(Clone, Copy)]
+struct TableStyle {
+    fixed_broker: bool,
+    show_empty: bool,
+    now_ms: i64,
+}
+
+/// Counts of what a table showed, for its summary line.
+#[derive(Default)]
+struct TableCounts {
+    rows: usize,
+    with: usize,
+    without: usize,
+    producers: usize,
+}
+
+/// Calls `f` with the cells of every row, in order. The cells live in one
+/// reused set of buffers, so a table of a million producers is rendered in
+/// two passes (widths, then text) without holding its rows.
+fn table_rows(
+    outcomes: &[PartitionOutcome],
+    style: TableStyle,
+    any_error: bool,
+    f: &mut dyn FnMut(&[String]),
+) -> TableCounts {
+    use std::fmt::Write as _;
+    let columns = 10 + usize::from(any_error);
+    let mut cells = vec![String::new(); columns];
+    let mut counts = TableCounts::default();
+    let dash_rest = |cells: &mut [String]| {
+        for c in cells.iter_mut().skip(3).take(7) {
+            c.clear();
+            c.push('-');
+        }
+    };
+    for o in outcomes {
+        let set_head = |cells: &mut [String]| {
+            for c in cells.iter_mut() {
+                c.clear();
+            }
+            if let [topic, partition, broker, ..] = cells {
+                topic.push_str(&o.topic);
+                if o.partition < 0 {
+                    partition.push('-');
+                } else {
+                    let _ = write!(partition, "{}", o.partition);
+                }
+                match o.broker_id {
+                    Some(b) => {
+                        let _ = write!(broker, "{b}");
+                    }
+                    None => broker.push('-'),
+                }
+            }
+        };
+        match &o.result {
+            Ok(ps) if ps.is_empty() => {
+                counts.without += 1;
+                if style.show_empty {
+                    set_head(&mut cells);
+                    dash_rest(&mut cells);
+                    f(&cells);
+                    counts.rows += 1;
+                }
+            }
+            Ok(ps) => {
+                counts.with += 1;
+                counts.producers += ps.len();
+                for p in ps {
+                    set_head(&mut cells);
+                    if let [_, _, _, id, epoch, seq, ts, age_cell, coord, txn, ..] = &mut cells[..]
+                    {
+                        let _ = write!(id, "{}", p.producer_id);
+                        let _ = write!(epoch, "{}", p.producer_epoch);
+                        let _ = write!(seq, "{}", p.last_sequence);
+                        ts.push_str(rfc3339(p.last_timestamp).as_deref().unwrap_or("-"));
+                        age_cell.push_str(&age(p.last_timestamp, style.now_ms));
+                        let _ = write!(coord, "{}", p.coordinator_epoch);
+                        if p.current_txn_start_offset < 0 {
+                            txn.push('-');
+                        } else {
+                            let _ = write!(txn, "{}", p.current_txn_start_offset);
+                        }
+                    }
+                    f(&cells);
+                    counts.rows += 1;
+                }
+            }
+            Err(e) => {
+                set_head(&mut cells);
+                dash_rest(&mut cells);
+                if let Some(last) = cells.last_mut() {
+                    match &e.message {
+                        Some(m) if !m.is_empty() => {
+                            let _ = write!(last, "{}: {m}", e.name());
+                        }
+                        _ => last.push_str(e.name()),
+                    }
+                }
+                f(&cells);
+                counts.rows += 1;
             }
         }
     }
+    counts
+}
 
-    fn table(&mut self, summary: &DescribeSummary) -> String {
-        let mut outcomes = std::mem::take(&mut self.outcomes);
-        outcomes.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
-        let any_error = outcomes.iter().any(|o| o.result.is_err());
-        let mut header = vec![
-            "Topic",
-            "Partition",
-            if self.fixed_broker {
-                "Broker"
-            } else {
-                "Leader"
-            },
-            "ProducerId",
-            "ProducerEpoch",
-            "LastSequence",
-            "LastTimestamp",
-            "Age",
-            "CoordinatorEpoch",
-            "CurrentTxnStartOffset",
-        ];
-        if any_error {
-            header.push("Error");
+/// The table: columns left-aligned and two spaces apart, then a summary line.
+fn write_table(
+    out: &mut dyn Write,
+    outcomes: &mut [PartitionOutcome],
+    summary: &DescribeSummary,
+    style: TableStyle,
+) -> io::Result<()> {
+    outcomes.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    for o in outcomes.iter_mut() {
+        if let Ok(ps) = &mut o.result {
+            ps.sort_by_key(|p| p.producer_id);
         }
-        let mut table = comfy_table::Table::new();
-        table
-            .load_preset(comfy_table::presets::NOTHING)
-            .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
-            .set_header(header);
-        let mut rows = 0usize;
-        let (mut with, mut without, mut producers) = (0usize, 0usize, 0usize);
-        let dash = || "-".to_string();
-        for o in &mut outcomes {
-            let partition = if o.partition < 0 {
-                dash()
-            } else {
-                o.partition.to_string()
-            };
-            let broker = o.broker_id.map_or_else(dash, |b| b.to_string());
-            match &mut o.result {
-                Ok(ps) if ps.is_empty() => {
-                    without += 1;
-                    if self.show_empty {
-                        let mut row = vec![o.topic.clone(), partition, broker];
-                        row.extend(std::iter::repeat_n(dash(), 7));
-                        if any_error {
-                            row.push(String::new());
-                        }
-                        table.add_row(row);
-                        rows += 1;
-                    }
-                }
-                Ok(ps) => {
-                    with += 1;
-                    producers += ps.len();
-                    ps.sort_by_key(|p| p.producer_id);
-                    for p in ps.iter() {
-                        let mut row = vec![
-                            o.topic.clone(),
-                            partition.clone(),
-                            broker.clone(),
-                            p.producer_id.to_string(),
-                            p.producer_epoch.to_string(),
-                            p.last_sequence.to_string(),
-                            rfc3339(p.last_timestamp).unwrap_or_else(dash),
-                            age(p.last_timestamp, self.now_ms),
-                            p.coordinator_epoch.to_string(),
-                            if p.current_txn_start_offset < 0 {
-                                dash()
-                            } else {
-                                p.current_txn_start_offset.to_string()
-                            },
-                        ];
-                        if any_error {
-                            row.push(String::new());
-                        }
-                        table.add_row(row);
-                        rows += 1;
-                    }
-                }
-                Err(e) => {
-                    let mut row = vec![o.topic.clone(), partition, broker];
-                    row.extend(std::iter::repeat_n(dash(), 7));
-                    row.push(match &e.message {
-                        Some(m) if !m.is_empty() => format!("{}: {m}", e.name()),
-                        _ => e.name().to_string(),
-                    });
-                    table.add_row(row);
-                    rows += 1;
-                }
-            }
-        }
-        let mut text = String::new();
-        if rows > 0 {
-            // comfy-table pads every cell with a space on each side: drop the
-            // outer padding of each line
-            for line in table.to_string().lines() {
-                text.push_str(line.strip_prefix(' ').unwrap_or(line).trim_end());
-                text.push('\n');
-            }
-        }
-        let n = summary.partitions;
-        let plural =
-            |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-        if rows == 0 && summary.failed == 0 {
-            text.push_str(&format!(
-                "No active producers in the {} described.\n",
-                plural(n, "partition", "partitions")
-            ));
+    }
+    let any_error = outcomes.iter().any(|o| o.result.is_err());
+    let mut header: Vec<String> = [
+        "Topic",
+        "Partition",
+        if style.fixed_broker {
+            "Broker"
         } else {
-            let mut line = format!(
-                "{} described: {} with active producers ({}), {} without",
-                plural(n, "partition", "partitions"),
-                with,
-                plural(producers, "producer", "producers"),
-                without
-            );
-            if summary.failed > 0 {
-                line.push_str(&format!(", {} failed", summary.failed));
-            }
-            if without > 0 && !self.show_empty {
-                line.push_str(" (--show-empty lists them)");
-            }
-            text.push_str(&line);
-            text.push_str(".\n");
+            "Leader"
+        },
+        "ProducerId",
+        "ProducerEpoch",
+        "LastSequence",
+        "LastTimestamp",
+        "Age",
+        "CoordinatorEpoch",
+        "CurrentTxnStartOffset",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if any_error {
+        header.push("Error".into());
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let counts = table_rows(outcomes, style, any_error, &mut |cells| {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
         }
-        text
+    });
+    let mut result = Ok(());
+    let mut line = String::new();
+    let mut emit = |cells: &[String]| {
+        if result.is_err() {
+            return;
+        }
+        line.clear();
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            line.push_str(c);
+            let pad = w.saturating_sub(c.chars().count());
+            line.extend(std::iter::repeat_n(' ', pad));
+        }
+        let trimmed = line.trim_end();
+        result = out
+            .write_all(trimmed.as_bytes())
+            .and_then(|()| out.write_all(b"\n"));
+    };
+    if counts.rows > 0 {
+        emit(&header);
+        table_rows(outcomes, style, any_error, &mut emit);
+    }
+    result?;
+    let n = summary.partitions;
+    let plural =
+        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    if counts.rows == 0 && summary.failed == 0 {
+        writeln!(
+            out,
+            "No active producers in the {} described.",
+            plural(n, "partition", "partitions")
+        )
+    } else {
+        let mut line = format!(
+            "{} described: {} with active producers ({}), {} without",
+            plural(n, "partition", "partitions"),
+            counts.with,
+            plural(counts.producers, "producer", "producers"),
+            counts.without
+        );
+        if summary.failed > 0 {
+            line.push_str(&format!(", {} failed", summary.failed));
+        }
+        if counts.without > 0 && !style.show_empty {
+            line.push_str(" (--show-empty lists them)");
+        }
+        writeln!(out, "{line}.")
     }
 }
 
@@ -905,5 +989,66 @@ mod tests {
         assert_eq!(age(now - 4 * 86_400_000 - 3 * 3_600_000, now), "4d3h ago");
         assert_eq!(age(now + 3_000, now), "in 3s");
         assert_eq!(age(-1, now), "-");
+    }
+
+    #[test]
+    fn table_layout() {
+        let now = 1_795_953_600_000;
+        let producer = |id, ts, txn| ProducerState {
+            producer_id: id,
+            producer_epoch: 3,
+            last_sequence: 99,
+            last_timestamp: ts,
+            coordinator_epoch: 5,
+            current_txn_start_offset: txn,
+            ..Default::default()
+        };
+        let outcome = |topic: &str, partition, result| PartitionOutcome {
+            topic: topic.into(),
+            partition,
+            broker_id: Some(2),
+            result,
+        };
+        let mut outcomes = vec![
+            outcome("orders", 1, Ok(vec![])),
+            outcome(
+                "orders",
+                0,
+                Ok(vec![
+                    producer(2002, now - 192_000, 150_382),
+                    producer(7, -1, -1),
+                ]),
+            ),
+            outcome(
+                "nope",
+                -1,
+                Err(kdp_client::PartitionError {
+                    code: kdp_wire::error_code::UNKNOWN_TOPIC_OR_PARTITION,
+                    message: None,
+                    client_side: true,
+                }),
+            ),
+        ];
+        let summary = DescribeSummary {
+            partitions: 3,
+            failed: 1,
+            ..Default::default()
+        };
+        let style = TableStyle {
+            fixed_broker: false,
+            show_empty: true,
+            now_ms: now,
+        };
+        let mut out = Vec::new();
+        write_table(&mut out, &mut outcomes, &summary, style).unwrap();
+        let expected = "\
+Topic   Partition  Leader  ProducerId  ProducerEpoch  LastSequence  LastTimestamp             Age        CoordinatorEpoch  CurrentTxnStartOffset  Error
+nope    -          2       -           -              -             -                         -          -                 -                      UNKNOWN_TOPIC_OR_PARTITION
+orders  0          2       7           3              99            -                         -          5                 -
+orders  0          2       2002        3              99            2026-11-29T11:56:48.000Z  3m12s ago  5                 150382
+orders  1          2       -           -              -             -                         -          -                 -
+3 partitions described: 1 with active producers (2 producers), 1 without, 1 failed.
+";
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 }
