@@ -201,3 +201,38 @@ fn the_whole_cluster_is_exactly_the_files_state() {
     assert_ne!(partition(&doc, "payments", 1)["ErrorCode"], 0);
     assert_eq!(code, 1, "{doc}");
 }
+
+/// `--output json` is the seed's response shape: `kdp encode` takes it, and
+/// `kdp decode` of those bytes gives the same document back.
+#[test]
+fn json_output_round_trips_through_encode_and_decode() {
+    use std::io::Write;
+    let mock = Mock::start();
+    let (_, doc) = mock.describe(&[]);
+    let pipe = |args: &[&str], input: &[u8]| {
+        let mut child = Command::new(KDP)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run kdp");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write");
+        let out = child.wait_with_output().expect("output");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let bytes = pipe(&["encode"], doc.to_string().as_bytes());
+    let back: Value = serde_json::from_slice(&pipe(&["decode"], &bytes)).expect("JSON");
+    assert_eq!(back, doc);
+}
