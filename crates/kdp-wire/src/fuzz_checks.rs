@@ -23,7 +23,10 @@ use crate::error::DecodeError;
 use crate::frame;
 use crate::header::RequestHeader;
 use crate::message::{decode_exact, encode_to_vec, Message};
-use crate::messages::{DescribeProducersRequest, DescribeProducersResponse};
+use crate::messages::{
+    ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest, DescribeProducersResponse,
+    MetadataRequest, MetadataResponse,
+};
 
 /// A DescribeProducers v0 request body.
 pub fn describe_producers_request(data: &[u8]) -> bool {
@@ -33,6 +36,30 @@ pub fn describe_producers_request(data: &[u8]) -> bool {
 /// A DescribeProducers v0 response body.
 pub fn describe_producers_response(data: &[u8]) -> bool {
     body::<DescribeProducersResponse>(data, 0)
+}
+
+/// ApiVersions and Metadata bodies, the messages a client decodes from any
+/// broker it reaches and the mock decodes from any client. The first byte
+/// picks the message and version (every version kdp supports); the rest is
+/// the body.
+pub fn api_versions_metadata(data: &[u8]) -> bool {
+    let Some((&selector, rest)) = data.split_first() else {
+        return false;
+    };
+    // ApiVersions 0-4 (5 versions) and Metadata 4-12 (9), request and response.
+    let pick = selector % 28;
+    let (is_request, index) = (pick < 14, pick % 14);
+    let (metadata, version) = if index < 5 {
+        (false, index as i16)
+    } else {
+        (true, 4 + (index - 5) as i16)
+    };
+    match (metadata, is_request) {
+        (false, true) => wire_body::<ApiVersionsRequest>(rest, version),
+        (false, false) => wire_body::<ApiVersionsResponse>(rest, version),
+        (true, true) => wire_body::<MetadataRequest>(rest, version),
+        (true, false) => wire_body::<MetadataResponse>(rest, version),
+    }
 }
 
 /// A whole request frame: size, header (its version following from its api
@@ -105,6 +132,21 @@ fn body<M>(data: &[u8], version: i16) -> bool
 where
     M: Message + PartialEq + Debug + Serialize + DeserializeOwned,
 {
+    let accepted = wire_body::<M>(data, version);
+    if accepted {
+        if let Ok(m) = decode_exact::<M>(data, version) {
+            json(&m);
+        }
+    }
+    accepted
+}
+
+/// The binary properties of one body: errors inside the input; accepted
+/// input is canonical.
+fn wire_body<M>(data: &[u8], version: i16) -> bool
+where
+    M: Message + PartialEq + Debug,
+{
     let m = match decode_exact::<M>(data, version) {
         Ok(m) => m,
         Err(e) => {
@@ -123,7 +165,6 @@ where
     let m2 = decode_exact::<M>(&again, version)
         .unwrap_or_else(|e| panic!("re-encoded {} rejected: {e}", M::NAME));
     assert_eq!(m2, m);
-    json(&m);
     true
 }
 

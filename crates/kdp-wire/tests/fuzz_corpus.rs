@@ -29,6 +29,7 @@ const TARGETS: &[(&str, Check)] = &[
         fuzz_checks::describe_producers_response,
     ),
     ("request_frame", fuzz_checks::request_frame),
+    ("api_versions_metadata", fuzz_checks::api_versions_metadata),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -289,6 +290,90 @@ fn seed_frames() -> Vec<(&'static str, Vec<u8>)> {
     out
 }
 
+/// Seeds for `api_versions_metadata`: a request and a response of every
+/// version, each behind the selector byte the check reads.
+fn seed_api_versions_metadata() -> Vec<(String, Vec<u8>)> {
+    use kdp_wire::messages::*;
+    use kdp_wire::Uuid;
+    let mut out = Vec::new();
+    let mut push = |name: String, selector: u8, body: Vec<u8>| {
+        let mut data = vec![selector];
+        data.extend(body);
+        out.push((name, data));
+    };
+    for v in 0..=4i16 {
+        let req = ApiVersionsRequest {
+            client_software_name: "kdp".into(),
+            client_software_version: "0.1.0".into(),
+            ..Default::default()
+        };
+        push(
+            format!("api-versions-request-v{v}"),
+            v as u8,
+            encode_to_vec(&req, v),
+        );
+        let resp = ApiVersionsResponse {
+            api_keys: vec![ApiVersion::new(3, 4, 12), ApiVersion::new(61, 0, 0)],
+            throttle_time_ms: if v >= 1 { 5 } else { 0 },
+            ..Default::default()
+        };
+        push(
+            format!("api-versions-response-v{v}"),
+            14 + v as u8,
+            encode_to_vec(&resp, v),
+        );
+    }
+    for v in 4..=12i16 {
+        let index = 5 + (v - 4) as u8;
+        let req = MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic {
+                name: Some("orders".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        push(
+            format!("metadata-request-v{v}"),
+            index,
+            encode_to_vec(&req, v),
+        );
+        let resp = MetadataResponse {
+            brokers: vec![MetadataResponseBroker {
+                node_id: 1,
+                host: "127.0.0.1".into(),
+                port: 9092,
+                rack: Some("a".into()),
+                ..Default::default()
+            }],
+            cluster_id: Some("kdp".into()),
+            controller_id: 1,
+            topics: vec![MetadataResponseTopic {
+                name: Some("orders".into()),
+                topic_id: if v >= 10 { Uuid([9; 16]) } else { Uuid::ZERO },
+                topic_authorized_operations: if v >= 8 { 0 } else { i32::MIN },
+                partitions: vec![MetadataResponsePartition {
+                    partition_index: 3,
+                    leader_id: 1,
+                    leader_epoch: if v >= 7 { 2 } else { -1 },
+                    replica_nodes: vec![1, 2],
+                    isr_nodes: vec![1],
+                    offline_replicas: if v >= 5 { vec![2] } else { vec![] },
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            cluster_authorized_operations: if (8..=10).contains(&v) { 0 } else { i32::MIN },
+            ..Default::default()
+        };
+        push(
+            format!("metadata-response-v{v}"),
+            14 + index,
+            encode_to_vec(&resp, v),
+        );
+    }
+    out
+}
+
 /// With `KDP_WRITE_CORPUS=1`, `seeds_are_accepted` also writes the seed
 /// files into fuzz/corpus (before `cargo fuzz`; cmin may drop some later).
 fn write_seed_corpus() {
@@ -322,6 +407,9 @@ fn write_seed_corpus() {
     for (name, f) in seed_frames() {
         write("request_frame", name, &f);
     }
+    for (name, data) in seed_api_versions_metadata() {
+        write("api_versions_metadata", &name, &data);
+    }
 }
 
 #[test]
@@ -340,6 +428,9 @@ fn seeds_are_accepted() {
             fuzz_checks::describe_producers_request(&encode_to_vec(&m, 0)),
             "{name}"
         );
+    }
+    for (name, data) in seed_api_versions_metadata() {
+        assert!(fuzz_checks::api_versions_metadata(&data), "{name}");
     }
     for (name, f) in seed_frames() {
         assert!(fuzz_checks::request_frame(&f), "{name}");

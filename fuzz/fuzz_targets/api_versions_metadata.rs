@@ -1,0 +1,11 @@
+//! ApiVersions and Metadata bodies of every supported version (the first
+//! byte picks which): strict decoding, canonical re-encoding. The check
+//! lives in `kdp_wire::fuzz_checks`, shared with the `fuzz_corpus` test.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    kdp_wire::fuzz_checks::api_versions_metadata(data);
+});
