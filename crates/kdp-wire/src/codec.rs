@@ -293,23 +293,57 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A length prefix in the version's encoding, not yet checked against
+    /// the input: classic, a signed int of `classic_width` bytes (2 or 4)
+    /// with -1 for null; compact, an unsigned varint `n + 1` with 0 for null.
+    /// Other negative lengths are errors at the prefix.
+    fn nullable_prefix(
+        &mut self,
+        flexible: bool,
+        classic_width: usize,
+        what: &'static str,
+    ) -> Result<Option<usize>, DecodeError> {
+        if flexible {
+            return self.compact_len(what);
+        }
+        let start = self.pos;
+        let len = if classic_width == 2 {
+            i64::from(self.i16()?)
+        } else {
+            i64::from(self.i32()?)
+        };
+        match len {
+            -1 => Ok(None),
+            len if len < 0 => {
+                self.pos = start;
+                Err(self.error(DecodeErrorKind::NegativeLength { what, len }))
+            }
+            len => Ok(Some(len as usize)),
+        }
+    }
+
+    /// The length of a nullable string or bytes value, checked against the
+    /// bytes left (the error points at the prefix).
+    fn nullable_data_len(
+        &mut self,
+        flexible: bool,
+        classic_width: usize,
+        what: &'static str,
+    ) -> Result<Option<usize>, DecodeError> {
+        let start = self.pos;
+        let len = self.nullable_prefix(flexible, classic_width, what)?;
+        if let Some(len) = len {
+            self.check_len(start, len, what)?;
+        }
+        Ok(len)
+    }
+
     /// A classic nullable string: int16 length, -1 for null.
     pub fn nullable_string(&mut self) -> Result<Option<String>, DecodeError> {
-        let start = self.pos;
-        let len = self.i16()?;
-        if len == -1 {
-            return Ok(None);
+        match self.nullable_data_len(false, 2, "string")? {
+            None => Ok(None),
+            Some(len) => self.utf8(len).map(Some),
         }
-        if len < 0 {
-            self.pos = start;
-            return Err(self.error(DecodeErrorKind::NegativeLength {
-                what: "string",
-                len: i64::from(len),
-            }));
-        }
-        let len = len as usize;
-        self.check_len(start, len, "string")?;
-        self.utf8(len).map(Some)
     }
 
     /// A classic non-null string.
@@ -345,13 +379,9 @@ impl<'a> Reader<'a> {
     }
 
     fn compact_nullable_string_general(&mut self) -> Result<Option<String>, DecodeError> {
-        let start = self.pos;
-        match self.compact_len("string")? {
+        match self.nullable_data_len(true, 2, "string")? {
             None => Ok(None),
-            Some(len) => {
-                self.check_len(start, len, "string")?;
-                self.utf8(len).map(Some)
-            }
+            Some(len) => self.utf8(len).map(Some),
         }
     }
 
@@ -385,41 +415,19 @@ impl<'a> Reader<'a> {
 
     /// Classic nullable bytes: int32 length, -1 for null.
     pub fn nullable_bytes(&mut self) -> Result<Option<Vec<u8>>, DecodeError> {
-        let start = self.pos;
-        let len = self.i32()?;
-        if len == -1 {
-            return Ok(None);
-        }
-        if len < 0 {
-            self.pos = start;
-            return Err(self.error(DecodeErrorKind::NegativeLength {
-                what: "bytes",
-                len: i64::from(len),
-            }));
-        }
-        let len = len as usize;
-        self.check_len(start, len, "bytes")?;
-        self.take(len, "bytes").map(|b| Some(b.to_vec()))
+        self.nullable_bytes_v(false)
     }
 
     /// Compact nullable bytes.
     pub fn compact_nullable_bytes(&mut self) -> Result<Option<Vec<u8>>, DecodeError> {
-        let start = self.pos;
-        match self.compact_len("bytes")? {
-            None => Ok(None),
-            Some(len) => {
-                self.check_len(start, len, "bytes")?;
-                self.take(len, "bytes").map(|b| Some(b.to_vec()))
-            }
-        }
+        self.nullable_bytes_v(true)
     }
 
     /// Nullable bytes in the encoding of the message version.
     pub fn nullable_bytes_v(&mut self, flexible: bool) -> Result<Option<Vec<u8>>, DecodeError> {
-        if flexible {
-            self.compact_nullable_bytes()
-        } else {
-            self.nullable_bytes()
+        match self.nullable_data_len(flexible, 4, "bytes")? {
+            None => Ok(None),
+            Some(len) => self.take(len, "bytes").map(|b| Some(b.to_vec())),
         }
     }
 
@@ -463,21 +471,7 @@ impl<'a> Reader<'a> {
         min_elem_size: usize,
     ) -> Result<Option<usize>, DecodeError> {
         let start = self.pos;
-        let count = if flexible {
-            self.compact_len("array")?
-        } else {
-            match self.i32()? {
-                -1 => None,
-                n if n < 0 => {
-                    self.pos = start;
-                    return Err(self.error(DecodeErrorKind::NegativeLength {
-                        what: "array",
-                        len: i64::from(n),
-                    }));
-                }
-                n => Some(n as usize),
-            }
-        };
+        let count = self.nullable_prefix(flexible, 4, "array")?;
         if let Some(count) = count {
             self.check_count(start, count, min_elem_size)?;
         }
