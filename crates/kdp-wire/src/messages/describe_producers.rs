@@ -200,23 +200,29 @@ impl ProducerState {
 
     #[inline]
     fn encode<B: BufMut>(&self, buf: &mut B) {
-        // One write of all 37 bytes instead of seven: the fixed fields are
-        // laid out in a stack array (whose size the compiler knows, so these
-        // writes are unchecked), then the empty tag section's zero byte.
-        let mut fixed = [0u8; MIN_PRODUCER_STATE];
-        let mut w: &mut [u8] = &mut fixed;
-        w.put_i64(self.producer_id);
-        w.put_i32(self.producer_epoch);
-        w.put_i32(self.last_sequence);
-        w.put_i64(self.last_timestamp);
-        w.put_i32(self.coordinator_epoch);
-        w.put_i64(self.current_txn_start_offset);
         if self.unknown_tagged_fields.is_empty() {
+            // One write of all 37 bytes instead of seven: the fields and the
+            // empty tag section are laid out in a stack array whose size the
+            // compiler knows, so those writes are unchecked.
+            let mut fixed = [0u8; MIN_PRODUCER_STATE];
+            let mut w: &mut [u8] = &mut fixed;
+            self.encode_fields(&mut w);
+            w.put_tagged_fields(&self.unknown_tagged_fields);
             buf.put_slice(&fixed);
-        } else if let Some((_zero, fields)) = fixed.split_last() {
-            buf.put_slice(fields);
+        } else {
+            self.encode_fields(buf);
             buf.put_tagged_fields(&self.unknown_tagged_fields);
         }
+    }
+
+    #[inline(always)]
+    fn encode_fields<B: BufMut>(&self, buf: &mut B) {
+        buf.put_i64(self.producer_id);
+        buf.put_i32(self.producer_epoch);
+        buf.put_i32(self.last_sequence);
+        buf.put_i64(self.last_timestamp);
+        buf.put_i32(self.coordinator_epoch);
+        buf.put_i64(self.current_txn_start_offset);
     }
 
     /// Sets the fixed fields from their 36 bytes (always `Some`: the
@@ -297,6 +303,7 @@ impl PartitionResponse {
                 let mut w: &mut [u8] = &mut head;
                 w.put_i32(self.partition_index);
                 w.put_i16(self.error_code);
+                w.put_nullable_string_v(None, FLEX);
                 buf.put_slice(&head);
             }
             Some(message) => {
