@@ -15,20 +15,16 @@ pub struct JsonError {
 
 /// Parses `text` into a message, naming the failing field path.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let value: T = serde_path_to_error::deserialize(de).map_err(|e| JsonError {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| JsonError {
         path: e.path().to_string(),
         message: e.inner().to_string(),
     })?;
     // Like the binary decoder, refuse anything after the document.
-    let mut rest = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
-    rest.next();
-    if rest.next().is_some() {
-        return Err(JsonError {
-            path: ".".into(),
-            message: "trailing characters after the JSON document".into(),
-        });
-    }
+    de.end().map_err(|e| JsonError {
+        path: ".".into(),
+        message: e.to_string(),
+    })?;
     Ok(value)
 }
 
