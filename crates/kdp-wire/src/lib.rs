@@ -20,6 +20,9 @@ pub mod json;
 pub mod message;
 pub mod messages;
 pub mod tagged;
+#[doc(hidden)]
+pub mod testgen;
+pub mod wire;
 
 pub use codec::{PutWire, Reader, Uuid};
 pub use error::{Context, DecodeError, DecodeErrorKind};

@@ -1,15 +1,45 @@
-//! One module per Kafka message.
+//! One module per Kafka message, each a declaration (see `kdp-derive`).
 
 pub mod api_versions;
+pub mod describe_configs;
 pub mod describe_producers;
+pub mod describe_transactions;
+pub mod find_coordinator;
+pub mod init_producer_id;
+pub mod list_offsets;
+pub mod list_transactions;
 pub mod metadata;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
+pub mod write_txn_markers;
 
 pub use api_versions::{ApiVersion, ApiVersionsRequest, ApiVersionsResponse};
+pub use describe_configs::{
+    DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResourceResult,
+    DescribeConfigsResponse, DescribeConfigsResult, DescribeConfigsSynonym,
+};
 pub use describe_producers::{
     DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
     TopicRequest, TopicResponse,
 };
+pub use describe_transactions::{
+    DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData, TransactionState,
+};
+pub use find_coordinator::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
+pub use init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
+pub use list_offsets::{
+    ListOffsetsPartition, ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse,
+    ListOffsetsTopic, ListOffsetsTopicResponse,
+};
+pub use list_transactions::{ListTransactionsRequest, ListTransactionsResponse, ListedTransaction};
 pub use metadata::{
     MetadataRequest, MetadataRequestTopic, MetadataResponse, MetadataResponseBroker,
     MetadataResponsePartition, MetadataResponseTopic,
+};
+pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
+pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
+pub use write_txn_markers::{
+    WritableTxnMarker, WritableTxnMarkerPartitionResult, WritableTxnMarkerResult,
+    WritableTxnMarkerTopic, WritableTxnMarkerTopicResult, WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
 };

@@ -1,0 +1,511 @@
+//! `#[kafka(...)]`: a Kafka message declared once.
+//!
+//! Written on a struct inside `kdp-wire` whose fields carry the facts of
+//! Kafka's JSON schema (names, version ranges, nullable versions, defaults),
+//! it emits everything else from that one declaration:
+//!
+//! - the struct, deriving `Debug`, `Clone`, `PartialEq`, `Eq` and serde with
+//!   the schema's PascalCase names (strict: unknown fields are errors, and a
+//!   missing field is one unless the schema gives it a default);
+//! - `Default`, with the schema defaults;
+//! - `crate::wire::Wire`: smallest size (to bound counts before allocating),
+//!   exact size, an infallible encoder and a strict decoder whose errors name
+//!   the field;
+//! - `crate::testgen::Random`, values valid for a version, for property tests;
+//! - with `key = ...`: `crate::message::Message`, and `crate::message::Request`
+//!   with `response = Type`.
+//!
+//! Struct arguments: `key = crate::api::X` (the API key constant), `versions =
+//! "0-4"`, `response = Type`, `custom_codec` (the `Message` impl calls a
+//! hand-tuned `crate::wire::CustomCodec` instead of the declared codec, which
+//! stays available through `Wire` for cross-checks).
+//!
+//! Field arguments: `versions = "3+"` (absent elsewhere: not on the wire, the
+//! default in memory), `nullable = "10+"` (an `Option` field that may be null
+//! only there; without it an `Option` field is nullable wherever it exists),
+//! `default = "-1"` (the schema default, a Rust expression), `name = "X"` (when
+//! the schema name is not the PascalCase of the field). A field named
+//! `unknown_tagged_fields` is the tagged-field section of flexible versions.
+//! `Vec<u8>` and `Option<Vec<u8>>` are Kafka `bytes`.
+//!
+//! Version ranges use the schema's syntax: `N`, `N+`, `N-M`.
+
+use proc_macro::TokenStream;
+use proc_macro2::TokenStream as TokenStream2;
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Expr, Fields, GenericArgument, LitStr, Path, PathArguments, Type};
+
+/// See the crate documentation.
+#[proc_macro_attribute]
+pub fn kafka(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match expand(attr.into(), item.into()) {
+        Ok(ts) => ts.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Range {
+    lo: i16,
+    hi: i16,
+}
+
+impl Range {
+    const ALL: Range = Range {
+        lo: 0,
+        hi: i16::MAX,
+    };
+
+    fn parse(lit: &LitStr) -> syn::Result<Range> {
+        let text = lit.value();
+        let s = text.trim();
+        let err = || {
+            syn::Error::new(
+                lit.span(),
+                format!("version range `{s}`: expected `N`, `N+` or `N-M`"),
+            )
+        };
+        let num = |t: &str| t.trim().parse::<i16>().map_err(|_| err());
+        let range = if let Some(lo) = s.strip_suffix('+') {
+            Range {
+                lo: num(lo)?,
+                hi: i16::MAX,
+            }
+        } else if let Some((lo, hi)) = s.split_once('-') {
+            Range {
+                lo: num(lo)?,
+                hi: num(hi)?,
+            }
+        } else {
+            let n = num(s)?;
+            Range { lo: n, hi: n }
+        };
+        if range.lo < 0 || range.lo > range.hi {
+            return Err(err());
+        }
+        Ok(range)
+    }
+
+    /// A condition on `v.version`, or `None` when it always holds.
+    fn condition(self) -> Option<TokenStream2> {
+        let Range { lo, hi } = self;
+        match (lo, hi) {
+            (0, i16::MAX) => None,
+            (lo, i16::MAX) => Some(quote! { v.version >= #lo }),
+            (lo, hi) if lo == hi => Some(quote! { v.version == #lo }),
+            (lo, hi) => Some(quote! { (#lo..=#hi).contains(&v.version) }),
+        }
+    }
+}
+
+#[derive(Default)]
+struct StructArgs {
+    key: Option<Expr>,
+    versions: Option<Range>,
+    response: Option<Path>,
+    custom_codec: bool,
+}
+
+fn parse_struct_args(attr: TokenStream2) -> syn::Result<StructArgs> {
+    let mut args = StructArgs::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("key") {
+            args.key = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("versions") {
+            args.versions = Some(Range::parse(&meta.value()?.parse()?)?);
+        } else if meta.path.is_ident("response") {
+            args.response = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("custom_codec") {
+            args.custom_codec = true;
+        } else {
+            return Err(meta.error("expected key, versions, response or custom_codec"));
+        }
+        Ok(())
+    });
+    syn::parse::Parser::parse2(parser, attr)?;
+    if args.key.is_some() != args.versions.is_some() {
+        return Err(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "a message needs both `key` and `versions`; a nested struct neither",
+        ));
+    }
+    Ok(args)
+}
+
+/// How a field goes on the wire.
+enum Codec {
+    /// Through the type's `Wire` impl.
+    Plain,
+    /// Kafka `bytes` (`Vec<u8>` or `Option<Vec<u8>>`).
+    Bytes,
+}
+
+struct FieldSpec {
+    ident: syn::Ident,
+    ty: Type,
+    wire_name: String,
+    versions: Range,
+    nullable: Option<Range>,
+    default: Option<TokenStream2>,
+    codec: Codec,
+    is_option: bool,
+}
+
+fn pascal_case(ident: &str) -> String {
+    ident
+        .split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            match chars.next() {
+                Some(first) => first.to_ascii_uppercase().to_string() + chars.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// The single generic argument of `Outer<T>`, if `ty` is that.
+fn generic_of<'a>(ty: &'a Type, outer: &str) -> Option<&'a Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != outer {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        GenericArgument::Type(t) => Some(t),
+        _ => None,
+    }
+}
+
+fn is_ident_type(ty: &Type, name: &str) -> bool {
+    matches!(ty, Type::Path(p) if p.path.is_ident(name))
+}
+
+fn is_bytes(ty: &Type) -> bool {
+    generic_of(ty, "Vec").is_some_and(|t| is_ident_type(t, "u8"))
+}
+
+fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
+    let args = parse_struct_args(attr)?;
+    let mut st: DeriveInput = syn::parse2(item)?;
+    let span = st.span();
+    let Data::Struct(data) = &mut st.data else {
+        return Err(syn::Error::new(span, "#[kafka] is for structs"));
+    };
+    let Fields::Named(named) = &mut data.fields else {
+        return Err(syn::Error::new(span, "#[kafka] needs named fields"));
+    };
+
+    let mut fields = Vec::new();
+    let mut has_tags = false;
+    for f in named.named.iter_mut() {
+        let ident = f
+            .ident
+            .clone()
+            .ok_or_else(|| syn::Error::new(f.span(), "unnamed field"))?;
+        let mut spec = FieldSpec {
+            wire_name: pascal_case(&ident.to_string()),
+            ident,
+            ty: f.ty.clone(),
+            versions: Range::ALL,
+            nullable: None,
+            default: None,
+            codec: Codec::Plain,
+            is_option: generic_of(&f.ty, "Option").is_some(),
+        };
+        let mut rename = false;
+        let mut kept = Vec::new();
+        for a in f.attrs.drain(..) {
+            if !a.path().is_ident("kafka") {
+                kept.push(a);
+                continue;
+            }
+            a.parse_nested_meta(|meta| {
+                if meta.path.is_ident("versions") {
+                    spec.versions = Range::parse(&meta.value()?.parse()?)?;
+                } else if meta.path.is_ident("nullable") {
+                    spec.nullable = Some(Range::parse(&meta.value()?.parse()?)?);
+                } else if meta.path.is_ident("default") {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    spec.default = Some(lit.value().parse().map_err(|_| {
+                        syn::Error::new(lit.span(), "default: not a Rust expression")
+                    })?);
+                } else if meta.path.is_ident("name") {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    spec.wire_name = lit.value();
+                    rename = true;
+                } else {
+                    return Err(meta.error("expected versions, nullable, default or name"));
+                }
+                Ok(())
+            })?;
+        }
+        f.attrs = kept;
+        if spec.nullable.is_some() && !spec.is_option {
+            return Err(syn::Error::new(
+                f.ty.span(),
+                "`nullable` is for Option fields",
+            ));
+        }
+        if spec.ident == "unknown_tagged_fields" {
+            has_tags = true;
+            f.attrs.push(syn::parse_quote! {
+                #[serde(default, skip_serializing_if = "crate::tagged::TaggedFields::is_empty")]
+            });
+            continue;
+        }
+        if is_bytes(&f.ty) || generic_of(&f.ty, "Option").is_some_and(is_bytes) {
+            spec.codec = Codec::Bytes;
+        }
+        if rename {
+            let name = &spec.wire_name;
+            f.attrs.push(syn::parse_quote! { #[serde(rename = #name)] });
+        }
+        fields.push(spec);
+    }
+    if !has_tags {
+        return Err(syn::Error::new(
+            st.ident.span(),
+            "#[kafka] structs need `unknown_tagged_fields: TaggedFields` (the flexible versions' tag section)",
+        ));
+    }
+
+    let name = &st.ident;
+    let name_str = name.to_string();
+
+    // serde defaults: a named function per field that has a schema default.
+    let mut default_fns = Vec::new();
+    if let Data::Struct(syn::DataStruct {
+        fields: Fields::Named(named),
+        ..
+    }) = &mut st.data
+    {
+        for (f, spec) in named
+            .named
+            .iter_mut()
+            .filter(|f| {
+                f.ident
+                    .as_ref()
+                    .is_some_and(|i| i != "unknown_tagged_fields")
+            })
+            .zip(&fields)
+        {
+            let Some(expr) = &spec.default else { continue };
+            let fn_name = format_ident!("__kdp_default_{}_{}", name, spec.ident);
+            let fn_str = fn_name.to_string();
+            let ty = &spec.ty;
+            default_fns.push(quote! {
+                #[doc(hidden)]
+                #[allow(non_snake_case)]
+                fn #fn_name() -> #ty { #expr }
+            });
+            f.attrs
+                .push(syn::parse_quote! { #[serde(default = #fn_str)] });
+        }
+    }
+
+    st.attrs.push(syn::parse_quote! {
+        #[derive(Debug, Clone, PartialEq, Eq, ::serde::Serialize, ::serde::Deserialize)]
+    });
+    st.attrs.push(syn::parse_quote! {
+        #[serde(rename_all = "PascalCase", deny_unknown_fields)]
+    });
+
+    let codec_path = |spec: &FieldSpec| -> TokenStream2 {
+        let ty = &spec.ty;
+        match spec.codec {
+            Codec::Plain => quote! { <crate::wire::Plain as crate::wire::Codec<#ty>> },
+            Codec::Bytes => quote! { <crate::wire::Bytes as crate::wire::Codec<#ty>> },
+        }
+    };
+    let gate = |spec: &FieldSpec, then: TokenStream2, otherwise: TokenStream2| match spec
+        .versions
+        .condition()
+    {
+        None => then,
+        Some(cond) => quote! { if #cond { #then } else { #otherwise } },
+    };
+
+    let mut min_len = Vec::new();
+    let mut wire_len = Vec::new();
+    let mut put = Vec::new();
+    let mut read = Vec::new();
+    let mut random = Vec::new();
+    let mut defaults = Vec::new();
+    for spec in &fields {
+        let ident = &spec.ident;
+        let c = codec_path(spec);
+        let wire_name = &spec.wire_name;
+        let default = spec
+            .default
+            .clone()
+            .unwrap_or_else(|| quote! { ::core::default::Default::default() });
+        defaults.push(quote! { #ident: #default });
+        min_len.push(gate(spec, quote! { #c::min_len(v) }, quote! { 0 }));
+        wire_len.push(gate(
+            spec,
+            quote! { #c::wire_len(&self.#ident, v) },
+            quote! { 0 },
+        ));
+        put.push(gate(
+            spec,
+            quote! { #c::put(&self.#ident, buf, v); },
+            quote! {},
+        ));
+        let read_one = match spec.nullable.and_then(Range::condition) {
+            // Null only where the schema allows it; the error points at the
+            // length prefix.
+            Some(cond) => quote! {
+                {
+                    let start = r.offset();
+                    let value = #c::read(r, v).field(#wire_name)?;
+                    if value.is_none() && !(#cond) {
+                        return ::core::result::Result::Err(
+                            crate::error::DecodeError::new(
+                                start,
+                                crate::error::DecodeErrorKind::UnexpectedNull { what: #c::WHAT },
+                            )
+                            .in_field(#wire_name),
+                        );
+                    }
+                    value
+                }
+            },
+            None => quote! { #c::read(r, v).field(#wire_name)? },
+        };
+        let read_expr = gate(spec, read_one, default.clone());
+        read.push(quote! { let #ident = #read_expr; });
+        let nullable_here = match (spec.is_option, spec.nullable.and_then(Range::condition)) {
+            (false, _) => quote! { false },
+            (true, None) => quote! { true },
+            (true, Some(cond)) => cond,
+        };
+        let random_expr = gate(spec, quote! { #c::random(g, v, #nullable_here) }, default);
+        random.push(quote! { #ident: #random_expr });
+    }
+    let idents: Vec<_> = fields.iter().map(|f| &f.ident).collect();
+
+    let mut out = quote! {
+        #st
+
+        #(#default_fns)*
+
+        impl ::core::default::Default for #name {
+            /// The schema defaults.
+            fn default() -> Self {
+                #name {
+                    #(#defaults,)*
+                    unknown_tagged_fields: ::core::default::Default::default(),
+                }
+            }
+        }
+
+        impl crate::wire::Wire for #name {
+            #[inline]
+            fn min_len(v: crate::wire::Version) -> usize {
+                0 #( + #min_len )* + usize::from(v.flexible)
+            }
+
+            #[inline]
+            fn wire_len(&self, v: crate::wire::Version) -> usize {
+                0 #( + #wire_len )*
+                    + if v.flexible { crate::codec::tagged_fields_len(&self.unknown_tagged_fields) } else { 0 }
+            }
+
+            #[inline]
+            fn put<B: ::bytes::BufMut>(&self, buf: &mut B, v: crate::wire::Version) {
+                use crate::codec::PutWire as _;
+                #(#put)*
+                if v.flexible {
+                    buf.put_tagged_fields(&self.unknown_tagged_fields);
+                }
+            }
+
+            fn read(
+                r: &mut crate::codec::Reader<'_>,
+                v: crate::wire::Version,
+            ) -> ::core::result::Result<Self, crate::error::DecodeError> {
+                use crate::error::Context as _;
+                #(#read)*
+                let unknown_tagged_fields = if v.flexible {
+                    r.tagged_fields()?
+                } else {
+                    ::core::default::Default::default()
+                };
+                ::core::result::Result::Ok(#name {
+                    #(#idents,)*
+                    unknown_tagged_fields,
+                })
+            }
+        }
+
+        impl crate::testgen::Random for #name {
+            fn random(g: &mut crate::testgen::Gen, v: crate::wire::Version, _nullable: bool) -> Self {
+                #name {
+                    #(#random,)*
+                    unknown_tagged_fields: ::core::default::Default::default(),
+                }
+            }
+        }
+    };
+
+    if let (Some(key), Some(versions)) = (&args.key, args.versions) {
+        let Range { lo, hi } = versions;
+        let (len, enc, dec) = if args.custom_codec {
+            (
+                quote! { crate::wire::CustomCodec::custom_len(self, version) },
+                quote! { crate::wire::CustomCodec::custom_put(self, buf, version) },
+                quote! { crate::wire::CustomCodec::custom_read(r, version) },
+            )
+        } else {
+            (
+                quote! { crate::wire::Wire::wire_len(self, crate::wire::Version::of::<Self>(version)) },
+                quote! { crate::wire::Wire::put(self, buf, crate::wire::Version::of::<Self>(version)) },
+                quote! { crate::wire::Wire::read(r, crate::wire::Version::of::<Self>(version)) },
+            )
+        };
+        out.extend(quote! {
+            impl crate::message::Message for #name {
+                const NAME: &'static str = #name_str;
+                const API_KEY: i16 = #key;
+                const LOWEST_VERSION: i16 = #lo;
+                const HIGHEST_VERSION: i16 = #hi;
+
+                #[inline]
+                fn encoded_len(&self, version: i16) -> usize {
+                    #len
+                }
+
+                #[inline]
+                fn encode<B: ::bytes::BufMut>(&self, buf: &mut B, version: i16) {
+                    #enc
+                }
+
+                fn decode(
+                    r: &mut crate::codec::Reader<'_>,
+                    version: i16,
+                ) -> ::core::result::Result<Self, crate::error::DecodeError> {
+                    <Self as crate::message::Message>::check_version(r, version)?;
+                    #dec
+                }
+            }
+        });
+        if let Some(resp) = &args.response {
+            out.extend(quote! {
+                impl crate::message::Request for #name {
+                    type Response = #resp;
+                }
+            });
+        }
+    } else if args.response.is_some() || args.custom_codec {
+        return Err(syn::Error::new(
+            st.ident.span(),
+            "`response` and `custom_codec` need `key` and `versions`",
+        ));
+    }
+    Ok(out)
+}
