@@ -51,7 +51,10 @@ fn main() -> ExitCode {
     ExitCode::from(code as u8)
 }
 
+/// Logs go to stderr, coloured only when stderr is a terminal and `NO_COLOR`
+/// (no-color.org) is unset or empty: escapes in a log file or pipe are noise.
 fn init_logging(verbose: u8) {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
         0 => "warn",
@@ -64,5 +67,26 @@ fn init_logging(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(colour(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR"),
+        ))
         .init();
+}
+
+fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::colour;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some("".into())));
+        assert!(!colour(true, Some("1".into())));
+        assert!(!colour(false, None));
+    }
 }
