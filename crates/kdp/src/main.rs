@@ -6,7 +6,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod duration;
 mod exit;
+mod output;
+mod properties;
 
 /// Kafka's DescribeProducers API, for operators: which producers write to a
 /// partition, which are zombies, which open transaction pins the last stable
