@@ -34,7 +34,7 @@ enum Command {
     /// Decode DescribeProducers wire bytes into JSON in the seed's shape.
     Decode(cmd::decode::DecodeArgs),
     /// Encode JSON in the seed's shape into DescribeProducers wire bytes.
-    Encode(cmd::decode::EncodeArgs),
+    Encode(cmd::encode::EncodeArgs),
     /// Run a mock cluster (every broker of a cluster file) that Kafka clients accept.
     MockBroker(cmd::mock_broker::Args),
     /// Start a built-in mock cluster and describe it: kdp without a cluster.
@@ -46,8 +46,8 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let code = match cli.command {
         Command::Describe(args) => cmd::describe::run(args),
-        Command::Decode(args) => cmd::decode::run_decode(args),
-        Command::Encode(args) => cmd::decode::run_encode(args),
+        Command::Decode(args) => cmd::decode::run(args),
+        Command::Encode(args) => cmd::encode::run(args),
         Command::MockBroker(args) => cmd::mock_broker::run(args),
         Command::Demo(args) => cmd::demo::run(args),
     };
