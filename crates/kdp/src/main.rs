@@ -9,6 +9,7 @@ mod cmd;
 mod duration;
 mod exit;
 mod output;
+mod progress;
 mod properties;
 
 /// Kafka's DescribeProducers API, for operators: which producers write to a

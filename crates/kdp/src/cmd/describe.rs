@@ -4,7 +4,7 @@
 //! the flags, connects, and renders the results as they stream in: `jsonl`
 //! line by line, `table` and `json` at the end (they are sorted and merged).
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,10 +16,8 @@ use kdp_client::{
 use crate::exit;
 use crate::output::producers::Renderer;
 use crate::output::Output;
+use crate::progress::Progress;
 use crate::properties;
-
-/// Partitions from which on a progress bar is drawn (stderr on a terminal only).
-const PROGRESS_MIN_PARTITIONS: u64 = 1000;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "\
@@ -262,56 +260,5 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         exit::PARTIAL
     } else {
         exit::OK
-    }
-}
-
-/// A progress bar on stderr, only on a terminal and only for many partitions.
-struct Progress {
-    enabled: bool,
-    bar: Option<indicatif::ProgressBar>,
-    planned: u64,
-    done: u64,
-}
-
-impl Progress {
-    fn new() -> Self {
-        Progress {
-            enabled: io::stderr().is_terminal(),
-            bar: None,
-            planned: 0,
-            done: 0,
-        }
-    }
-
-    fn planned(&mut self, n: u64) {
-        self.planned += n;
-        if let Some(bar) = &self.bar {
-            bar.set_length(self.planned);
-        } else if self.enabled && self.planned >= PROGRESS_MIN_PARTITIONS {
-            let bar = indicatif::ProgressBar::with_draw_target(
-                Some(self.planned),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{spinner} {pos}/{len} partitions [{bar:30}] {elapsed}",
-            ) {
-                bar.set_style(style.progress_chars("=> "));
-            }
-            bar.set_position(self.done);
-            self.bar = Some(bar);
-        }
-    }
-
-    fn done(&mut self, n: u64) {
-        self.done += n;
-        if let Some(bar) = &self.bar {
-            bar.set_position(self.done);
-        }
-    }
-
-    fn finish(&mut self) {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
     }
 }
