@@ -3,17 +3,16 @@
 
 use std::io::{self, Write};
 
+/// A table's rows: called with a sink, it hands the sink each row's cells.
+pub type Rows<'a> = dyn FnMut(&mut dyn FnMut(&[String])) + 'a;
+
 /// Writes `header` and the rows `rows` produces, and returns how many rows
 /// there were; an empty table writes nothing, not even its header.
 ///
 /// `rows` is called twice, first for the widths and then for the text, and
 /// hands each row to its argument. Rows can so be built into one reused set
 /// of buffers: a table of a million producers never holds its rows.
-pub fn write(
-    out: &mut dyn Write,
-    header: &[String],
-    rows: &mut dyn FnMut(&mut dyn FnMut(&[String])),
-) -> io::Result<usize> {
+pub fn write(out: &mut dyn Write, header: &[String], rows: &mut Rows<'_>) -> io::Result<usize> {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     let mut count = 0;
     rows(&mut |cells| {
