@@ -475,4 +475,49 @@ orders  1          2       -           -              -             -           
 ";
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
+
+    #[test]
+    fn jsonl_lines() {
+        let producer = ProducerState {
+            producer_id: 9,
+            producer_epoch: 1,
+            last_sequence: 4,
+            last_timestamp: 0,
+            coordinator_epoch: 2,
+            current_txn_start_offset: -1,
+            ..Default::default()
+        };
+        let outcome = |partition, result| PartitionOutcome {
+            topic: "t".into(),
+            partition,
+            broker_id: Some(1),
+            result,
+        };
+        let mut out = Vec::new();
+        let mut r = Renderer::new(Output::Jsonl, false, true, 0, &mut out);
+        r.results(
+            0,
+            vec![
+                outcome(0, Ok(vec![producer.clone(), producer])),
+                outcome(1, Ok(vec![])),
+                outcome(
+                    2,
+                    Err(kdp_client::PartitionError {
+                        code: kdp_wire::error_code::NOT_LEADER_OR_FOLLOWER,
+                        message: Some("moved".into()),
+                        client_side: false,
+                    }),
+                ),
+            ],
+        );
+        r.finish(&DescribeSummary::default()).unwrap();
+        let p = r#"{"Topic":"t","Partition":0,"BrokerId":1,"ProducerId":9,"ProducerEpoch":1,"LastSequence":4,"LastTimestamp":0,"LastTimestampRfc3339":"1970-01-01T00:00:00.000Z","CoordinatorEpoch":2,"CurrentTxnStartOffset":-1}"#;
+        let expected = format!(
+            "{p}\n{p}\n\
+             {{\"Topic\":\"t\",\"Partition\":1,\"BrokerId\":1,\"ActiveProducers\":0}}\n\
+             {{\"Topic\":\"t\",\"Partition\":2,\"BrokerId\":1,\"ErrorCode\":6,\
+             \"ErrorName\":\"NOT_LEADER_OR_FOLLOWER\",\"ErrorMessage\":\"moved\",\"ClientSide\":false}}\n"
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
 }
