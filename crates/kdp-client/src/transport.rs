@@ -102,6 +102,15 @@ impl BrokerAddress {
 
     /// Parses `host:port`, `1.2.3.4:9092` or `[::1]:9092`.
     pub fn parse(s: &str) -> Result<Self> {
+        Self::parse_port_from(s, 1)
+    }
+
+    /// [`BrokerAddress::parse`] for a listening address, where port 0 means any free port.
+    pub fn parse_listen(s: &str) -> Result<Self> {
+        Self::parse_port_from(s, 0)
+    }
+
+    fn parse_port_from(s: &str, min_port: u16) -> Result<Self> {
         let bad = |reason| Error::InvalidAddress {
             addr: s.to_string(),
             reason,
@@ -125,11 +134,14 @@ impl BrokerAddress {
         if !s.starts_with('[') && host.contains(':') {
             return Err(bad("write IPv6 addresses as [ADDR]:PORT"));
         }
-        let port: u16 = port
-            .parse()
-            .map_err(|_| bad("the port is not a number from 1 to 65535"))?;
-        if port == 0 {
-            return Err(bad("the port is not a number from 1 to 65535"));
+        let range = if min_port == 0 {
+            "the port is not a number from 0 to 65535"
+        } else {
+            "the port is not a number from 1 to 65535"
+        };
+        let port: u16 = port.parse().map_err(|_| bad(range))?;
+        if port < min_port {
+            return Err(bad(range));
         }
         Ok(BrokerAddress::new(host, port))
     }
@@ -187,6 +199,15 @@ mod tests {
             "[::1]9092",
         ] {
             assert!(BrokerAddress::parse(bad).is_err(), "{bad}");
+        }
+        let any = BrokerAddress::parse_listen("[::]:0").unwrap();
+        assert_eq!(any, BrokerAddress::new("::", 0));
+        assert_eq!(
+            BrokerAddress::parse_listen("127.0.0.1:0").unwrap(),
+            BrokerAddress::new("127.0.0.1", 0)
+        );
+        for bad in ["::1:9092", "localhost", ":9092", "h:99999"] {
+            assert!(BrokerAddress::parse_listen(bad).is_err(), "{bad}");
         }
         let list = BrokerAddress::parse_list("a:1, b:2,").unwrap();
         assert_eq!(list.len(), 2);

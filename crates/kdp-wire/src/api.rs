@@ -7,470 +7,191 @@
 /// One API key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApiInfo {
+    /// The key as sent in request headers.
     pub key: i16,
+    /// Kafka's name for the API, e.g. `"DescribeProducers"`.
     pub name: &'static str,
     /// The first flexible version, or `None` if no version is flexible.
     pub flexible_from: Option<i16>,
 }
 
-/// Every API key Kafka defines, indexed by key.
-pub const APIS: &[ApiInfo] = &[
-    ApiInfo {
-        key: 0,
-        name: "Produce",
-        flexible_from: Some(9),
-    },
-    ApiInfo {
-        key: 1,
-        name: "Fetch",
-        flexible_from: Some(12),
-    },
-    ApiInfo {
-        key: 2,
-        name: "ListOffsets",
-        flexible_from: Some(6),
-    },
-    ApiInfo {
-        key: 3,
-        name: "Metadata",
-        flexible_from: Some(9),
-    },
-    ApiInfo {
-        key: 4,
-        name: "LeaderAndIsr",
-        flexible_from: Some(4),
-    },
-    ApiInfo {
-        key: 5,
-        name: "StopReplica",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 6,
-        name: "UpdateMetadata",
-        flexible_from: Some(6),
-    },
-    ApiInfo {
-        key: 7,
-        name: "ControlledShutdown",
-        flexible_from: Some(3),
-    },
-    ApiInfo {
-        key: 8,
-        name: "OffsetCommit",
-        flexible_from: Some(8),
-    },
-    ApiInfo {
-        key: 9,
-        name: "OffsetFetch",
-        flexible_from: Some(6),
-    },
-    ApiInfo {
-        key: 10,
-        name: "FindCoordinator",
-        flexible_from: Some(3),
-    },
-    ApiInfo {
-        key: 11,
-        name: "JoinGroup",
-        flexible_from: Some(6),
-    },
-    ApiInfo {
-        key: 12,
-        name: "Heartbeat",
-        flexible_from: Some(4),
-    },
-    ApiInfo {
-        key: 13,
-        name: "LeaveGroup",
-        flexible_from: Some(4),
-    },
-    ApiInfo {
-        key: 14,
-        name: "SyncGroup",
-        flexible_from: Some(4),
-    },
-    ApiInfo {
-        key: 15,
-        name: "DescribeGroups",
-        flexible_from: Some(5),
-    },
-    ApiInfo {
-        key: 16,
-        name: "ListGroups",
-        flexible_from: Some(3),
-    },
-    ApiInfo {
-        key: 17,
-        name: "SaslHandshake",
-        flexible_from: None,
-    },
-    ApiInfo {
-        key: 18,
-        name: "ApiVersions",
-        flexible_from: Some(3),
-    },
-    ApiInfo {
-        key: 19,
-        name: "CreateTopics",
-        flexible_from: Some(5),
-    },
-    ApiInfo {
-        key: 20,
-        name: "DeleteTopics",
-        flexible_from: Some(4),
-    },
-    ApiInfo {
-        key: 21,
-        name: "DeleteRecords",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 22,
-        name: "InitProducerId",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 23,
-        name: "OffsetForLeaderEpoch",
-        flexible_from: Some(4),
-    },
-    ApiInfo {
-        key: 24,
-        name: "AddPartitionsToTxn",
-        flexible_from: Some(3),
-    },
-    ApiInfo {
-        key: 25,
-        name: "AddOffsetsToTxn",
-        flexible_from: Some(3),
-    },
-    ApiInfo {
-        key: 26,
-        name: "EndTxn",
-        flexible_from: Some(3),
-    },
-    ApiInfo {
-        key: 27,
-        name: "WriteTxnMarkers",
-        flexible_from: Some(1),
-    },
-    ApiInfo {
-        key: 28,
-        name: "TxnOffsetCommit",
-        flexible_from: Some(3),
-    },
-    ApiInfo {
-        key: 29,
-        name: "DescribeAcls",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 30,
-        name: "CreateAcls",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 31,
-        name: "DeleteAcls",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 32,
-        name: "DescribeConfigs",
-        flexible_from: Some(4),
-    },
-    ApiInfo {
-        key: 33,
-        name: "AlterConfigs",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 34,
-        name: "AlterReplicaLogDirs",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 35,
-        name: "DescribeLogDirs",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 36,
-        name: "SaslAuthenticate",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 37,
-        name: "CreatePartitions",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 38,
-        name: "CreateDelegationToken",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 39,
-        name: "RenewDelegationToken",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 40,
-        name: "ExpireDelegationToken",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 41,
-        name: "DescribeDelegationToken",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 42,
-        name: "DeleteGroups",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 43,
-        name: "ElectLeaders",
-        flexible_from: Some(2),
-    },
-    ApiInfo {
-        key: 44,
-        name: "IncrementalAlterConfigs",
-        flexible_from: Some(1),
-    },
-    ApiInfo {
-        key: 45,
-        name: "AlterPartitionReassignments",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 46,
-        name: "ListPartitionReassignments",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 47,
-        name: "OffsetDelete",
-        flexible_from: None,
-    },
-    ApiInfo {
-        key: 48,
-        name: "DescribeClientQuotas",
-        flexible_from: Some(1),
-    },
-    ApiInfo {
-        key: 49,
-        name: "AlterClientQuotas",
-        flexible_from: Some(1),
-    },
-    ApiInfo {
-        key: 50,
-        name: "DescribeUserScramCredentials",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 51,
-        name: "AlterUserScramCredentials",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 52,
-        name: "Vote",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 53,
-        name: "BeginQuorumEpoch",
-        flexible_from: Some(1),
-    },
-    ApiInfo {
-        key: 54,
-        name: "EndQuorumEpoch",
-        flexible_from: Some(1),
-    },
-    ApiInfo {
-        key: 55,
-        name: "DescribeQuorum",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 56,
-        name: "AlterPartition",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 57,
-        name: "UpdateFeatures",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 58,
-        name: "Envelope",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 59,
-        name: "FetchSnapshot",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 60,
-        name: "DescribeCluster",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 61,
-        name: "DescribeProducers",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 62,
-        name: "BrokerRegistration",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 63,
-        name: "BrokerHeartbeat",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 64,
-        name: "UnregisterBroker",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 65,
-        name: "DescribeTransactions",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 66,
-        name: "ListTransactions",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 67,
-        name: "AllocateProducerIds",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 68,
-        name: "ConsumerGroupHeartbeat",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 69,
-        name: "ConsumerGroupDescribe",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 70,
-        name: "ControllerRegistration",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 71,
-        name: "GetTelemetrySubscriptions",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 72,
-        name: "PushTelemetry",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 73,
-        name: "AssignReplicasToDirs",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 74,
-        name: "ListClientMetricsResources",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 75,
-        name: "DescribeTopicPartitions",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 76,
-        name: "ShareGroupHeartbeat",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 77,
-        name: "ShareGroupDescribe",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 78,
-        name: "ShareFetch",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 79,
-        name: "ShareAcknowledge",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 80,
-        name: "AddRaftVoter",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 81,
-        name: "RemoveRaftVoter",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 82,
-        name: "UpdateRaftVoter",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 83,
-        name: "InitializeShareGroupState",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 84,
-        name: "ReadShareGroupState",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 85,
-        name: "WriteShareGroupState",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 86,
-        name: "DeleteShareGroupState",
-        flexible_from: Some(0),
-    },
-    ApiInfo {
-        key: 87,
-        name: "ReadShareGroupStateSummary",
-        flexible_from: Some(0),
-    },
-];
+/// An API key as sent in a request header, known or not.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ApiKey(pub i16);
 
-pub const PRODUCE: i16 = 0;
-pub const METADATA: i16 = 3;
-pub const FIND_COORDINATOR: i16 = 10;
-pub const SASL_HANDSHAKE: i16 = 17;
-pub const API_VERSIONS: i16 = 18;
-pub const INIT_PRODUCER_ID: i16 = 22;
-pub const WRITE_TXN_MARKERS: i16 = 27;
-pub const SASL_AUTHENTICATE: i16 = 36;
-pub const LIST_OFFSETS: i16 = 2;
-pub const DESCRIBE_CONFIGS: i16 = 32;
-pub const DESCRIBE_CLUSTER: i16 = 60;
-pub const DESCRIBE_PRODUCERS: i16 = 61;
-pub const DESCRIBE_TRANSACTIONS: i16 = 65;
-pub const LIST_TRANSACTIONS: i16 = 66;
+/// `flexible_from` for a row: a version, or `-` for none.
+macro_rules! flexible_from {
+    (-) => {
+        None
+    };
+    ($v:literal) => {
+        Some($v)
+    };
+}
+
+/// Declares the table once; the `i16` constants, the `ApiKey` constants and
+/// `APIS` all come from it. One line per key, in key order:
+/// `key CONST_NAME SchemaName first-flexible-version-or-dash;`.
+macro_rules! api_keys {
+    ($($key:literal $const:ident $name:ident $flex:tt;)*) => {
+        $(
+            #[doc = concat!("API key ", stringify!($key), ", ", stringify!($name), ".")]
+            pub const $const: i16 = $key;
+        )*
+
+        impl ApiKey {
+            $(
+                #[doc = concat!("API key ", stringify!($key), ", ", stringify!($name), ".")]
+                pub const $const: ApiKey = ApiKey($key);
+            )*
+        }
+
+        /// Every API key Kafka defines, indexed by key.
+        pub const APIS: &[ApiInfo] = &[
+            $(ApiInfo {
+                key: $key,
+                name: stringify!($name),
+                flexible_from: flexible_from!($flex),
+            },)*
+        ];
+    };
+}
+
+api_keys! {
+     0 PRODUCE                         Produce                      9;
+     1 FETCH                           Fetch                        12;
+     2 LIST_OFFSETS                    ListOffsets                  6;
+     3 METADATA                        Metadata                     9;
+     4 LEADER_AND_ISR                  LeaderAndIsr                 4;
+     5 STOP_REPLICA                    StopReplica                  2;
+     6 UPDATE_METADATA                 UpdateMetadata               6;
+     7 CONTROLLED_SHUTDOWN             ControlledShutdown           3;
+     8 OFFSET_COMMIT                   OffsetCommit                 8;
+     9 OFFSET_FETCH                    OffsetFetch                  6;
+    10 FIND_COORDINATOR                FindCoordinator              3;
+    11 JOIN_GROUP                      JoinGroup                    6;
+    12 HEARTBEAT                       Heartbeat                    4;
+    13 LEAVE_GROUP                     LeaveGroup                   4;
+    14 SYNC_GROUP                      SyncGroup                    4;
+    15 DESCRIBE_GROUPS                 DescribeGroups               5;
+    16 LIST_GROUPS                     ListGroups                   3;
+    17 SASL_HANDSHAKE                  SaslHandshake                -;
+    18 API_VERSIONS                    ApiVersions                  3;
+    19 CREATE_TOPICS                   CreateTopics                 5;
+    20 DELETE_TOPICS                   DeleteTopics                 4;
+    21 DELETE_RECORDS                  DeleteRecords                2;
+    22 INIT_PRODUCER_ID                InitProducerId               2;
+    23 OFFSET_FOR_LEADER_EPOCH         OffsetForLeaderEpoch         4;
+    24 ADD_PARTITIONS_TO_TXN           AddPartitionsToTxn           3;
+    25 ADD_OFFSETS_TO_TXN              AddOffsetsToTxn              3;
+    26 END_TXN                         EndTxn                       3;
+    27 WRITE_TXN_MARKERS               WriteTxnMarkers              1;
+    28 TXN_OFFSET_COMMIT               TxnOffsetCommit              3;
+    29 DESCRIBE_ACLS                   DescribeAcls                 2;
+    30 CREATE_ACLS                     CreateAcls                   2;
+    31 DELETE_ACLS                     DeleteAcls                   2;
+    32 DESCRIBE_CONFIGS                DescribeConfigs              4;
+    33 ALTER_CONFIGS                   AlterConfigs                 2;
+    34 ALTER_REPLICA_LOG_DIRS          AlterReplicaLogDirs          2;
+    35 DESCRIBE_LOG_DIRS               DescribeLogDirs              2;
+    36 SASL_AUTHENTICATE               SaslAuthenticate             2;
+    37 CREATE_PARTITIONS               CreatePartitions             2;
+    38 CREATE_DELEGATION_TOKEN         CreateDelegationToken        2;
+    39 RENEW_DELEGATION_TOKEN          RenewDelegationToken         2;
+    40 EXPIRE_DELEGATION_TOKEN         ExpireDelegationToken        2;
+    41 DESCRIBE_DELEGATION_TOKEN       DescribeDelegationToken      2;
+    42 DELETE_GROUPS                   DeleteGroups                 2;
+    43 ELECT_LEADERS                   ElectLeaders                 2;
+    44 INCREMENTAL_ALTER_CONFIGS       IncrementalAlterConfigs      1;
+    45 ALTER_PARTITION_REASSIGNMENTS   AlterPartitionReassignments  0;
+    46 LIST_PARTITION_REASSIGNMENTS    ListPartitionReassignments   0;
+    47 OFFSET_DELETE                   OffsetDelete                 -;
+    48 DESCRIBE_CLIENT_QUOTAS          DescribeClientQuotas         1;
+    49 ALTER_CLIENT_QUOTAS             AlterClientQuotas            1;
+    50 DESCRIBE_USER_SCRAM_CREDENTIALS DescribeUserScramCredentials 0;
+    51 ALTER_USER_SCRAM_CREDENTIALS    AlterUserScramCredentials    0;
+    52 VOTE                            Vote                         0;
+    53 BEGIN_QUORUM_EPOCH              BeginQuorumEpoch             1;
+    54 END_QUORUM_EPOCH                EndQuorumEpoch               1;
+    55 DESCRIBE_QUORUM                 DescribeQuorum               0;
+    56 ALTER_PARTITION                 AlterPartition               0;
+    57 UPDATE_FEATURES                 UpdateFeatures               0;
+    58 ENVELOPE                        Envelope                     0;
+    59 FETCH_SNAPSHOT                  FetchSnapshot                0;
+    60 DESCRIBE_CLUSTER                DescribeCluster              0;
+    61 DESCRIBE_PRODUCERS              DescribeProducers            0;
+    62 BROKER_REGISTRATION             BrokerRegistration           0;
+    63 BROKER_HEARTBEAT                BrokerHeartbeat              0;
+    64 UNREGISTER_BROKER               UnregisterBroker             0;
+    65 DESCRIBE_TRANSACTIONS           DescribeTransactions         0;
+    66 LIST_TRANSACTIONS               ListTransactions             0;
+    67 ALLOCATE_PRODUCER_IDS           AllocateProducerIds          0;
+    68 CONSUMER_GROUP_HEARTBEAT        ConsumerGroupHeartbeat       0;
+    69 CONSUMER_GROUP_DESCRIBE         ConsumerGroupDescribe        0;
+    70 CONTROLLER_REGISTRATION         ControllerRegistration       0;
+    71 GET_TELEMETRY_SUBSCRIPTIONS     GetTelemetrySubscriptions    0;
+    72 PUSH_TELEMETRY                  PushTelemetry                0;
+    73 ASSIGN_REPLICAS_TO_DIRS         AssignReplicasToDirs         0;
+    74 LIST_CLIENT_METRICS_RESOURCES   ListClientMetricsResources   0;
+    75 DESCRIBE_TOPIC_PARTITIONS       DescribeTopicPartitions      0;
+    76 SHARE_GROUP_HEARTBEAT           ShareGroupHeartbeat          0;
+    77 SHARE_GROUP_DESCRIBE            ShareGroupDescribe           0;
+    78 SHARE_FETCH                     ShareFetch                   0;
+    79 SHARE_ACKNOWLEDGE               ShareAcknowledge             0;
+    80 ADD_RAFT_VOTER                  AddRaftVoter                 0;
+    81 REMOVE_RAFT_VOTER               RemoveRaftVoter              0;
+    82 UPDATE_RAFT_VOTER               UpdateRaftVoter              0;
+    83 INITIALIZE_SHARE_GROUP_STATE    InitializeShareGroupState    0;
+    84 READ_SHARE_GROUP_STATE          ReadShareGroupState          0;
+    85 WRITE_SHARE_GROUP_STATE         WriteShareGroupState         0;
+    86 DELETE_SHARE_GROUP_STATE        DeleteShareGroupState        0;
+    87 READ_SHARE_GROUP_STATE_SUMMARY  ReadShareGroupStateSummary   0;
+}
+
+impl ApiKey {
+    /// Kafka's row for this key, if Kafka defines it.
+    #[must_use]
+    pub fn info(self) -> Option<&'static ApiInfo> {
+        info(self.0)
+    }
+
+    /// Kafka's name, e.g. `"DescribeProducers"`, or `None` for an unknown key.
+    #[must_use]
+    pub fn name(self) -> Option<&'static str> {
+        name(self.0)
+    }
+
+    /// The first flexible version, or `None` if no version is flexible or the key is unknown.
+    #[must_use]
+    pub fn flexible_from(self) -> Option<i16> {
+        self.info().and_then(|i| i.flexible_from)
+    }
+
+    /// Whether `version` of this API is flexible (see [`is_flexible`]).
+    #[must_use]
+    pub fn is_flexible(self, version: i16) -> bool {
+        is_flexible(self.0, version)
+    }
+}
+
+impl From<i16> for ApiKey {
+    fn from(key: i16) -> Self {
+        ApiKey(key)
+    }
+}
+
+impl From<ApiKey> for i16 {
+    fn from(key: ApiKey) -> Self {
+        key.0
+    }
+}
+
+/// `DescribeProducers(61)`, or `Unknown(1234)`.
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({})", self.name().unwrap_or("Unknown"), self.0)
+    }
+}
 
 /// The row for `key`, if Kafka defines it.
 pub fn info(key: i16) -> Option<&'static ApiInfo> {
@@ -538,5 +259,21 @@ mod tests {
         assert_eq!(request_header_version(METADATA, 8), 1);
         assert_eq!(response_header_version(METADATA, 12), 1);
         assert_eq!(request_header_version(SASL_HANDSHAKE, 1), 1);
+    }
+
+    #[test]
+    fn api_key_newtype() {
+        let k = ApiKey::from(61);
+        assert_eq!(k, ApiKey::DESCRIBE_PRODUCERS);
+        assert_eq!(format!("{k:?}"), "DescribeProducers(61)");
+        assert_eq!(k.flexible_from(), Some(0));
+        assert_eq!(ApiKey::SASL_HANDSHAKE.flexible_from(), None);
+        assert!(!ApiKey::METADATA.is_flexible(8) && ApiKey::METADATA.is_flexible(9));
+        assert_eq!(i16::from(ApiKey::METADATA), METADATA);
+        assert_eq!(format!("{:?}", ApiKey(-1)), "Unknown(-1)");
+        assert_eq!(
+            (ApiKey(-1).name(), ApiKey(-1).flexible_from()),
+            (None, None)
+        );
     }
 }

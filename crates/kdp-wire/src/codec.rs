@@ -243,21 +243,21 @@ impl<'a> Reader<'a> {
     }
 
     /// A compact length (`n + 1`, 0 for null). Lengths past `i32::MAX` are
-    /// malformed (Java would see a negative int).
+    /// malformed (Java's int would be negative); the length itself, not the
+    /// prefix, is what is checked and reported, so `2^31` reads as `i32::MAX`.
     fn compact_len(&mut self, what: &'static str) -> Result<Option<usize>, DecodeError> {
         let start = self.pos;
-        let n = self.uvarint32()?;
-        if n == 0 {
+        let Some(len) = self.uvarint32()?.checked_sub(1) else {
             return Ok(None);
-        }
-        if n > i32::MAX as u32 {
+        };
+        if len > i32::MAX as u32 {
             self.pos = start;
             return Err(self.error(DecodeErrorKind::NegativeLength {
                 what,
-                len: i64::from(n as i32) - 1,
+                len: i64::from(len as i32),
             }));
         }
-        Ok(Some((n - 1) as usize))
+        Ok(Some(len as usize))
     }
 
     /// Checks that `len` bytes remain, with the error pointing at `start`.

@@ -312,7 +312,7 @@ fn varints_not_in_shortest_form_are_rejected() {
 #[test]
 fn compact_lengths_of_2_pow_31_or_more_are_rejected() {
     // Java would read these as negative ints. String (name) ...
-    for (n, len) in [(1u64 << 31, -(1i64 << 31) - 1), (u64::from(u32::MAX), -2)] {
+    for (n, len) in [((1u64 << 31) + 1, -(1i64 << 31)), (u64::from(u32::MAX), -2)] {
         let bytes = cat(&[&[2], &uv(n), &[0; 16]]);
         let err = request_err(&bytes);
         assert_eq!(
@@ -321,11 +321,11 @@ fn compact_lengths_of_2_pow_31_or_more_are_rejected() {
         );
     }
     // ... and array.
-    let bytes = cat(&[&[2], &cs(b"t"), &uv(1 << 31), &[0; 16]]);
+    let bytes = cat(&[&[2], &cs(b"t"), &uv((1 << 31) + 1), &[0; 16]]);
     let err = request_err(&bytes);
     assert_eq!(
         err.to_string(),
-        "at byte 3 (Topics[0].PartitionIndexes): array has negative length -2147483649"
+        "at byte 3 (Topics[0].PartitionIndexes): array has negative length -2147483648"
     );
     // 2^31 - 1 (length 2^31 - 2) is a length, just too long for the input.
     let bytes = cat(&[&[2], &uv((1 << 31) - 1), &[0; 16]]);
@@ -333,6 +333,23 @@ fn compact_lengths_of_2_pow_31_or_more_are_rejected() {
     assert_eq!(
         err.to_string(),
         "at byte 1 (Topics[0].Name): string length 2147483646 exceeds the 16 bytes left"
+    );
+}
+
+#[test]
+fn compact_length_of_2_pow_31_minus_1_is_reported_as_read() {
+    // The prefix 2^31 means length 2^31 - 1 = i32::MAX: a length Java accepts
+    // (then finds too long), not a negative one.
+    let bytes = cat(&[&[2], &uv(1 << 31), &[0; 16]]);
+    assert_eq!(
+        request_err(&bytes).to_string(),
+        "at byte 1 (Topics[0].Name): string length 2147483647 exceeds the 16 bytes left"
+    );
+    let bytes = cat(&[&[2], &cs(b"t"), &uv(1 << 31), &[0; 16]]);
+    assert_eq!(
+        request_err(&bytes).to_string(),
+        "at byte 3 (Topics[0].PartitionIndexes): array count 2147483647 needs at least \
+         8589934588 bytes but only 16 are left"
     );
 }
 

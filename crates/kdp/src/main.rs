@@ -6,7 +6,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod duration;
 mod exit;
+mod output;
+mod progress;
+mod properties;
 
 /// Kafka's DescribeProducers API, for operators: which producers write to a
 /// partition, which are zombies, which open transaction pins the last stable
@@ -31,7 +35,7 @@ enum Command {
     /// Decode DescribeProducers wire bytes into JSON in the seed's shape.
     Decode(cmd::decode::DecodeArgs),
     /// Encode JSON in the seed's shape into DescribeProducers wire bytes.
-    Encode(cmd::decode::EncodeArgs),
+    Encode(cmd::encode::EncodeArgs),
     /// Run a mock cluster (every broker of a cluster file) that Kafka clients accept.
     MockBroker(cmd::mock_broker::Args),
     /// Start a built-in mock cluster and describe it: kdp without a cluster.
@@ -43,15 +47,18 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let code = match cli.command {
         Command::Describe(args) => cmd::describe::run(args),
-        Command::Decode(args) => cmd::decode::run_decode(args),
-        Command::Encode(args) => cmd::decode::run_encode(args),
+        Command::Decode(args) => cmd::decode::run(args),
+        Command::Encode(args) => cmd::encode::run(args),
         Command::MockBroker(args) => cmd::mock_broker::run(args),
         Command::Demo(args) => cmd::demo::run(args),
     };
     ExitCode::from(code as u8)
 }
 
+/// Logs go to stderr, coloured only when stderr is a terminal and `NO_COLOR`
+/// (no-color.org) is unset or empty: escapes in a log file or pipe are noise.
 fn init_logging(verbose: u8) {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
         0 => "warn",
@@ -64,5 +71,26 @@ fn init_logging(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(colour(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR"),
+        ))
         .init();
+}
+
+fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::colour;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some("".into())));
+        assert!(!colour(true, Some("1".into())));
+        assert!(!colour(false, None));
+    }
 }

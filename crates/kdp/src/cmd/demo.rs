@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use kdp_server::{MockCluster, MockConfig};
 
-use crate::cmd::describe::{self, Output};
+use crate::cmd::describe;
 use crate::exit;
+use crate::output::Output;
 
 #[derive(clap::Args)]
 #[command(after_help = "\

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use kdp_client::BrokerAddress;
 use kdp_server::{Cluster, MockCluster, MockConfig};
 
 #[derive(clap::Args)]
@@ -24,35 +25,12 @@ pub struct Args {
     pub max_request_size: usize,
 
     /// Close connections idle for this long (e.g. 30s, 10m).
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::duration::parse)]
     pub idle_timeout: Duration,
 
     /// Refuse connections beyond this many (all brokers together).
     #[arg(long, value_name = "N", default_value_t = kdp_server::mock::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
-}
-
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
-    if d.is_zero() {
-        return Err("must be more than zero".into());
-    }
-    Ok(d)
-}
-
-/// Splits `HOST:PORT` (`[v6]:PORT` for IPv6 addresses).
-pub(crate) fn split_host_port(s: &str) -> Result<(String, u16), String> {
-    let (host, port) = s
-        .rsplit_once(':')
-        .ok_or_else(|| format!("{s:?} is not HOST:PORT"))?;
-    let port: u16 = port
-        .parse()
-        .map_err(|_| format!("{s:?}: {port:?} is not a port"))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() {
-        return Err(format!("{s:?} has no host"));
-    }
-    Ok((host.to_string(), port))
 }
 
 pub fn run(args: Args) -> i32 {
@@ -63,16 +41,16 @@ pub fn run(args: Args) -> i32 {
             return crate::exit::PARTIAL;
         }
     };
-    let (host, port) = match split_host_port(&args.listen) {
-        Ok(x) => x,
+    let listen = match BrokerAddress::parse_listen(&args.listen) {
+        Ok(a) => a,
         Err(e) => {
-            eprintln!("kdp mock-broker: --listen {e}");
+            eprintln!("kdp mock-broker: --listen: {e}");
             return crate::exit::USAGE;
         }
     };
     let config = MockConfig {
-        host,
-        port,
+        host: listen.host,
+        port: listen.port,
         max_request_size: args.max_request_size,
         idle_timeout: args.idle_timeout,
         max_connections: args.max_connections,
@@ -132,22 +110,5 @@ async fn wait_for_signal() -> &'static str {
     {
         let _ = tokio::signal::ctrl_c().await;
         "Ctrl-C"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_port() {
-        assert_eq!(
-            split_host_port("127.0.0.1:0").unwrap(),
-            ("127.0.0.1".into(), 0)
-        );
-        assert_eq!(split_host_port("[::1]:9092").unwrap(), ("::1".into(), 9092));
-        assert!(split_host_port("localhost").is_err());
-        assert!(split_host_port(":9092").is_err());
-        assert!(split_host_port("h:99999").is_err());
     }
 }

@@ -1,0 +1,50 @@
+//! kdp's one duration syntax: humantime (`500ms`, `30s`, `2m`, `1h 30m`) for
+//! flags, and Kafka's whole milliseconds for `*.ms` client properties.
+
+use std::time::Duration;
+
+/// A positive humantime duration, as every `DURATION` flag takes (a zero
+/// timeout would fail everything at once, so it is refused).
+pub fn parse(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|e| format!("{e} (examples: 500ms, 30s, 2m)"))?;
+    if d.is_zero() {
+        return Err("must be more than zero".into());
+    }
+    Ok(d)
+}
+
+/// A Kafka `*.ms` property value: whole milliseconds, as Java's `Long.parseLong`
+/// reads them after trimming.
+pub fn from_millis_property(key: &str, value: &str) -> Result<Duration, String> {
+    value
+        .trim()
+        .parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| format!("{key}={value} is not a number of milliseconds"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn humantime_flags() {
+        assert_eq!(parse("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse(" 1h 30m "), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse("0s"), Err("must be more than zero".into()));
+        let e = parse("soon").unwrap_err();
+        assert!(e.ends_with("(examples: 500ms, 30s, 2m)"), "{e}");
+        assert!(parse("30").is_err(), "a unit is required");
+    }
+
+    #[test]
+    fn millisecond_properties() {
+        let d = from_millis_property("request.timeout.ms", " 1500 ");
+        assert_eq!(d, Ok(Duration::from_millis(1500)));
+        let e = from_millis_property("request.timeout.ms", "1s").unwrap_err();
+        assert_eq!(e, "request.timeout.ms=1s is not a number of milliseconds");
+        assert!(from_millis_property("k", "-1").is_err());
+    }
+}

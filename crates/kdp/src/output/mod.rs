@@ -1,0 +1,79 @@
+//! Renderers shared by kdp's commands: aligned text tables ([`table`]), JSON
+//! documents ([`json`]) and JSON lines ([`jsonl`]), and the time formats they
+//! print. What a command's rows hold lives beside them (e.g. [`producers`]), so
+//! the next command adds a file, not a fourth copy of the layout code.
+
+pub mod json;
+pub mod jsonl;
+pub mod producers;
+pub mod table;
+
+use std::time::{Duration, UNIX_EPOCH};
+
+/// `--output`: how results are printed on stdout.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Table,
+    Json,
+    Jsonl,
+}
+
+/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T12:00:00.123Z`; `None` for -1.
+pub fn rfc3339(ms: i64) -> Option<String> {
+    let ms = u64::try_from(ms).ok()?;
+    let t = UNIX_EPOCH.checked_add(Duration::from_millis(ms))?;
+    Some(humantime::format_rfc3339_millis(t).to_string())
+}
+
+/// How long ago `ms` was: `850ms ago`, `12s ago`, `3m12s ago`, `2h5m ago`, `4d3h ago`.
+pub fn age(ms: i64, now_ms: i64) -> String {
+    if ms < 0 {
+        return "-".into();
+    }
+    let diff = now_ms.saturating_sub(ms);
+    let (d, suffix_future) = if diff < 0 {
+        (-diff, true)
+    } else {
+        (diff, false)
+    };
+    let d = d as u64;
+    let s = d / 1000;
+    let text = if s == 0 {
+        format!("{d}ms")
+    } else if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m{}s", s / 60, s % 60)
+    } else if s < 86_400 {
+        format!("{}h{}m", s / 3600, s % 3600 / 60)
+    } else {
+        format!("{}d{}h", s / 86_400, s % 86_400 / 3600)
+    };
+    if suffix_future {
+        format!("in {text}")
+    } else {
+        format!("{text} ago")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_and_ages() {
+        assert_eq!(rfc3339(-1), None);
+        assert_eq!(rfc3339(0).as_deref(), Some("1970-01-01T00:00:00.000Z"));
+        assert_eq!(
+            rfc3339(1_795_953_600_123).as_deref(),
+            Some("2026-11-29T12:00:00.123Z")
+        );
+        let now = 1_000_000_000;
+        assert_eq!(age(now - 192_000, now), "3m12s ago");
+        assert_eq!(age(now - 850, now), "850ms ago");
+        assert_eq!(age(now - 7_500_000, now), "2h5m ago");
+        assert_eq!(age(now - 4 * 86_400_000 - 3 * 3_600_000, now), "4d3h ago");
+        assert_eq!(age(now + 3_000, now), "in 3s");
+        assert_eq!(age(-1, now), "-");
+    }
+}

@@ -1,0 +1,523 @@
+//! DescribeProducers results in every output format: a table row per
+//! producer, JSON lines per producer and per failed partition, and one merged
+//! DescribeProducersResponse document.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use kdp_client::{DescribeSummary, PartitionOutcome};
+use kdp_wire::messages::{
+    DescribeProducersResponse, PartitionResponse, ProducerState, TopicResponse,
+};
+use serde::Serialize;
+
+use super::{age, json, jsonl, rfc3339, table, Output};
+
+/// One line of `--output jsonl` for a producer.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ProducerLine<'a> {
+    topic: &'a str,
+    partition: i32,
+    broker_id: Option<i32>,
+    producer_id: i64,
+    producer_epoch: i32,
+    last_sequence: i32,
+    last_timestamp: i64,
+    last_timestamp_rfc3339: Option<String>,
+    coordinator_epoch: i32,
+    current_txn_start_offset: i64,
+}
+
+/// One line of `--output jsonl` for a partition that failed.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ErrorLine<'a> {
+    topic: &'a str,
+    partition: i32,
+    broker_id: Option<i32>,
+    error_code: i16,
+    error_name: &'a str,
+    error_message: Option<&'a str>,
+    /// True when kdp, not a broker, produced the error.
+    client_side: bool,
+}
+
+/// One line of `--output jsonl --show-empty` for a partition without producers.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct EmptyLine<'a> {
+    topic: &'a str,
+    partition: i32,
+    broker_id: Option<i32>,
+    active_producers: usize,
+}
+
+/// Renders outcomes as they arrive: `jsonl` at once, `table` and `json` at
+/// [`Renderer::finish`] (they are sorted and merged).
+pub struct Renderer<'w> {
+    output: Output,
+    fixed_broker: bool,
+    show_empty: bool,
+    now_ms: i64,
+    out: &'w mut dyn Write,
+    /// table and json: everything, merged at the end
+    outcomes: Vec<PartitionOutcome>,
+    max_throttle_ms: i32,
+    /// the first write error; later writes are skipped
+    error: Option<io::Error>,
+}
+
+impl<'w> Renderer<'w> {
+    /// `fixed_broker`: the table's third column is `Broker` (`--broker-id`) rather than `Leader`.
+    pub fn new(
+        output: Output,
+        fixed_broker: bool,
+        show_empty: bool,
+        now_ms: i64,
+        out: &'w mut dyn Write,
+    ) -> Self {
+        Renderer {
+            output,
+            fixed_broker,
+            show_empty,
+            now_ms,
+            out,
+            outcomes: Vec::new(),
+            max_throttle_ms: 0,
+            error: None,
+        }
+    }
+
+    /// One batch of outcomes, as a broker answered them.
+    pub fn results(&mut self, throttle_time_ms: i32, mut outcomes: Vec<PartitionOutcome>) {
+        self.max_throttle_ms = self.max_throttle_ms.max(throttle_time_ms);
+        if self.output != Output::Jsonl {
+            self.outcomes.append(&mut outcomes);
+            return;
+        }
+        if self.error.is_some() {
+            return;
+        }
+        for o in &mut outcomes {
+            if let Ok(ps) = &mut o.result {
+                ps.sort_by_key(|p| p.producer_id);
+            }
+        }
+        let mut buf = Vec::with_capacity(256 * outcomes.len());
+        for o in &outcomes {
+            let line = match &o.result {
+                Ok(ps) if ps.is_empty() => {
+                    if !self.show_empty {
+                        continue;
+                    }
+                    jsonl::push_line(
+                        &mut buf,
+                        &EmptyLine {
+                            topic: &o.topic,
+                            partition: o.partition,
+                            broker_id: o.broker_id,
+                            active_producers: 0,
+                        },
+                    )
+                }
+                Ok(ps) => {
+                    let mut r = Ok(());
+                    for p in ps {
+                        r = jsonl::push_line(
+                            &mut buf,
+                            &ProducerLine {
+                                topic: &o.topic,
+                                partition: o.partition,
+                                broker_id: o.broker_id,
+                                producer_id: p.producer_id,
+                                producer_epoch: p.producer_epoch,
+                                last_sequence: p.last_sequence,
+                                last_timestamp: p.last_timestamp,
+                                last_timestamp_rfc3339: rfc3339(p.last_timestamp),
+                                coordinator_epoch: p.coordinator_epoch,
+                                current_txn_start_offset: p.current_txn_start_offset,
+                            },
+                        );
+                        if r.is_err() {
+                            break;
+                        }
+                    }
+                    r
+                }
+                Err(e) => jsonl::push_line(
+                    &mut buf,
+                    &ErrorLine {
+                        topic: &o.topic,
+                        partition: o.partition,
+                        broker_id: o.broker_id,
+                        error_code: e.code,
+                        error_name: e.name(),
+                        error_message: e.message.as_deref(),
+                        client_side: e.client_side,
+                    },
+                ),
+            };
+            if let Err(e) = line {
+                self.error = Some(io::Error::from(e));
+                return;
+            }
+        }
+        if let Err(e) = jsonl::write_batch(self.out, &buf) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Writes what was held back (table, json) and reports the first write error.
+    pub fn finish(mut self, summary: &DescribeSummary) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        // stdout is line-buffered: without this, pretty JSON and tables of a
+        // large cluster cost a write(2) per line.
+        let mut out = io::BufWriter::with_capacity(1 << 16, &mut *self.out);
+        match self.output {
+            Output::Jsonl => {}
+            Output::Json => {
+                let doc = merge(std::mem::take(&mut self.outcomes), self.max_throttle_ms);
+                json::write_describe_producers(&mut out, &doc)?;
+            }
+            Output::Table => {
+                let mut outcomes = std::mem::take(&mut self.outcomes);
+                write_table(
+                    &mut out,
+                    &mut outcomes,
+                    summary,
+                    TableStyle {
+                        fixed_broker: self.fixed_broker,
+                        show_empty: self.show_empty,
+                        now_ms: self.now_ms,
+                    },
+                )?;
+            }
+        }
+        out.flush()
+    }
+}
+
+#[derive(Clone, Copy)]
+struct TableStyle {
+    fixed_broker: bool,
+    show_empty: bool,
+    now_ms: i64,
+}
+
+/// Counts of what a table showed, for its summary line.
+#[derive(Default)]
+struct TableCounts {
+    rows: usize,
+    with: usize,
+    without: usize,
+    producers: usize,
+}
+
+/// Calls `f` with the cells of every row, in order, in one reused set of
+/// buffers (see [`table::write`]).
+fn table_rows(
+    outcomes: &[PartitionOutcome],
+    style: TableStyle,
+    any_error: bool,
+    f: &mut dyn FnMut(&[String]),
+) -> TableCounts {
+    use std::fmt::Write as _;
+    let columns = 10 + usize::from(any_error);
+    let mut cells = vec![String::new(); columns];
+    let mut counts = TableCounts::default();
+    let dash_rest = |cells: &mut [String]| {
+        for c in cells.iter_mut().skip(3).take(7) {
+            c.clear();
+            c.push('-');
+        }
+    };
+    for o in outcomes {
+        let set_head = |cells: &mut [String]| {
+            for c in cells.iter_mut() {
+                c.clear();
+            }
+            if let [topic, partition, broker, ..] = cells {
+                topic.push_str(&o.topic);
+                if o.partition < 0 {
+                    partition.push('-');
+                } else {
+                    let _ = write!(partition, "{}", o.partition);
+                }
+                match o.broker_id {
+                    Some(b) => {
+                        let _ = write!(broker, "{b}");
+                    }
+                    None => broker.push('-'),
+                }
+            }
+        };
+        match &o.result {
+            Ok(ps) if ps.is_empty() => {
+                counts.without += 1;
+                if style.show_empty {
+                    set_head(&mut cells);
+                    dash_rest(&mut cells);
+                    f(&cells);
+                    counts.rows += 1;
+                }
+            }
+            Ok(ps) => {
+                counts.with += 1;
+                counts.producers += ps.len();
+                for p in ps {
+                    set_head(&mut cells);
+                    if let [_, _, _, id, epoch, seq, ts, age_cell, coord, txn, ..] = &mut cells[..]
+                    {
+                        let _ = write!(id, "{}", p.producer_id);
+                        let _ = write!(epoch, "{}", p.producer_epoch);
+                        let _ = write!(seq, "{}", p.last_sequence);
+                        ts.push_str(rfc3339(p.last_timestamp).as_deref().unwrap_or("-"));
+                        age_cell.push_str(&age(p.last_timestamp, style.now_ms));
+                        let _ = write!(coord, "{}", p.coordinator_epoch);
+                        if p.current_txn_start_offset < 0 {
+                            txn.push('-');
+                        } else {
+                            let _ = write!(txn, "{}", p.current_txn_start_offset);
+                        }
+                    }
+                    f(&cells);
+                    counts.rows += 1;
+                }
+            }
+            Err(e) => {
+                set_head(&mut cells);
+                dash_rest(&mut cells);
+                if let Some(last) = cells.last_mut() {
+                    match &e.message {
+                        Some(m) if !m.is_empty() => {
+                            let _ = write!(last, "{}: {m}", e.name());
+                        }
+                        _ => last.push_str(e.name()),
+                    }
+                }
+                f(&cells);
+                counts.rows += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// The table, sorted by topic, partition and producer, then a summary line.
+fn write_table(
+    out: &mut dyn Write,
+    outcomes: &mut [PartitionOutcome],
+    summary: &DescribeSummary,
+    style: TableStyle,
+) -> io::Result<()> {
+    outcomes.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    for o in outcomes.iter_mut() {
+        if let Ok(ps) = &mut o.result {
+            ps.sort_by_key(|p| p.producer_id);
+        }
+    }
+    let any_error = outcomes.iter().any(|o| o.result.is_err());
+    let mut header: Vec<String> = [
+        "Topic",
+        "Partition",
+        if style.fixed_broker {
+            "Broker"
+        } else {
+            "Leader"
+        },
+        "ProducerId",
+        "ProducerEpoch",
+        "LastSequence",
+        "LastTimestamp",
+        "Age",
+        "CoordinatorEpoch",
+        "CurrentTxnStartOffset",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if any_error {
+        header.push("Error".into());
+    }
+    let mut counts = TableCounts::default();
+    table::write(out, &header, &mut |row| {
+        counts = table_rows(outcomes, style, any_error, row);
+    })?;
+    let n = summary.partitions;
+    let plural =
+        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    if counts.rows == 0 && summary.failed == 0 {
+        writeln!(
+            out,
+            "No active producers in the {} described.",
+            plural(n, "partition", "partitions")
+        )
+    } else {
+        let mut line = format!(
+            "{} described: {} with active producers ({}), {} without",
+            plural(n, "partition", "partitions"),
+            counts.with,
+            plural(counts.producers, "producer", "producers"),
+            counts.without
+        );
+        if summary.failed > 0 {
+            line.push_str(&format!(", {} failed", summary.failed));
+        }
+        if counts.without > 0 && !style.show_empty {
+            line.push_str(" (--show-empty lists them)");
+        }
+        writeln!(out, "{line}.")
+    }
+}
+
+/// All outcomes as one DescribeProducersResponse: topics by name, partitions
+/// by index, producers by id. Failed partitions carry their error code and
+/// message; client-side errors too (e.g. NETWORK_EXCEPTION).
+fn merge(outcomes: Vec<PartitionOutcome>, throttle_time_ms: i32) -> DescribeProducersResponse {
+    let mut topics: BTreeMap<String, BTreeMap<i32, PartitionResponse>> = BTreeMap::new();
+    for o in outcomes {
+        let part = match o.result {
+            Ok(mut ps) => {
+                ps.sort_by_key(|p: &ProducerState| p.producer_id);
+                PartitionResponse {
+                    partition_index: o.partition,
+                    active_producers: ps,
+                    ..Default::default()
+                }
+            }
+            Err(e) => PartitionResponse {
+                partition_index: o.partition,
+                error_code: e.code,
+                error_message: e.message,
+                ..Default::default()
+            },
+        };
+        topics.entry(o.topic).or_default().insert(o.partition, part);
+    }
+    DescribeProducersResponse {
+        throttle_time_ms,
+        topics: topics
+            .into_iter()
+            .map(|(name, ps)| TopicResponse {
+                name,
+                partitions: ps.into_values().collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_layout() {
+        let now = 1_795_953_600_000;
+        let producer = |id, ts, txn| ProducerState {
+            producer_id: id,
+            producer_epoch: 3,
+            last_sequence: 99,
+            last_timestamp: ts,
+            coordinator_epoch: 5,
+            current_txn_start_offset: txn,
+            ..Default::default()
+        };
+        let outcome = |topic: &str, partition, result| PartitionOutcome {
+            topic: topic.into(),
+            partition,
+            broker_id: Some(2),
+            result,
+        };
+        let mut outcomes = vec![
+            outcome("orders", 1, Ok(vec![])),
+            outcome(
+                "orders",
+                0,
+                Ok(vec![
+                    producer(2002, now - 192_000, 150_382),
+                    producer(7, -1, -1),
+                ]),
+            ),
+            outcome(
+                "nope",
+                -1,
+                Err(kdp_client::PartitionError {
+                    code: kdp_wire::error_code::UNKNOWN_TOPIC_OR_PARTITION,
+                    message: None,
+                    client_side: true,
+                }),
+            ),
+        ];
+        let summary = DescribeSummary {
+            partitions: 3,
+            failed: 1,
+            ..Default::default()
+        };
+        let style = TableStyle {
+            fixed_broker: false,
+            show_empty: true,
+            now_ms: now,
+        };
+        let mut out = Vec::new();
+        write_table(&mut out, &mut outcomes, &summary, style).unwrap();
+        let expected = "\
+Topic   Partition  Leader  ProducerId  ProducerEpoch  LastSequence  LastTimestamp             Age        CoordinatorEpoch  CurrentTxnStartOffset  Error
+nope    -          2       -           -              -             -                         -          -                 -                      UNKNOWN_TOPIC_OR_PARTITION
+orders  0          2       7           3              99            -                         -          5                 -
+orders  0          2       2002        3              99            2026-11-29T11:56:48.000Z  3m12s ago  5                 150382
+orders  1          2       -           -              -             -                         -          -                 -
+3 partitions described: 1 with active producers (2 producers), 1 without, 1 failed.
+";
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
+    #[test]
+    fn jsonl_lines() {
+        let producer = ProducerState {
+            producer_id: 9,
+            producer_epoch: 1,
+            last_sequence: 4,
+            last_timestamp: 0,
+            coordinator_epoch: 2,
+            current_txn_start_offset: -1,
+            ..Default::default()
+        };
+        let outcome = |partition, result| PartitionOutcome {
+            topic: "t".into(),
+            partition,
+            broker_id: Some(1),
+            result,
+        };
+        let mut out = Vec::new();
+        let mut r = Renderer::new(Output::Jsonl, false, true, 0, &mut out);
+        r.results(
+            0,
+            vec![
+                outcome(0, Ok(vec![producer.clone(), producer])),
+                outcome(1, Ok(vec![])),
+                outcome(
+                    2,
+                    Err(kdp_client::PartitionError {
+                        code: kdp_wire::error_code::NOT_LEADER_OR_FOLLOWER,
+                        message: Some("moved".into()),
+                        client_side: false,
+                    }),
+                ),
+            ],
+        );
+        r.finish(&DescribeSummary::default()).unwrap();
+        let p = r#"{"Topic":"t","Partition":0,"BrokerId":1,"ProducerId":9,"ProducerEpoch":1,"LastSequence":4,"LastTimestamp":0,"LastTimestampRfc3339":"1970-01-01T00:00:00.000Z","CoordinatorEpoch":2,"CurrentTxnStartOffset":-1}"#;
+        let expected = format!(
+            "{p}\n{p}\n\
+             {{\"Topic\":\"t\",\"Partition\":1,\"BrokerId\":1,\"ActiveProducers\":0}}\n\
+             {{\"Topic\":\"t\",\"Partition\":2,\"BrokerId\":1,\"ErrorCode\":6,\
+             \"ErrorName\":\"NOT_LEADER_OR_FOLLOWER\",\"ErrorMessage\":\"moved\",\"ClientSide\":false}}\n"
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+}
