@@ -15,6 +15,7 @@
 pub mod client;
 pub mod connection;
 pub mod describe;
+pub mod diagnose;
 pub mod error;
 pub mod metadata;
 pub mod transport;

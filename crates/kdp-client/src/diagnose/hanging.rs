@@ -1,0 +1,427 @@
+//! Hanging and stuck transactions.
+//!
+//! Kafka's rule (`TransactionsCommand find-hanging`): an open transaction on
+//! a partition (CurrentTxnStartOffset set) whose producer last wrote there
+//! longer ago than the maximum transaction timeout is a candidate. It hangs
+//! when ListTransactions finds no transactional id for its producer id, when
+//! the coordinator does not know that id (TRANSACTIONAL_ID_NOT_FOUND), or
+//! when the partition is not among the transaction's partitions.
+//!
+//! kdp keeps those verdicts and adds two that Kafka's rule gets wrong:
+//! - ListTransactions silently leaves out ids the caller may not DESCRIBE,
+//!   so "no transactional id found" proves nothing unless the caller may
+//!   describe any id: then it is `unknown`, never `hanging`.
+//! - A transaction stuck in PrepareCommit or PrepareAbort whose markers
+//!   never land (KAFKA-19999) still lists the partition, so Kafka says "not
+//!   hanging" while the LSO stays pinned: kdp says `stuck` once the
+//!   transaction is older than the timeout.
+
+use std::collections::HashMap;
+
+use kdp_wire::messages::{ProducerState, TransactionState};
+
+use super::txn_state;
+
+/// One producer's open transaction on one partition, as its replica
+/// reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenTxn {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The producer's state there (CurrentTxnStartOffset is set).
+    pub producer: ProducerState,
+}
+
+impl OpenTxn {
+    /// How long ago the producer last wrote to the partition; Kafka's age.
+    pub fn idle_ms(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_sub(self.producer.last_timestamp)
+    }
+}
+
+/// What the coordinators said about one transactional id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Description {
+    /// DescribeTransactions described it.
+    Described(TransactionState),
+    /// TRANSACTIONAL_ID_NOT_FOUND: the coordinator does not know it.
+    NotFound,
+    /// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+    Denied,
+    /// Any other failure (the Kafka error name).
+    Failed(&'static str),
+}
+
+/// What the coordinators know, gathered before deciding.
+#[derive(Debug, Clone, Default)]
+pub struct CoordinatorView {
+    /// ListTransactions (filtered by the candidates' producer ids), merged
+    /// over every broker: producer id to transactional id.
+    pub listed: HashMap<i64, String>,
+    /// Whether every broker answered ListTransactions; if not, an unlisted
+    /// producer id may sit on a coordinator that did not answer.
+    pub listing_complete: bool,
+    /// Whether the caller may DESCRIBE any transactional id (a probe with an
+    /// id nobody uses answered TRANSACTIONAL_ID_NOT_FOUND rather than an
+    /// authorization error). Only then does an unlisted producer id mean the
+    /// coordinator has no transaction for it.
+    pub may_describe_any: bool,
+    /// DescribeTransactions of each listed id.
+    pub descriptions: HashMap<String, Description>,
+}
+
+/// The verdict on one candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The coordinator will still end it.
+    NotHanging,
+    /// No coordinator will end it.
+    Hanging(HangingReason),
+    /// The coordinator decided, but the markers were not written in time.
+    Stuck {
+        /// The coordinator's state (PrepareCommit or PrepareAbort).
+        state: String,
+    },
+    /// kdp cannot tell; never reported as hanging.
+    Unknown(UnknownReason),
+}
+
+/// Why a transaction hangs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HangingReason {
+    /// No transactional id is listed for the producer id, or the
+    /// coordinator does not know the id.
+    NoTransaction,
+    /// The coordinator's transaction does not include this partition.
+    PartitionNotInTransaction,
+}
+
+/// Why kdp cannot decide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnknownReason {
+    /// The transactional id may be hidden from, or not describable by, the
+    /// caller.
+    NotAuthorized,
+    /// Some broker did not answer ListTransactions.
+    ListingIncomplete,
+    /// DescribeTransactions failed with this error.
+    DescribeFailed(&'static str),
+}
+
+impl Verdict {
+    /// `hanging`, `stuck`, `unknown` or `ok`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Verdict::NotHanging => "ok",
+            Verdict::Hanging(_) => "hanging",
+            Verdict::Stuck { .. } => "stuck",
+            Verdict::Unknown(_) => "unknown",
+        }
+    }
+
+    /// The verdict with its reason, as printed.
+    pub fn explain(&self) -> String {
+        match self {
+            Verdict::NotHanging => "ok: the coordinator still tracks this transaction".into(),
+            Verdict::Hanging(HangingReason::NoTransaction) => {
+                "hanging: the coordinator has no transaction for this producer".into()
+            }
+            Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
+                "hanging: the partition is not in the coordinator's transaction".into()
+            }
+            Verdict::Stuck { state } => {
+                format!("stuck: {state} for longer than the timeout, markers not written")
+            }
+            Verdict::Unknown(UnknownReason::NotAuthorized) => {
+                "unknown: not authorized to describe the transactional id".into()
+            }
+            Verdict::Unknown(UnknownReason::ListingIncomplete) => {
+                "unknown: a broker did not answer ListTransactions".into()
+            }
+            Verdict::Unknown(UnknownReason::DescribeFailed(name)) => {
+                format!("unknown: DescribeTransactions failed with {name}")
+            }
+        }
+    }
+
+    /// Whether this needs an operator (hanging or stuck).
+    pub fn is_problem(&self) -> bool {
+        matches!(self, Verdict::Hanging(_) | Verdict::Stuck { .. })
+    }
+}
+
+/// Kafka's candidate filter: an open transaction whose producer has not
+/// written to the partition for longer than `max_timeout_ms`.
+pub fn is_candidate(p: &ProducerState, now_ms: i64, max_timeout_ms: i64) -> bool {
+    p.current_txn_start_offset >= 0 && now_ms.saturating_sub(p.last_timestamp) > max_timeout_ms
+}
+
+/// The transactional id listed for the candidate's producer, if any.
+pub fn transactional_id<'a>(view: &'a CoordinatorView, txn: &OpenTxn) -> Option<&'a str> {
+    view.listed
+        .get(&txn.producer.producer_id)
+        .map(String::as_str)
+}
+
+fn includes_partition(t: &TransactionState, topic: &str, partition: i32) -> bool {
+    t.topics
+        .iter()
+        .any(|td| td.topic == topic && td.partitions.contains(&partition))
+}
+
+/// kdp's verdict on one candidate (see the module docs).
+pub fn decide(txn: &OpenTxn, view: &CoordinatorView, now_ms: i64, max_timeout_ms: i64) -> Verdict {
+    let Some(id) = transactional_id(view, txn) else {
+        return if !view.listing_complete {
+            Verdict::Unknown(UnknownReason::ListingIncomplete)
+        } else if view.may_describe_any {
+            Verdict::Hanging(HangingReason::NoTransaction)
+        } else {
+            Verdict::Unknown(UnknownReason::NotAuthorized)
+        };
+    };
+    match view.descriptions.get(id) {
+        None | Some(Description::NotFound) => Verdict::Hanging(HangingReason::NoTransaction),
+        Some(Description::Denied) => Verdict::Unknown(UnknownReason::NotAuthorized),
+        Some(Description::Failed(name)) => Verdict::Unknown(UnknownReason::DescribeFailed(name)),
+        Some(Description::Described(t)) => {
+            if !includes_partition(t, &txn.topic, txn.partition) {
+                Verdict::Hanging(HangingReason::PartitionNotInTransaction)
+            } else if txn_state::is_prepare(&t.transaction_state)
+                && t.transaction_start_time_ms >= 0
+                && now_ms.saturating_sub(t.transaction_start_time_ms) > max_timeout_ms
+            {
+                Verdict::Stuck {
+                    state: t.transaction_state.clone(),
+                }
+            } else {
+                Verdict::NotHanging
+            }
+        }
+    }
+}
+
+/// What Kafka's own `find-hanging` concludes for the same candidate: true
+/// for hanging. kdp's verdict differs from it exactly where kdp says
+/// `stuck` (Kafka: not hanging) or `unknown` (Kafka: hanging when nothing is
+/// listed).
+pub fn kafka_says_hanging(txn: &OpenTxn, view: &CoordinatorView) -> bool {
+    match transactional_id(view, txn) {
+        None => true,
+        Some(id) => match view.descriptions.get(id) {
+            Some(Description::Described(t)) => !includes_partition(t, &txn.topic, txn.partition),
+            _ => true,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kdp_wire::messages::TopicData;
+
+    const NOW: i64 = 10_000_000;
+    const TIMEOUT: i64 = 900_000;
+
+    fn open(pid: i64, topic: &str, partition: i32, idle_ms: i64) -> OpenTxn {
+        OpenTxn {
+            topic: topic.into(),
+            partition,
+            producer: ProducerState {
+                producer_id: pid,
+                producer_epoch: 3,
+                last_sequence: 9,
+                last_timestamp: NOW - idle_ms,
+                coordinator_epoch: 1,
+                current_txn_start_offset: 42,
+                ..Default::default()
+            },
+        }
+    }
+
+    fn txn(state: &str, started_ago: i64, partitions: &[(&str, i32)]) -> TransactionState {
+        TransactionState {
+            transactional_id: "tx".into(),
+            transaction_state: state.into(),
+            transaction_timeout_ms: 60_000,
+            transaction_start_time_ms: NOW - started_ago,
+            producer_id: 7,
+            producer_epoch: 3,
+            topics: partitions
+                .iter()
+                .map(|(t, p)| TopicData {
+                    topic: (*t).into(),
+                    partitions: vec![*p],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn view(listed: bool, desc: Option<Description>) -> CoordinatorView {
+        let mut v = CoordinatorView {
+            listing_complete: true,
+            may_describe_any: true,
+            ..Default::default()
+        };
+        if listed {
+            v.listed.insert(7, "tx".into());
+        }
+        if let Some(d) = desc {
+            v.descriptions.insert("tx".into(), d);
+        }
+        v
+    }
+
+    #[test]
+    fn candidates_are_open_and_idle_longer_than_the_timeout() {
+        let t = open(7, "a", 0, TIMEOUT + 1);
+        assert!(is_candidate(&t.producer, NOW, TIMEOUT));
+        let t = open(7, "a", 0, TIMEOUT);
+        assert!(!is_candidate(&t.producer, NOW, TIMEOUT), "not longer");
+        let mut t = open(7, "a", 0, TIMEOUT * 10);
+        t.producer.current_txn_start_offset = -1;
+        assert!(
+            !is_candidate(&t.producer, NOW, TIMEOUT),
+            "no open transaction"
+        );
+        // A live producer's open transaction with a zero timeout is a
+        // candidate; the coordinator lookup is what clears it.
+        let t = open(7, "a", 0, 1);
+        assert!(is_candidate(&t.producer, NOW, 0));
+    }
+
+    #[test]
+    fn a_tracked_ongoing_transaction_is_not_hanging() {
+        let t = open(7, "a", 0, TIMEOUT * 2);
+        let v = view(
+            true,
+            Some(Description::Described(txn(
+                "Ongoing",
+                TIMEOUT * 2,
+                &[("a", 0)],
+            ))),
+        );
+        assert_eq!(decide(&t, &v, NOW, TIMEOUT), Verdict::NotHanging);
+        assert!(!kafka_says_hanging(&t, &v));
+    }
+
+    #[test]
+    fn unlisted_producer_hangs_only_if_the_caller_could_see_it() {
+        let t = open(7, "a", 0, TIMEOUT * 2);
+        let v = view(false, None);
+        assert_eq!(
+            decide(&t, &v, NOW, TIMEOUT),
+            Verdict::Hanging(HangingReason::NoTransaction)
+        );
+        assert!(kafka_says_hanging(&t, &v));
+        let hidden = CoordinatorView {
+            may_describe_any: false,
+            ..v.clone()
+        };
+        assert_eq!(
+            decide(&t, &hidden, NOW, TIMEOUT),
+            Verdict::Unknown(UnknownReason::NotAuthorized)
+        );
+        assert!(kafka_says_hanging(&t, &hidden), "Kafka's false positive");
+        let incomplete = CoordinatorView {
+            listing_complete: false,
+            ..v
+        };
+        assert_eq!(
+            decide(&t, &incomplete, NOW, TIMEOUT),
+            Verdict::Unknown(UnknownReason::ListingIncomplete)
+        );
+    }
+
+    #[test]
+    fn forgotten_id_and_missing_partition_hang() {
+        let t = open(7, "a", 0, TIMEOUT * 2);
+        let v = view(true, Some(Description::NotFound));
+        assert_eq!(
+            decide(&t, &v, NOW, TIMEOUT),
+            Verdict::Hanging(HangingReason::NoTransaction)
+        );
+        let v = view(
+            true,
+            Some(Description::Described(txn(
+                "Ongoing",
+                1000,
+                &[("a", 1), ("b", 0)],
+            ))),
+        );
+        assert_eq!(
+            decide(&t, &v, NOW, TIMEOUT),
+            Verdict::Hanging(HangingReason::PartitionNotInTransaction)
+        );
+        assert!(kafka_says_hanging(&t, &v));
+        // Completed: no partitions left.
+        let v = view(
+            true,
+            Some(Description::Described(txn("CompleteCommit", 1000, &[]))),
+        );
+        assert_eq!(
+            decide(&t, &v, NOW, TIMEOUT),
+            Verdict::Hanging(HangingReason::PartitionNotInTransaction)
+        );
+    }
+
+    #[test]
+    fn prepare_state_past_the_timeout_is_stuck_where_kafka_sees_nothing() {
+        let t = open(7, "a", 0, TIMEOUT * 2);
+        let v = view(
+            true,
+            Some(Description::Described(txn(
+                "PrepareCommit",
+                TIMEOUT * 3,
+                &[("a", 0)],
+            ))),
+        );
+        assert_eq!(
+            decide(&t, &v, NOW, TIMEOUT),
+            Verdict::Stuck {
+                state: "PrepareCommit".into()
+            }
+        );
+        assert!(!kafka_says_hanging(&t, &v), "Kafka's rule misses it");
+        // A prepare that just started is markers in flight, not stuck.
+        let v = view(
+            true,
+            Some(Description::Described(txn("PrepareAbort", 10, &[("a", 0)]))),
+        );
+        assert_eq!(decide(&t, &v, NOW, TIMEOUT), Verdict::NotHanging);
+    }
+
+    #[test]
+    fn describe_denied_is_unknown_never_hanging() {
+        let t = open(7, "a", 0, TIMEOUT * 2);
+        let v = view(true, Some(Description::Denied));
+        assert_eq!(
+            decide(&t, &v, NOW, TIMEOUT),
+            Verdict::Unknown(UnknownReason::NotAuthorized)
+        );
+        assert!(!decide(&t, &v, NOW, TIMEOUT).is_problem());
+    }
+
+    #[test]
+    fn explanations_name_the_reason() {
+        assert_eq!(
+            Verdict::Hanging(HangingReason::PartitionNotInTransaction).explain(),
+            "hanging: the partition is not in the coordinator's transaction"
+        );
+        assert_eq!(
+            Verdict::Stuck {
+                state: "PrepareAbort".into()
+            }
+            .explain(),
+            "stuck: PrepareAbort for longer than the timeout, markers not written"
+        );
+        assert_eq!(
+            Verdict::Unknown(UnknownReason::NotAuthorized).explain(),
+            "unknown: not authorized to describe the transactional id"
+        );
+    }
+}

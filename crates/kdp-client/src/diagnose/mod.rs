@@ -1,0 +1,63 @@
+//! Reasoning over producer and transaction state: which open transaction
+//! hangs or is stuck, which producer is fenced, orphaned or idle, and where
+//! replicas disagree. Pure functions over what the brokers answered, so that
+//! every verdict can be tested without a cluster and explained in a row.
+//!
+//! - [`hanging`]: Kafka's `find-hanging` rule, and kdp's verdicts around it.
+//! - [`flags`]: per-producer flags for `describe --with-transactions`.
+//! - [`replicas`]: field-by-field differences between a partition's replicas.
+
+pub mod flags;
+pub mod hanging;
+pub mod replicas;
+
+/// The transaction protocol generation a cluster runs (KIP-890).
+///
+/// Under v1 a producer epoch changes only when an instance starts (and
+/// fences the previous one); under v2 every transaction end bumps it too.
+/// Which epoch comparisons prove anything depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TxnProtocol {
+    /// `transaction.version` 0 or 1: epochs stay across transactions.
+    V1,
+    /// `transaction.version` 2: each commit or abort bumps the epoch.
+    V2,
+}
+
+impl TxnProtocol {
+    /// From the cluster's finalized `transaction.version` feature level
+    /// (absent: 0).
+    pub fn from_feature_level(level: i16) -> Self {
+        if level >= 2 {
+            TxnProtocol::V2
+        } else {
+            TxnProtocol::V1
+        }
+    }
+
+    /// "v1" or "v2".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxnProtocol::V1 => "v1",
+            TxnProtocol::V2 => "v2",
+        }
+    }
+}
+
+/// A transaction state as the coordinator names it
+/// (`TransactionState` in Kafka's coordinator).
+pub mod txn_state {
+    /// A transaction is open.
+    pub const ONGOING: &str = "Ongoing";
+    /// Commit decided; markers being written.
+    pub const PREPARE_COMMIT: &str = "PrepareCommit";
+    /// Abort decided; markers being written.
+    pub const PREPARE_ABORT: &str = "PrepareAbort";
+    /// v2: the epoch was bumped for an abort that markers still finish.
+    pub const PREPARE_EPOCH_FENCE: &str = "PrepareEpochFence";
+
+    /// Whether markers are still to be written in this state.
+    pub fn is_prepare(state: &str) -> bool {
+        matches!(state, PREPARE_COMMIT | PREPARE_ABORT | PREPARE_EPOCH_FENCE)
+    }
+}
