@@ -200,7 +200,10 @@ mod tests {
         let mut input: &[u8] = &101i32.to_be_bytes();
         let e = r.feed(&mut input).unwrap_err();
         assert_eq!(e.path(), "Size");
-        assert!(e.to_string().contains("above the maximum frame size"), "{e}");
+        assert!(
+            e.to_string().contains("above the maximum frame size"),
+            "{e}"
+        );
         assert_eq!(r.buffer_capacity(), 0);
         // exactly the maximum is fine
         let mut r = FrameReader::new(100);
