@@ -10,13 +10,14 @@
 //!   routed, batched, retried, streamed.
 //!
 //! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
-//! as a step on a [`Connection`] after ApiVersions.
+//! as a [`ConnectionSetup`] run on each [`Connection`] after ApiVersions.
 
 pub mod client;
 pub mod connection;
 pub mod describe;
 pub mod error;
 pub mod metadata;
+pub mod setup;
 pub mod transport;
 pub mod versions;
 
@@ -28,6 +29,7 @@ pub use describe::{
 };
 pub use error::{Error, Result};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
+pub use setup::{ConnectionSetup, NoSetup, SetupFuture};
 pub use transport::{
     AsyncStream, BoxStream, BrokerAddress, ConnectFuture, Connector, TcpConnector,
 };
