@@ -540,7 +540,7 @@ impl<F: FnMut(DescribeEvent)> Run<'_, F> {
                 sem.clone(),
                 tx.clone(),
                 self.deadline,
-                self.opts.request_timeout,
+                per_request_timeout(self.opts),
                 self.opts.timeout,
             ));
         }
@@ -557,11 +557,16 @@ impl<F: FnMut(DescribeEvent)> Run<'_, F> {
         let mut done = Vec::new();
         match chunk.result {
             Ok(resp) => {
+                let asked: std::collections::HashSet<&Tp> = chunk.partitions.iter().collect();
                 let mut answered = std::collections::HashSet::new();
                 for t in resp.topics {
                     for p in t.partitions {
                         let tp = (t.name.clone(), p.partition_index);
-                        let Some(pend) = self.pending.get_mut(&tp) else {
+                        let pend = asked
+                            .contains(&tp)
+                            .then(|| self.pending.get_mut(&tp))
+                            .flatten();
+                        let Some(pend) = pend else {
                             tracing::debug!(broker, topic = %tp.0, partition = tp.1, "answer for a partition not asked for; ignored");
                             continue;
                         };
@@ -725,6 +730,13 @@ async fn broker_task(
             return;
         }
     }
+}
+
+/// One request's bound: `request_timeout`, but at most a third of the whole
+/// timeout, so that a broker that stops answering leaves time to refresh
+/// metadata and ask the new leader.
+fn per_request_timeout(opts: &DescribeOptions) -> Duration {
+    opts.request_timeout.min(opts.timeout / 3)
 }
 
 fn build_request(partitions: &[Tp]) -> DescribeProducersRequest {
