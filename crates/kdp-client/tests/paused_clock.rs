@@ -265,3 +265,39 @@ async fn a_failing_connection_setup_fails_the_connection() {
     );
     assert!(probe.seen.lock().unwrap().is_some());
 }
+
+#[tokio::test(start_paused = true)]
+async fn describe_honours_throttle_time_and_splits_large_requests() {
+    let leaders: Vec<(&str, i32, i32)> = (0..25).map(|p| ("t", p, 1)).collect();
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let calls2 = calls.clone();
+    let cluster = MemCluster::new(
+        1,
+        &leaders,
+        Arc::new(move |b, r| {
+            let mut resp = answer_from(b, r);
+            if calls2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                resp.throttle_time_ms = 300;
+            }
+            Answer::Respond(resp)
+        }),
+    );
+    let opts = DescribeOptions {
+        max_partitions_per_request: 10,
+        ..topic_t()
+    };
+    let start = tokio::time::Instant::now();
+    let out = describe_all(&cluster, opts).await;
+    assert_eq!(out.len(), 25);
+    assert!(out.iter().all(|o| o.result.is_ok()));
+    assert_eq!(
+        cluster.state().dp_calls.len(),
+        3,
+        "25 partitions in chunks of 10"
+    );
+    // on the paused clock only the throttle moves time forward
+    assert!(
+        start.elapsed() >= Duration::from_millis(300),
+        "waited out the throttle"
+    );
+}
