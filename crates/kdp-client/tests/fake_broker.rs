@@ -14,12 +14,11 @@ use kdp_client::{
 use kdp_wire::error_code;
 use kdp_wire::frame::response_frame_to_vec;
 use kdp_wire::messages::{
-    ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest,
-    DescribeProducersResponse, MetadataRequest, MetadataResponse, MetadataResponseBroker,
-    MetadataResponsePartition, MetadataResponseTopic, PartitionResponse, ProducerState,
-    TopicRequest, TopicResponse,
+    ApiVersion, ApiVersionsResponse, DescribeProducersRequest, DescribeProducersResponse,
+    MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
+    MetadataResponseTopic, PartitionResponse, ProducerState, TopicRequest, TopicResponse,
 };
-use kdp_wire::{decode_exact, Message, Reader, RequestHeader};
+use kdp_wire::{decode_exact, Reader, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
