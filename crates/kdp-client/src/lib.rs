@@ -12,6 +12,7 @@
 //! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
 //! as a [`ConnectionSetup`] run on each [`Connection`] after ApiVersions.
 
+pub mod admin;
 pub mod client;
 pub mod connection;
 pub mod describe;

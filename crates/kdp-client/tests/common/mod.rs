@@ -28,18 +28,23 @@ pub enum Answer {
 
 pub type DpFn = dyn Fn(i32, &DescribeProducersRequest) -> Answer + Send + Sync;
 
+/// (topic, partition) -> leader
+pub type Leaders = BTreeMap<(String, i32), i32>;
+
+/// Moves leadership before the n-th Metadata answer (1-based).
+pub type OnMetadata = Box<dyn FnMut(&mut Leaders, usize) + Send>;
+
 pub struct State {
     /// Brokers that accept connections; the others refuse.
     pub listening: HashSet<i32>,
     pub brokers: Vec<i32>,
-    /// (topic, partition) -> leader
-    pub leaders: BTreeMap<(String, i32), i32>,
+    pub leaders: Leaders,
     /// Metadata requests answered so far.
     pub metadata_calls: usize,
     /// DescribeProducers requests received: broker and request.
     pub dp_calls: Vec<(i32, DescribeProducersRequest)>,
     /// Called before each Metadata answer, to move leadership.
-    pub on_metadata: Option<Box<dyn FnMut(&mut BTreeMap<(String, i32), i32>, usize) + Send>>,
+    pub on_metadata: Option<OnMetadata>,
 }
 
 #[derive(Clone)]
