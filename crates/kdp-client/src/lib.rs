@@ -6,8 +6,12 @@
 //!   request timeouts, ApiVersions negotiation, throttling.
 //! - [`Client`]: bootstrap from a list of `host:port`, metadata
 //!   ([`ClusterMetadata`]), a lazy connection per broker.
+//! - [`admin::drive`]: the admin-request driver: keys routed by a lookup
+//!   strategy (partition leader, chosen broker, every broker, coordinator),
+//!   batched per broker, sent with bounded concurrency, retried with backoff
+//!   and re-lookup under one deadline, results streamed.
 //! - [`describe::describe_producers`]: DescribeProducers across a cluster,
-//!   routed, batched, retried, streamed.
+//!   one user of the driver.
 //!
 //! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
 //! as a [`ConnectionSetup`] run on each [`Connection`] after ApiVersions.

@@ -254,6 +254,14 @@ where
 {
     async fn refresh(&mut self, client: &Client, keys: &[K]) -> Result<()> {
         let found = self.lookup.find(client, keys).await?;
+        // requests go by broker id: the client must know where each one is
+        let known = client.brokers();
+        if found
+            .values()
+            .any(|r| r.as_ref().is_ok_and(|id| !known.contains_key(id)))
+        {
+            client.metadata(Some(&[])).await?;
+        }
         self.found.extend(found);
         Ok(())
     }
