@@ -63,7 +63,9 @@ pub struct DescribeOptions {
     pub broker_id: Option<i32>,
     /// The whole operation's bound, from the call on.
     pub timeout: Duration,
-    /// Bound on one request (further bounded by what is left of `timeout`).
+    /// Bound on one request, further bounded by a third of `timeout` (so a
+    /// broker that stops answering leaves time to re-route) and by what is
+    /// left of it.
     pub request_timeout: Duration,
     pub max_partitions_per_request: usize,
     pub max_concurrent_brokers: usize,

@@ -509,7 +509,7 @@ async fn send_all<K, R>(
                     {
                         Ok(r) => r,
                         Err(_) => Err(Error::Deadline {
-                            what: R::NAME,
+                            what: kdp_wire::api::name(R::API_KEY).unwrap_or(R::NAME),
                             timeout: overall,
                         }),
                     };
