@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use kdp_wire::messages::{
     ApiVersionsResponse, DescribeProducersResponse, MetadataRequest, MetadataRequestTopic,
     MetadataResponse,
@@ -47,10 +49,17 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// Opens streams: [`TcpConnector`] (PLAINTEXT) by default.
     pub connector: Arc<dyn Connector>,
-    /// How many times the bootstrap list is tried in full before giving up.
+    /// How long [`Client::connect`] keeps trying the bootstrap list: a
+    /// broker that starts listening later within this time is found.
+    pub bootstrap_timeout: Duration,
+    /// At most this many passes over the bootstrap list (default: no limit
+    /// but `bootstrap_timeout`).
     pub bootstrap_passes: u32,
-    /// Pause between two passes over the bootstrap list (doubled each time).
+    /// Pause between two passes over the bootstrap list, doubled each time
+    /// up to `retry_backoff_max` (Kafka's `reconnect.backoff.ms` and
+    /// `reconnect.backoff.max.ms`).
     pub retry_backoff: Duration,
+    pub retry_backoff_max: Duration,
 }
 
 impl Default for ClientConfig {
@@ -59,8 +68,10 @@ impl Default for ClientConfig {
             connection: ConnectionConfig::default(),
             connect_timeout: Duration::from_secs(10),
             connector: Arc::new(TcpConnector),
-            bootstrap_passes: 3,
+            bootstrap_timeout: Duration::from_secs(30),
+            bootstrap_passes: u32::MAX,
             retry_backoff: Duration::from_millis(100),
+            retry_backoff_max: Duration::from_secs(1),
         }
     }
 }
@@ -70,8 +81,10 @@ impl std::fmt::Debug for ClientConfig {
         f.debug_struct("ClientConfig")
             .field("connection", &self.connection)
             .field("connect_timeout", &self.connect_timeout)
+            .field("bootstrap_timeout", &self.bootstrap_timeout)
             .field("bootstrap_passes", &self.bootstrap_passes)
             .field("retry_backoff", &self.retry_backoff)
+            .field("retry_backoff_max", &self.retry_backoff_max)
             .finish_non_exhaustive()
     }
 }
@@ -105,8 +118,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Client {
     /// Connects to the first bootstrap server that accepts and answers
-    /// ApiVersions, trying the list in order, `bootstrap_passes` times with
-    /// a growing pause. Fails with [`Error::Bootstrap`] listing every failure.
+    /// ApiVersions, trying the list in order, pass after pass with a growing
+    /// pause, until `bootstrap_timeout` (or `bootstrap_passes`) runs out.
+    /// Fails with [`Error::Bootstrap`] listing the last pass's failures.
     pub async fn connect(
         bootstrap_servers: Vec<BrokerAddress>,
         config: ClientConfig,
@@ -124,21 +138,34 @@ impl Client {
     }
 
     async fn connect_bootstrap(&self) -> Result<Arc<Connection>> {
+        let timeout = self.config.bootstrap_timeout;
+        let deadline = Instant::now() + timeout;
         let mut attempts = Vec::new();
         let mut backoff = self.config.retry_backoff;
         for pass in 0..self.config.bootstrap_passes.max(1) {
             if pass > 0 {
-                tokio::time::sleep(backoff).await;
-                backoff = backoff.saturating_mul(2);
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                tokio::time::sleep(backoff.min(left)).await;
+                backoff = backoff.saturating_mul(2).min(self.config.retry_backoff_max);
             }
             // report the last pass's failures only
             attempts.clear();
             for addr in &self.bootstrap_servers {
-                match self.open(addr).await {
-                    Ok(c) => return Ok(c),
-                    Err(e) => {
+                match tokio::time::timeout_at(deadline, self.open(addr)).await {
+                    Ok(Ok(c)) => return Ok(c),
+                    Ok(Err(e)) => {
                         tracing::debug!(%addr, pass, error = %e, "bootstrap server failed");
                         attempts.push(e);
+                    }
+                    Err(_) => {
+                        attempts.push(Error::Deadline {
+                            what: "connecting to the bootstrap servers",
+                            timeout,
+                        });
+                        return Err(Error::Bootstrap { attempts });
                     }
                 }
             }

@@ -3,35 +3,38 @@
 //! The stream is split in two. A writer task owns the write half and writes
 //! whole frames from a queue, so a caller that gives up (timeout, drop) can
 //! never leave half a frame on the socket. A reader task owns the read half:
-//! it checks each size prefix against the maximum response size before
-//! allocating, reads the frame, and routes it by correlation id to the
-//! caller waiting for it. Kafka answers in order on a connection, but routing
-//! is by id anyway; an id nobody is waiting for is a protocol violation and
-//! fails the connection. When the connection fails, every request in flight
-//! gets the same error, and so does every later request.
+//! it splits frames with kdp-wire's [`FrameReader`] (size prefix checked
+//! against the maximum response size before any buffer exists), and routes
+//! each by correlation id to the caller waiting for it. Kafka answers in
+//! order on a connection, but routing is by id anyway; an id nobody is
+//! waiting for is a protocol violation and fails the connection, unless its
+//! caller gave up recently (a late answer). A caller that gives up frees its
+//! slot at once. When the connection fails, every request in flight gets the
+//! same error, and so does every later request.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kdp_wire::error_code;
-use kdp_wire::frame::{encode_request_frame, frame_size, DEFAULT_MAX_FRAME_SIZE};
+use kdp_wire::frame::{encode_request_frame, FrameReader, DEFAULT_MAX_FRAME_SIZE};
 use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
-use kdp_wire::{api, DecodeError, DecodeErrorKind, Message, Reader, Request, RequestHeader};
+use kdp_wire::{api, DecodeError, Message, Reader, Request, RequestHeader};
 use kdp_wire::{decode_exact, ResponseHeader};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::setup::{ConnectionSetup, NoSetup};
 use crate::transport::{AsyncStream, BrokerAddress, Connector};
 use crate::versions::ApiVersionsTable;
 
 /// Per-connection settings.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ConnectionConfig {
     /// The request header's client id (Kafka's `client.id`).
     pub client_id: Option<String>,
@@ -39,6 +42,19 @@ pub struct ConnectionConfig {
     pub request_timeout: Duration,
     /// Responses whose size prefix is larger are refused before any allocation.
     pub max_response_size: usize,
+    /// Runs after ApiVersions, before the connection's first use (where SASL
+    /// plugs in); [`NoSetup`] by default.
+    pub setup: Arc<dyn ConnectionSetup>,
+}
+
+impl std::fmt::Debug for ConnectionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionConfig")
+            .field("client_id", &self.client_id)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_response_size", &self.max_response_size)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for ConnectionConfig {
@@ -47,22 +63,25 @@ impl Default for ConnectionConfig {
             client_id: Some("kdp".into()),
             request_timeout: Duration::from_secs(30),
             max_response_size: DEFAULT_MAX_FRAME_SIZE,
+            setup: Arc::new(NoSetup),
         }
     }
 }
 
-/// Read at most this much per step, so that a peer announcing a large frame
-/// and then sending little costs little memory.
+/// The read buffer: bytes are read in steps of at most this much and handed
+/// to the frame reader, whose buffer grows only with what arrived.
 const READ_CHUNK: usize = 64 * 1024;
 
-enum Slot {
-    Waiting(oneshot::Sender<Result<Bytes>>),
-    /// The caller gave up; a late response is read and dropped.
-    Abandoned,
-}
+/// How many abandoned correlation ids a connection remembers, so that a late
+/// answer to one is dropped rather than taken for a protocol violation.
+/// Bounded: a broker that never answers must not grow the connection.
+const ABANDONED_MEMORY: usize = 256;
 
 struct State {
-    pending: HashMap<i32, Slot>,
+    /// Requests waiting for their response, by correlation id.
+    pending: HashMap<i32, oneshot::Sender<Result<Bytes>>>,
+    /// The latest requests whose callers gave up, oldest first.
+    abandoned: VecDeque<i32>,
     failed: Option<Error>,
 }
 
@@ -80,17 +99,16 @@ impl Shared {
 
     /// Marks the connection failed and hands `err` to every waiting request.
     fn fail(&self, err: Error) {
-        let drained: Vec<Slot> = {
+        let drained: Vec<_> = {
             let mut st = self.lock();
             if st.failed.is_none() {
                 st.failed = Some(err.clone());
             }
+            st.abandoned.clear();
             st.pending.drain().map(|(_, s)| s).collect()
         };
-        for slot in drained {
-            if let Slot::Waiting(tx) = slot {
-                let _ = tx.send(Err(err.clone()));
-            }
+        for tx in drained {
+            let _ = tx.send(Err(err.clone()));
         }
     }
 
@@ -102,9 +120,23 @@ impl Shared {
                 addr: self.addr.clone(),
             })
     }
+
+    /// Forgets `id` if it was abandoned: its late answer is expected once.
+    fn was_abandoned(&self, id: i32) -> bool {
+        let mut st = self.lock();
+        match st.abandoned.iter().position(|a| *a == id) {
+            Some(i) => {
+                st.abandoned.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
-/// Marks a request abandoned if its caller stops waiting before the answer.
+/// Frees a request's slot when its caller stops waiting (timeout, drop)
+/// before the answer, so an unanswered request leaves nothing behind but its
+/// id in the bounded abandoned list.
 struct PendingGuard<'a> {
     shared: &'a Shared,
     id: i32,
@@ -113,8 +145,11 @@ struct PendingGuard<'a> {
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         let mut st = self.shared.lock();
-        if let Some(slot) = st.pending.get_mut(&self.id) {
-            *slot = Slot::Abandoned;
+        if st.pending.remove(&self.id).is_some() {
+            if st.abandoned.len() == ABANDONED_MEMORY {
+                st.abandoned.pop_front();
+            }
+            st.abandoned.push_back(self.id);
         }
     }
 }
@@ -163,6 +198,7 @@ impl Connection {
             addr: addr.clone(),
             state: Mutex::new(State {
                 pending: HashMap::new(),
+                abandoned: VecDeque::new(),
                 failed: None,
             }),
         });
@@ -182,14 +218,17 @@ impl Connection {
         }
     }
 
-    /// Starts a connection and negotiates API versions on it.
+    /// Starts a connection, negotiates API versions on it, then runs the
+    /// configured [`ConnectionSetup`] before handing it out.
     pub async fn establish<S: AsyncStream>(
         stream: S,
         addr: impl Into<String>,
         config: ConnectionConfig,
     ) -> Result<Self> {
+        let setup = config.setup.clone();
         let conn = Connection::new(stream, addr, config);
         conn.negotiate().await?;
+        setup.setup(&conn).await?;
         Ok(conn)
     }
 
@@ -228,6 +267,13 @@ impl Connection {
     /// Why the connection failed, if it did.
     pub fn failure(&self) -> Option<Error> {
         self.shared.lock().failed.clone()
+    }
+
+    /// Requests waiting for an answer on this connection (for tests: a
+    /// request that timed out or was dropped must not stay counted).
+    #[doc(hidden)]
+    pub fn pending_requests(&self) -> usize {
+        self.shared.lock().pending.len()
     }
 
     /// The broker's API versions, once negotiated.
@@ -332,7 +378,7 @@ impl Connection {
             if let Some(e) = &st.failed {
                 return Err(e.clone());
             }
-            st.pending.insert(id, Slot::Waiting(tx));
+            st.pending.insert(id, tx);
         }
         let _guard = PendingGuard {
             shared: &self.shared,
@@ -433,79 +479,52 @@ fn decode_api_versions(addr: &str, payload: &[u8], version: i16) -> Result<ApiVe
     }
 }
 
-/// Reads one frame's payload: the size prefix is checked against `max_size`
-/// (and must hold at least a correlation id) before anything is allocated,
-/// and the payload is read in bounded steps.
-async fn read_frame<R: AsyncRead + Unpin>(
+/// Reads frames with the shared [`FrameReader`]: the size prefix is checked
+/// against `max_size` (and must hold a correlation id) before anything is
+/// allocated, and the payload buffer grows only with the bytes that arrive.
+async fn read_frame<R: AsyncBufRead + Unpin>(
     rd: &mut R,
+    frames: &mut FrameReader,
     addr: &str,
-    max_size: usize,
 ) -> Result<Bytes> {
-    let mut prefix = [0u8; 4];
-    let mut got = 0;
-    while got < 4 {
-        match rd.read(&mut prefix[got..]).await {
-            Ok(0) if got == 0 => {
-                return Err(Error::Closed {
+    loop {
+        let input = rd.fill_buf().await.map_err(|e| Error::io(addr, e))?;
+        if input.is_empty() {
+            return Err(if frames.is_between_frames() {
+                Error::Closed {
                     addr: addr.to_string(),
-                })
-            }
-            Ok(0) => {
-                return Err(Error::Truncated {
+                }
+            } else {
+                Error::Truncated {
                     addr: addr.to_string(),
-                    read: got,
-                    expected: 4,
-                })
-            }
-            Ok(n) => got += n,
-            Err(e) => return Err(Error::io(addr, e)),
-        }
-    }
-    let frame_err = |source| Error::Frame {
-        addr: addr.to_string(),
-        source,
-    };
-    let size = frame_size(prefix, max_size).map_err(frame_err)?;
-    if size < 4 {
-        return Err(frame_err(
-            DecodeError::new(
-                0,
-                DecodeErrorKind::InvalidFrameSize {
-                    size: size as i64,
-                    reason: "too small to hold a correlation id",
-                },
-            )
-            .in_field("Size"),
-        ));
-    }
-    let mut buf = BytesMut::with_capacity(size.min(READ_CHUNK));
-    while buf.len() < size {
-        let want = (size - buf.len()).min(READ_CHUNK);
-        buf.reserve(want);
-        let n = (&mut *rd)
-            .take(want as u64)
-            .read_buf(&mut buf)
-            .await
-            .map_err(|e| Error::io(addr, e))?;
-        if n == 0 {
-            return Err(Error::Truncated {
-                addr: addr.to_string(),
-                read: 4 + buf.len(),
-                expected: 4 + size,
+                    read: frames.received(),
+                    expected: frames.expected().unwrap_or(4),
+                }
             });
         }
+        let mut rest = input;
+        let frame = frames.feed(&mut rest).map_err(|source| Error::Frame {
+            addr: addr.to_string(),
+            source,
+        });
+        let used = input.len() - rest.len();
+        rd.consume(used);
+        if let Some(payload) = frame? {
+            return Ok(Bytes::from(payload));
+        }
     }
-    Ok(buf.freeze())
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_size: usize) {
+async fn read_loop<R: AsyncRead + Unpin>(rd: R, shared: Arc<Shared>, max_size: usize) {
     let addr = shared.addr.clone();
+    let mut rd = BufReader::with_capacity(READ_CHUNK, rd);
+    let mut frames = FrameReader::new(max_size).with_min_size(4);
     let err = loop {
-        let payload = match read_frame(&mut rd, &addr, max_size).await {
+        let payload = match read_frame(&mut rd, &mut frames, &addr).await {
             Ok(p) => p,
             Err(e) => break e,
         };
-        // read_frame refuses frames under 4 bytes; a short one would still
+        // the reader refuses frames under 4 bytes; a short one would still
         // be a protocol error here, never a panic.
         let Some(&cid) = payload.first_chunk::<4>() else {
             break Error::Truncated {
@@ -517,11 +536,11 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_siz
         let correlation_id = i32::from_be_bytes(cid);
         let slot = shared.lock().pending.remove(&correlation_id);
         match slot {
-            Some(Slot::Waiting(tx)) => {
+            Some(tx) => {
                 tracing::trace!(%addr, correlation_id, bytes = payload.len(), "response");
                 let _ = tx.send(Ok(payload));
             }
-            Some(Slot::Abandoned) => {
+            None if shared.was_abandoned(correlation_id) => {
                 tracing::debug!(%addr, correlation_id, "late response to an abandoned request dropped");
             }
             None => {

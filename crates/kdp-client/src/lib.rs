@@ -6,18 +6,24 @@
 //!   request timeouts, ApiVersions negotiation, throttling.
 //! - [`Client`]: bootstrap from a list of `host:port`, metadata
 //!   ([`ClusterMetadata`]), a lazy connection per broker.
+//! - [`admin::drive`]: the admin-request driver: keys routed by a lookup
+//!   strategy (partition leader, chosen broker, every broker, coordinator),
+//!   batched per broker, sent with bounded concurrency, retried with backoff
+//!   and re-lookup under one deadline, results streamed.
 //! - [`describe::describe_producers`]: DescribeProducers across a cluster,
-//!   routed, batched, retried, streamed.
+//!   one user of the driver.
 //!
 //! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
-//! as a step on a [`Connection`] after ApiVersions.
+//! as a [`ConnectionSetup`] run on each [`Connection`] after ApiVersions.
 
+pub mod admin;
 pub mod client;
 pub mod connection;
 pub mod describe;
 pub mod diagnose;
 pub mod error;
 pub mod metadata;
+pub mod setup;
 pub mod transport;
 pub mod versions;
 
@@ -29,6 +35,7 @@ pub use describe::{
 };
 pub use error::{Error, Result};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
+pub use setup::{ConnectionSetup, NoSetup, SetupFuture};
 pub use transport::{
     AsyncStream, BoxStream, BrokerAddress, ConnectFuture, Connector, TcpConnector,
 };

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kdp_client::{
     BrokerAddress, Client, ClientConfig, ConnectFuture, Connection, ConnectionConfig, Connector,
@@ -14,12 +14,11 @@ use kdp_client::{
 use kdp_wire::error_code;
 use kdp_wire::frame::response_frame_to_vec;
 use kdp_wire::messages::{
-    ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest,
-    DescribeProducersResponse, MetadataRequest, MetadataResponse, MetadataResponseBroker,
-    MetadataResponsePartition, MetadataResponseTopic, PartitionResponse, ProducerState,
-    TopicRequest, TopicResponse,
+    ApiVersion, ApiVersionsResponse, DescribeProducersRequest, DescribeProducersResponse,
+    MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
+    MetadataResponseTopic, PartitionResponse, ProducerState, TopicRequest, TopicResponse,
 };
-use kdp_wire::{decode_exact, Message, Reader, RequestHeader};
+use kdp_wire::{decode_exact, Reader, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -135,14 +134,13 @@ async fn oversized_frame_is_refused_before_allocating() {
             ..config(5000)
         },
     );
-    let start = Instant::now();
+    // refused on the prefix alone: a Frame error, not a timeout waiting for 2 GiB
     let err = conn.send(&dp_request("t"), 0).await.unwrap_err();
     assert!(matches!(err, Error::Frame { .. }), "{err}");
     assert!(
         err.to_string().contains("above the maximum frame size"),
         "{err}"
     );
-    assert!(start.elapsed() < Duration::from_secs(1));
     assert!(!conn.is_usable());
     // later requests get the same error at once
     let again = conn.send(&dp_request("t"), 0).await.unwrap_err();
@@ -211,11 +209,12 @@ async fn peer_closing_mid_response_or_between_responses() {
 #[tokio::test]
 async fn request_timeout_and_a_late_response_is_dropped() {
     let (l, addr) = listener().await;
+    let (timed_out_tx, timed_out) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let (mut s, _) = l.accept().await.unwrap();
         let (h1, b1) = read_request(&mut s).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        // too late for the first caller; then the second request is answered
+        // answer only once the caller has given up
+        let _ = timed_out.await;
         s.write_all(&response_frame_to_vec(h1.correlation_id, &dp_echo(&b1), 0))
             .await
             .unwrap();
@@ -226,21 +225,20 @@ async fn request_timeout_and_a_late_response_is_dropped() {
         tokio::time::sleep(Duration::from_secs(5)).await;
     });
     let conn = Connection::new(TcpStream::connect(&addr).await.unwrap(), &addr, config(200));
-    let start = Instant::now();
     let err = conn.send(&dp_request("first"), 0).await.unwrap_err();
     assert!(matches!(err, Error::RequestTimeout { .. }), "{err}");
-    assert!(start.elapsed() < Duration::from_millis(350));
     assert_eq!(err.kafka_code(), error_code::REQUEST_TIMED_OUT);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        conn.is_usable(),
-        "a late answer to an abandoned request is not a protocol error"
-    );
+    timed_out_tx.send(()).unwrap();
+    // the late answer to "first" arrives before this one's, on the same stream
     let resp = conn
         .send_with_timeout(&dp_request("second"), 0, Duration::from_secs(5))
         .await
         .unwrap();
     assert_eq!(resp.topics[0].name, "second");
+    assert!(
+        conn.is_usable(),
+        "a late answer to an abandoned request is not a protocol error"
+    );
 }
 
 #[tokio::test]
@@ -275,9 +273,9 @@ impl Connector for NeverConnects {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn connect_timeout() {
-    let start = Instant::now();
+    let start = tokio::time::Instant::now();
     let err = Connection::connect(
         &BrokerAddress::new("broker", 9092),
         &NeverConnects,
@@ -287,7 +285,8 @@ async fn connect_timeout() {
     .await
     .unwrap_err();
     assert!(matches!(err, Error::ConnectTimeout { .. }), "{err}");
-    assert!(start.elapsed() < Duration::from_millis(500));
+    // on the paused clock: the connect timeout, not the request timeout, ended it
+    assert_eq!(start.elapsed(), Duration::from_millis(150));
 }
 
 fn api_versions(max_api_versions: i16) -> ApiVersionsResponse {
@@ -577,7 +576,6 @@ async fn describe_gives_up_on_unknown_partition_within_bounds() {
     let (addr, calls) = fake_cluster(1, dp).await;
     let mut opts = topic_t(Some(vec![0, 5]));
     opts.max_attempts = 4;
-    let start = Instant::now();
     let (out, planned) = describe(&addr, opts).await;
     assert_eq!(planned, 2);
     // partition 5: metadata says it does not exist, reported without asking a broker
@@ -590,29 +588,7 @@ async fn describe_gives_up_on_unknown_partition_within_bounds() {
         (e.code, e.client_side),
         (error_code::UNKNOWN_TOPIC_OR_PARTITION, false)
     );
-    assert_eq!(calls.load(Ordering::SeqCst), 4);
-    assert!(start.elapsed() < Duration::from_secs(2));
-}
-
-#[tokio::test]
-async fn describe_honours_throttle_time_and_splits_large_requests() {
-    let dp: Arc<DpHandler> = Arc::new(|n, req| answer(req, |_| 0, if n == 0 { 300 } else { 0 }));
-    let (addr, calls) = fake_cluster(25, dp).await;
-    let mut opts = topic_t(None);
-    opts.max_partitions_per_request = 10;
-    let start = Instant::now();
-    let (out, planned) = describe(&addr, opts).await;
-    assert_eq!((out.len(), planned), (25, 25));
-    assert!(out.iter().all(|o| o.result.is_ok()));
-    assert_eq!(
-        calls.load(Ordering::SeqCst),
-        3,
-        "25 partitions in chunks of 10"
-    );
-    assert!(
-        start.elapsed() >= Duration::from_millis(300),
-        "waited out the throttle"
-    );
+    assert_eq!(calls.load(Ordering::SeqCst), 4, "bounded by max_attempts");
 }
 
 #[tokio::test]
@@ -644,19 +620,16 @@ async fn bootstrap_tries_each_server_and_reports_all_failures() {
     )
     .await
     .unwrap_err();
-    match &err {
-        Error::Bootstrap { attempts } => assert_eq!(attempts.len(), 2),
-        e => panic!("{e}"),
-    }
-    assert!(err.to_string().contains("Connection refused"), "{err}");
-}
-
-#[test]
-fn message_trait_bounds() {
-    // the generic request layer serves any kdp-wire request
-    fn is_request<R: kdp_wire::Request>() -> &'static str {
-        R::NAME
-    }
-    assert_eq!(is_request::<ApiVersionsRequest>(), "ApiVersionsRequest");
-    assert_eq!(MetadataRequest::HIGHEST_VERSION, 12);
+    let Error::Bootstrap { attempts } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(attempts.len(), 2);
+    // the refusal by its kind, not by the OS's wording
+    assert!(
+        attempts
+            .iter()
+            .all(|e| matches!(e, Error::Connect { source, .. }
+            if source.kind() == std::io::ErrorKind::ConnectionRefused)),
+        "{err}"
+    );
 }

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_wire::frame::{frame_size, DEFAULT_MAX_FRAME_SIZE};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use kdp_wire::frame::{FrameReader, DEFAULT_MAX_FRAME_SIZE};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::timeout;
@@ -31,8 +31,6 @@ use crate::responder::{AllowAll, Authorizer};
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default cap on concurrent connections (all brokers together).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
-/// Bytes read per step into a request buffer.
-const READ_CHUNK: usize = 64 * 1024;
 /// Responses are flushed when no further request is buffered or when this
 /// many bytes are waiting.
 const FLUSH_AT: usize = 64 * 1024;
@@ -405,54 +403,47 @@ async fn write_out(
     }
 }
 
-/// Reads one frame's payload. `Ok(None)`: the client closed the connection
-/// between requests.
-async fn read_frame<R: AsyncRead + Unpin>(
+/// Reads one frame's payload with kdp-wire's [`FrameReader`], taking only the
+/// frame's bytes from the buffered reader (pipelined requests stay buffered).
+/// `Ok(None)`: the client closed the connection between requests.
+async fn read_frame<R: AsyncBufRead + Unpin>(
     rd: &mut R,
     conn: &ConnConfig,
 ) -> Result<Option<Vec<u8>>, Closed> {
-    let mut prefix = [0u8; 4];
-    let mut have = 0;
-    while have < 4 {
-        let n = match timeout(conn.idle_timeout, rd.read(&mut prefix[have..])).await {
+    let mut frames = FrameReader::new(conn.max_request_size);
+    loop {
+        let input = match timeout(conn.idle_timeout, rd.fill_buf()).await {
             Err(_) => return Err(Closed::Idle),
             Ok(Err(e)) => return Err(Closed::Io(e)),
-            Ok(Ok(n)) => n,
+            Ok(Ok(input)) => input,
         };
-        if n == 0 {
-            return if have == 0 {
-                Ok(None)
-            } else {
-                Err(Closed::Rejected(format!(
-                    "connection ended inside a size prefix ({have} of 4 bytes)"
-                )))
+        if input.is_empty() {
+            return match frames.expected() {
+                _ if frames.is_between_frames() => Ok(None),
+                None => Err(Closed::Rejected(format!(
+                    "connection ended inside a size prefix ({} of 4 bytes)",
+                    frames.received()
+                ))),
+                Some(total) => Err(Closed::Rejected(format!(
+                    "connection ended inside a request ({} of {} bytes)",
+                    frames.received() - 4,
+                    total - 4
+                ))),
             };
         }
-        have += n;
-    }
-    let size = frame_size(prefix, conn.max_request_size).map_err(|e| {
-        Closed::Rejected(format!(
-            "{e} (max.request.size here: {} bytes)",
-            conn.max_request_size
-        ))
-    })?;
-    // Grow with the bytes that actually arrive, never from the prefix alone.
-    let mut buf: Vec<u8> = Vec::with_capacity(size.min(READ_CHUNK));
-    while buf.len() < size {
-        let want = (size - buf.len()).min(READ_CHUNK);
-        buf.reserve(want);
-        let mut limited = (&mut *rd).take(want as u64);
-        let n = match timeout(conn.idle_timeout, limited.read_buf(&mut buf)).await {
-            Err(_) => return Err(Closed::Idle),
-            Ok(Err(e)) => return Err(Closed::Io(e)),
-            Ok(Ok(n)) => n,
-        };
-        if n == 0 {
-            return Err(Closed::Rejected(format!(
-                "connection ended inside a request ({} of {size} bytes)",
-                buf.len()
-            )));
+        let mut rest = input;
+        let frame = frames.feed(&mut rest);
+        let used = input.len() - rest.len();
+        rd.consume(used);
+        match frame {
+            Ok(Some(payload)) => return Ok(Some(payload)),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Closed::Rejected(format!(
+                    "{e} (max.request.size here: {} bytes)",
+                    conn.max_request_size
+                )))
+            }
         }
     }
-    Ok(Some(buf))
 }

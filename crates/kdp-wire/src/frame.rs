@@ -10,6 +10,9 @@ use crate::error::{Context, DecodeError, DecodeErrorKind};
 use crate::header::{RequestHeader, ResponseHeader};
 use crate::message::{Message, Request};
 
+mod reader;
+pub use reader::FrameReader;
+
 /// Kafka's default `socket.request.max.bytes` (100 MiB).
 pub const DEFAULT_MAX_FRAME_SIZE: usize = 100 * 1024 * 1024;
 

@@ -112,22 +112,23 @@ fn command_config_rejects_security_protocols_other_than_plaintext() {
     let _ = std::fs::remove_file(path);
 }
 
+/// Nothing listens: kdp keeps trying until `--timeout` (a broker starting
+/// meanwhile would be found: see kdp-client's paused-clock tests), then exits 3.
 #[test]
-fn nothing_listening_exits_3_quickly() {
+fn nothing_listening_exits_3() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
-    let (o, elapsed) = kdp(&["describe", "--bootstrap-server", &addr, "--timeout", "10s"]);
+    let (o, _) = kdp(&["describe", "--bootstrap-server", &addr, "--timeout", "1s"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
         stderr(&o).starts_with("kdp: cannot reach the cluster"),
         "{}",
         stderr(&o)
     );
-    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
 }
 
 #[test]

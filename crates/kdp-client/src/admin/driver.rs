@@ -1,0 +1,535 @@
+//! The admin-request driver: one loop for every per-key admin API.
+//!
+//! After Kafka's `AdminApiDriver` and franz-go's sharder. Keys are routed by a
+//! [`LookupStrategy`], grouped by broker, split into requests of at most
+//! `max_keys_per_request` keys, and sent, brokers in parallel (at most
+//! `max_concurrent_brokers` at once) and each broker's requests in turn. Each
+//! response is checked against the keys that broker was asked (anything else
+//! in it is logged and ignored), the [`AdminHandler`] turns it into one
+//! outcome per key, and finished keys go to the sink as each response
+//! arrives.
+//!
+//! Keys to retry wait for the next round: exponential backoff, a refresh of
+//! the strategy (metadata, coordinators) if any of them asked for one, and
+//! routing again. A request that fails (connection lost, no answer) has its
+//! keys re-routed, if the strategy can route elsewhere. Each request is
+//! bounded by `request_timeout`, but by at most a third of the overall
+//! `timeout` (Kafka's Admin client likewise keeps `request.timeout.ms` below
+//! `default.api.timeout.ms`): a broker that stops answering costs a third of
+//! the time, not all of it, and leaves time to ask the new leader. Nothing
+//! runs past `timeout`: keys still open then are reported with their last
+//! error, or REQUEST_TIMED_OUT.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kdp_wire::error_code;
+use kdp_wire::Request;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::admin::lookup::{LookupStrategy, Route};
+use crate::client::{Client, ThrottleTime};
+use crate::error::{fmt_duration, Error, Result};
+
+/// Why a key could not be done: a broker's error code, or a client-side
+/// failure expressed as the closest Kafka error code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyError {
+    pub code: i16,
+    pub message: Option<String>,
+    /// True when kdp, not a broker, produced this error (connection failure,
+    /// timeout, metadata says the key does not exist, ...).
+    pub client_side: bool,
+}
+
+impl KeyError {
+    /// A broker's error code and message.
+    pub fn broker(code: i16, message: Option<String>) -> Self {
+        KeyError {
+            code,
+            message,
+            client_side: false,
+        }
+    }
+
+    pub fn client(code: i16, message: impl Into<String>) -> Self {
+        KeyError {
+            code,
+            message: Some(message.into()),
+            client_side: true,
+        }
+    }
+
+    pub fn from_error(e: &Error) -> Self {
+        KeyError::client(e.kafka_code(), e.to_string())
+    }
+
+    /// Kafka's name of the code, e.g. `NOT_LEADER_OR_FOLLOWER`.
+    pub fn name(&self) -> &'static str {
+        error_code::name(self.code).unwrap_or("UNKNOWN_ERROR_CODE")
+    }
+}
+
+/// What became of one key in one response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyOutcome<V> {
+    Done(V),
+    /// Ask again in the next round; `refresh`: look the key up again first
+    /// (its leader or coordinator moved). `reason` is the answer if time or
+    /// rounds run out.
+    Retry {
+        reason: KeyError,
+        refresh: bool,
+    },
+    Failed(KeyError),
+    /// Nothing to report (e.g. a partition deleted during a scan).
+    Dropped,
+}
+
+impl<V> KeyOutcome<V> {
+    /// Kafka's default rule for a key's error code: none is done, a
+    /// retriable one is retried after a refresh, any other is the answer.
+    pub fn from_code(code: i16, message: Option<String>, value: impl FnOnce() -> V) -> Self {
+        if code == error_code::NONE {
+            KeyOutcome::Done(value())
+        } else if crate::admin::lookup::is_retriable(code) {
+            KeyOutcome::Retry {
+                reason: KeyError::broker(code, message),
+                refresh: true,
+            }
+        } else {
+            KeyOutcome::Failed(KeyError::broker(code, message))
+        }
+    }
+}
+
+/// One admin API: how to ask a broker about a batch of keys and what its
+/// answer means for each key.
+pub trait AdminHandler {
+    type Key: Clone + Ord + Debug + Send + Sync + 'static;
+    type Value;
+    type Request: Request + Send + Sync + 'static;
+
+    /// The request for `keys`, all routed to `broker`.
+    fn build_request(&self, broker: i32, keys: &[Self::Key]) -> Self::Request;
+
+    /// One outcome per key answered; keys left out are asked again.
+    fn handle_response(
+        &self,
+        broker: i32,
+        keys: &[Self::Key],
+        response: <Self::Request as Request>::Response,
+    ) -> Vec<(Self::Key, KeyOutcome<Self::Value>)>;
+
+    /// A key the lookup says does not exist. Default: that is the answer.
+    fn missing(&self, _key: &Self::Key, error: KeyError) -> KeyOutcome<Self::Value> {
+        KeyOutcome::Failed(error)
+    }
+}
+
+/// Bounds of one driver run.
+#[derive(Debug, Clone)]
+pub struct DriverOptions {
+    /// The whole run's bound, from the call on.
+    pub timeout: Duration,
+    /// Bound on one request, further bounded by a third of `timeout` (see
+    /// the module docs) and by what is left of it.
+    pub request_timeout: Duration,
+    pub max_keys_per_request: usize,
+    pub max_concurrent_brokers: usize,
+    /// Rounds of requests at most (the first included).
+    pub max_attempts: u32,
+    pub retry_backoff: Duration,
+    pub retry_backoff_max: Duration,
+}
+
+impl Default for DriverOptions {
+    fn default() -> Self {
+        DriverOptions {
+            timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(30),
+            max_keys_per_request: 10_000,
+            max_concurrent_brokers: 8,
+            max_attempts: 10,
+            retry_backoff: Duration::from_millis(100),
+            retry_backoff_max: Duration::from_secs(2),
+        }
+    }
+}
+
+impl DriverOptions {
+    /// One request's bound before the deadline: `request_timeout`, at most a
+    /// third of `timeout`.
+    pub fn per_request_timeout(&self) -> Duration {
+        self.request_timeout.min(self.timeout / 3)
+    }
+}
+
+/// The final answer for one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyResult<K, V> {
+    pub key: K,
+    /// The broker that answered (or was asked last); `None` when no broker
+    /// was asked (the lookup settled it).
+    pub broker: Option<i32>,
+    pub result: std::result::Result<V, KeyError>,
+}
+
+/// Final answers from one response, or settled without a broker.
+#[derive(Debug, Clone)]
+pub struct Batch<K, V> {
+    pub broker: Option<i32>,
+    pub throttle_time_ms: i32,
+    pub results: Vec<KeyResult<K, V>>,
+}
+
+/// Counts over a finished run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DriverStats {
+    /// Rounds of requests sent.
+    pub rounds: u32,
+    /// Keys the handler dropped without an answer.
+    pub dropped: usize,
+}
+
+struct Open {
+    last_error: Option<KeyError>,
+    broker: Option<i32>,
+}
+
+/// The keys still open and what the next round needs.
+struct State<K> {
+    open: BTreeMap<K, Open>,
+    stats: DriverStats,
+    /// Some key asked for a new lookup before the next round.
+    refresh: bool,
+}
+
+struct Reply<K, Resp> {
+    broker: i32,
+    keys: Vec<K>,
+    result: Result<Resp>,
+}
+
+/// Runs `handler` for `keys` until each has an answer, the rounds run out, or
+/// `opts.timeout` passes. Every key is reported exactly once (or dropped, if
+/// the handler says so); results go to `sink` as each response arrives.
+pub async fn drive<H, S, F>(
+    client: &Arc<Client>,
+    handler: &H,
+    strategy: &mut S,
+    keys: Vec<H::Key>,
+    opts: &DriverOptions,
+    mut sink: F,
+) -> DriverStats
+where
+    H: AdminHandler,
+    S: LookupStrategy<H::Key>,
+    F: FnMut(Batch<H::Key, H::Value>),
+    <H::Request as Request>::Response: ThrottleTime + Send,
+{
+    let deadline = Instant::now() + opts.timeout;
+    let open: BTreeMap<H::Key, Open> = keys
+        .into_iter()
+        .map(|k| {
+            (
+                k,
+                Open {
+                    last_error: None,
+                    broker: None,
+                },
+            )
+        })
+        .collect();
+    let mut st = State {
+        open,
+        stats: DriverStats::default(),
+        refresh: true,
+    };
+    let mut backoff = opts.retry_backoff;
+    for attempt in 0..opts.max_attempts.max(1) {
+        if st.open.is_empty() {
+            break;
+        }
+        if attempt > 0 {
+            if Instant::now() + backoff >= deadline {
+                break;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(opts.retry_backoff_max);
+        }
+        st.stats.rounds = attempt + 1;
+
+        // 1. look up again if a key asked for it
+        if std::mem::take(&mut st.refresh) {
+            let pending: Vec<H::Key> = st.open.keys().cloned().collect();
+            match tokio::time::timeout_at(deadline, strategy.refresh(client, &pending)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "lookup failed");
+                    let err = KeyError::from_error(&e);
+                    for o in st.open.values_mut() {
+                        o.last_error = Some(err.clone());
+                    }
+                    st.refresh = true;
+                    continue;
+                }
+                Err(_) => break,
+            }
+        }
+
+        // 2. route
+        let mut routes: BTreeMap<i32, Vec<H::Key>> = BTreeMap::new();
+        let mut settled = Vec::new();
+        for (key, o) in st.open.iter_mut() {
+            let outcome = match strategy.route(key) {
+                Route::Broker(b) => {
+                    o.broker = Some(b);
+                    routes.entry(b).or_default().push(key.clone());
+                    continue;
+                }
+                Route::Retry(e) => {
+                    o.last_error = Some(e);
+                    st.refresh = true;
+                    continue;
+                }
+                Route::Fail(e) => KeyOutcome::Failed(e),
+                Route::Missing(e) => handler.missing(key, e),
+            };
+            settled.push((key.clone(), outcome));
+        }
+        let mut done = Vec::new();
+        for (key, outcome) in settled {
+            let broker = st.open.get(&key).and_then(|o| o.broker);
+            settle(&mut st, &mut done, key, broker, outcome);
+        }
+        emit(&mut sink, None, 0, done);
+        if routes.is_empty() {
+            continue;
+        }
+
+        // 3. send, and take answers as they come
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut tasks = JoinSet::new();
+        let sem = Arc::new(Semaphore::new(opts.max_concurrent_brokers.max(1)));
+        let chunk = opts.max_keys_per_request.max(1);
+        let request_timeout = opts.per_request_timeout();
+        for (broker, keys) in routes {
+            let requests: Vec<(Vec<H::Key>, H::Request)> = keys
+                .chunks(chunk)
+                .map(|ks| (ks.to_vec(), handler.build_request(broker, ks)))
+                .collect();
+            tasks.spawn(send_all(
+                client.clone(),
+                broker,
+                requests,
+                sem.clone(),
+                tx.clone(),
+                deadline,
+                request_timeout,
+                opts.timeout,
+            ));
+        }
+        drop(tx);
+        while let Some(reply) = rx.recv().await {
+            absorb(handler, strategy.reroutes(), &mut st, &mut sink, reply);
+        }
+        while tasks.join_next().await.is_some() {}
+        if Instant::now() >= deadline {
+            break;
+        }
+    }
+
+    // out of rounds or time: what is left, with its last error
+    let timeout = opts.timeout;
+    let results = std::mem::take(&mut st.open)
+        .into_iter()
+        .map(|(key, o)| KeyResult {
+            key,
+            broker: o.broker,
+            result: Err(o.last_error.unwrap_or_else(|| {
+                KeyError::client(
+                    error_code::REQUEST_TIMED_OUT,
+                    format!("no answer within the timeout ({})", fmt_duration(timeout)),
+                )
+            })),
+        })
+        .collect();
+    emit(&mut sink, None, 0, results);
+    st.stats
+}
+
+fn settle<K: Ord, V>(
+    st: &mut State<K>,
+    done: &mut Vec<KeyResult<K, V>>,
+    key: K,
+    broker: Option<i32>,
+    outcome: KeyOutcome<V>,
+) {
+    let result = match outcome {
+        KeyOutcome::Done(v) => Ok(v),
+        KeyOutcome::Failed(e) => Err(e),
+        KeyOutcome::Retry { reason, refresh } => {
+            if let Some(o) = st.open.get_mut(&key) {
+                o.last_error = Some(reason);
+                st.refresh |= refresh;
+            }
+            return;
+        }
+        KeyOutcome::Dropped => {
+            if st.open.remove(&key).is_some() {
+                st.stats.dropped += 1;
+            }
+            return;
+        }
+    };
+    if st.open.remove(&key).is_some() {
+        done.push(KeyResult {
+            key,
+            broker,
+            result,
+        });
+    }
+}
+
+fn emit<K, V, F: FnMut(Batch<K, V>)>(
+    sink: &mut F,
+    broker: Option<i32>,
+    throttle_time_ms: i32,
+    results: Vec<KeyResult<K, V>>,
+) {
+    if !results.is_empty() {
+        sink(Batch {
+            broker,
+            throttle_time_ms,
+            results,
+        });
+    }
+}
+
+fn absorb<H, F>(
+    handler: &H,
+    reroutes: bool,
+    st: &mut State<H::Key>,
+    sink: &mut F,
+    reply: Reply<H::Key, <H::Request as Request>::Response>,
+) where
+    H: AdminHandler,
+    F: FnMut(Batch<H::Key, H::Value>),
+    <H::Request as Request>::Response: ThrottleTime,
+{
+    let broker = reply.broker;
+    let mut done = Vec::new();
+    match reply.result {
+        Ok(resp) => {
+            let throttle = resp.throttle_time_ms();
+            let asked: BTreeSet<&H::Key> = reply.keys.iter().collect();
+            let mut answered = BTreeSet::new();
+            for (key, outcome) in handler.handle_response(broker, &reply.keys, resp) {
+                if !asked.contains(&key) {
+                    tracing::debug!(
+                        broker,
+                        ?key,
+                        "answer for a key this broker was not asked; ignored"
+                    );
+                    continue;
+                }
+                if !answered.insert(key.clone()) {
+                    continue;
+                }
+                settle(st, &mut done, key, Some(broker), outcome);
+            }
+            for key in &reply.keys {
+                if !answered.contains(key) {
+                    if let Some(o) = st.open.get_mut(key) {
+                        o.last_error = Some(KeyError::client(
+                            error_code::UNKNOWN_SERVER_ERROR,
+                            format!("broker {broker} did not answer for this key"),
+                        ));
+                        st.refresh = true;
+                    }
+                }
+            }
+            emit(sink, Some(broker), throttle, done);
+        }
+        Err(e) => {
+            let err = KeyError::from_error(&e);
+            let retry =
+                reroutes && (e.is_connection_error() || matches!(e, Error::UnknownBroker(_)));
+            tracing::debug!(broker, error = %e, retry, "request failed");
+            for key in reply.keys {
+                let outcome = if retry {
+                    KeyOutcome::Retry {
+                        reason: err.clone(),
+                        refresh: true,
+                    }
+                } else {
+                    KeyOutcome::Failed(err.clone())
+                };
+                settle(st, &mut done, key, Some(broker), outcome);
+            }
+            emit(sink, Some(broker), 0, done);
+        }
+    }
+}
+
+/// Sends one broker's requests in turn, under a permit of the semaphore; a
+/// connection failure is not waited for again on the next request.
+#[allow(clippy::too_many_arguments)]
+async fn send_all<K, R>(
+    client: Arc<Client>,
+    broker: i32,
+    requests: Vec<(Vec<K>, R)>,
+    sem: Arc<Semaphore>,
+    tx: mpsc::UnboundedSender<Reply<K, R::Response>>,
+    deadline: Instant,
+    request_timeout: Duration,
+    overall: Duration,
+) where
+    R: Request,
+    R::Response: ThrottleTime,
+{
+    let Ok(_permit) = sem.acquire_owned().await else {
+        return;
+    };
+    let mut broken: Option<Error> = None;
+    for (keys, req) in requests {
+        let result = match &broken {
+            Some(e) => Err(e.clone()),
+            None => {
+                let timeout =
+                    request_timeout.min(deadline.saturating_duration_since(Instant::now()));
+                let r =
+                    match tokio::time::timeout_at(deadline, client.send_to(broker, &req, timeout))
+                        .await
+                    {
+                        Ok(r) => r,
+                        Err(_) => Err(Error::Deadline {
+                            what: kdp_wire::api::name(R::API_KEY).unwrap_or(R::NAME),
+                            timeout: overall,
+                        }),
+                    };
+                if let Err(e) = &r {
+                    if e.is_connection_error() {
+                        broken = Some(e.clone());
+                    }
+                }
+                r
+            }
+        };
+        if tx
+            .send(Reply {
+                broker,
+                keys,
+                result,
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! Turning a selection (topics, some partitions, the whole cluster) into
+//! the partitions to describe, from metadata.
+//!
+//! A topic metadata does not know yet is looked up again (it may have just
+//! been created) `unknown_topic_attempts` times; one without leaders yet
+//! (LEADER_NOT_AVAILABLE) until rounds or time run out. Partitions named
+//! explicitly that the topic does not have are answered here, without asking
+//! a broker.
+
+use std::collections::BTreeSet;
+
+use kdp_wire::error_code;
+use tokio::time::Instant;
+
+use super::{DescribeOptions, PartitionError, PartitionOutcome, TopicSelection};
+use crate::admin::lookup::{missing_partition, unknown_topic};
+use crate::admin::TopicPartition;
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::metadata::ClusterMetadata;
+
+/// What the selection resolved to.
+pub(super) struct Selected {
+    /// In the order found; each once.
+    pub partitions: Vec<TopicPartition>,
+    /// Those named by the caller (not picked as part of a topic or the cluster).
+    pub explicit: BTreeSet<TopicPartition>,
+    /// The metadata all of `partitions` were found in, if one lookup found them all.
+    pub metadata: Option<ClusterMetadata>,
+    pub rounds: u32,
+}
+
+struct Unresolved {
+    sel: TopicSelection,
+    last_error: PartitionError,
+    misses: u32,
+}
+
+/// Resolves the selection. `planned(n)` announces partitions to be reported,
+/// `settled` reports those answered from metadata. Fails only when the first
+/// metadata lookup fails.
+pub(super) async fn resolve(
+    client: &Client,
+    opts: &DescribeOptions,
+    deadline: Instant,
+    planned: &mut dyn FnMut(usize),
+    settled: &mut dyn FnMut(Vec<PartitionOutcome>),
+) -> Result<Selected> {
+    let mut out = Selected {
+        partitions: Vec::new(),
+        explicit: BTreeSet::new(),
+        metadata: None,
+        rounds: 0,
+    };
+    let Some(topics) = &opts.topics else {
+        let md = first_lookup(client, opts, deadline, None).await?;
+        out.rounds = 1;
+        let mut done = Vec::new();
+        for t in md.topics.values() {
+            if t.error_code != error_code::NONE {
+                done.push(outcome(
+                    &t.name,
+                    -1,
+                    PartitionError::client(t.error_code, "metadata lookup failed for this topic"),
+                ));
+                continue;
+            }
+            for p in t.partitions.values() {
+                if opts.broker_id.is_none_or(|b| p.replicas.contains(&b)) {
+                    out.partitions.push((t.name.clone(), p.partition));
+                }
+            }
+        }
+        announce(planned, settled, out.partitions.len(), done);
+        out.metadata = Some(md);
+        return Ok(out);
+    };
+
+    let mut unresolved: Vec<Unresolved> = topics
+        .iter()
+        .map(|sel| Unresolved {
+            sel: sel.clone(),
+            last_error: unknown_topic(&sel.name),
+            misses: 0,
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut backoff = opts.retry_backoff;
+    for attempt in 0..opts.max_attempts.max(1) {
+        if unresolved.is_empty() {
+            break;
+        }
+        if attempt > 0 {
+            if Instant::now() + backoff >= deadline {
+                break;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(opts.retry_backoff_max);
+        }
+        out.rounds = attempt + 1;
+        let mut names: Vec<String> = unresolved.iter().map(|u| u.sel.name.clone()).collect();
+        names.sort();
+        names.dedup();
+        let md = if attempt == 0 {
+            first_lookup(client, opts, deadline, Some(&names)).await?
+        } else {
+            match tokio::time::timeout_at(deadline, client.metadata(Some(&names))).await {
+                Ok(Ok(md)) => md,
+                Ok(Err(e)) => {
+                    for u in &mut unresolved {
+                        u.last_error = PartitionError::from_error(&e);
+                    }
+                    continue;
+                }
+                Err(_) => break,
+            }
+        };
+        let before = out.partitions.len();
+        let mut done = Vec::new();
+        for mut u in std::mem::take(&mut unresolved) {
+            let topic = md.topic(&u.sel.name);
+            let code = topic.map_or(error_code::UNKNOWN_TOPIC_OR_PARTITION, |t| t.error_code);
+            match (topic, code) {
+                (Some(t), error_code::NONE) => {
+                    let explicit = u.sel.partitions.is_some();
+                    let wanted: Vec<i32> = match &u.sel.partitions {
+                        Some(ps) => ps.clone(),
+                        None => t
+                            .partitions
+                            .values()
+                            .filter(|p| opts.broker_id.is_none_or(|b| p.replicas.contains(&b)))
+                            .map(|p| p.partition)
+                            .collect(),
+                    };
+                    for p in wanted {
+                        if explicit && !t.partitions.contains_key(&p) {
+                            let err = missing_partition(&t.name, p, t.partitions.len());
+                            done.push(outcome(&t.name, p, err));
+                            continue;
+                        }
+                        let tp = (t.name.clone(), p);
+                        if seen.insert(tp.clone()) {
+                            if explicit {
+                                out.explicit.insert(tp.clone());
+                            }
+                            out.partitions.push(tp);
+                        }
+                    }
+                }
+                (_, error_code::UNKNOWN_TOPIC_OR_PARTITION) => {
+                    u.misses += 1;
+                    u.last_error = unknown_topic(&u.sel.name);
+                    if u.misses >= opts.unknown_topic_attempts.max(1) {
+                        done.extend(settle_all(&u.sel, &u.last_error));
+                    } else {
+                        unresolved.push(u);
+                    }
+                }
+                (_, error_code::LEADER_NOT_AVAILABLE) => {
+                    // a topic being created: ask again
+                    u.last_error =
+                        PartitionError::client(code, "metadata: the topic has no leaders yet");
+                    unresolved.push(u);
+                }
+                (_, code) => {
+                    let err = PartitionError::client(
+                        code,
+                        format!("metadata lookup failed for topic {:?}", u.sel.name),
+                    );
+                    done.extend(settle_all(&u.sel, &err));
+                }
+            }
+        }
+        announce(planned, settled, out.partitions.len() - before, done);
+        // one lookup found everything: the driver may route from it as is
+        out.metadata = (attempt == 0).then_some(md);
+    }
+    if !unresolved.is_empty() {
+        out.metadata = None;
+        let mut done = Vec::new();
+        for u in unresolved {
+            done.extend(settle_all(&u.sel, &u.last_error));
+        }
+        // topics that never resolved were not planned yet
+        announce(planned, settled, 0, done);
+    }
+    Ok(out)
+}
+
+async fn first_lookup(
+    client: &Client,
+    opts: &DescribeOptions,
+    deadline: Instant,
+    topics: Option<&[String]>,
+) -> Result<ClusterMetadata> {
+    match tokio::time::timeout_at(deadline, client.metadata(topics)).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::Deadline {
+            what: "the first metadata request",
+            timeout: opts.timeout,
+        }),
+    }
+}
+
+fn announce(
+    planned: &mut dyn FnMut(usize),
+    settled: &mut dyn FnMut(Vec<PartitionOutcome>),
+    pending: usize,
+    done: Vec<PartitionOutcome>,
+) {
+    if pending + done.len() > 0 {
+        planned(pending + done.len());
+    }
+    if !done.is_empty() {
+        settled(done);
+    }
+}
+
+fn outcome(topic: &str, partition: i32, err: PartitionError) -> PartitionOutcome {
+    PartitionOutcome {
+        topic: topic.to_string(),
+        partition,
+        broker_id: None,
+        result: Err(err),
+    }
+}
+
+/// Every partition named, or `-1` for the whole topic.
+fn settle_all(sel: &TopicSelection, err: &PartitionError) -> Vec<PartitionOutcome> {
+    let parts = sel.partitions.clone().unwrap_or_else(|| vec![-1]);
+    parts
+        .into_iter()
+        .map(|p| outcome(&sel.name, p, err.clone()))
+        .collect()
+}

@@ -1,0 +1,227 @@
+//! The admin driver with lookup strategies other than DescribeProducers'
+//! (coordinator of a key, every broker), on the in-memory cluster and
+//! tokio's paused clock. DescribeProducers stands in as the carrier: each
+//! key travels as a topic name.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::{answer_from, Answer, MemCluster};
+use kdp_client::admin::{
+    drive, AdminHandler, AllBrokers, Coordinator, CoordinatorFuture, CoordinatorLookup,
+    DriverOptions, KeyError, KeyOutcome, KeyResult,
+};
+use kdp_client::{Client, ClientConfig};
+use kdp_wire::error_code;
+use kdp_wire::messages::{DescribeProducersRequest, DescribeProducersResponse, TopicRequest};
+
+/// Keys are names; the value is the producer id the broker answered with.
+struct Names {
+    /// Answer Retry without refresh for the first response to this key.
+    retry_once: Option<String>,
+    retried: AtomicUsize,
+}
+
+impl AdminHandler for Names {
+    type Key = String;
+    type Value = i64;
+    type Request = DescribeProducersRequest;
+
+    fn build_request(&self, _broker: i32, keys: &[String]) -> DescribeProducersRequest {
+        DescribeProducersRequest {
+            topics: keys
+                .iter()
+                .map(|k| TopicRequest {
+                    name: k.clone(),
+                    partition_indexes: vec![0],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn handle_response(
+        &self,
+        _broker: i32,
+        _keys: &[String],
+        resp: DescribeProducersResponse,
+    ) -> Vec<(String, KeyOutcome<i64>)> {
+        resp.topics
+            .into_iter()
+            .map(|t| {
+                if self.retry_once.as_ref() == Some(&t.name)
+                    && self.retried.fetch_add(1, Ordering::SeqCst) == 0
+                {
+                    let reason = KeyError::broker(error_code::COORDINATOR_LOAD_IN_PROGRESS, None);
+                    return (
+                        t.name,
+                        KeyOutcome::Retry {
+                            reason,
+                            refresh: false,
+                        },
+                    );
+                }
+                let id = t.partitions[0].active_producers[0].producer_id;
+                (t.name, KeyOutcome::Done(id))
+            })
+            .collect()
+    }
+}
+
+fn names(retry_once: Option<&str>) -> Names {
+    Names {
+        retry_once: retry_once.map(String::from),
+        retried: AtomicUsize::new(0),
+    }
+}
+
+/// "a" has no coordinator on the first lookup (COORDINATOR_NOT_AVAILABLE,
+/// retriable), then broker 1; "b" is on broker 2 from the start.
+struct FakeFindCoordinator {
+    calls: Mutex<Vec<Vec<String>>>,
+}
+
+impl CoordinatorLookup<String> for FakeFindCoordinator {
+    fn find<'a>(
+        &'a self,
+        _client: &'a Client,
+        keys: &'a [String],
+    ) -> CoordinatorFuture<'a, String> {
+        Box::pin(async move {
+            let mut calls = self.calls.lock().unwrap();
+            calls.push(keys.to_vec());
+            let first = calls.len() == 1;
+            let mut found = BTreeMap::new();
+            for k in keys {
+                let r = match (k.as_str(), first) {
+                    ("a", true) => Err(KeyError::broker(
+                        error_code::COORDINATOR_NOT_AVAILABLE,
+                        None,
+                    )),
+                    ("a", false) => Ok(1),
+                    _ => Ok(2),
+                };
+                found.insert(k.clone(), r);
+            }
+            Ok(found)
+        })
+    }
+}
+
+fn cluster() -> MemCluster {
+    MemCluster::new(3, &[], Arc::new(|b, r| Answer::Respond(answer_from(b, r))))
+}
+
+async fn client(cluster: &MemCluster) -> Arc<Client> {
+    let config = ClientConfig {
+        connector: Arc::new(cluster.clone()),
+        ..Default::default()
+    };
+    Arc::new(Client::connect(cluster.bootstrap(), config).await.unwrap())
+}
+
+async fn run<S: kdp_client::admin::LookupStrategy<String>>(
+    client: &Arc<Client>,
+    handler: &Names,
+    strategy: &mut S,
+    keys: &[&str],
+) -> Vec<KeyResult<String, i64>> {
+    let mut results = Vec::new();
+    drive(
+        client,
+        handler,
+        strategy,
+        keys.iter().map(|k| k.to_string()).collect(),
+        &DriverOptions::default(),
+        |batch| results.extend(batch.results),
+    )
+    .await;
+    results.sort_by(|a, b| a.key.cmp(&b.key));
+    results
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_without_a_coordinator_is_looked_up_again() {
+    let cluster = cluster();
+    let client = client(&cluster).await;
+    let lookup = FakeFindCoordinator {
+        calls: Mutex::new(Vec::new()),
+    };
+    let mut strategy = Coordinator::new(lookup);
+    let handler = names(None);
+    let results = run(&client, &handler, &mut strategy, &["a", "b"]).await;
+    let got: Vec<_> = results
+        .iter()
+        .map(|r| (r.key.as_str(), r.broker, r.result.clone()))
+        .collect();
+    // answer_from: producer id = broker * 100 + partition
+    assert_eq!(got, vec![("a", Some(1), Ok(100)), ("b", Some(2), Ok(200))]);
+    let asked: Vec<i32> = cluster.state().dp_calls.iter().map(|(b, _)| *b).collect();
+    assert_eq!(asked, vec![2, 1], "b at once, a after the second lookup");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_without_refresh_asks_the_same_broker_without_a_new_lookup() {
+    let cluster = cluster();
+    let client = client(&cluster).await;
+    let lookup = Arc::new(FakeFindCoordinator {
+        calls: Mutex::new(Vec::new()),
+    });
+    struct Shared(Arc<FakeFindCoordinator>);
+    impl CoordinatorLookup<String> for Shared {
+        fn find<'a>(&'a self, c: &'a Client, k: &'a [String]) -> CoordinatorFuture<'a, String> {
+            self.0.find(c, k)
+        }
+    }
+    let mut strategy = Coordinator::new(Shared(lookup.clone()));
+    let handler = names(Some("b"));
+    let results = run(&client, &handler, &mut strategy, &["b"]).await;
+    assert_eq!(results[0].result, Ok(200));
+    assert_eq!(cluster.state().dp_calls.len(), 2, "asked twice");
+    assert_eq!(lookup.calls.lock().unwrap().len(), 1, "looked up once");
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_broker_is_asked_once() {
+    let cluster = cluster();
+    let client = client(&cluster).await;
+    let keys = AllBrokers::keys(&client).await.unwrap();
+    assert_eq!(keys, vec![1, 2, 3]);
+
+    struct PerBroker;
+    impl AdminHandler for PerBroker {
+        type Key = i32;
+        type Value = i64;
+        type Request = DescribeProducersRequest;
+        fn build_request(&self, broker: i32, _keys: &[i32]) -> DescribeProducersRequest {
+            names(None).build_request(broker, &[format!("from-{broker}")])
+        }
+        fn handle_response(
+            &self,
+            broker: i32,
+            _keys: &[i32],
+            resp: DescribeProducersResponse,
+        ) -> Vec<(i32, KeyOutcome<i64>)> {
+            let id = resp.topics[0].partitions[0].active_producers[0].producer_id;
+            vec![(broker, KeyOutcome::Done(id))]
+        }
+    }
+    let mut results = Vec::new();
+    drive(
+        &client,
+        &PerBroker,
+        &mut AllBrokers::default(),
+        keys,
+        &DriverOptions::default(),
+        |batch| results.extend(batch.results),
+    )
+    .await;
+    results.sort_by_key(|r| r.key);
+    let got: Vec<_> = results.iter().map(|r| (r.key, r.result.clone())).collect();
+    assert_eq!(got, vec![(1, Ok(100)), (2, Ok(200)), (3, Ok(300))]);
+    assert_eq!(cluster.state().dp_calls.len(), 3);
+}
