@@ -113,19 +113,23 @@ impl Cluster {
 
     /// As [`Cluster::from_json`], with relative timestamps resolved against `now`.
     pub fn from_json_at(text: &str, now: SystemTime) -> Result<Cluster, ClusterError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let file: ClusterFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let file: ClusterFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             ClusterError::new(path, e.into_inner().to_string())
         })?;
-        let mut rest = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
-        rest.next();
-        if rest.next().is_some() {
-            return Err(ClusterError::new(
+        // Only whitespace may follow; checked by the same deserializer, so the
+        // text is read once (not again into a Value tree).
+        de.end().map_err(|e| {
+            ClusterError::new(
                 ".",
-                "trailing characters after the JSON document",
-            ));
-        }
+                format!(
+                    "trailing characters after the JSON document at line {} column {}",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?;
         file.validate(now_ms(now))
     }
 
