@@ -7,6 +7,8 @@
 //! cannot parse (`SocketServer` / `RequestContext.parseRequest` throw
 //! `InvalidRequestException`, and the processor closes the channel).
 
+use std::collections::HashSet;
+use std::hash::Hash;
 use std::sync::Arc;
 
 use kdp_wire::api;
@@ -217,8 +219,8 @@ pub fn metadata_response(
         }
         Some(requested) => {
             // Topic names and ids are a set in Kafka: answer each once.
-            let mut seen_names: Vec<&str> = Vec::new();
-            let mut seen_ids: Vec<Uuid> = Vec::new();
+            let mut seen_names: Seen<&str> = Seen::default();
+            let mut seen_ids: Seen<Uuid> = Seen::default();
             for t in requested {
                 if version < 12 && t.name.is_none() {
                     return Err(Reject(format!(
@@ -231,10 +233,9 @@ pub fn metadata_response(
                     )));
                 }
                 if t.topic_id != Uuid::ZERO {
-                    if seen_ids.contains(&t.topic_id) {
+                    if !seen_ids.first_time(t.topic_id) {
                         continue;
                     }
-                    seen_ids.push(t.topic_id);
                     match cluster.topic_by_id(t.topic_id) {
                         Some(topic) => topics.push(topic_metadata(topic)),
                         None => topics.push(MetadataResponseTopic {
@@ -255,10 +256,9 @@ pub fn metadata_response(
                     });
                     continue;
                 };
-                if seen_names.contains(&name) {
+                if !seen_names.first_time(name) {
                     continue;
                 }
-                seen_names.push(name);
                 match cluster.topic(name) {
                     Some(topic) => topics.push(topic_metadata(topic)),
                     None => {
@@ -308,6 +308,23 @@ pub fn metadata_response(
         resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
     }
     Ok(resp)
+}
+
+/// What a request already named. A request may name tens of thousands of
+/// topics, so this must not cost a scan per name.
+struct Seen<T>(HashSet<T>);
+
+impl<T> Default for Seen<T> {
+    fn default() -> Self {
+        Seen(HashSet::new())
+    }
+}
+
+impl<T: Eq + Hash> Seen<T> {
+    /// True the first time `item` is offered.
+    fn first_time(&mut self, item: T) -> bool {
+        self.0.insert(item)
+    }
 }
 
 fn topic_metadata(t: &Topic) -> MetadataResponseTopic {
@@ -563,6 +580,76 @@ mod tests {
             .collect();
         // Broker 1 hosts partition 0, not partition 1.
         assert_eq!(codes, vec![0, error_code::NOT_LEADER_OR_FOLLOWER]);
+    }
+
+    /// A key that counts how often it is compared.
+    #[derive(Debug, Hash)]
+    struct Counted(u32);
+
+    static COMPARISONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+    impl PartialEq for Counted {
+        fn eq(&self, other: &Self) -> bool {
+            COMPARISONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0 == other.0
+        }
+    }
+    impl Eq for Counted {}
+
+    #[test]
+    fn seen_costs_about_one_comparison_per_item() {
+        let n = 20_000u32;
+        let mut seen = Seen::default();
+        let mut firsts = 0;
+        // Every item twice: n distinct ones, then each again.
+        for i in (0..n).chain(0..n) {
+            if seen.first_time(Counted(i)) {
+                firsts += 1;
+            }
+        }
+        assert_eq!(firsts, n);
+        let comparisons = COMPARISONS.load(std::sync::atomic::Ordering::Relaxed);
+        // A scan per item would make about n * n comparisons.
+        assert!(
+            comparisons <= 4 * u64::from(n),
+            "{comparisons} comparisons for {} items",
+            2 * n
+        );
+    }
+
+    #[test]
+    fn metadata_answers_a_huge_request_once_per_name_in_order() {
+        let s = shared();
+        let names: Vec<String> = (0..200_000).map(|i| format!("t{i}")).collect();
+        let mut asked: Vec<MetadataRequestTopic> = names
+            .iter()
+            .map(|n| MetadataRequestTopic {
+                name: Some(n.clone()),
+                ..Default::default()
+            })
+            .collect();
+        // Every name again, and the one real topic twice.
+        asked.extend_from_slice(&asked.clone());
+        for _ in 0..2 {
+            asked.push(MetadataRequestTopic {
+                name: Some("t".into()),
+                ..Default::default()
+            });
+        }
+        let req = MetadataRequest {
+            topics: Some(asked),
+            ..Default::default()
+        };
+        let resp = metadata_response(&s, &req, 12).unwrap();
+        let got: Vec<&str> = resp
+            .topics
+            .iter()
+            .map(|t| t.name.as_deref().unwrap_or(""))
+            .collect();
+        let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();
+        expected.push("t");
+        assert_eq!(got, expected);
+        assert_eq!(resp.topics.last().map(|t| t.error_code), Some(0));
     }
 
     #[test]

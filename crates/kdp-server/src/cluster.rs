@@ -102,6 +102,7 @@ pub struct Cluster {
     /// In file order.
     pub topics: Vec<Topic>,
     by_name: HashMap<String, usize>,
+    by_id: HashMap<Uuid, usize>,
 }
 
 impl Cluster {
@@ -148,7 +149,7 @@ impl Cluster {
     }
 
     pub fn topic_by_id(&self, id: Uuid) -> Option<&Topic> {
-        self.topics.iter().find(|t| t.topic_id == id)
+        self.by_id.get(&id).and_then(|&i| self.topics.get(i))
     }
 
     pub fn partition(&self, topic: &str, partition: i32) -> Option<&Partition> {
@@ -488,12 +489,19 @@ impl ClusterFile {
                 partitions,
             });
         }
+        // Metadata v12 looks topics up by id, possibly tens of thousands per
+        // request. On an id collision the first topic wins.
+        let mut by_id = HashMap::with_capacity(topics.len());
+        for (i, t) in topics.iter().enumerate() {
+            by_id.entry(t.topic_id).or_insert(i);
+        }
         Ok(Cluster {
             cluster_id,
             controller_id,
             brokers,
             topics,
             by_name,
+            by_id,
         })
     }
 }
