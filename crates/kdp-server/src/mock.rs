@@ -29,6 +29,10 @@ use crate::responder::{AllowAll, Authorizer};
 
 /// Kafka's `connections.max.idle.ms` default (10 minutes).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default largest response frame: what kdp's client accepts by default
+/// (Kafka's `socket.request.max.bytes`, 100 MiB), so a kdp client is never
+/// sent a frame it refuses.
+pub const DEFAULT_MAX_RESPONSE_SIZE: usize = DEFAULT_MAX_FRAME_SIZE;
 /// Default cap on concurrent connections (all brokers together).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Bytes read per step into a request buffer.
@@ -48,6 +52,10 @@ pub struct MockConfig {
     pub port: u16,
     /// Largest request (size prefix) accepted; larger ones close the connection.
     pub max_request_size: usize,
+    /// Largest response (size prefix) sent; a request whose answer would be
+    /// larger is logged and its connection closed, before the answer is
+    /// built where possible.
+    pub max_response_size: usize,
     pub idle_timeout: Duration,
     pub max_connections: usize,
     pub authorizer: Arc<dyn Authorizer>,
@@ -59,6 +67,7 @@ impl Default for MockConfig {
             host: "127.0.0.1".to_string(),
             port: 9092,
             max_request_size: DEFAULT_MAX_FRAME_SIZE,
+            max_response_size: DEFAULT_MAX_RESPONSE_SIZE,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             authorizer: Arc::new(AllowAll),
@@ -72,6 +81,7 @@ impl std::fmt::Debug for MockConfig {
             .field("host", &self.host)
             .field("port", &self.port)
             .field("max_request_size", &self.max_request_size)
+            .field("max_response_size", &self.max_response_size)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
@@ -160,6 +170,7 @@ impl MockCluster {
             cluster,
             advertised,
             authorizer: config.authorizer.clone(),
+            max_response_size: config.max_response_size,
         });
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let (done_tx, done_rx) = mpsc::channel::<()>(1);

@@ -542,3 +542,40 @@ async fn consecutive_ports_from_the_given_one() {
     }
     panic!("no free run of 4 ports found");
 }
+
+#[tokio::test]
+async fn answers_up_to_max_response_size_and_closes_above() {
+    // Partition 3 of "orders" has two producers on broker 1: about 80 bytes
+    // an entry, asked 3,000 times.
+    let req = describe("orders", &[3; 3000]);
+    let mock = start_with(MockConfig {
+        port: 0,
+        idle_timeout: Duration::from_secs(3600),
+        max_response_size: 1024 * 1024,
+        ..MockConfig::default()
+    })
+    .await;
+    let mut s = connect(&mock, 1).await;
+    let r = call(&mut s, &req, 0, 1).await;
+    assert_eq!(r.topics[0].partitions.len(), 3000);
+    assert!(r.topics[0]
+        .partitions
+        .iter()
+        .all(|p| p.active_producers.len() == 2));
+    // The same connection goes on serving.
+    call(&mut s, &api_versions(), 4, 2).await;
+    mock.shutdown().await;
+
+    let mock = start_with(MockConfig {
+        port: 0,
+        idle_timeout: Duration::from_secs(3600),
+        max_response_size: 100 * 1024,
+        ..MockConfig::default()
+    })
+    .await;
+    let mut s = connect(&mock, 1).await;
+    s.write_all(&frame(&req, 0, 1)).await.unwrap();
+    assert!(closed_within(&mut s, Duration::from_secs(30)).await);
+    healthy(&mock).await;
+    mock.shutdown().await;
+}

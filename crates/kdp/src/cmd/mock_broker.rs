@@ -23,6 +23,12 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE)]
     pub max_request_size: usize,
 
+    /// Largest response sent, in bytes; a request whose answer would be
+    /// larger is logged and its connection closed (kdp's client accepts
+    /// 100 MiB by default).
+    #[arg(long, value_name = "BYTES", default_value_t = kdp_server::mock::DEFAULT_MAX_RESPONSE_SIZE)]
+    pub max_response_size: usize,
+
     /// Close connections idle for this long (e.g. 30s, 10m).
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub idle_timeout: Duration,
@@ -74,6 +80,7 @@ pub fn run(args: Args) -> i32 {
         host,
         port,
         max_request_size: args.max_request_size,
+        max_response_size: args.max_response_size,
         idle_timeout: args.idle_timeout,
         max_connections: args.max_connections,
         ..MockConfig::default()
