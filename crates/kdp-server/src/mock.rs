@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::timeout;
 use tracing::{debug, info, warn};
 
-use crate::broker::{handle_request, Advertised, Shared};
+use crate::broker::{handle_request, Advertised, Handled, Reject, Shared};
 use crate::cluster::Cluster;
 use crate::responder::{AllowAll, Authorizer};
 
@@ -37,6 +37,15 @@ pub const DEFAULT_MAX_RESPONSE_SIZE: usize = DEFAULT_MAX_FRAME_SIZE;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Bytes read per step into a request buffer.
 const READ_CHUNK: usize = 64 * 1024;
+/// Requests larger than this are handled on tokio's blocking pool. Handling
+/// costs time in proportion to the request (decoding, name checks, set
+/// lookups, one answer entry per named partition: a Metadata request naming
+/// 30,000 topics is a few hundred KB), and a runtime worker busy with one
+/// connection's request serves no other connection meanwhile. Smaller
+/// requests stay inline: their work is small, and a thread hand-off would
+/// cost more than it. (Answers that are large for a small request are
+/// bounded by `max_response_size`.)
+const INLINE_REQUEST_MAX: usize = 16 * 1024;
 /// Responses are flushed when no further request is buffered or when this
 /// many bytes are waiting.
 const FLUSH_AT: usize = 64 * 1024;
@@ -348,7 +357,7 @@ async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
     broker_id: i32,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     conn: &ConnConfig,
     stats: &Stats,
     mut shutdown: watch::Receiver<bool>,
@@ -367,7 +376,7 @@ async fn serve_connection(
             Err(c) => return c,
         };
         stats.requests.fetch_add(1, Ordering::Relaxed);
-        match handle_request(shared, broker_id, &payload, Some(peer)) {
+        match handle(shared, broker_id, payload, peer).await {
             Ok(handled) => {
                 debug!(
                     broker = broker_id,
@@ -377,7 +386,12 @@ async fn serve_connection(
                     correlation_id = handled.header.correlation_id,
                     "request"
                 );
-                out.extend_from_slice(&handled.response);
+                if out.is_empty() {
+                    // No copy of a large answer.
+                    out = handled.response;
+                } else {
+                    out.extend_from_slice(&handled.response);
+                }
             }
             Err(reject) => {
                 stats.rejected_requests.fetch_add(1, Ordering::Relaxed);
@@ -386,13 +400,29 @@ async fn serve_connection(
                 return Closed::Rejected(reject.0);
             }
         }
-        drop(payload);
         if rd.buffer().is_empty() || out.len() >= FLUSH_AT {
             if let Err(c) = write_out(&mut wr, &mut out, conn.idle_timeout).await {
                 return c;
             }
         }
     }
+}
+
+/// [`handle_request`], on the blocking pool if the request is large (see
+/// [`INLINE_REQUEST_MAX`]).
+async fn handle(
+    shared: &Arc<Shared>,
+    broker_id: i32,
+    payload: Vec<u8>,
+    peer: SocketAddr,
+) -> Result<Handled, Reject> {
+    if payload.len() <= INLINE_REQUEST_MAX {
+        return handle_request(shared, broker_id, &payload, Some(peer));
+    }
+    let shared = Arc::clone(shared);
+    tokio::task::spawn_blocking(move || handle_request(&shared, broker_id, &payload, Some(peer)))
+        .await
+        .unwrap_or_else(|e| Err(Reject(format!("handling the request failed: {e}"))))
 }
 
 async fn write_out(
