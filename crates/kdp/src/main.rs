@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod exit;
+mod fd_limit;
 
 /// Kafka's DescribeProducers API, for operators: which producers write to a
 /// partition, which are zombies, which open transaction pins the last stable

@@ -76,13 +76,15 @@ pub fn run(args: Args) -> i32 {
             return crate::exit::USAGE;
         }
     };
+    let max_connections =
+        crate::fd_limit::fit_connection_cap(args.max_connections, cluster.brokers.len());
     let config = MockConfig {
         host,
         port,
         max_request_size: args.max_request_size,
         max_response_size: args.max_response_size,
         idle_timeout: args.idle_timeout,
-        max_connections: args.max_connections,
+        max_connections,
         ..MockConfig::default()
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
