@@ -637,8 +637,14 @@ mod tests {
     }
 
     /// A key that counts how often it is compared.
-    #[derive(Debug, Hash)]
+    #[derive(Debug)]
     struct Counted(u32);
+
+    impl std::hash::Hash for Counted {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            self.0.hash(state);
+        }
+    }
 
     static COMPARISONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -728,7 +734,7 @@ mod tests {
     #[test]
     fn describe_producers_answers_up_to_max_response_size_exactly() {
         // A topic error copied to every partition, and per-partition answers.
-        for (topic, partitions) in [("a/b", vec![0; 3000]), ("t", vec![0, 1, 9].repeat(1000))] {
+        for (topic, partitions) in [("a/b", vec![0; 3000]), ("t", [0, 1, 9].repeat(1000))] {
             let frame = describe_frame(topic, partitions);
             let mut s = shared();
             let full = handle_request(&s, 1, &frame[4..], None).unwrap().response;
