@@ -141,7 +141,7 @@ pub fn handle_request(
             // answer (one error message per partition, or one partition's
             // state many times).
             let header_len = response_header_len(key, version);
-            let limit = shared.max_response_size.saturating_sub(header_len);
+            let limit = response_limit(shared).saturating_sub(header_len);
             let resp = describe_producers_within(
                 &req,
                 &view,
@@ -154,7 +154,7 @@ pub fn handle_request(
                 too_large(
                     &header,
                     e.at_least.saturating_add(header_len),
-                    shared.max_response_size,
+                    response_limit(shared),
                 )
             })?;
             bounded_frame(shared, &header, &resp, version)?
@@ -166,6 +166,11 @@ pub fn handle_request(
         }
     };
     Ok(Handled { header, response })
+}
+
+/// `max_response_size`, and never more than a size prefix (an int32) can say.
+fn response_limit(shared: &Shared) -> usize {
+    shared.max_response_size.min(i32::MAX as usize)
 }
 
 fn response_header_len(key: i16, version: i16) -> usize {
@@ -181,8 +186,8 @@ fn bounded_frame<M: Message>(
     version: i16,
 ) -> Result<Vec<u8>, Reject> {
     let size = response_header_len(M::API_KEY, version).saturating_add(body.encoded_len(version));
-    if size > shared.max_response_size {
-        return Err(too_large(header, size, shared.max_response_size));
+    if size > response_limit(shared) {
+        return Err(too_large(header, size, response_limit(shared)));
     }
     let mut out = Vec::with_capacity(4 + size);
     encode_response_frame(&mut out, header.correlation_id, body, version);
