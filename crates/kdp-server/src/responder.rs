@@ -557,6 +557,32 @@ mod tests {
     }
 
     #[test]
+    fn within_a_limit_the_answer_is_the_same_and_above_it_nothing() {
+        let c = cluster();
+        let view = ClusterBroker {
+            cluster: &c,
+            broker_id: 1,
+        };
+        let long = "x".repeat(300);
+        let req = request(&[
+            ("orders", &[0, 1, 0, 7]),
+            (&long, &[0, 1, 2, 3, 4, 5]),
+            ("nope", &[1]),
+        ]);
+        let ctx = RequestContext::default();
+        let full = describe_producers(&req, &view, &AllowAll, &ctx);
+        let size = full.encoded_len(0);
+        let within = |limit| describe_producers_within(&req, &view, &AllowAll, &ctx, 0, limit);
+        assert_eq!(within(size), Ok(full));
+        let err = within(size - 1).unwrap_err();
+        assert_eq!(err.limit, size - 1);
+        assert!(err.at_least > size - 1 && err.at_least <= size, "{err}");
+        // Refused on the invalid topic, before its six messages exist.
+        let err = within(size / 2).unwrap_err();
+        assert!(err.at_least < size, "{err}");
+    }
+
+    #[test]
     fn empty_request_gets_empty_response() {
         let r = ask(1, &[]);
         assert!(r.topics.is_empty());
