@@ -7,19 +7,21 @@
 //! cannot parse (`SocketServer` / `RequestContext.parseRequest` throw
 //! `InvalidRequestException`, and the processor closes the channel).
 
+use std::collections::HashSet;
+use std::hash::Hash;
 use std::sync::Arc;
 
 use kdp_wire::api;
 use kdp_wire::error_code;
-use kdp_wire::frame::response_frame_to_vec;
+use kdp_wire::frame::encode_response_frame;
 use kdp_wire::messages::{
     ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest, MetadataRequest,
     MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
-use kdp_wire::{decode_exact, Message, Reader, RequestHeader, Uuid};
+use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader, Uuid};
 
 use crate::cluster::{is_internal_topic, validate_topic_name, Cluster, Topic};
-use crate::responder::{describe_producers, Authorizer, ClusterBroker, RequestContext};
+use crate::responder::{describe_producers_within, Authorizer, ClusterBroker, RequestContext};
 
 /// The APIs and versions the mock serves (and advertises: nothing else):
 /// every version kdp-wire can decode.
@@ -65,6 +67,9 @@ pub struct Shared {
     /// One entry per broker of the cluster, in the cluster file's order.
     pub advertised: Vec<Advertised>,
     pub authorizer: Arc<dyn Authorizer>,
+    /// Largest response frame (its size prefix) sent; a request whose answer
+    /// would be larger closes its connection instead.
+    pub max_response_size: usize,
 }
 
 /// Why a request closes its connection.
@@ -94,7 +99,6 @@ pub fn handle_request(
     let (key, version) = (header.request_api_key, header.request_api_version);
     let api_name = api::name(key).unwrap_or("unknown");
     let body = r.take(r.remaining(), "body").unwrap_or_default();
-    let cid = header.correlation_id;
     let ctx = RequestContext {
         client_id: header.client_id.clone(),
         client_address,
@@ -115,17 +119,17 @@ pub fn handle_request(
                     api_keys: vec![api_range(api::API_VERSIONS)],
                     ..Default::default()
                 };
-                response_frame_to_vec(cid, &resp, 0)
+                bounded_frame(shared, &header, &resp, 0)?
             } else {
                 let req: ApiVersionsRequest = decode_body(body, version, api_name)?;
                 let resp = api_versions_response(&req, version);
-                response_frame_to_vec(cid, &resp, version)
+                bounded_frame(shared, &header, &resp, version)?
             }
         }
         api::METADATA => {
             let req: MetadataRequest = decode_body(body, version, api_name)?;
             let resp = metadata_response(shared, &req, version)?;
-            response_frame_to_vec(cid, &resp, version)
+            bounded_frame(shared, &header, &resp, version)?
         }
         api::DESCRIBE_PRODUCERS => {
             let req: DescribeProducersRequest = decode_body(body, version, api_name)?;
@@ -133,8 +137,27 @@ pub fn handle_request(
                 cluster: &shared.cluster,
                 broker_id,
             };
-            let resp = describe_producers(&req, &view, shared.authorizer.as_ref(), &ctx);
-            response_frame_to_vec(cid, &resp, version)
+            // Bounded while it is built: a small request can ask for a huge
+            // answer (one error message per partition, or one partition's
+            // state many times).
+            let header_len = response_header_len(key, version);
+            let limit = response_limit(shared).saturating_sub(header_len);
+            let resp = describe_producers_within(
+                &req,
+                &view,
+                shared.authorizer.as_ref(),
+                &ctx,
+                version,
+                limit,
+            )
+            .map_err(|e| {
+                too_large(
+                    &header,
+                    e.at_least.saturating_add(header_len),
+                    response_limit(shared),
+                )
+            })?;
+            bounded_frame(shared, &header, &resp, version)?
         }
         _ => {
             return Err(Reject(format!(
@@ -143,6 +166,43 @@ pub fn handle_request(
         }
     };
     Ok(Handled { header, response })
+}
+
+/// `max_response_size`, and never more than a size prefix (an int32) can say.
+fn response_limit(shared: &Shared) -> usize {
+    shared.max_response_size.min(i32::MAX as usize)
+}
+
+fn response_header_len(key: i16, version: i16) -> usize {
+    ResponseHeader::default().encoded_len(api::response_header_version(key, version))
+}
+
+/// The whole response frame, unless its size prefix would be above
+/// `max_response_size`: a client refuses such a frame, so it is not sent.
+fn bounded_frame<M: Message>(
+    shared: &Shared,
+    header: &RequestHeader,
+    body: &M,
+    version: i16,
+) -> Result<Vec<u8>, Reject> {
+    let size = response_header_len(M::API_KEY, version).saturating_add(body.encoded_len(version));
+    if size > response_limit(shared) {
+        return Err(too_large(header, size, response_limit(shared)));
+    }
+    let mut out = Vec::with_capacity(4 + size);
+    encode_response_frame(&mut out, header.correlation_id, body, version);
+    Ok(out)
+}
+
+fn too_large(header: &RequestHeader, at_least: usize, limit: usize) -> Reject {
+    let key = header.request_api_key;
+    Reject(format!(
+        "the response to {} v{} (correlation id {}) would be at least {at_least} bytes, \
+         above max.response.size {limit}",
+        api::name(key).unwrap_or("unknown"),
+        header.request_api_version,
+        header.correlation_id,
+    ))
 }
 
 /// Decodes a request body; an unsupported version is refused here too
@@ -217,8 +277,8 @@ pub fn metadata_response(
         }
         Some(requested) => {
             // Topic names and ids are a set in Kafka: answer each once.
-            let mut seen_names: Vec<&str> = Vec::new();
-            let mut seen_ids: Vec<Uuid> = Vec::new();
+            let mut seen_names: Seen<&str> = Seen::default();
+            let mut seen_ids: Seen<Uuid> = Seen::default();
             for t in requested {
                 if version < 12 && t.name.is_none() {
                     return Err(Reject(format!(
@@ -231,10 +291,9 @@ pub fn metadata_response(
                     )));
                 }
                 if t.topic_id != Uuid::ZERO {
-                    if seen_ids.contains(&t.topic_id) {
+                    if !seen_ids.first_time(t.topic_id) {
                         continue;
                     }
-                    seen_ids.push(t.topic_id);
                     match cluster.topic_by_id(t.topic_id) {
                         Some(topic) => topics.push(topic_metadata(topic)),
                         None => topics.push(MetadataResponseTopic {
@@ -255,10 +314,9 @@ pub fn metadata_response(
                     });
                     continue;
                 };
-                if seen_names.contains(&name) {
+                if !seen_names.first_time(name) {
                     continue;
                 }
-                seen_names.push(name);
                 match cluster.topic(name) {
                     Some(topic) => topics.push(topic_metadata(topic)),
                     None => {
@@ -308,6 +366,23 @@ pub fn metadata_response(
         resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
     }
     Ok(resp)
+}
+
+/// What a request already named. A request may name tens of thousands of
+/// topics, so this must not cost a scan per name.
+struct Seen<T>(HashSet<T>);
+
+impl<T> Default for Seen<T> {
+    fn default() -> Self {
+        Seen(HashSet::new())
+    }
+}
+
+impl<T: Eq + Hash> Seen<T> {
+    /// True the first time `item` is offered.
+    fn first_time(&mut self, item: T) -> bool {
+        self.0.insert(item)
+    }
 }
 
 fn topic_metadata(t: &Topic) -> MetadataResponseTopic {
@@ -372,6 +447,7 @@ mod tests {
                 },
             ],
             authorizer: Arc::new(AllowAll),
+            max_response_size: kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE,
         }
     }
 
@@ -563,6 +639,144 @@ mod tests {
             .collect();
         // Broker 1 hosts partition 0, not partition 1.
         assert_eq!(codes, vec![0, error_code::NOT_LEADER_OR_FOLLOWER]);
+    }
+
+    /// A key that counts how often it is compared.
+    #[derive(Debug)]
+    struct Counted(u32);
+
+    impl std::hash::Hash for Counted {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            self.0.hash(state);
+        }
+    }
+
+    static COMPARISONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+    impl PartialEq for Counted {
+        fn eq(&self, other: &Self) -> bool {
+            COMPARISONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0 == other.0
+        }
+    }
+    impl Eq for Counted {}
+
+    #[test]
+    fn seen_costs_about_one_comparison_per_item() {
+        let n = 20_000u32;
+        let mut seen = Seen::default();
+        let mut firsts = 0;
+        // Every item twice: n distinct ones, then each again.
+        for i in (0..n).chain(0..n) {
+            if seen.first_time(Counted(i)) {
+                firsts += 1;
+            }
+        }
+        assert_eq!(firsts, n);
+        let comparisons = COMPARISONS.load(std::sync::atomic::Ordering::Relaxed);
+        // A scan per item would make about n * n comparisons.
+        assert!(
+            comparisons <= 4 * u64::from(n),
+            "{comparisons} comparisons for {} items",
+            2 * n
+        );
+    }
+
+    #[test]
+    fn metadata_answers_a_huge_request_once_per_name_in_order() {
+        let s = shared();
+        let names: Vec<String> = (0..200_000).map(|i| format!("t{i}")).collect();
+        let mut asked: Vec<MetadataRequestTopic> = names
+            .iter()
+            .map(|n| MetadataRequestTopic {
+                name: Some(n.clone()),
+                ..Default::default()
+            })
+            .collect();
+        // Every name again, and the one real topic twice.
+        asked.extend_from_slice(&asked.clone());
+        for _ in 0..2 {
+            asked.push(MetadataRequestTopic {
+                name: Some("t".into()),
+                ..Default::default()
+            });
+        }
+        let req = MetadataRequest {
+            topics: Some(asked),
+            ..Default::default()
+        };
+        let resp = metadata_response(&s, &req, 12).unwrap();
+        let got: Vec<&str> = resp
+            .topics
+            .iter()
+            .map(|t| t.name.as_deref().unwrap_or(""))
+            .collect();
+        let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();
+        expected.push("t");
+        assert_eq!(got, expected);
+        assert_eq!(resp.topics.last().map(|t| t.error_code), Some(0));
+    }
+
+    fn describe_frame(topic: &str, partitions: Vec<i32>) -> Vec<u8> {
+        let header = RequestHeader {
+            request_api_key: api::DESCRIBE_PRODUCERS,
+            request_api_version: 0,
+            correlation_id: 31,
+            client_id: Some("test".into()),
+            ..Default::default()
+        };
+        let req = DescribeProducersRequest {
+            topics: vec![kdp_wire::messages::TopicRequest {
+                name: topic.into(),
+                partition_indexes: partitions,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        request_frame_to_vec(&header, &req)
+    }
+
+    #[test]
+    fn describe_producers_answers_up_to_max_response_size_exactly() {
+        // A topic error copied to every partition, and per-partition answers.
+        for (topic, partitions) in [("a/b", vec![0; 3000]), ("t", [0, 1, 9].repeat(1000))] {
+            let frame = describe_frame(topic, partitions);
+            let mut s = shared();
+            let full = handle_request(&s, 1, &frame[4..], None).unwrap().response;
+            let size = full.len() - 4;
+            s.max_response_size = size;
+            let handled = handle_request(&s, 1, &frame[4..], None).unwrap();
+            assert_eq!(handled.response, full);
+            s.max_response_size = size - 1;
+            let reject = handle_request(&s, 1, &frame[4..], None).unwrap_err();
+            assert!(reject.0.contains("DescribeProducers v0"), "{reject}");
+            assert!(reject.0.contains("correlation id 31"), "{reject}");
+            assert!(
+                reject
+                    .0
+                    .ends_with(&format!("above max.response.size {}", size - 1)),
+                "{reject}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_answer_is_bounded() {
+        let mut s = shared();
+        s.max_response_size = 40;
+        let header = RequestHeader {
+            request_api_key: api::METADATA,
+            request_api_version: 12,
+            correlation_id: 4,
+            ..Default::default()
+        };
+        let frame = request_frame_to_vec(&header, &MetadataRequest::default());
+        let reject = handle_request(&s, 1, &frame[4..], None).unwrap_err();
+        assert!(
+            reject.0.contains("Metadata v12 (correlation id 4)"),
+            "{reject}"
+        );
+        assert!(reject.0.contains("max.response.size 40"), "{reject}");
     }
 
     #[test]

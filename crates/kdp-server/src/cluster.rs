@@ -102,6 +102,7 @@ pub struct Cluster {
     /// In file order.
     pub topics: Vec<Topic>,
     by_name: HashMap<String, usize>,
+    by_id: HashMap<Uuid, usize>,
 }
 
 impl Cluster {
@@ -113,19 +114,23 @@ impl Cluster {
 
     /// As [`Cluster::from_json`], with relative timestamps resolved against `now`.
     pub fn from_json_at(text: &str, now: SystemTime) -> Result<Cluster, ClusterError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let file: ClusterFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let file: ClusterFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             ClusterError::new(path, e.into_inner().to_string())
         })?;
-        let mut rest = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
-        rest.next();
-        if rest.next().is_some() {
-            return Err(ClusterError::new(
+        // Only whitespace may follow; checked by the same deserializer, so the
+        // text is read once (not again into a Value tree).
+        de.end().map_err(|e| {
+            ClusterError::new(
                 ".",
-                "trailing characters after the JSON document",
-            ));
-        }
+                format!(
+                    "trailing characters after the JSON document at line {} column {}",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?;
         file.validate(now_ms(now))
     }
 
@@ -144,7 +149,7 @@ impl Cluster {
     }
 
     pub fn topic_by_id(&self, id: Uuid) -> Option<&Topic> {
-        self.topics.iter().find(|t| t.topic_id == id)
+        self.by_id.get(&id).and_then(|&i| self.topics.get(i))
     }
 
     pub fn partition(&self, topic: &str, partition: i32) -> Option<&Partition> {
@@ -484,12 +489,19 @@ impl ClusterFile {
                 partitions,
             });
         }
+        // Metadata v12 looks topics up by id, possibly tens of thousands per
+        // request. On an id collision the first topic wins.
+        let mut by_id = HashMap::with_capacity(topics.len());
+        for (i, t) in topics.iter().enumerate() {
+            by_id.entry(t.topic_id).or_insert(i);
+        }
         Ok(Cluster {
             cluster_id,
             controller_id,
             brokers,
             topics,
             by_name,
+            by_id,
         })
     }
 }

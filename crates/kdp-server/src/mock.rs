@@ -23,14 +23,27 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::timeout;
 use tracing::{debug, info, warn};
 
-use crate::broker::{handle_request, Advertised, Shared};
+use crate::broker::{handle_request, Advertised, Handled, Reject, Shared};
 use crate::cluster::Cluster;
 use crate::responder::{AllowAll, Authorizer};
 
 /// Kafka's `connections.max.idle.ms` default (10 minutes).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default largest response frame: what kdp's client accepts by default
+/// (Kafka's `socket.request.max.bytes`, 100 MiB), so a kdp client is never
+/// sent a frame it refuses.
+pub const DEFAULT_MAX_RESPONSE_SIZE: usize = DEFAULT_MAX_FRAME_SIZE;
 /// Default cap on concurrent connections (all brokers together).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Requests larger than this are handled on tokio's blocking pool. Handling
+/// costs time in proportion to the request (decoding, name checks, set
+/// lookups, one answer entry per named partition: a Metadata request naming
+/// 30,000 topics is a few hundred KB), and a runtime worker busy with one
+/// connection's request serves no other connection meanwhile. Smaller
+/// requests stay inline: their work is small, and a thread hand-off would
+/// cost more than it. (Answers that are large for a small request are
+/// bounded by `max_response_size`.)
+const INLINE_REQUEST_MAX: usize = 16 * 1024;
 /// Responses are flushed when no further request is buffered or when this
 /// many bytes are waiting.
 const FLUSH_AT: usize = 64 * 1024;
@@ -46,6 +59,10 @@ pub struct MockConfig {
     pub port: u16,
     /// Largest request (size prefix) accepted; larger ones close the connection.
     pub max_request_size: usize,
+    /// Largest response (size prefix) sent; a request whose answer would be
+    /// larger is logged and its connection closed, before the answer is
+    /// built where possible.
+    pub max_response_size: usize,
     pub idle_timeout: Duration,
     pub max_connections: usize,
     pub authorizer: Arc<dyn Authorizer>,
@@ -57,6 +74,7 @@ impl Default for MockConfig {
             host: "127.0.0.1".to_string(),
             port: 9092,
             max_request_size: DEFAULT_MAX_FRAME_SIZE,
+            max_response_size: DEFAULT_MAX_RESPONSE_SIZE,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             authorizer: Arc::new(AllowAll),
@@ -70,6 +88,7 @@ impl std::fmt::Debug for MockConfig {
             .field("host", &self.host)
             .field("port", &self.port)
             .field("max_request_size", &self.max_request_size)
+            .field("max_response_size", &self.max_response_size)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
@@ -158,6 +177,7 @@ impl MockCluster {
             cluster,
             advertised,
             authorizer: config.authorizer.clone(),
+            max_response_size: config.max_response_size,
         });
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let (done_tx, done_rx) = mpsc::channel::<()>(1);
@@ -335,7 +355,7 @@ async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
     broker_id: i32,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     conn: &ConnConfig,
     stats: &Stats,
     mut shutdown: watch::Receiver<bool>,
@@ -354,7 +374,7 @@ async fn serve_connection(
             Err(c) => return c,
         };
         stats.requests.fetch_add(1, Ordering::Relaxed);
-        match handle_request(shared, broker_id, &payload, Some(peer)) {
+        match handle(shared, broker_id, payload, peer).await {
             Ok(handled) => {
                 debug!(
                     broker = broker_id,
@@ -364,7 +384,12 @@ async fn serve_connection(
                     correlation_id = handled.header.correlation_id,
                     "request"
                 );
-                out.extend_from_slice(&handled.response);
+                if out.is_empty() {
+                    // No copy of a large answer.
+                    out = handled.response;
+                } else {
+                    out.extend_from_slice(&handled.response);
+                }
             }
             Err(reject) => {
                 stats.rejected_requests.fetch_add(1, Ordering::Relaxed);
@@ -373,13 +398,29 @@ async fn serve_connection(
                 return Closed::Rejected(reject.0);
             }
         }
-        drop(payload);
         if rd.buffer().is_empty() || out.len() >= FLUSH_AT {
             if let Err(c) = write_out(&mut wr, &mut out, conn.idle_timeout).await {
                 return c;
             }
         }
     }
+}
+
+/// [`handle_request`], on the blocking pool if the request is large (see
+/// [`INLINE_REQUEST_MAX`]).
+async fn handle(
+    shared: &Arc<Shared>,
+    broker_id: i32,
+    payload: Vec<u8>,
+    peer: SocketAddr,
+) -> Result<Handled, Reject> {
+    if payload.len() <= INLINE_REQUEST_MAX {
+        return handle_request(shared, broker_id, &payload, Some(peer));
+    }
+    let shared = Arc::clone(shared);
+    tokio::task::spawn_blocking(move || handle_request(&shared, broker_id, &payload, Some(peer)))
+        .await
+        .unwrap_or_else(|e| Err(Reject(format!("handling the request failed: {e}"))))
 }
 
 async fn write_out(

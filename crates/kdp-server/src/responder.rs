@@ -32,6 +32,7 @@ use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
     TopicResponse,
 };
+use kdp_wire::Message;
 
 use crate::cluster::{validate_topic_name, Cluster};
 
@@ -122,52 +123,182 @@ impl BrokerView for ClusterBroker<'_> {
     }
 }
 
-/// Builds the response a Kafka broker would send for `request`.
+/// Builds the response a Kafka broker would send for `request`, however
+/// large. A server facing untrusted clients wants
+/// [`describe_producers_within`].
 pub fn describe_producers(
     request: &DescribeProducersRequest,
     view: &impl BrokerView,
     authorizer: &dyn Authorizer,
     ctx: &RequestContext,
 ) -> DescribeProducersResponse {
-    let topics = request
-        .topics
-        .iter()
-        .map(|t| {
-            let topic_error: Option<(i16, String)> = match validate_topic_name(&t.name) {
-                Err(reason) => Some((error_code::INVALID_TOPIC_EXCEPTION, reason)),
-                Ok(()) if !authorizer.authorize_read_topic(ctx, &t.name) => {
-                    Some(with_default(error_code::TOPIC_AUTHORIZATION_FAILED))
-                }
-                Ok(()) if !view.contains_topic(&t.name) => {
-                    Some(with_default(error_code::UNKNOWN_TOPIC_OR_PARTITION))
-                }
-                Ok(()) => None,
-            };
-            let partitions = t
-                .partition_indexes
-                .iter()
-                .map(|&index| match &topic_error {
-                    Some((code, message)) => PartitionResponse {
-                        partition_index: index,
-                        error_code: *code,
-                        error_message: Some(message.clone()),
-                        active_producers: Vec::new(),
-                        unknown_tagged_fields: Default::default(),
-                    },
-                    None => partition_response(index, view.hosted(&t.name, index)),
-                })
-                .collect();
-            TopicResponse {
-                name: t.name.clone(),
-                partitions,
-                unknown_tagged_fields: Default::default(),
+    match describe_producers_within(
+        request,
+        view,
+        authorizer,
+        ctx,
+        DescribeProducersResponse::LOWEST_VERSION,
+        usize::MAX,
+    ) {
+        Ok(resp) => resp,
+        // Nothing encodes to more than usize::MAX bytes.
+        Err(too_large) => unreachable!("{too_large}"),
+    }
+}
+
+/// An answer that would encode to more than the client accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the response body would be at least {at_least} bytes, above the limit of {limit}")]
+pub struct TooLarge {
+    /// A lower bound of the body's encoded size (the whole answer was not built).
+    pub at_least: usize,
+    pub limit: usize,
+}
+
+/// As [`describe_producers`], but gives up as soon as the response body at
+/// `version` is known to encode to more than `limit` bytes, before building
+/// the rest of it. Memory stays within about `limit` plus one partition's
+/// producer state, whatever the request: a small request can otherwise ask
+/// for a long invalid topic name's error message once per partition, or for
+/// a big partition's state many times over.
+pub fn describe_producers_within(
+    request: &DescribeProducersRequest,
+    view: &impl BrokerView,
+    authorizer: &dyn Authorizer,
+    ctx: &RequestContext,
+    version: i16,
+    limit: usize,
+) -> Result<DescribeProducersResponse, TooLarge> {
+    let mut meter = Meter::new(version, limit);
+    let mut topics = Vec::with_capacity(request.topics.len().min(1024));
+    for t in &request.topics {
+        let topic_error: Option<(i16, String)> = match validate_topic_name(&t.name) {
+            Err(reason) => Some((error_code::INVALID_TOPIC_EXCEPTION, reason)),
+            Ok(()) if !authorizer.authorize_read_topic(ctx, &t.name) => {
+                Some(with_default(error_code::TOPIC_AUTHORIZATION_FAILED))
             }
-        })
-        .collect();
-    DescribeProducersResponse {
+            Ok(()) if !view.contains_topic(&t.name) => {
+                Some(with_default(error_code::UNKNOWN_TOPIC_OR_PARTITION))
+            }
+            Ok(()) => None,
+        };
+        let topic = meter.topic(TopicResponse {
+            name: t.name.clone(),
+            partitions: Vec::new(),
+            unknown_tagged_fields: Default::default(),
+        })?;
+        let partitions = match topic_error {
+            // Every partition gets the same answer but its index (a fixed
+            // width field): measure one, and build them only if all fit.
+            Some((code, message)) => {
+                let one = |partition_index| PartitionResponse {
+                    partition_index,
+                    error_code: code,
+                    error_message: Some(message.clone()),
+                    active_producers: Vec::new(),
+                    unknown_tagged_fields: Default::default(),
+                };
+                let (_, each) = meter.measure_partition(one(0));
+                meter.add(each.saturating_mul(t.partition_indexes.len()))?;
+                t.partition_indexes.iter().map(|&i| one(i)).collect()
+            }
+            None => {
+                let mut partitions = Vec::with_capacity(t.partition_indexes.len().min(1024));
+                for &index in &t.partition_indexes {
+                    let (p, size) = meter
+                        .measure_partition(partition_response(index, view.hosted(&t.name, index)));
+                    meter.add(size)?;
+                    partitions.push(p);
+                }
+                partitions
+            }
+        };
+        topics.push(TopicResponse {
+            partitions,
+            ..topic
+        });
+    }
+    Ok(DescribeProducersResponse {
         throttle_time_ms: 0,
         topics,
         unknown_tagged_fields: Default::default(),
+    })
+}
+
+/// Running size of a response being built, measured with the codec's own
+/// size function (the only one it exports is a whole message's), by
+/// difference against a scratch message. Array counts are varints that
+/// grow with the count; they are counted at one byte each, so the total is
+/// a lower bound, exact up to a few bytes per array: it can only refuse
+/// answers that are certainly too large. The exact check is the caller's,
+/// on the finished message.
+struct Meter {
+    version: i16,
+    limit: usize,
+    total: usize,
+    /// No topics; one is put in to be measured.
+    bare: DescribeProducersResponse,
+    /// One topic with an empty name and no partitions; one is put in to be
+    /// measured.
+    holder: DescribeProducersResponse,
+    empty: usize,
+    one_empty_topic: usize,
+}
+
+impl Meter {
+    fn new(version: i16, limit: usize) -> Meter {
+        let bare = DescribeProducersResponse::default();
+        let holder = DescribeProducersResponse {
+            topics: vec![TopicResponse::default()],
+            ..Default::default()
+        };
+        let empty = bare.encoded_len(version);
+        let one_empty_topic = holder.encoded_len(version);
+        Meter {
+            version,
+            limit,
+            total: empty,
+            bare,
+            holder,
+            empty,
+            one_empty_topic,
+        }
+    }
+
+    fn add(&mut self, bytes: usize) -> Result<(), TooLarge> {
+        self.total = self.total.saturating_add(bytes);
+        if self.total > self.limit {
+            return Err(TooLarge {
+                at_least: self.total,
+                limit: self.limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Counts a topic without partitions.
+    fn topic(&mut self, topic: TopicResponse) -> Result<TopicResponse, TooLarge> {
+        self.bare.topics.push(topic);
+        let size = self.bare.encoded_len(self.version) - self.empty;
+        let topic = self.bare.topics.pop().unwrap_or_default();
+        self.add(size)?;
+        Ok(topic)
+    }
+
+    /// The encoded size of one partition entry (not yet counted).
+    fn measure_partition(&mut self, p: PartitionResponse) -> (PartitionResponse, usize) {
+        let Some(slot) = self.holder.topics.first_mut() else {
+            return (p, 0);
+        };
+        slot.partitions.push(p);
+        let size = self.holder.encoded_len(self.version) - self.one_empty_topic;
+        let p = self
+            .holder
+            .topics
+            .first_mut()
+            .and_then(|slot| slot.partitions.pop())
+            .unwrap_or_default();
+        (p, size)
     }
 }
 
@@ -423,6 +554,32 @@ mod tests {
         );
         assert_eq!(r.topics[0].partitions[0], r.topics[0].partitions[2]);
         assert_eq!(r.throttle_time_ms, 0);
+    }
+
+    #[test]
+    fn within_a_limit_the_answer_is_the_same_and_above_it_nothing() {
+        let c = cluster();
+        let view = ClusterBroker {
+            cluster: &c,
+            broker_id: 1,
+        };
+        let long = "x".repeat(300);
+        let req = request(&[
+            ("orders", &[0, 1, 0, 7]),
+            (&long, &[0, 1, 2, 3, 4, 5]),
+            ("nope", &[1]),
+        ]);
+        let ctx = RequestContext::default();
+        let full = describe_producers(&req, &view, &AllowAll, &ctx);
+        let size = full.encoded_len(0);
+        let within = |limit| describe_producers_within(&req, &view, &AllowAll, &ctx, 0, limit);
+        assert_eq!(within(size), Ok(full));
+        let err = within(size - 1).unwrap_err();
+        assert_eq!(err.limit, size - 1);
+        assert!(err.at_least > size - 1 && err.at_least <= size, "{err}");
+        // Refused on the invalid topic, before its six messages exist.
+        let err = within(size / 2).unwrap_err();
+        assert!(err.at_least < size, "{err}");
     }
 
     #[test]

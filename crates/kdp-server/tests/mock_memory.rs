@@ -1,50 +1,15 @@
 //! Memory stays bounded by what clients send, not by what they announce:
 //! a counting global allocator watches the whole process (server included).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
 use std::time::Duration;
 
 use kdp_server::cluster::Cluster;
 use kdp_server::mock::{MockCluster, MockConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                let now = LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed) + new_size
-                    - layout.size();
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn announced_sizes_do_not_allocate() {
@@ -60,8 +25,7 @@ async fn announced_sizes_do_not_allocate() {
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = counting_alloc::reset_peak();
 
     let mut conns = Vec::new();
     for i in 0..100 {
@@ -93,7 +57,7 @@ async fn announced_sizes_do_not_allocate() {
     s.read_exact(&mut size).await.unwrap();
     assert!(i32::from_be_bytes(size) > 0);
 
-    let grown = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    let grown = counting_alloc::peak().saturating_sub(base);
     // 100 connections x 100 MiB announced would be ~10 GiB; the chunked
     // reads keep it to what arrived plus a read chunk per connection.
     assert!(

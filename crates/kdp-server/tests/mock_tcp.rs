@@ -1,7 +1,7 @@
 //! The mock cluster over real TCP, with kdp-wire-encoded requests: what it
 //! serves, and that hostile clients cost it nothing but their own connection.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kdp_server::cluster::Cluster;
 use kdp_server::mock::{MockCluster, MockConfig};
@@ -14,15 +14,22 @@ use kdp_wire::messages::{
 use kdp_wire::{Request, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::time::timeout;
+use tokio::time::{timeout, Instant};
 
 const CLUSTER: &str = include_str!("data/cluster.json");
+/// The idle timeout where a test is about it (on tokio's paused clock).
 const IDLE: Duration = Duration::from_millis(800);
+/// The idle timeout elsewhere: long, so that a connection a test sees closed
+/// was closed for the reason under test, however slow the machine.
+const NEVER_IDLE: Duration = Duration::from_secs(3600);
+/// How long a test waits for something that should happen at once before it
+/// fails instead of hanging. Not a timing requirement.
+const HANG_GUARD: Duration = Duration::from_secs(60);
 
 async fn start() -> MockCluster {
     start_with(MockConfig {
         port: 0,
-        idle_timeout: IDLE,
+        idle_timeout: NEVER_IDLE,
         ..MockConfig::default()
     })
     .await
@@ -55,9 +62,9 @@ fn frame<R: Request>(req: &R, version: i16, correlation_id: i32) -> Vec<u8> {
 
 async fn read_frame(s: &mut TcpStream) -> Vec<u8> {
     let mut size = [0u8; 4];
-    timeout(Duration::from_secs(10), s.read_exact(&mut size))
+    timeout(HANG_GUARD, s.read_exact(&mut size))
         .await
-        .expect("response within 10s")
+        .expect("a response, not a hang")
         .expect("response size");
     let n = i32::from_be_bytes(size) as usize;
     let mut out = size.to_vec();
@@ -81,7 +88,8 @@ async fn call<R: Request>(
     body
 }
 
-/// True if the server closed the connection (EOF or reset) within `within`.
+/// True if the server closed the connection (EOF or reset) within `within`
+/// (on tokio's clock, so virtual time where the clock is paused).
 async fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
     let mut buf = [0u8; 64];
     let deadline = Instant::now() + within;
@@ -329,7 +337,7 @@ async fn unserved_api_closes_after_answering_what_came_before() {
     s.write_all(&batch).await.unwrap();
     let first = read_frame(&mut s).await;
     assert_eq!(i32::from_be_bytes(first[4..8].try_into().unwrap()), 1);
-    assert!(closed_within(&mut s, Duration::from_secs(5)).await);
+    assert!(closed_within(&mut s, HANG_GUARD).await);
     // DescribeProducers v1 does not exist: closed too.
     let mut s = connect(&mock, 1).await;
     s.write_all(&frame(&describe("orders", &[0]), 0, 1)[..4])
@@ -339,7 +347,7 @@ async fn unserved_api_closes_after_answering_what_came_before() {
     bad[7] = 1; // api version 1
     let mut s2 = connect(&mock, 1).await;
     s2.write_all(&bad).await.unwrap();
-    assert!(closed_within(&mut s2, Duration::from_secs(5)).await);
+    assert!(closed_within(&mut s2, HANG_GUARD).await);
     drop(s);
     healthy(&mock).await;
     mock.shutdown().await;
@@ -349,23 +357,24 @@ async fn unserved_api_closes_after_answering_what_came_before() {
 async fn hostile_clients_lose_only_their_own_connection() {
     let mock = start_with(MockConfig {
         port: 0,
-        idle_timeout: IDLE,
+        idle_timeout: NEVER_IDLE,
         max_request_size: 1024 * 1024,
         ..MockConfig::default()
     })
     .await;
-    let fast = Duration::from_millis(IDLE.as_millis() as u64 / 2);
+    // With connections never idle, each close below is the server's answer
+    // to what the client sent.
 
-    // Negative size: closed at once.
+    // Negative size.
     let mut s = connect(&mock, 1).await;
     s.write_all(&(-1i32).to_be_bytes()).await.unwrap();
-    assert!(closed_within(&mut s, fast).await, "negative size");
+    assert!(closed_within(&mut s, HANG_GUARD).await, "negative size");
 
-    // Size above the maximum: closed at once, before any body arrives.
+    // Size above the maximum: closed before any body arrives.
     for size in [1024 * 1024 + 1, i32::MAX] {
         let mut s = connect(&mock, 1).await;
         s.write_all(&size.to_be_bytes()).await.unwrap();
-        assert!(closed_within(&mut s, fast).await, "size {size}");
+        assert!(closed_within(&mut s, HANG_GUARD).await, "size {size}");
     }
 
     // Garbage that is a well-sized frame.
@@ -373,14 +382,14 @@ async fn hostile_clients_lose_only_their_own_connection() {
     let mut g = 32i32.to_be_bytes().to_vec();
     g.extend_from_slice(&[0xa5; 32]);
     s.write_all(&g).await.unwrap();
-    assert!(closed_within(&mut s, fast).await, "garbage");
+    assert!(closed_within(&mut s, HANG_GUARD).await, "garbage");
 
     // Pure garbage: the first 4 bytes read as a huge size.
     let mut s = connect(&mock, 2).await;
     s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         .await
         .unwrap();
-    assert!(closed_within(&mut s, fast).await, "http");
+    assert!(closed_within(&mut s, HANG_GUARD).await, "http");
 
     // A valid DescribeProducers with its body cut short (the frame size is right).
     let mut s = connect(&mock, 3).await;
@@ -389,35 +398,64 @@ async fn hostile_clients_lose_only_their_own_connection() {
     let mut f = (cut.len() as i32).to_be_bytes().to_vec();
     f.extend_from_slice(cut);
     s.write_all(&f).await.unwrap();
-    assert!(closed_within(&mut s, fast).await, "truncated body");
+    assert!(closed_within(&mut s, HANG_GUARD).await, "truncated body");
 
     // A frame truncated on the wire, then EOF from the client.
     let mut s = connect(&mock, 3).await;
     s.write_all(&full[..full.len() - 2]).await.unwrap();
     s.shutdown().await.unwrap();
-    assert!(closed_within(&mut s, fast).await, "truncated frame");
-
-    // A partial size prefix, then nothing: the idle timeout closes it.
-    let mut s = connect(&mock, 1).await;
-    s.write_all(&[0, 0]).await.unwrap();
-    assert!(closed_within(&mut s, IDLE * 4).await, "partial prefix");
-
-    // Connects and sends nothing: closed after the idle timeout, not before.
-    let mut s = connect(&mock, 4).await;
-    let t0 = Instant::now();
-    assert!(closed_within(&mut s, IDLE * 4).await, "silent client");
-    let waited = t0.elapsed();
-    assert!(waited >= IDLE - Duration::from_millis(50), "{waited:?}");
-
-    // A body announced and started, then silence: idle timeout too.
-    let mut s = connect(&mock, 4).await;
-    s.write_all(&1000i32.to_be_bytes()).await.unwrap();
-    s.write_all(&[0u8; 10]).await.unwrap();
-    assert!(closed_within(&mut s, IDLE * 4).await, "stalled body");
+    assert!(closed_within(&mut s, HANG_GUARD).await, "truncated frame");
 
     healthy(&mock).await;
     let stats = mock.stats();
-    assert!(stats.connections.load(std::sync::atomic::Ordering::Relaxed) >= 10);
+    assert!(stats.connections.load(std::sync::atomic::Ordering::Relaxed) >= 8);
+    assert_eq!(
+        stats
+            .rejected_requests
+            .load(std::sync::atomic::Ordering::Relaxed),
+        2,
+        "the two well-sized frames that do not decode"
+    );
+    mock.shutdown().await;
+}
+
+/// Idle connections are closed after the idle timeout and not before, on
+/// tokio's paused clock: virtual time moves only to the next timer, so what
+/// is measured is which timer closed the connection.
+#[tokio::test(start_paused = true)]
+async fn idle_connections_are_closed_after_the_idle_timeout_not_before() {
+    let mock = start_with(MockConfig {
+        port: 0,
+        idle_timeout: IDLE,
+        ..MockConfig::default()
+    })
+    .await;
+    let cases: [(&str, &[u8]); 3] = [
+        // Connects and sends nothing.
+        ("silent client", &[]),
+        // A partial size prefix, then nothing.
+        ("partial prefix", &[0, 0]),
+        // A body announced and started, then silence.
+        (
+            "stalled body",
+            &[0, 0, 3, 232, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        ),
+    ];
+    for (what, sent) in cases {
+        let mut s = connect(&mock, 4).await;
+        s.write_all(sent).await.unwrap();
+        let t0 = Instant::now();
+        assert!(closed_within(&mut s, IDLE * 4).await, "{what}");
+        let waited = t0.elapsed();
+        assert!(waited >= IDLE, "{what}: closed after {waited:?}");
+    }
+    // A connection that keeps asking is not idle, however long it lives.
+    let mut s = connect(&mock, 1).await;
+    for cid in 0..5 {
+        tokio::time::sleep(IDLE / 2).await;
+        let v = call(&mut s, &api_versions(), 4, cid).await;
+        assert_eq!(v.error_code, 0);
+    }
     mock.shutdown().await;
 }
 
@@ -467,7 +505,7 @@ async fn two_hundred_concurrent_clients_and_hostile_ones() {
 async fn connection_cap_refuses_extra_connections_only() {
     let mock = start_with(MockConfig {
         port: 0,
-        idle_timeout: IDLE * 10,
+        idle_timeout: NEVER_IDLE,
         max_connections: 3,
         ..MockConfig::default()
     })
@@ -479,27 +517,35 @@ async fn connection_cap_refuses_extra_connections_only() {
         held.push(s);
     }
     let mut extra = connect(&mock, 2).await;
-    assert!(closed_within(&mut extra, Duration::from_secs(2)).await);
+    assert!(closed_within(&mut extra, HANG_GUARD).await);
     // The held ones still work.
     for s in &mut held {
         call(s, &api_versions(), 4, 2).await;
     }
-    drop(held);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Close them and wait for the server's side to be gone: on this
+    // one-thread runtime the server's connection task ends (and frees its
+    // slot) before the client can see the end of the stream.
+    for mut s in held {
+        s.shutdown().await.unwrap();
+        assert!(closed_within(&mut s, HANG_GUARD).await);
+    }
     healthy(&mock).await;
     mock.shutdown().await;
 }
 
-#[tokio::test]
+/// On tokio's paused clock: a shutdown that had to wait out its grace period
+/// would take exactly the grace period of virtual time.
+#[tokio::test(start_paused = true)]
 async fn shutdown_closes_connections_and_listeners() {
     let mock = start().await;
     let addr = mock.broker_addr(1).unwrap().to_string();
     let mut s = connect(&mock, 1).await;
     call(&mut s, &api_versions(), 4, 1).await;
+    let grace = Duration::from_secs(3600);
     let t0 = Instant::now();
-    mock.shutdown().await;
-    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
-    assert!(closed_within(&mut s, Duration::from_secs(2)).await);
+    mock.shutdown_within(grace).await;
+    assert!(t0.elapsed() < grace, "shutdown waited out its grace period");
+    assert!(closed_within(&mut s, HANG_GUARD).await);
     assert!(TcpStream::connect(&addr).await.is_err());
 }
 
@@ -541,4 +587,41 @@ async fn consecutive_ports_from_the_given_one() {
         return;
     }
     panic!("no free run of 4 ports found");
+}
+
+#[tokio::test]
+async fn answers_up_to_max_response_size_and_closes_above() {
+    // Partition 3 of "orders" has two producers on broker 1: about 80 bytes
+    // an entry, asked 3,000 times.
+    let req = describe("orders", &[3; 3000]);
+    let mock = start_with(MockConfig {
+        port: 0,
+        idle_timeout: NEVER_IDLE,
+        max_response_size: 1024 * 1024,
+        ..MockConfig::default()
+    })
+    .await;
+    let mut s = connect(&mock, 1).await;
+    let r = call(&mut s, &req, 0, 1).await;
+    assert_eq!(r.topics[0].partitions.len(), 3000);
+    assert!(r.topics[0]
+        .partitions
+        .iter()
+        .all(|p| p.active_producers.len() == 2));
+    // The same connection goes on serving.
+    call(&mut s, &api_versions(), 4, 2).await;
+    mock.shutdown().await;
+
+    let mock = start_with(MockConfig {
+        port: 0,
+        idle_timeout: NEVER_IDLE,
+        max_response_size: 100 * 1024,
+        ..MockConfig::default()
+    })
+    .await;
+    let mut s = connect(&mock, 1).await;
+    s.write_all(&frame(&req, 0, 1)).await.unwrap();
+    assert!(closed_within(&mut s, HANG_GUARD).await);
+    healthy(&mock).await;
+    mock.shutdown().await;
 }

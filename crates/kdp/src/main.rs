@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod cmd;
 mod duration;
 mod exit;
+mod fd_limit;
 mod output;
 mod progress;
 mod properties;

@@ -198,6 +198,18 @@ fn mock_broker_stops_on_sigint() {
 }
 
 #[test]
+fn mock_broker_stops_on_a_signal_sent_as_soon_as_the_bootstrap_line_is_out() {
+    // The handlers are in place before the line is printed; a signal that
+    // came first would kill the process (no exit code).
+    for sig in ["TERM", "INT", "TERM", "INT"] {
+        let mock = MockProcess::start(&[]);
+        mock.signal(sig);
+        let (code, err) = mock.wait();
+        assert_eq!(code, Some(0), "{err}");
+    }
+}
+
+#[test]
 fn mock_broker_rejects_a_bad_cluster_file_with_its_path() {
     let dir = std::env::temp_dir().join(format!("kdp-mock-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -24,6 +24,12 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE)]
     pub max_request_size: usize,
 
+    /// Largest response sent, in bytes; a request whose answer would be
+    /// larger is logged and its connection closed (kdp's client accepts
+    /// 100 MiB by default).
+    #[arg(long, value_name = "BYTES", default_value_t = kdp_server::mock::DEFAULT_MAX_RESPONSE_SIZE)]
+    pub max_response_size: usize,
+
     /// Close connections idle for this long (e.g. 30s, 10m).
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::duration::parse)]
     pub idle_timeout: Duration,
@@ -48,12 +54,15 @@ pub fn run(args: Args) -> i32 {
             return crate::exit::USAGE;
         }
     };
+    let max_connections =
+        crate::fd_limit::fit_connection_cap(args.max_connections, cluster.brokers.len());
     let config = MockConfig {
         host: listen.host,
         port: listen.port,
         max_request_size: args.max_request_size,
+        max_response_size: args.max_response_size,
         idle_timeout: args.idle_timeout,
-        max_connections: args.max_connections,
+        max_connections,
         ..MockConfig::default()
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -67,6 +76,9 @@ pub fn run(args: Args) -> i32 {
         }
     };
     rt.block_on(async move {
+        // Before the bootstrap line is out: a signal sent as soon as it is
+        // read must find its handler (the default action kills the process).
+        let stop = stop_signal();
         let mock = match MockCluster::start(cluster, config).await {
             Ok(m) => m,
             Err(e) => {
@@ -83,31 +95,36 @@ pub fn run(args: Args) -> i32 {
             let _ = writeln!(out, "{}", mock.bootstrap());
             let _ = out.flush();
         }
-        let signal = wait_for_signal().await;
+        let signal = stop.await;
         eprintln!("kdp mock-broker: {signal}: shutting down");
         mock.shutdown().await;
         crate::exit::OK
     })
 }
 
-/// Waits for SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-async fn wait_for_signal() -> &'static str {
+/// Registers for SIGINT (Ctrl-C) and, on Unix, SIGTERM now; the future
+/// resolves on the first of them. Must be called inside the runtime.
+fn stop_signal() -> impl std::future::Future<Output = &'static str> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
+        let int = signal(SignalKind::interrupt());
+        let term = signal(SignalKind::terminate());
+        async move {
+            match (int, term) {
+                (Ok(mut int), Ok(mut term)) => tokio::select! {
+                    _ = int.recv() => "SIGINT",
+                    _ = term.recv() => "SIGTERM",
+                },
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    "SIGINT"
+                }
             }
         }
     }
     #[cfg(not(unix))]
-    {
+    async {
         let _ = tokio::signal::ctrl_c().await;
         "Ctrl-C"
     }
