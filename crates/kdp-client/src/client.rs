@@ -204,6 +204,17 @@ impl Client {
     /// included) from any broker that answers, never creating topics. The
     /// broker list is updated for [`Client::broker`].
     pub async fn metadata(&self, topics: Option<&[String]>) -> Result<ClusterMetadata> {
+        self.metadata_within(topics, self.config.connection.request_timeout)
+            .await
+    }
+
+    /// [`Client::metadata`], each broker asked waiting at most `timeout`; a
+    /// broker whose live connection timed out is not asked again on a new one.
+    pub async fn metadata_within(
+        &self,
+        topics: Option<&[String]>,
+        timeout: Duration,
+    ) -> Result<ClusterMetadata> {
         let req = MetadataRequest {
             topics: topics.map(|ts| {
                 ts.iter()
@@ -216,8 +227,8 @@ impl Client {
             allow_auto_topic_creation: false,
             ..Default::default()
         };
-        let timeout = self.config.connection.request_timeout;
         let mut last_err = None;
+        let mut silent: Vec<String> = Vec::new();
         // live connections first, then new ones to known brokers, then bootstrap
         let mut live: Vec<Arc<Connection>> = Vec::new();
         if let Some(c) = lock(&self.bootstrap_conn).clone() {
@@ -231,10 +242,23 @@ impl Client {
             }
         }
         live.retain(|c| c.is_usable());
+        // the bootstrap connection may also be a broker's pooled one
+        let mut unique: Vec<Arc<Connection>> = Vec::new();
+        for c in live {
+            if !unique.iter().any(|u| Arc::ptr_eq(u, &c)) {
+                unique.push(c);
+            }
+        }
+        let live = unique;
         for conn in live {
             match self.send_on(&conn, &req, timeout).await {
                 Ok(resp) => return Ok(self.absorb(&resp)),
-                Err(e) => last_err = Some(e),
+                Err(e) => {
+                    if matches!(e, Error::RequestTimeout { .. }) {
+                        silent.push(conn.addr().to_string());
+                    }
+                    last_err = Some(e);
+                }
             }
         }
         let mut addrs: Vec<BrokerAddress> =
@@ -244,6 +268,7 @@ impl Client {
                 addrs.push(a.clone());
             }
         }
+        addrs.retain(|a| !silent.contains(&a.to_string()));
         for addr in addrs {
             let result = async {
                 let conn = self.open(&addr).await?;

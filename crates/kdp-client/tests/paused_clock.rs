@@ -134,6 +134,33 @@ async fn a_frozen_leader_is_rerouted_after_a_request_timeout_below_the_deadline(
     assert_eq!(asked, vec![2, 1]);
 }
 
+/// The leader freezes entirely, and it is also the connection metadata was
+/// read from: the metadata refresh waits only a request's bound on it, then
+/// asks another broker, which knows the new leader.
+#[tokio::test(start_paused = true)]
+async fn a_frozen_leader_that_also_served_metadata_is_routed_around() {
+    let cluster = MemCluster::new(
+        2,
+        &[("t", 0, 1)],
+        Arc::new(|b, r| Answer::Respond(answer_from(b, r))),
+    );
+    cluster.state().freeze_on_dp.insert(1);
+    cluster.state().on_metadata = Some(Box::new(|leaders, n| {
+        if n >= 2 {
+            leaders.insert(("t".into(), 0), 2);
+        }
+    }));
+    let opts = DescribeOptions {
+        timeout: Duration::from_secs(30),
+        request_timeout: Duration::from_secs(30),
+        ..topic_t()
+    };
+    let out = describe_all(&cluster, opts).await;
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].broker_id, Some(2), "{out:?}");
+    assert_eq!(out[0].result.as_ref().unwrap()[0].producer_id, 200);
+}
+
 /// Broker 1 answers for partition 1 too, which was routed to broker 2 and
 /// which broker 2 answers later: broker 2's answer is the one reported.
 #[tokio::test(start_paused = true)]

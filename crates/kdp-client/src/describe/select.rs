@@ -104,7 +104,9 @@ pub(super) async fn resolve(
         let md = if attempt == 0 {
             first_lookup(client, opts, deadline, Some(&names)).await?
         } else {
-            match tokio::time::timeout_at(deadline, client.metadata(Some(&names))).await {
+            let per_request = opts.request_timeout.min(opts.timeout / 3);
+            let lookup = client.metadata_within(Some(&names), per_request);
+            match tokio::time::timeout_at(deadline, lookup).await {
                 Ok(Ok(md)) => md,
                 Ok(Err(e)) => {
                     for u in &mut unresolved {
