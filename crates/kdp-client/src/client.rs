@@ -140,27 +140,31 @@ impl Client {
     async fn connect_bootstrap(&self) -> Result<Arc<Connection>> {
         let timeout = self.config.bootstrap_timeout;
         let deadline = Instant::now() + timeout;
+        // the last complete pass's failures (what the error reports)
         let mut attempts = Vec::new();
         let mut backoff = self.config.retry_backoff;
         for pass in 0..self.config.bootstrap_passes.max(1) {
             if pass > 0 {
                 let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
+                tokio::time::sleep(backoff.min(left)).await;
+                if Instant::now() >= deadline {
                     break;
                 }
-                tokio::time::sleep(backoff.min(left)).await;
                 backoff = backoff.saturating_mul(2).min(self.config.retry_backoff_max);
             }
-            // report the last pass's failures only
-            attempts.clear();
+            let mut this_pass = Vec::new();
             for addr in &self.bootstrap_servers {
                 match tokio::time::timeout_at(deadline, self.open(addr)).await {
                     Ok(Ok(c)) => return Ok(c),
                     Ok(Err(e)) => {
                         tracing::debug!(%addr, pass, error = %e, "bootstrap server failed");
-                        attempts.push(e);
+                        this_pass.push(e);
                     }
                     Err(_) => {
+                        // cut short: the servers it reached, else the last pass
+                        if !this_pass.is_empty() {
+                            attempts = this_pass;
+                        }
                         attempts.push(Error::Deadline {
                             what: "connecting to the bootstrap servers",
                             timeout,
@@ -169,6 +173,7 @@ impl Client {
                     }
                 }
             }
+            attempts = this_pass;
         }
         Err(Error::Bootstrap { attempts })
     }
