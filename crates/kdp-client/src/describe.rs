@@ -69,7 +69,8 @@ pub struct DescribeOptions {
     pub request_timeout: Duration,
     pub max_partitions_per_request: usize,
     pub max_concurrent_brokers: usize,
-    /// Rounds of requests at most (the first included).
+    /// Rounds at most (the first included): of metadata lookups to resolve
+    /// the topics, then of requests.
     pub max_attempts: u32,
     pub retry_backoff: Duration,
     pub retry_backoff_max: Duration,
@@ -130,7 +131,8 @@ pub struct DescribeSummary {
     pub partitions: usize,
     pub failed: usize,
     pub max_throttle_time_ms: i32,
-    /// Rounds of requests sent.
+    /// Rounds taken: of requests, or of metadata lookups resolving the
+    /// topics if those took more.
     pub rounds: u32,
     /// Partitions picked as part of a topic or the cluster whose topic was
     /// deleted during the scan (not reported).
