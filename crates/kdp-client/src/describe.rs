@@ -155,17 +155,7 @@ where
         sink,
         summary: DescribeSummary::default(),
     };
-    let selected = {
-        let report = std::cell::RefCell::new(&mut report);
-        select::resolve(
-            &client,
-            opts,
-            deadline,
-            &mut |n| report.borrow_mut().planned(n),
-            &mut |outcomes| report.borrow_mut().results(None, 0, outcomes),
-        )
-        .await?
-    };
+    let selected = select::resolve(&client, opts, deadline, &mut report).await?;
     let mut strategy = match opts.broker_id {
         Some(b) => PartitionLeader::chosen_broker(b),
         None => PartitionLeader::new(),
@@ -214,17 +204,17 @@ where
 }
 
 /// Passes events on and counts them.
-struct Report<F> {
+pub(crate) struct Report<F> {
     sink: F,
     summary: DescribeSummary,
 }
 
 impl<F: FnMut(DescribeEvent)> Report<F> {
-    fn planned(&mut self, partitions: usize) {
+    pub(crate) fn planned(&mut self, partitions: usize) {
         (self.sink)(DescribeEvent::Planned { partitions });
     }
 
-    fn results(
+    pub(crate) fn results(
         &mut self,
         broker_id: Option<i32>,
         throttle_time_ms: i32,

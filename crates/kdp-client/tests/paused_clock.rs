@@ -25,14 +25,21 @@ async fn describe_all(cluster: &MemCluster, opts: DescribeOptions) -> Vec<Partit
     let client = Client::connect(cluster.bootstrap(), client_config(cluster))
         .await
         .unwrap();
-    let mut outcomes = Vec::new();
-    kdp_client::describe_producers(Arc::new(client), &opts, |ev| {
-        if let DescribeEvent::Results { outcomes: o, .. } = ev {
-            outcomes.extend(o)
-        }
+    let outcomes = Arc::new(Mutex::new(Vec::new()));
+    let sink = outcomes.clone();
+    // spawned: the describe future can run on any worker
+    tokio::spawn(async move {
+        kdp_client::describe_producers(Arc::new(client), &opts, |ev| {
+            if let DescribeEvent::Results { outcomes: o, .. } = ev {
+                sink.lock().unwrap().extend(o)
+            }
+        })
+        .await
+        .unwrap();
     })
     .await
     .unwrap();
+    let mut outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
     outcomes.sort_by_key(|o| o.partition);
     outcomes
 }
