@@ -140,27 +140,31 @@ impl Client {
     async fn connect_bootstrap(&self) -> Result<Arc<Connection>> {
         let timeout = self.config.bootstrap_timeout;
         let deadline = Instant::now() + timeout;
+        // the last complete pass's failures (what the error reports)
         let mut attempts = Vec::new();
         let mut backoff = self.config.retry_backoff;
         for pass in 0..self.config.bootstrap_passes.max(1) {
             if pass > 0 {
                 let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
+                tokio::time::sleep(backoff.min(left)).await;
+                if Instant::now() >= deadline {
                     break;
                 }
-                tokio::time::sleep(backoff.min(left)).await;
                 backoff = backoff.saturating_mul(2).min(self.config.retry_backoff_max);
             }
-            // report the last pass's failures only
-            attempts.clear();
+            let mut this_pass = Vec::new();
             for addr in &self.bootstrap_servers {
                 match tokio::time::timeout_at(deadline, self.open(addr)).await {
                     Ok(Ok(c)) => return Ok(c),
                     Ok(Err(e)) => {
                         tracing::debug!(%addr, pass, error = %e, "bootstrap server failed");
-                        attempts.push(e);
+                        this_pass.push(e);
                     }
                     Err(_) => {
+                        // cut short: the servers it reached, else the last pass
+                        if !this_pass.is_empty() {
+                            attempts = this_pass;
+                        }
                         attempts.push(Error::Deadline {
                             what: "connecting to the bootstrap servers",
                             timeout,
@@ -169,6 +173,7 @@ impl Client {
                     }
                 }
             }
+            attempts = this_pass;
         }
         Err(Error::Bootstrap { attempts })
     }
@@ -204,6 +209,17 @@ impl Client {
     /// included) from any broker that answers, never creating topics. The
     /// broker list is updated for [`Client::broker`].
     pub async fn metadata(&self, topics: Option<&[String]>) -> Result<ClusterMetadata> {
+        self.metadata_within(topics, self.config.connection.request_timeout)
+            .await
+    }
+
+    /// [`Client::metadata`], each broker asked waiting at most `timeout`; a
+    /// broker whose live connection timed out is not asked again on a new one.
+    pub async fn metadata_within(
+        &self,
+        topics: Option<&[String]>,
+        timeout: Duration,
+    ) -> Result<ClusterMetadata> {
         let req = MetadataRequest {
             topics: topics.map(|ts| {
                 ts.iter()
@@ -216,8 +232,8 @@ impl Client {
             allow_auto_topic_creation: false,
             ..Default::default()
         };
-        let timeout = self.config.connection.request_timeout;
         let mut last_err = None;
+        let mut silent: Vec<String> = Vec::new();
         // live connections first, then new ones to known brokers, then bootstrap
         let mut live: Vec<Arc<Connection>> = Vec::new();
         if let Some(c) = lock(&self.bootstrap_conn).clone() {
@@ -231,10 +247,23 @@ impl Client {
             }
         }
         live.retain(|c| c.is_usable());
+        // the bootstrap connection may also be a broker's pooled one
+        let mut unique: Vec<Arc<Connection>> = Vec::new();
+        for c in live {
+            if !unique.iter().any(|u| Arc::ptr_eq(u, &c)) {
+                unique.push(c);
+            }
+        }
+        let live = unique;
         for conn in live {
             match self.send_on(&conn, &req, timeout).await {
                 Ok(resp) => return Ok(self.absorb(&resp)),
-                Err(e) => last_err = Some(e),
+                Err(e) => {
+                    if matches!(e, Error::RequestTimeout { .. }) {
+                        silent.push(conn.addr().to_string());
+                    }
+                    last_err = Some(e);
+                }
             }
         }
         let mut addrs: Vec<BrokerAddress> =
@@ -244,6 +273,7 @@ impl Client {
                 addrs.push(a.clone());
             }
         }
+        addrs.retain(|a| !silent.contains(&a.to_string()));
         for addr in addrs {
             let result = async {
                 let conn = self.open(&addr).await?;

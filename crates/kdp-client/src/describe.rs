@@ -69,7 +69,8 @@ pub struct DescribeOptions {
     pub request_timeout: Duration,
     pub max_partitions_per_request: usize,
     pub max_concurrent_brokers: usize,
-    /// Rounds of requests at most (the first included).
+    /// Rounds at most (the first included): of metadata lookups to resolve
+    /// the topics, then of requests.
     pub max_attempts: u32,
     pub retry_backoff: Duration,
     pub retry_backoff_max: Duration,
@@ -130,7 +131,8 @@ pub struct DescribeSummary {
     pub partitions: usize,
     pub failed: usize,
     pub max_throttle_time_ms: i32,
-    /// Rounds of requests sent.
+    /// Rounds taken: of requests, or of metadata lookups resolving the
+    /// topics if those took more.
     pub rounds: u32,
     /// Partitions picked as part of a topic or the cluster whose topic was
     /// deleted during the scan (not reported).
@@ -153,17 +155,7 @@ where
         sink,
         summary: DescribeSummary::default(),
     };
-    let selected = {
-        let report = std::cell::RefCell::new(&mut report);
-        select::resolve(
-            &client,
-            opts,
-            deadline,
-            &mut |n| report.borrow_mut().planned(n),
-            &mut |outcomes| report.borrow_mut().results(None, 0, outcomes),
-        )
-        .await?
-    };
+    let selected = select::resolve(&client, opts, deadline, &mut report).await?;
     let mut strategy = match opts.broker_id {
         Some(b) => PartitionLeader::chosen_broker(b),
         None => PartitionLeader::new(),
@@ -212,17 +204,17 @@ where
 }
 
 /// Passes events on and counts them.
-struct Report<F> {
+pub(crate) struct Report<F> {
     sink: F,
     summary: DescribeSummary,
 }
 
 impl<F: FnMut(DescribeEvent)> Report<F> {
-    fn planned(&mut self, partitions: usize) {
+    pub(crate) fn planned(&mut self, partitions: usize) {
         (self.sink)(DescribeEvent::Planned { partitions });
     }
 
-    fn results(
+    pub(crate) fn results(
         &mut self,
         broker_id: Option<i32>,
         throttle_time_ms: i32,

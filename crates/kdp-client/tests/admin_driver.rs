@@ -8,6 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use common::{answer_from, Answer, MemCluster};
 use kdp_client::admin::{
@@ -90,6 +91,7 @@ impl CoordinatorLookup<String> for FakeFindCoordinator {
         &'a self,
         _client: &'a Client,
         keys: &'a [String],
+        _timeout: Duration,
     ) -> CoordinatorFuture<'a, String> {
         Box::pin(async move {
             let mut calls = self.calls.lock().unwrap();
@@ -173,8 +175,13 @@ async fn a_retry_without_refresh_asks_the_same_broker_without_a_new_lookup() {
     });
     struct Shared(Arc<FakeFindCoordinator>);
     impl CoordinatorLookup<String> for Shared {
-        fn find<'a>(&'a self, c: &'a Client, k: &'a [String]) -> CoordinatorFuture<'a, String> {
-            self.0.find(c, k)
+        fn find<'a>(
+            &'a self,
+            c: &'a Client,
+            k: &'a [String],
+            t: Duration,
+        ) -> CoordinatorFuture<'a, String> {
+            self.0.find(c, k, t)
         }
     }
     let mut strategy = Coordinator::new(Shared(lookup.clone()));

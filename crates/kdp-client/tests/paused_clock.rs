@@ -25,14 +25,21 @@ async fn describe_all(cluster: &MemCluster, opts: DescribeOptions) -> Vec<Partit
     let client = Client::connect(cluster.bootstrap(), client_config(cluster))
         .await
         .unwrap();
-    let mut outcomes = Vec::new();
-    kdp_client::describe_producers(Arc::new(client), &opts, |ev| {
-        if let DescribeEvent::Results { outcomes: o, .. } = ev {
-            outcomes.extend(o)
-        }
+    let outcomes = Arc::new(Mutex::new(Vec::new()));
+    let sink = outcomes.clone();
+    // spawned: the describe future can run on any worker
+    tokio::spawn(async move {
+        kdp_client::describe_producers(Arc::new(client), &opts, |ev| {
+            if let DescribeEvent::Results { outcomes: o, .. } = ev {
+                sink.lock().unwrap().extend(o)
+            }
+        })
+        .await
+        .unwrap();
     })
     .await
     .unwrap();
+    let mut outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
     outcomes.sort_by_key(|o| o.partition);
     outcomes
 }
@@ -132,6 +139,33 @@ async fn a_frozen_leader_is_rerouted_after_a_request_timeout_below_the_deadline(
     assert_eq!(out[0].result.as_ref().unwrap()[0].producer_id, 100);
     let asked: Vec<i32> = cluster.state().dp_calls.iter().map(|(b, _)| *b).collect();
     assert_eq!(asked, vec![2, 1]);
+}
+
+/// The leader freezes entirely, and it is also the connection metadata was
+/// read from: the metadata refresh waits only a request's bound on it, then
+/// asks another broker, which knows the new leader.
+#[tokio::test(start_paused = true)]
+async fn a_frozen_leader_that_also_served_metadata_is_routed_around() {
+    let cluster = MemCluster::new(
+        2,
+        &[("t", 0, 1)],
+        Arc::new(|b, r| Answer::Respond(answer_from(b, r))),
+    );
+    cluster.state().freeze_on_dp.insert(1);
+    cluster.state().on_metadata = Some(Box::new(|leaders, n| {
+        if n >= 2 {
+            leaders.insert(("t".into(), 0), 2);
+        }
+    }));
+    let opts = DescribeOptions {
+        timeout: Duration::from_secs(30),
+        request_timeout: Duration::from_secs(30),
+        ..topic_t()
+    };
+    let out = describe_all(&cluster, opts).await;
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].broker_id, Some(2), "{out:?}");
+    assert_eq!(out[0].result.as_ref().unwrap()[0].producer_id, 200);
 }
 
 /// Broker 1 answers for partition 1 too, which was routed to broker 2 and

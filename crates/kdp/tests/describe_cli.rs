@@ -129,6 +129,12 @@ fn nothing_listening_exits_3() {
         "{}",
         stderr(&o)
     );
+    // the reason, not only the timeout (kdp's words, not the OS's)
+    assert!(
+        stderr(&o).contains(&format!("cannot connect to {addr}")),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

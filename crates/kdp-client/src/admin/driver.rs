@@ -267,7 +267,8 @@ where
         // 1. look up again if a key asked for it
         if std::mem::take(&mut st.refresh) {
             let pending: Vec<H::Key> = st.open.keys().cloned().collect();
-            match tokio::time::timeout_at(deadline, strategy.refresh(client, &pending)).await {
+            let refresh = strategy.refresh(client, &pending, opts.per_request_timeout());
+            match tokio::time::timeout_at(deadline, refresh).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, "lookup failed");

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use kdp_wire::error_code;
 
@@ -35,12 +36,14 @@ pub enum Route {
 }
 
 /// Finds the broker for each key. `refresh` brings the strategy's view up to
-/// date for the keys still to route; `route` answers from that view.
+/// date for the keys still to route, each request it sends bounded by
+/// `timeout`; `route` answers from that view.
 pub trait LookupStrategy<K>: Send {
     fn refresh<'a>(
         &'a mut self,
         client: &'a Client,
         keys: &'a [K],
+        timeout: Duration,
     ) -> impl Future<Output = Result<()>> + Send + 'a;
 
     fn route(&self, key: &K) -> Route;
@@ -88,14 +91,19 @@ impl PartitionLeader {
 }
 
 impl LookupStrategy<TopicPartition> for PartitionLeader {
-    async fn refresh(&mut self, client: &Client, keys: &[TopicPartition]) -> Result<()> {
+    async fn refresh(
+        &mut self,
+        client: &Client,
+        keys: &[TopicPartition],
+        timeout: Duration,
+    ) -> Result<()> {
         if std::mem::take(&mut self.seeded) {
             return Ok(());
         }
         let mut topics: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
         topics.sort();
         topics.dedup();
-        self.metadata = client.metadata(Some(&topics)).await?;
+        self.metadata = client.metadata_within(Some(&topics), timeout).await?;
         Ok(())
     }
 
@@ -163,8 +171,8 @@ impl ChosenBroker {
 }
 
 impl<K: Sync> LookupStrategy<K> for ChosenBroker {
-    async fn refresh(&mut self, client: &Client, _keys: &[K]) -> Result<()> {
-        let md = client.metadata(Some(&[])).await?;
+    async fn refresh(&mut self, client: &Client, _keys: &[K], timeout: Duration) -> Result<()> {
+        let md = client.metadata_within(Some(&[]), timeout).await?;
         self.known = Some(md.brokers.contains_key(&self.id));
         Ok(())
     }
@@ -194,14 +202,19 @@ pub struct AllBrokers {
 impl AllBrokers {
     /// The brokers of the cluster, to use as the keys.
     pub async fn keys(client: &Client) -> Result<Vec<i32>> {
-        let md = client.metadata(Some(&[])).await?;
+        let timeout = client.config().connection.request_timeout;
+        AllBrokers::keys_within(client, timeout).await
+    }
+
+    async fn keys_within(client: &Client, timeout: Duration) -> Result<Vec<i32>> {
+        let md = client.metadata_within(Some(&[]), timeout).await?;
         Ok(md.brokers.keys().copied().collect())
     }
 }
 
 impl LookupStrategy<i32> for AllBrokers {
-    async fn refresh(&mut self, client: &Client, _keys: &[i32]) -> Result<()> {
-        self.brokers = AllBrokers::keys(client).await?;
+    async fn refresh(&mut self, client: &Client, _keys: &[i32], timeout: Duration) -> Result<()> {
+        self.brokers = AllBrokers::keys_within(client, timeout).await?;
         Ok(())
     }
 
@@ -227,7 +240,13 @@ pub type CoordinatorFuture<'a, K> = Pin<
 /// Finds the coordinator of keys (a transactional id, a group id): what a
 /// FindCoordinator user implements.
 pub trait CoordinatorLookup<K>: Send + Sync {
-    fn find<'a>(&'a self, client: &'a Client, keys: &'a [K]) -> CoordinatorFuture<'a, K>;
+    /// Each request it sends waits at most `timeout`.
+    fn find<'a>(
+        &'a self,
+        client: &'a Client,
+        keys: &'a [K],
+        timeout: Duration,
+    ) -> CoordinatorFuture<'a, K>;
 }
 
 /// The coordinator of each key, as `L` finds it; looked up again for keys
@@ -252,15 +271,15 @@ where
     K: Ord + Clone + Send + Sync,
     L: CoordinatorLookup<K>,
 {
-    async fn refresh(&mut self, client: &Client, keys: &[K]) -> Result<()> {
-        let found = self.lookup.find(client, keys).await?;
+    async fn refresh(&mut self, client: &Client, keys: &[K], timeout: Duration) -> Result<()> {
+        let found = self.lookup.find(client, keys, timeout).await?;
         // requests go by broker id: the client must know where each one is
         let known = client.brokers();
         if found
             .values()
             .any(|r| r.as_ref().is_ok_and(|id| !known.contains_key(id)))
         {
-            client.metadata(Some(&[])).await?;
+            client.metadata_within(Some(&[]), timeout).await?;
         }
         self.found.extend(found);
         Ok(())

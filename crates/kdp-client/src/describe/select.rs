@@ -12,7 +12,9 @@ use std::collections::BTreeSet;
 use kdp_wire::error_code;
 use tokio::time::Instant;
 
-use super::{DescribeOptions, PartitionError, PartitionOutcome, TopicSelection};
+use super::{
+    DescribeEvent, DescribeOptions, PartitionError, PartitionOutcome, Report, TopicSelection,
+};
 use crate::admin::lookup::{missing_partition, unknown_topic};
 use crate::admin::TopicPartition;
 use crate::client::Client;
@@ -36,15 +38,14 @@ struct Unresolved {
     misses: u32,
 }
 
-/// Resolves the selection. `planned(n)` announces partitions to be reported,
-/// `settled` reports those answered from metadata. Fails only when the first
-/// metadata lookup fails.
-pub(super) async fn resolve(
+/// Resolves the selection, announcing to `report` the partitions to be
+/// reported and reporting those answered from metadata. Fails only when the
+/// first metadata lookup fails.
+pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
     client: &Client,
     opts: &DescribeOptions,
     deadline: Instant,
-    planned: &mut dyn FnMut(usize),
-    settled: &mut dyn FnMut(Vec<PartitionOutcome>),
+    report: &mut Report<F>,
 ) -> Result<Selected> {
     let mut out = Selected {
         partitions: Vec::new(),
@@ -71,7 +72,7 @@ pub(super) async fn resolve(
                 }
             }
         }
-        announce(planned, settled, out.partitions.len(), done);
+        announce(report, out.partitions.len(), done);
         out.metadata = Some(md);
         return Ok(out);
     };
@@ -104,7 +105,9 @@ pub(super) async fn resolve(
         let md = if attempt == 0 {
             first_lookup(client, opts, deadline, Some(&names)).await?
         } else {
-            match tokio::time::timeout_at(deadline, client.metadata(Some(&names))).await {
+            let per_request = opts.request_timeout.min(opts.timeout / 3);
+            let lookup = client.metadata_within(Some(&names), per_request);
+            match tokio::time::timeout_at(deadline, lookup).await {
                 Ok(Ok(md)) => md,
                 Ok(Err(e)) => {
                     for u in &mut unresolved {
@@ -171,7 +174,7 @@ pub(super) async fn resolve(
                 }
             }
         }
-        announce(planned, settled, out.partitions.len() - before, done);
+        announce(report, out.partitions.len() - before, done);
         // one lookup found everything: the driver may route from it as is
         out.metadata = (attempt == 0).then_some(md);
     }
@@ -182,7 +185,7 @@ pub(super) async fn resolve(
             done.extend(settle_all(&u.sel, &u.last_error));
         }
         // topics that never resolved were not planned yet
-        announce(planned, settled, 0, done);
+        announce(report, 0, done);
     }
     Ok(out)
 }
@@ -202,18 +205,15 @@ async fn first_lookup(
     }
 }
 
-fn announce(
-    planned: &mut dyn FnMut(usize),
-    settled: &mut dyn FnMut(Vec<PartitionOutcome>),
+fn announce<F: FnMut(DescribeEvent)>(
+    report: &mut Report<F>,
     pending: usize,
     done: Vec<PartitionOutcome>,
 ) {
     if pending + done.len() > 0 {
-        planned(pending + done.len());
+        report.planned(pending + done.len());
     }
-    if !done.is_empty() {
-        settled(done);
-    }
+    report.results(None, 0, done);
 }
 
 fn outcome(topic: &str, partition: i32, err: PartitionError) -> PartitionOutcome {

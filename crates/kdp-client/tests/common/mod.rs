@@ -43,6 +43,10 @@ pub struct State {
     pub metadata_calls: usize,
     /// DescribeProducers requests received: broker and request.
     pub dp_calls: Vec<(i32, DescribeProducersRequest)>,
+    /// Brokers that freeze (answer nothing more, on any connection) once
+    /// asked DescribeProducers.
+    pub freeze_on_dp: HashSet<i32>,
+    pub frozen: HashSet<i32>,
     /// Called before each Metadata answer, to move leadership.
     pub on_metadata: Option<OnMetadata>,
 }
@@ -66,6 +70,8 @@ impl MemCluster {
                     .collect(),
                 metadata_calls: 0,
                 dp_calls: Vec::new(),
+                freeze_on_dp: HashSet::new(),
+                frozen: HashSet::new(),
                 on_metadata: None,
             })),
             dp,
@@ -94,12 +100,22 @@ impl MemCluster {
             let (h, _) = RequestHeader::decode_auto(&mut r).unwrap();
             let body = &buf[r.offset()..];
             let (cid, v) = (h.correlation_id, h.request_api_version);
+            if self.state().frozen.contains(&id) {
+                continue;
+            }
             let frame = match h.request_api_key {
                 18 => response_frame_to_vec(cid, &api_versions(), v),
                 3 => response_frame_to_vec(cid, &self.metadata(), v),
                 61 => {
                     let req: DescribeProducersRequest = decode_exact(body, 0).unwrap();
-                    self.state().dp_calls.push((id, req.clone()));
+                    {
+                        let mut st = self.state();
+                        st.dp_calls.push((id, req.clone()));
+                        if st.freeze_on_dp.contains(&id) {
+                            st.frozen.insert(id);
+                            continue;
+                        }
+                    }
                     match (self.dp)(id, &req) {
                         Answer::Respond(resp) => response_frame_to_vec(cid, &resp, 0),
                         Answer::After(pause, resp) => {

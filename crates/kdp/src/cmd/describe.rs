@@ -152,6 +152,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         .unwrap_or(Duration::from_secs(30))
         .min(args.timeout);
     config.connection.request_timeout = request_timeout;
+    // keep trying the bootstrap list until the deadline, then say why it failed
+    config.bootstrap_timeout = args.timeout;
     config.connect_timeout = props
         .connect_timeout
         .unwrap_or(Duration::from_secs(10))
