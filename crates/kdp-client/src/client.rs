@@ -7,10 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use kdp_wire::messages::{
-    ApiVersionsResponse, DescribeProducersResponse, MetadataRequest, MetadataRequestTopic,
-    MetadataResponse,
-};
+use kdp_wire::messages::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
 use kdp_wire::Request;
 
 use crate::connection::{Connection, ConnectionConfig};
@@ -20,24 +17,15 @@ use crate::transport::{BrokerAddress, Connector, TcpConnector};
 
 /// Responses that carry a ThrottleTimeMs, which the client honours.
 pub trait ThrottleTime {
+    /// The throttle time the broker asked for, in ms (0: none).
     fn throttle_time_ms(&self) -> i32;
 }
 
-impl ThrottleTime for DescribeProducersResponse {
+/// Every declared message knows its own ThrottleTimeMs (0 when its schema
+/// has none).
+impl<M: kdp_wire::Message> ThrottleTime for M {
     fn throttle_time_ms(&self) -> i32 {
-        self.throttle_time_ms
-    }
-}
-
-impl ThrottleTime for MetadataResponse {
-    fn throttle_time_ms(&self) -> i32 {
-        self.throttle_time_ms
-    }
-}
-
-impl ThrottleTime for ApiVersionsResponse {
-    fn throttle_time_ms(&self) -> i32 {
-        self.throttle_time_ms
+        kdp_wire::Message::throttle_time_ms(self)
     }
 }
 

@@ -119,6 +119,21 @@ pub enum Error {
         message: Option<String>,
     },
 
+    /// A feature needs a newer version of an API than a broker speaks.
+    #[error("broker {broker}: {feature} needs {api} v{needed} (Apache Kafka {kafka} or newer); this broker speaks up to v{broker_max}")]
+    FeatureUnsupported {
+        broker: i32,
+        feature: &'static str,
+        api: &'static str,
+        needed: i16,
+        kafka: &'static str,
+        broker_max: i16,
+    },
+
+    /// The cluster metadata lists no broker.
+    #[error("the cluster metadata lists no broker")]
+    NoBrokers,
+
     /// A broker id that the cluster metadata does not list.
     #[error("broker {0} is not in the cluster metadata")]
     UnknownBroker(i32),
@@ -175,7 +190,10 @@ impl Error {
             | Error::Io { .. }
             | Error::Shutdown { .. }
             | Error::Bootstrap { .. } => error_code::NETWORK_EXCEPTION,
-            Error::UnsupportedApi { .. } => error_code::UNSUPPORTED_VERSION,
+            Error::UnsupportedApi { .. } | Error::FeatureUnsupported { .. } => {
+                error_code::UNSUPPORTED_VERSION
+            }
+            Error::NoBrokers => error_code::BROKER_NOT_AVAILABLE,
             Error::UnknownBroker(_) => error_code::BROKER_NOT_AVAILABLE,
             Error::ApiVersions { error_code, .. } | Error::Broker { error_code, .. } => *error_code,
             Error::InvalidAddress { .. }

@@ -25,6 +25,7 @@ pub mod error;
 pub mod metadata;
 pub mod setup;
 pub mod transport;
+pub mod txn;
 pub mod versions;
 
 pub use client::{Client, ClientConfig, ThrottleTime};

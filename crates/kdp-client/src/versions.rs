@@ -10,6 +10,9 @@ pub struct ApiVersionsTable {
     ranges: BTreeMap<i16, (i16, i16)>,
     /// The ApiVersions version the broker finally answered.
     pub api_versions_version: i16,
+    /// The finalized `transaction.version` feature level, if the broker
+    /// sent its finalized features (Kafka 3.x sends none below level 1).
+    pub transaction_version: Option<i16>,
 }
 
 impl ApiVersionsTable {
@@ -21,6 +24,7 @@ impl ApiVersionsTable {
                 .map(|a| (a.api_key, (a.min_version, a.max_version)))
                 .collect(),
             api_versions_version,
+            transaction_version: resp.finalized_level("transaction.version"),
         }
     }
 

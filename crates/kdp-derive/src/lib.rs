@@ -468,9 +468,19 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                 quote! { crate::wire::Wire::read(r, crate::wire::Version::of::<Self>(version)) },
             )
         };
+        let throttle = if fields.iter().any(|f| f.ident == "throttle_time_ms") {
+            quote! {
+                fn throttle_time_ms(&self) -> i32 {
+                    self.throttle_time_ms
+                }
+            }
+        } else {
+            quote! {}
+        };
         out.extend(quote! {
             impl crate::message::Message for #name {
                 const NAME: &'static str = #name_str;
+                #throttle
                 const API_KEY: i16 = #key;
                 const LOWEST_VERSION: i16 = #lo;
                 const HIGHEST_VERSION: i16 = #hi;

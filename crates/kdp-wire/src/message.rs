@@ -20,6 +20,13 @@ pub trait Message: Sized {
     fn encode<B: BufMut>(&self, buf: &mut B, version: i16);
     fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError>;
 
+    /// How long the broker throttled the request this answers (ms), for
+    /// responses whose schema has ThrottleTimeMs; 0 otherwise.
+    fn throttle_time_ms(&self) -> i32 {
+        0
+    }
+
+    /// Whether `version` is flexible (compact encodings, tagged fields).
     fn is_flexible(version: i16) -> bool {
         crate::api::is_flexible(Self::API_KEY, version)
     }

@@ -62,7 +62,53 @@ pub struct ApiVersionsResponse {
     pub unknown_tagged_fields: TaggedFields,
 }
 
+/// One finalized feature (tagged field 2 of the response, v3+), e.g.
+/// `transaction.version` at level 2 on a cluster running transaction
+/// protocol v2.
+#[kafka]
+pub struct FinalizedFeatureKey {
+    /// The feature's name.
+    pub name: String,
+    /// The cluster-wide finalized maximum level.
+    pub max_version_level: i16,
+    /// The cluster-wide finalized minimum level.
+    pub min_version_level: i16,
+    /// Tagged fields kdp does not know.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The tag of FinalizedFeatures in the response's tagged fields.
+pub const FINALIZED_FEATURES_TAG: u32 = 2;
+
 impl ApiVersionsResponse {
+    /// The finalized features (v3+), decoded from their tagged field;
+    /// `None` when the broker sent none.
+    pub fn finalized_features(
+        &self,
+    ) -> Option<Result<Vec<FinalizedFeatureKey>, crate::error::DecodeError>> {
+        let bytes = self.unknown_tagged_fields.get(FINALIZED_FEATURES_TAG)?;
+        let v = crate::wire::Version {
+            version: 3,
+            flexible: true,
+        };
+        let mut r = crate::codec::Reader::new(bytes);
+        let features =
+            <Vec<FinalizedFeatureKey> as crate::wire::Wire>::read(&mut r, v).and_then(|f| {
+                r.finish()?;
+                Ok(f)
+            });
+        Some(features.map_err(|e| e.in_field("FinalizedFeatures")))
+    }
+
+    /// The finalized level of feature `name`, if the broker sent it.
+    pub fn finalized_level(&self, name: &str) -> Option<i16> {
+        self.finalized_features()?
+            .ok()?
+            .into_iter()
+            .find(|f| f.name == name)
+            .map(|f| f.max_version_level)
+    }
+
     /// The range the broker supports for `api_key`, if it supports it.
     pub fn range(&self, api_key: i16) -> Option<(i16, i16)> {
         self.api_keys

@@ -1,0 +1,103 @@
+//! DescribeConfigs of brokers: the settings the diagnosis depends on.
+
+use std::collections::BTreeMap;
+
+use kdp_wire::messages::describe_configs::RESOURCE_TYPE_BROKER;
+use kdp_wire::messages::{
+    DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResponse,
+};
+
+use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
+use crate::error::Result;
+use crate::txn::{collect, SharedClient};
+
+/// `transaction.max.timeout.ms`: the longest timeout a producer may ask for.
+pub const TRANSACTION_MAX_TIMEOUT_MS: &str = "transaction.max.timeout.ms";
+/// `producer.id.expiration.ms`: how long an idle producer's state is kept.
+pub const PRODUCER_ID_EXPIRATION_MS: &str = "producer.id.expiration.ms";
+/// `transactional.id.expiration.ms`: how long an idle transactional id is kept.
+pub const TRANSACTIONAL_ID_EXPIRATION_MS: &str = "transactional.id.expiration.ms";
+
+/// One broker's values (null for a sensitive or unset key).
+pub type BrokerConfig = BTreeMap<String, Option<String>>;
+
+struct Handler<'a> {
+    keys: &'a [&'a str],
+}
+
+impl AdminHandler for Handler<'_> {
+    type Key = i32;
+    type Value = BrokerConfig;
+    type Request = DescribeConfigsRequest;
+
+    fn build_request(&self, _broker: i32, brokers: &[i32]) -> DescribeConfigsRequest {
+        DescribeConfigsRequest {
+            resources: brokers
+                .iter()
+                .map(|b| DescribeConfigsResource {
+                    resource_type: RESOURCE_TYPE_BROKER,
+                    resource_name: b.to_string(),
+                    configuration_keys: Some(self.keys.iter().map(|k| k.to_string()).collect()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn handle_response(
+        &self,
+        _broker: i32,
+        keys: &[i32],
+        resp: DescribeConfigsResponse,
+    ) -> Vec<(i32, KeyOutcome<BrokerConfig>)> {
+        resp.results
+            .into_iter()
+            .filter_map(|r| {
+                let id: i32 = r.resource_name.parse().ok()?;
+                keys.contains(&id).then(|| {
+                    let outcome = KeyOutcome::from_code(r.error_code, r.error_message, || {
+                        r.configs.into_iter().map(|c| (c.name, c.value)).collect()
+                    });
+                    (id, outcome)
+                })
+            })
+            .collect()
+    }
+}
+
+/// Each broker's values of `keys`, asked of the broker itself.
+pub async fn broker_configs(
+    client: &SharedClient,
+    keys: &[&str],
+    opts: &DriverOptions,
+) -> Result<BTreeMap<i32, std::result::Result<BrokerConfig, KeyError>>> {
+    let brokers = AllBrokers::keys(client).await?;
+    let mut results = Vec::new();
+    let opts = DriverOptions {
+        max_keys_per_request: 1,
+        ..opts.clone()
+    };
+    drive(
+        client,
+        &Handler { keys },
+        &mut AllBrokers::default(),
+        brokers,
+        &opts,
+        collect(&mut results),
+    )
+    .await;
+    Ok(results.into_iter().map(|(k, _, r)| (k, r)).collect())
+}
+
+/// The largest value of a millisecond setting over the brokers that
+/// answered, if any did.
+pub fn max_ms(
+    configs: &BTreeMap<i32, std::result::Result<BrokerConfig, KeyError>>,
+    key: &str,
+) -> Option<i64> {
+    configs
+        .values()
+        .filter_map(|c| c.as_ref().ok()?.get(key)?.as_deref()?.parse::<i64>().ok())
+        .max()
+}

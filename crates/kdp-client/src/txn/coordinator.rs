@@ -1,0 +1,92 @@
+//! FindCoordinator for transactional ids: the [`CoordinatorLookup`] the
+//! driver's coordinator strategy uses. From v4 one request carries many keys;
+//! an older broker gets one request per key.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kdp_wire::error_code;
+use kdp_wire::messages::find_coordinator::KEY_TYPE_TRANSACTION;
+use kdp_wire::messages::FindCoordinatorRequest;
+
+use crate::admin::{CoordinatorFuture, CoordinatorLookup, KeyError};
+use crate::client::Client;
+use crate::error::Result;
+
+/// Finds transaction coordinators, asking any broker the client knows.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TransactionCoordinators;
+
+/// One key's answer.
+type Found = std::result::Result<i32, KeyError>;
+
+fn found(code: i16, message: Option<String>, node: i32) -> Found {
+    if code == error_code::NONE {
+        Ok(node)
+    } else {
+        Err(KeyError::broker(code, message))
+    }
+}
+
+async fn find(
+    client: &Client,
+    keys: &[String],
+    timeout: Duration,
+) -> Result<BTreeMap<String, Found>> {
+    let id = any_broker(client, timeout).await?;
+    let conn = client.broker(id).await?;
+    let version = conn.version_for::<FindCoordinatorRequest>()?;
+    let mut out = BTreeMap::new();
+    if version >= 4 {
+        let req = FindCoordinatorRequest {
+            key_type: KEY_TYPE_TRANSACTION,
+            coordinator_keys: keys.to_vec(),
+            ..Default::default()
+        };
+        let resp = client.send_to(id, &req, timeout).await?;
+        for c in resp.coordinators {
+            if keys.contains(&c.key) {
+                out.insert(c.key, found(c.error_code, c.error_message, c.node_id));
+            }
+        }
+    } else {
+        for key in keys {
+            let req = FindCoordinatorRequest {
+                key: key.clone(),
+                key_type: KEY_TYPE_TRANSACTION,
+                ..Default::default()
+            };
+            let resp = client.send_to(id, &req, timeout).await?;
+            out.insert(
+                key.clone(),
+                found(resp.error_code, resp.error_message, resp.node_id),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The broker to ask: the lowest id the client knows (metadata is fetched
+/// if it knows none).
+async fn any_broker(client: &Client, timeout: Duration) -> Result<i32> {
+    if let Some(id) = client.brokers().keys().next() {
+        return Ok(*id);
+    }
+    let md = client.metadata_within(Some(&[]), timeout).await?;
+    md.brokers
+        .keys()
+        .next()
+        .copied()
+        .ok_or(crate::error::Error::NoBrokers)
+}
+
+impl CoordinatorLookup<String> for TransactionCoordinators {
+    fn find<'a>(
+        &'a self,
+        client: &'a Client,
+        keys: &'a [String],
+        timeout: Duration,
+    ) -> CoordinatorFuture<'a, String> {
+        Box::pin(find(client, keys, timeout))
+    }
+}

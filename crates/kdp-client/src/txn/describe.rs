@@ -1,0 +1,95 @@
+//! DescribeTransactions, batched per coordinator (found with
+//! FindCoordinator). NOT_COORDINATOR and the coordinator-loading errors are
+//! retried after a new lookup; TRANSACTIONAL_ID_NOT_FOUND and authorization
+//! errors are the answer.
+
+use std::collections::BTreeMap;
+
+use kdp_wire::error_code;
+use kdp_wire::messages::{
+    DescribeTransactionsRequest, DescribeTransactionsResponse, TransactionState,
+};
+
+use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyError, KeyOutcome};
+use crate::txn::coordinator::TransactionCoordinators;
+use crate::txn::{collect, SharedClient};
+
+/// One id's description: the coordinator that answered, and its state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Described {
+    /// The coordinator's broker id.
+    pub coordinator: Option<i32>,
+    /// Its answer, or why there is none.
+    pub result: std::result::Result<TransactionState, KeyError>,
+}
+
+struct Handler;
+
+impl AdminHandler for Handler {
+    type Key = String;
+    type Value = TransactionState;
+    type Request = DescribeTransactionsRequest;
+
+    fn build_request(&self, _broker: i32, keys: &[String]) -> DescribeTransactionsRequest {
+        DescribeTransactionsRequest {
+            transactional_ids: keys.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    fn handle_response(
+        &self,
+        _broker: i32,
+        keys: &[String],
+        resp: DescribeTransactionsResponse,
+    ) -> Vec<(String, KeyOutcome<TransactionState>)> {
+        resp.transaction_states
+            .into_iter()
+            .filter(|t| keys.contains(&t.transactional_id))
+            .map(|t| {
+                let id = t.transactional_id.clone();
+                let outcome = match t.error_code {
+                    error_code::NOT_COORDINATOR
+                    | error_code::COORDINATOR_NOT_AVAILABLE
+                    | error_code::COORDINATOR_LOAD_IN_PROGRESS => KeyOutcome::Retry {
+                        reason: KeyError::broker(t.error_code, None),
+                        refresh: true,
+                    },
+                    code => KeyOutcome::from_code(code, None, || t),
+                };
+                (id, outcome)
+            })
+            .collect()
+    }
+}
+
+/// Describes transactional ids at their coordinators.
+pub async fn describe_transactions(
+    client: &SharedClient,
+    ids: Vec<String>,
+    opts: &DriverOptions,
+) -> BTreeMap<String, Described> {
+    let mut results = Vec::new();
+    let mut strategy = Coordinator::new(TransactionCoordinators);
+    drive(
+        client,
+        &Handler,
+        &mut strategy,
+        ids,
+        opts,
+        collect(&mut results),
+    )
+    .await;
+    results
+        .into_iter()
+        .map(|(id, coordinator, result)| {
+            (
+                id,
+                Described {
+                    coordinator,
+                    result,
+                },
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,50 @@
+//! Transactions across a cluster, each API one user of the [admin
+//! driver](crate::admin::driver):
+//!
+//! - [`list`]: ListTransactions on every broker, merged.
+//! - [`coordinator`]: FindCoordinator for transactional ids (batched from v4).
+//! - [`describe`]: DescribeTransactions, batched per coordinator.
+//! - [`configs`]: DescribeConfigs of each broker (timeouts and expirations).
+//! - [`offsets`]: ListOffsets on leaders: high watermark and LSO.
+//! - [`features`]: the cluster's finalized `transaction.version`.
+
+pub mod configs;
+pub mod coordinator;
+pub mod describe;
+pub mod features;
+pub mod list;
+pub mod offsets;
+
+use std::sync::Arc;
+
+use crate::admin::{Batch, DriverOptions, KeyError};
+use crate::client::Client;
+use crate::describe::DescribeOptions;
+
+/// Driver bounds taken from a describe's options, so every command shares
+/// one `--timeout` and the same retry policy.
+pub fn driver_options(opts: &DescribeOptions) -> DriverOptions {
+    DriverOptions {
+        timeout: opts.timeout,
+        request_timeout: opts.request_timeout,
+        max_keys_per_request: opts.max_partitions_per_request,
+        max_concurrent_brokers: opts.max_concurrent_brokers,
+        max_attempts: opts.max_attempts,
+        retry_backoff: opts.retry_backoff,
+        retry_backoff_max: opts.retry_backoff_max,
+    }
+}
+
+/// Collects every key's result of a driver run.
+pub(crate) fn collect<K, V>(
+    into: &mut Vec<(K, Option<i32>, Result<V, KeyError>)>,
+) -> impl FnMut(Batch<K, V>) + '_ {
+    move |batch| {
+        for r in batch.results {
+            into.push((r.key, r.broker, r.result));
+        }
+    }
+}
+
+/// A shared client, as the driver takes it.
+pub type SharedClient = Arc<Client>;

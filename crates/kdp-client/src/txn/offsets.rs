@@ -1,0 +1,133 @@
+//! ListOffsets on partition leaders: the high watermark (latest offset,
+//! READ_UNCOMMITTED) and the last stable offset (latest, READ_COMMITTED).
+//! The records between them are what an open transaction holds back from
+//! every read_committed consumer.
+
+use std::collections::BTreeMap;
+
+use kdp_wire::messages::list_offsets::{LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED};
+use kdp_wire::messages::{
+    ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
+};
+
+use crate::admin::{
+    drive, AdminHandler, DriverOptions, KeyError, KeyOutcome, PartitionLeader, TopicPartition,
+};
+use crate::txn::{collect, SharedClient};
+
+/// A partition's high watermark and LSO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offsets {
+    /// The high watermark.
+    pub high_watermark: i64,
+    /// The last stable offset.
+    pub last_stable_offset: i64,
+}
+
+impl Offsets {
+    /// Records between the LSO and the high watermark.
+    pub fn blocked(&self) -> i64 {
+        self.high_watermark
+            .saturating_sub(self.last_stable_offset)
+            .max(0)
+    }
+}
+
+struct Handler {
+    isolation_level: i8,
+}
+
+impl AdminHandler for Handler {
+    type Key = TopicPartition;
+    type Value = i64;
+    type Request = ListOffsetsRequest;
+
+    fn build_request(&self, _broker: i32, keys: &[TopicPartition]) -> ListOffsetsRequest {
+        let mut topics: BTreeMap<&str, Vec<ListOffsetsPartition>> = BTreeMap::new();
+        for (t, p) in keys {
+            topics.entry(t).or_default().push(ListOffsetsPartition {
+                partition_index: *p,
+                timestamp: LATEST_TIMESTAMP,
+                ..Default::default()
+            });
+        }
+        ListOffsetsRequest {
+            isolation_level: self.isolation_level,
+            topics: topics
+                .into_iter()
+                .map(|(name, partitions)| ListOffsetsTopic {
+                    name: name.to_string(),
+                    partitions,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn handle_response(
+        &self,
+        _broker: i32,
+        keys: &[TopicPartition],
+        resp: ListOffsetsResponse,
+    ) -> Vec<(TopicPartition, KeyOutcome<i64>)> {
+        let mut out = Vec::new();
+        for t in resp.topics {
+            for p in t.partitions {
+                let key = (t.name.clone(), p.partition_index);
+                if keys.contains(&key) {
+                    out.push((key, KeyOutcome::from_code(p.error_code, None, || p.offset)));
+                }
+            }
+        }
+        out
+    }
+}
+
+async fn latest(
+    client: &SharedClient,
+    partitions: Vec<TopicPartition>,
+    isolation_level: i8,
+    opts: &DriverOptions,
+) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
+    let mut results = Vec::new();
+    drive(
+        client,
+        &Handler { isolation_level },
+        &mut PartitionLeader::new(),
+        partitions,
+        opts,
+        collect(&mut results),
+    )
+    .await;
+    results.into_iter().map(|(k, _, r)| (k, r)).collect()
+}
+
+/// The high watermark and LSO of each partition, asked of its leader.
+pub async fn offsets(
+    client: &SharedClient,
+    partitions: Vec<TopicPartition>,
+    opts: &DriverOptions,
+) -> BTreeMap<TopicPartition, std::result::Result<Offsets, KeyError>> {
+    let (hw, lso) = tokio::join!(
+        latest(client, partitions.clone(), READ_UNCOMMITTED, opts),
+        latest(client, partitions, READ_COMMITTED, opts),
+    );
+    hw.into_iter()
+        .map(|(tp, hw)| {
+            let lso = lso.get(&tp).cloned();
+            let r = match (hw, lso) {
+                (Ok(high_watermark), Some(Ok(last_stable_offset))) => Ok(Offsets {
+                    high_watermark,
+                    last_stable_offset,
+                }),
+                (Err(e), _) | (Ok(_), Some(Err(e))) => Err(e),
+                (Ok(_), None) => Err(KeyError::client(
+                    kdp_wire::error_code::UNKNOWN_SERVER_ERROR,
+                    "no READ_COMMITTED answer",
+                )),
+            };
+            (tp, r)
+        })
+        .collect()
+}
