@@ -14,6 +14,15 @@ pub fn parse(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A humantime duration where zero means "none" (an age threshold, not a
+/// timeout); a bare `0` is accepted.
+pub fn parse_age(s: &str) -> Result<Duration, String> {
+    if s.trim() == "0" {
+        return Ok(Duration::ZERO);
+    }
+    humantime::parse_duration(s.trim()).map_err(|e| format!("{e} (examples: 0, 30s, 15m)"))
+}
+
 /// A Kafka `*.ms` property value: whole milliseconds, as Java's `Long.parseLong`
 /// reads them after trimming.
 pub fn from_millis_property(key: &str, value: &str) -> Result<Duration, String> {
@@ -37,6 +46,9 @@ mod tests {
         let e = parse("soon").unwrap_err();
         assert!(e.ends_with("(examples: 500ms, 30s, 2m)"), "{e}");
         assert!(parse("30").is_err(), "a unit is required");
+        assert_eq!(parse_age("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_age("15m"), Ok(Duration::from_secs(900)));
+        assert!(parse_age("later").is_err());
     }
 
     #[test]

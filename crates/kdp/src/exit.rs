@@ -7,5 +7,7 @@ pub const PARTIAL: i32 = 1;
 /// Bad usage (clap also exits with 2).
 pub const USAGE: i32 = 2;
 /// The cluster could not be reached.
-#[allow(dead_code)] // used by `describe`
 pub const UNREACHABLE: i32 = 3;
+/// A diagnosis found something: a hanging or stuck transaction, diverged
+/// replicas.
+pub const FOUND: i32 = 4;

@@ -33,6 +33,12 @@ struct Cli {
 enum Command {
     /// Describe the producers of partitions of a real cluster.
     Describe(cmd::describe::Args),
+    /// Find open transactions no coordinator will end (hanging) or whose markers never land (stuck).
+    FindHanging(cmd::find_hanging::Args),
+    /// List and describe transactions at their coordinators.
+    Transactions(cmd::transactions::Command),
+    /// Ask every replica of each partition and show where their producer state differs.
+    CompareReplicas(cmd::compare_replicas::Args),
     /// Decode DescribeProducers wire bytes into JSON in the seed's shape.
     Decode(cmd::decode::DecodeArgs),
     /// Encode JSON in the seed's shape into DescribeProducers wire bytes.
@@ -48,6 +54,9 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let code = match cli.command {
         Command::Describe(args) => cmd::describe::run(args),
+        Command::FindHanging(args) => cmd::find_hanging::run(args),
+        Command::Transactions(args) => cmd::transactions::run(args),
+        Command::CompareReplicas(args) => cmd::compare_replicas::run(args),
         Command::Decode(args) => cmd::decode::run(args),
         Command::Encode(args) => cmd::encode::run(args),
         Command::MockBroker(args) => cmd::mock_broker::run(args),

@@ -9,7 +9,10 @@ use crate::txn::SharedClient;
 /// `transaction.version` 2 or more (the level is cluster-wide; a broker
 /// that reports no finalized features runs v1).
 pub async fn transaction_protocol(client: &SharedClient) -> Result<TxnProtocol> {
-    let brokers: Vec<i32> = client.brokers().keys().copied().collect();
+    let mut brokers: Vec<i32> = client.brokers().keys().copied().collect();
+    if brokers.is_empty() {
+        brokers = crate::admin::AllBrokers::keys(client).await?;
+    }
     let mut level = 0;
     for id in brokers.into_iter().take(1) {
         let conn = client.broker(id).await?;

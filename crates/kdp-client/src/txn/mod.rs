@@ -12,6 +12,7 @@ pub mod configs;
 pub mod coordinator;
 pub mod describe;
 pub mod features;
+pub mod join;
 pub mod list;
 pub mod offsets;
 

@@ -6,18 +6,16 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kdp_client::{
-    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, TopicSelection,
-};
+use kdp_client::DescribeEvent;
 
+use crate::cmd::cluster::{self, ClusterArgs};
+use crate::cmd::describe_txn;
 use crate::exit;
 use crate::output::producers::Renderer;
 use crate::output::Output;
 use crate::progress::Progress;
-use crate::properties;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "\
@@ -71,6 +69,10 @@ pub struct Args {
     /// List partitions without active producers too (table: a row each; jsonl: a line each).
     #[arg(long)]
     pub show_empty: bool,
+    /// Join each producer with its transactional id and the coordinator's state, and flag
+    /// fenced (transaction protocol v1 only), open-too-long, orphan and idle producers.
+    #[arg(long)]
+    pub with_transactions: bool,
 }
 
 impl Args {
@@ -85,23 +87,14 @@ impl Args {
             timeout: Duration::from_secs(30),
             command_config: None,
             show_empty: false,
+            with_transactions: false,
         }
     }
 }
 
 /// `kdp describe`: builds a runtime and runs [`run_to`] on stdout.
 pub fn run(args: Args) -> i32 {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("kdp: cannot start the async runtime: {e}");
-            return exit::PARTIAL;
-        }
-    };
-    rt.block_on(run_async(args))
+    cluster::block_on(run_async(args))
 }
 
 /// The whole `kdp describe` path, output on stdout. For callers that already
@@ -122,87 +115,24 @@ pub async fn run_against(bootstrap: &str, mut args: Args) -> i32 {
 /// Errors go to stderr prefixed `kdp:`.
 pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let start = tokio::time::Instant::now();
-    let deadline = start + args.timeout;
-
-    let bootstrap = match BrokerAddress::parse_list(&args.bootstrap_server) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("kdp: --bootstrap-server: {e}");
-            return exit::USAGE;
-        }
+    let cluster_args = ClusterArgs {
+        bootstrap_server: args.bootstrap_server.clone(),
+        command_config: args.command_config.clone(),
+        timeout: args.timeout,
     };
-    let props = match &args.command_config {
-        Some(path) => match properties::load(path) {
-            Ok(p) => p,
-            Err(msg) => {
-                eprintln!("kdp: --command-config {}: {msg}", path.display());
-                return exit::USAGE;
-            }
-        },
-        None => properties::ClientProps::default(),
+    let conn = match cluster::connect(&cluster_args).await {
+        Ok(c) => c,
+        Err(code) => return code,
     };
-    for warning in props.warnings() {
-        eprintln!("{warning}");
+    let opts = conn.describe_options(
+        cluster::selection(&args.topic, &args.partition),
+        args.broker_id,
+    );
+    if args.with_transactions {
+        return describe_txn::run_to(&conn, opts, args.output, out).await;
     }
-
-    let mut config = ClientConfig::default();
-    config.connection.client_id = Some(props.client_id.clone().unwrap_or_else(|| "kdp".into()));
-    let request_timeout = props
-        .request_timeout
-        .unwrap_or(Duration::from_secs(30))
-        .min(args.timeout);
-    config.connection.request_timeout = request_timeout;
-    // keep trying the bootstrap list until the deadline, then say why it failed
-    config.bootstrap_timeout = args.timeout;
-    config.connect_timeout = props
-        .connect_timeout
-        .unwrap_or(Duration::from_secs(10))
-        .min(args.timeout);
-
-    let client = match tokio::time::timeout_at(deadline, Client::connect(bootstrap, config)).await {
-        Ok(Ok(c)) => Arc::new(c),
-        Ok(Err(e)) => {
-            eprintln!("kdp: cannot reach the cluster: {e}");
-            return exit::UNREACHABLE;
-        }
-        Err(_) => {
-            eprintln!(
-                "kdp: cannot reach the cluster: no bootstrap server answered within {}",
-                humantime::format_duration(args.timeout)
-            );
-            return exit::UNREACHABLE;
-        }
-    };
-
-    let topics = if args.topic.is_empty() {
-        None
-    } else {
-        let partitions = (!args.partition.is_empty()).then(|| {
-            let mut ps = args.partition.clone();
-            ps.sort_unstable();
-            ps.dedup();
-            ps
-        });
-        let mut names = args.topic.clone();
-        names.sort();
-        names.dedup();
-        Some(
-            names
-                .into_iter()
-                .map(|name| TopicSelection {
-                    name,
-                    partitions: partitions.clone(),
-                })
-                .collect(),
-        )
-    };
-    let opts = DescribeOptions {
-        topics,
-        broker_id: args.broker_id,
-        timeout: deadline.saturating_duration_since(tokio::time::Instant::now()),
-        request_timeout,
-        ..Default::default()
-    };
+    let client = conn.client.clone();
+    let deadline = conn.deadline;
 
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -1,6 +1,11 @@
+pub mod cluster;
+pub mod compare_replicas;
 pub mod decode;
 pub mod demo;
 pub mod describe;
+pub mod describe_txn;
 pub mod encode;
+pub mod find_hanging;
 pub mod mock_broker;
+pub mod transactions;
 mod wire_io;

@@ -6,6 +6,7 @@
 pub mod json;
 pub mod jsonl;
 pub mod producers;
+pub mod records;
 pub mod table;
 
 use std::time::{Duration, UNIX_EPOCH};

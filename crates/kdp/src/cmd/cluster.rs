@@ -1,0 +1,146 @@
+//! What every command that talks to a cluster shares: the flags to reach it
+//! (named as in Kafka's tools), connecting within `--timeout`, and turning
+//! `--topic`/`--partition` into a selection.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions, TopicSelection};
+use tokio::time::Instant;
+
+use crate::exit;
+use crate::properties;
+
+/// How to reach the cluster.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ClusterArgs {
+    /// Brokers to bootstrap from, tried in order.
+    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    pub bootstrap_server: String,
+    /// Kafka client properties file, as `kafka-transactions.sh --command-config` reads
+    /// (client.id, request.timeout.ms, ...).
+    #[arg(long, value_name = "FILE")]
+    pub command_config: Option<PathBuf>,
+    /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse)]
+    pub timeout: Duration,
+}
+
+/// A connected client and the bounds every request of the command shares.
+pub struct Connected {
+    /// The client.
+    pub client: Arc<Client>,
+    /// One request's bound.
+    pub request_timeout: Duration,
+    /// The command's deadline.
+    pub deadline: Instant,
+}
+
+impl Connected {
+    /// Describe options over `topics` and `broker_id` within what is left.
+    pub fn describe_options(
+        &self,
+        topics: Option<Vec<TopicSelection>>,
+        broker_id: Option<i32>,
+    ) -> DescribeOptions {
+        DescribeOptions {
+            topics,
+            broker_id,
+            timeout: self.deadline.saturating_duration_since(Instant::now()),
+            request_timeout: self.request_timeout,
+            ..Default::default()
+        }
+    }
+}
+
+/// Connects as `args` say; on failure prints why (prefixed `kdp:`) and
+/// returns the exit status.
+pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
+    let deadline = Instant::now() + args.timeout;
+    let bootstrap = BrokerAddress::parse_list(&args.bootstrap_server).map_err(|e| {
+        eprintln!("kdp: --bootstrap-server: {e}");
+        exit::USAGE
+    })?;
+    let props = match &args.command_config {
+        Some(path) => properties::load(path).map_err(|msg| {
+            eprintln!("kdp: --command-config {}: {msg}", path.display());
+            exit::USAGE
+        })?,
+        None => properties::ClientProps::default(),
+    };
+    for warning in props.warnings() {
+        eprintln!("{warning}");
+    }
+    let mut config = ClientConfig::default();
+    config.connection.client_id = Some(props.client_id.clone().unwrap_or_else(|| "kdp".into()));
+    let request_timeout = props
+        .request_timeout
+        .unwrap_or(Duration::from_secs(30))
+        .min(args.timeout);
+    config.connection.request_timeout = request_timeout;
+    // keep trying the bootstrap list until the deadline, then say why it failed
+    config.bootstrap_timeout = args.timeout;
+    config.connect_timeout = props
+        .connect_timeout
+        .unwrap_or(Duration::from_secs(10))
+        .min(args.timeout);
+    match tokio::time::timeout_at(deadline, Client::connect(bootstrap, config)).await {
+        Ok(Ok(c)) => Ok(Connected {
+            client: Arc::new(c),
+            request_timeout,
+            deadline,
+        }),
+        Ok(Err(e)) => {
+            eprintln!("kdp: cannot reach the cluster: {e}");
+            Err(exit::UNREACHABLE)
+        }
+        Err(_) => {
+            eprintln!(
+                "kdp: cannot reach the cluster: no bootstrap server answered within {}",
+                humantime::format_duration(args.timeout)
+            );
+            Err(exit::UNREACHABLE)
+        }
+    }
+}
+
+/// `--topic` and `--partition` as a selection; `None` is the whole cluster.
+/// Each partition applies to every topic.
+pub fn selection(topics: &[String], partitions: &[i32]) -> Option<Vec<TopicSelection>> {
+    if topics.is_empty() {
+        return None;
+    }
+    let partitions = (!partitions.is_empty()).then(|| {
+        let mut ps = partitions.to_vec();
+        ps.sort_unstable();
+        ps.dedup();
+        ps
+    });
+    let mut names = topics.to_vec();
+    names.sort();
+    names.dedup();
+    Some(
+        names
+            .into_iter()
+            .map(|name| TopicSelection {
+                name,
+                partitions: partitions.clone(),
+            })
+            .collect(),
+    )
+}
+
+/// Runs a command's future on a fresh single-threaded runtime.
+pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(f),
+        Err(e) => {
+            eprintln!("kdp: cannot start the async runtime: {e}");
+            exit::PARTIAL
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `kdp compare-replicas`: every replica of each partition asked for its
+//! producer state, and the differences shown field by field.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use kdp_client::diagnose::replicas::compare;
+use kdp_client::{describe_producers, DescribeEvent};
+use kdp_wire::messages::ProducerState;
+use serde::Serialize;
+
+use crate::cmd::cluster::{self, ClusterArgs};
+use crate::exit;
+use crate::output::records::{self, Record};
+use crate::output::Output;
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "\
+Each replica answers DescribeProducers from its own producer state (brokers do no leader check),
+so asking every replica of a partition shows a follower that lost a producer, kept an older
+epoch or sequence, or still holds a transaction open. One row per difference: the producer, the
+field (ActiveProducers when a replica does not list the producer at all) and each replica's value.
+A follower that is catching up differs for a moment; run again to tell lag from divergence.
+
+Exit status: 0 all replicas agree, 4 some differ, 1 some replica could not be asked, 2 bad usage,
+3 the cluster could not be reached.
+
+Examples:
+  kdp compare-replicas --bootstrap-server localhost:9092
+  kdp compare-replicas --bootstrap-server localhost:9092 --topic orders --partition 0,1")]
+pub struct Args {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Topic to compare; repeat for several. Default: every topic.
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// Partition to compare, for every --topic given; repeat or comma-separate.
+    #[arg(long, value_name = "PARTITION", requires = "topic", value_delimiter = ',',
+          value_parser = clap::value_parser!(i32).range(0..))]
+    pub partition: Vec<i32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+/// One difference.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Row {
+    topic: String,
+    partition: i32,
+    producer_id: i64,
+    field: &'static str,
+    values: BTreeMap<i32, String>,
+}
+
+impl Record for Row {
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.topic.clone(),
+            self.partition.to_string(),
+            self.producer_id.to_string(),
+            self.field.to_string(),
+            self.values
+                .iter()
+                .map(|(b, v)| format!("{b}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ]
+    }
+}
+
+type Replicas = BTreeMap<(String, i32), BTreeMap<i32, Vec<ProducerState>>>;
+
+/// `kdp compare-replicas`.
+pub fn run(args: Args) -> i32 {
+    cluster::block_on(async {
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        run_to(args, &mut out).await
+    })
+}
+
+/// The command, output on `out`.
+pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
+    let conn = match cluster::connect(&args.cluster).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let brokers = match kdp_client::admin::AllBrokers::keys(&conn.client).await {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("kdp: cannot reach the cluster: {e}");
+            return exit::UNREACHABLE;
+        }
+    };
+    let selection = cluster::selection(&args.topic, &args.partition);
+    let mut scans = tokio::task::JoinSet::new();
+    for &b in &brokers {
+        let opts = conn.describe_options(selection.clone(), Some(b));
+        let client = conn.client.clone();
+        scans.spawn(async move {
+            let mut outcomes = Vec::new();
+            let r = describe_producers(client, &opts, |ev| {
+                if let DescribeEvent::Results { outcomes: o, .. } = ev {
+                    outcomes.extend(o);
+                }
+            })
+            .await;
+            (b, r.map(|_| outcomes))
+        });
+    }
+    let mut replicas: Replicas = BTreeMap::new();
+    let mut errors = 0;
+    while let Some(joined) = scans.join_next().await {
+        let Ok((broker, result)) = joined else {
+            errors += 1;
+            continue;
+        };
+        let outcomes = match result {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("kdp: broker {broker}: {e}");
+                errors += 1;
+                continue;
+            }
+        };
+        for o in outcomes {
+            match o.result {
+                Ok(ps) => {
+                    replicas
+                        .entry((o.topic, o.partition))
+                        .or_default()
+                        .insert(broker, ps);
+                }
+                // a partition named explicitly that this broker does not host
+                Err(e) if e.code == kdp_wire::error_code::NOT_LEADER_OR_FOLLOWER => {}
+                Err(e) => {
+                    errors += 1;
+                    eprintln!(
+                        "kdp: {}-{} on broker {broker}: {} {}",
+                        o.topic,
+                        o.partition,
+                        e.name(),
+                        e.message.as_deref().unwrap_or("")
+                    );
+                }
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for ((topic, partition), by_broker) in &replicas {
+        for d in compare(by_broker) {
+            rows.push(Row {
+                topic: topic.clone(),
+                partition: *partition,
+                producer_id: d.producer_id,
+                field: d.field,
+                values: d.values,
+            });
+        }
+    }
+    let header = ["Topic", "Partition", "ProducerId", "Field", "Replicas"];
+    if let Err(e) = records::write(out, args.output, "Differences", &header, &rows) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("kdp: cannot write output: {e}");
+            return exit::PARTIAL;
+        }
+    }
+    if args.output == Output::Table && rows.is_empty() {
+        eprintln!("kdp: all replicas agree on {} partitions", replicas.len());
+    }
+    if !rows.is_empty() {
+        exit::FOUND
+    } else if errors > 0 {
+        exit::PARTIAL
+    } else {
+        exit::OK
+    }
+}

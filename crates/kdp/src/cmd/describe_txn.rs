@@ -1,0 +1,211 @@
+//! `kdp describe --with-transactions`: each producer joined with its
+//! transactional id and the coordinator's view, and flagged where the data
+//! proves something (see `kdp_client::diagnose::flags`).
+
+use std::io::{self, Write};
+
+use kdp_client::diagnose::flags::{flags, Context, Coordinator};
+use kdp_client::diagnose::hanging::Description;
+use kdp_client::txn::join::{join, JoinOptions, Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
+use kdp_client::DescribeOptions;
+use serde::Serialize;
+
+use crate::cmd::cluster::Connected;
+use crate::exit;
+use crate::output::records::{self, or_dash, Record};
+use crate::output::{age, rfc3339, Output};
+
+/// One producer on one partition, joined.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Row {
+    topic: String,
+    partition: i32,
+    producer_id: i64,
+    producer_epoch: i32,
+    last_sequence: i32,
+    last_timestamp: i64,
+    last_timestamp_rfc3339: Option<String>,
+    coordinator_epoch: i32,
+    current_txn_start_offset: i64,
+    transactional_id: Option<String>,
+    transaction_state: Option<String>,
+    transaction_timeout_ms: Option<i32>,
+    coordinator_producer_epoch: Option<i16>,
+    flags: Vec<&'static str>,
+    #[serde(skip)]
+    now_ms: i64,
+}
+
+impl Record for Row {
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.topic.clone(),
+            self.partition.to_string(),
+            self.producer_id.to_string(),
+            self.producer_epoch.to_string(),
+            self.last_sequence.to_string(),
+            format!(
+                "{} ({})",
+                or_dash(self.last_timestamp_rfc3339.as_deref()),
+                age(self.last_timestamp, self.now_ms)
+            ),
+            self.coordinator_epoch.to_string(),
+            if self.current_txn_start_offset >= 0 {
+                self.current_txn_start_offset.to_string()
+            } else {
+                "None".into()
+            },
+            or_dash(self.transactional_id.as_deref()),
+            or_dash(self.transaction_state.as_deref()),
+            or_dash(self.transaction_timeout_ms),
+            or_dash(self.coordinator_producer_epoch),
+            if self.flags.is_empty() {
+                "-".into()
+            } else {
+                self.flags.join(",")
+            },
+        ]
+    }
+}
+
+const HEADER: &[&str] = &[
+    "Topic",
+    "Partition",
+    "ProducerId",
+    "Epoch",
+    "LastSequence",
+    "LastTimestamp",
+    "CoordinatorEpoch",
+    "TxnStartOffset",
+    "TransactionalId",
+    "TxnState",
+    "TxnTimeoutMs",
+    "CoordinatorProducerEpoch",
+    "Flags",
+];
+
+/// The joined rows.
+pub fn rows(joined: &Joined) -> Vec<Row> {
+    let cx = Context {
+        now_ms: joined.now_ms,
+        protocol: joined.protocol,
+        max_transaction_timeout_ms: joined
+            .cluster_max_timeout_ms
+            .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS),
+        producer_id_expiration_ms: joined.producer_id_expiration_ms,
+    };
+    let mut rows: Vec<Row> = joined
+        .producers()
+        .map(|(topic, partition, p)| {
+            let id = joined.view.listed.get(&p.producer_id);
+            let desc = id.and_then(|id| joined.view.descriptions.get(id));
+            let coordinator = match desc {
+                Some(Description::Described(t)) => Coordinator::Known(t),
+                Some(Description::NotFound) => Coordinator::Unknown,
+                None if p.current_txn_start_offset >= 0
+                    && joined.view.may_describe_any
+                    && joined.view.listing_complete =>
+                {
+                    Coordinator::Unknown
+                }
+                _ => Coordinator::Unseen,
+            };
+            let t = match &coordinator {
+                Coordinator::Known(t) => Some(*t),
+                _ => None,
+            };
+            Row {
+                topic: topic.to_string(),
+                partition,
+                producer_id: p.producer_id,
+                producer_epoch: p.producer_epoch,
+                last_sequence: p.last_sequence,
+                last_timestamp: p.last_timestamp,
+                last_timestamp_rfc3339: rfc3339(p.last_timestamp),
+                coordinator_epoch: p.coordinator_epoch,
+                current_txn_start_offset: p.current_txn_start_offset,
+                transactional_id: id.cloned(),
+                transaction_state: t.map(|t| t.transaction_state.clone()),
+                transaction_timeout_ms: t.map(|t| t.transaction_timeout_ms),
+                coordinator_producer_epoch: t.map(|t| t.producer_epoch),
+                flags: flags(p, topic, partition, &coordinator, &cx)
+                    .into_iter()
+                    .map(|f| f.as_str())
+                    .collect(),
+                now_ms: joined.now_ms,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (&a.topic, a.partition, a.producer_id).cmp(&(&b.topic, b.partition, b.producer_id))
+    });
+    rows
+}
+
+/// Runs the joined describe on a connected client.
+pub async fn run_to(
+    conn: &Connected,
+    opts: DescribeOptions,
+    output: Output,
+    out: &mut dyn Write,
+) -> i32 {
+    let joined = match join(
+        &conn.client,
+        &JoinOptions {
+            describe: opts,
+            open_only: false,
+        },
+    )
+    .await
+    {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("kdp: cannot reach the cluster: {e}");
+            return exit::UNREACHABLE;
+        }
+    };
+    let rows = rows(&joined);
+    let failed: Vec<_> = joined
+        .partitions
+        .iter()
+        .filter(|o| o.result.is_err())
+        .collect();
+    for o in &failed {
+        if let Err(e) = &o.result {
+            eprintln!(
+                "kdp: {}-{}: {} {}",
+                o.topic,
+                o.partition,
+                e.name(),
+                e.message.as_deref().unwrap_or("")
+            );
+        }
+    }
+    if output == Output::Table {
+        eprintln!(
+            "kdp: transaction protocol {} ({}); flags: {}",
+            joined.protocol.as_str(),
+            match joined.protocol {
+                kdp_client::diagnose::TxnProtocol::V1 => "epochs change only when an instance starts",
+                kdp_client::diagnose::TxnProtocol::V2 => "every transaction end bumps the epoch",
+            },
+            match joined.protocol {
+                kdp_client::diagnose::TxnProtocol::V1 => "fenced, open-too-long, orphan, idle",
+                kdp_client::diagnose::TxnProtocol::V2 =>
+                    "open-too-long, orphan, idle (fenced cannot be told from a healthy epoch bump under v2)",
+            }
+        );
+    }
+    if let Err(e) = records::write(out, output, "Producers", HEADER, &rows) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("kdp: cannot write output: {e}");
+            return exit::PARTIAL;
+        }
+    }
+    if failed.is_empty() {
+        exit::OK
+    } else {
+        exit::PARTIAL
+    }
+}

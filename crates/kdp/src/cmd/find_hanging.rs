@@ -1,0 +1,280 @@
+//! `kdp find-hanging`: open transactions that no coordinator will end, and
+//! those stuck with their markers unwritten, across the whole cluster.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use kdp_client::diagnose::hanging::{self, OpenTxn, Verdict};
+use kdp_client::txn::join::{join, JoinOptions, Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
+use serde::Serialize;
+
+use crate::cmd::cluster::{self, ClusterArgs};
+use crate::exit;
+use crate::output::records::{self, or_dash, Record};
+use crate::output::{age, rfc3339, Output};
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "\
+A transaction is a candidate when a producer has one open on a partition (CurrentTxnStartOffset
+set) and has not written there for longer than the maximum transaction timeout. Kafka's rule
+(kafka-transactions.sh find-hanging) then asks the coordinators: it hangs when no coordinator
+lists a transactional id for the producer, the coordinator does not know the id, or the
+partition is not in the coordinator's transaction. kdp gives the same verdicts, with the reason,
+and two more:
+  stuck     the coordinator is in PrepareCommit/PrepareAbort for longer than the timeout and the
+            markers were never written (KAFKA-19999): Kafka's rule says 'not hanging' while the
+            LSO stays pinned.
+  unknown   the caller may not describe the transactional id (ListTransactions silently hides
+            such ids; kdp probes with an unused id to learn whether it could see every id), or a
+            broker did not answer: never reported as hanging, which Kafka's tool would do.
+Each row shows the transactional id, the open transaction's age and the records it blocks from
+read_committed consumers (high watermark minus LSO).
+
+Without --topic and --broker-id the whole cluster is searched, internal topics included. The
+timeout is the brokers' transaction.max.timeout.ms unless --max-transaction-timeout is given.
+
+Exit status: 0 nothing hangs, 4 something hangs or is stuck, 1 errors or unknown verdicts,
+2 bad usage, 3 the cluster could not be reached.
+
+Examples:
+  kdp find-hanging --bootstrap-server localhost:9092
+  kdp find-hanging --bootstrap-server localhost:9092 --topic orders --partition 3 --output json
+  kdp find-hanging --bootstrap-server localhost:9092 --broker-id 2 --max-transaction-timeout 5m")]
+pub struct Args {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Topic to search; repeat for several. Default: every topic.
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// Partition to search, for every --topic given; repeat or comma-separate.
+    #[arg(long, value_name = "PARTITION", requires = "topic", value_delimiter = ',',
+          value_parser = clap::value_parser!(i32).range(0..))]
+    pub partition: Vec<i32>,
+    /// Search the partitions with a replica on this broker, asking it.
+    #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i32).range(0..))]
+    pub broker_id: Option<i32>,
+    /// Candidates are idle longer than this (e.g. 15m, 0). Default: the cluster's
+    /// transaction.max.timeout.ms.
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_age)]
+    pub max_transaction_timeout: Option<Duration>,
+    /// Also list candidates whose transaction the coordinator still tracks.
+    #[arg(long)]
+    pub all: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+/// One candidate and its verdict.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Row {
+    topic: String,
+    partition: i32,
+    producer_id: i64,
+    producer_epoch: i32,
+    coordinator_epoch: i32,
+    start_offset: i64,
+    last_timestamp: i64,
+    last_timestamp_rfc3339: Option<String>,
+    transactional_id: Option<String>,
+    coordinator_state: Option<String>,
+    transaction_start_time_ms: Option<i64>,
+    transaction_age_ms: i64,
+    blocked_records: Option<i64>,
+    verdict: &'static str,
+    reason: String,
+    kafka_says_hanging: bool,
+    #[serde(skip)]
+    now_ms: i64,
+}
+
+impl Record for Row {
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.topic.clone(),
+            self.partition.to_string(),
+            self.producer_id.to_string(),
+            self.producer_epoch.to_string(),
+            self.coordinator_epoch.to_string(),
+            self.start_offset.to_string(),
+            format!(
+                "{} ({})",
+                or_dash(self.last_timestamp_rfc3339.as_deref()),
+                age(self.last_timestamp, self.now_ms)
+            ),
+            or_dash(self.transactional_id.as_deref()),
+            humantime::format_duration(Duration::from_secs(
+                u64::try_from(self.transaction_age_ms / 1000).unwrap_or(0),
+            ))
+            .to_string(),
+            or_dash(self.blocked_records),
+            self.reason.clone(),
+        ]
+    }
+}
+
+const HEADER: &[&str] = &[
+    "Topic",
+    "Partition",
+    "ProducerId",
+    "ProducerEpoch",
+    "CoordinatorEpoch",
+    "StartOffset",
+    "LastTimestamp",
+    "TransactionalId",
+    "TxnAge",
+    "BlockedRecords",
+    "Verdict",
+];
+
+/// The verdict rows of a joined scan, candidates only.
+pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (topic, partition, p) in joined.open_transactions() {
+        if !hanging::is_candidate(p, joined.now_ms, max_timeout_ms) {
+            continue;
+        }
+        let txn = OpenTxn {
+            topic: topic.to_string(),
+            partition,
+            producer: p.clone(),
+        };
+        let verdict = hanging::decide(&txn, &joined.view, joined.now_ms, max_timeout_ms);
+        if verdict == Verdict::NotHanging && !all {
+            continue;
+        }
+        let state = joined.coordinator_state(p.producer_id);
+        let tracked = state.filter(|t| {
+            t.topics
+                .iter()
+                .any(|td| td.topic == topic && td.partitions.contains(&partition))
+        });
+        let start = tracked
+            .map(|t| t.transaction_start_time_ms)
+            .filter(|s| *s >= 0)
+            .unwrap_or(p.last_timestamp);
+        rows.push(Row {
+            topic: topic.to_string(),
+            partition,
+            producer_id: p.producer_id,
+            producer_epoch: p.producer_epoch,
+            coordinator_epoch: p.coordinator_epoch,
+            start_offset: p.current_txn_start_offset,
+            last_timestamp: p.last_timestamp,
+            last_timestamp_rfc3339: rfc3339(p.last_timestamp),
+            transactional_id: hanging::transactional_id(&joined.view, &txn).map(str::to_string),
+            coordinator_state: state.map(|t| t.transaction_state.clone()),
+            transaction_start_time_ms: tracked.map(|t| t.transaction_start_time_ms),
+            transaction_age_ms: joined.now_ms.saturating_sub(start),
+            blocked_records: joined
+                .offsets
+                .get(&(topic.to_string(), partition))
+                .and_then(|o| o.as_ref().ok())
+                .map(|o| o.blocked()),
+            verdict: verdict.kind(),
+            reason: verdict.explain(),
+            kafka_says_hanging: hanging::kafka_says_hanging(&txn, &joined.view),
+            now_ms: joined.now_ms,
+        });
+    }
+    rows.sort_by(|a, b| {
+        (&a.topic, a.partition, a.producer_id).cmp(&(&b.topic, b.partition, b.producer_id))
+    });
+    rows
+}
+
+/// `kdp find-hanging`.
+pub fn run(args: Args) -> i32 {
+    cluster::block_on(async {
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        run_to(args, &mut out).await
+    })
+}
+
+/// The command, output on `out`.
+pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
+    let conn = match cluster::connect(&args.cluster).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let opts = JoinOptions {
+        describe: conn.describe_options(
+            cluster::selection(&args.topic, &args.partition),
+            args.broker_id,
+        ),
+        open_only: true,
+    };
+    let joined = match join(&conn.client, &opts).await {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("kdp: cannot reach the cluster: {e}");
+            return exit::UNREACHABLE;
+        }
+    };
+    let (max_timeout_ms, source) = match args.max_transaction_timeout {
+        Some(d) => (
+            i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+            "--max-transaction-timeout",
+        ),
+        None => match joined.cluster_max_timeout_ms {
+            Some(ms) => (ms, "the brokers' transaction.max.timeout.ms"),
+            None => (
+                DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+                "Kafka's default (no broker said)",
+            ),
+        },
+    };
+    tracing::info!(max_timeout_ms, source, "candidate threshold");
+    let rows = rows(&joined, max_timeout_ms, args.all);
+    for (broker, e) in &joined.listing_errors {
+        eprintln!(
+            "kdp: broker {broker} did not list its transactions: {} {}",
+            e.name(),
+            e.message.as_deref().unwrap_or("")
+        );
+    }
+    let failed: Vec<_> = joined
+        .partitions
+        .iter()
+        .filter(|o| o.result.is_err())
+        .collect();
+    for o in &failed {
+        if let Err(e) = &o.result {
+            eprintln!(
+                "kdp: {}-{}: {} {}",
+                o.topic,
+                o.partition,
+                e.name(),
+                e.message.as_deref().unwrap_or("")
+            );
+        }
+    }
+    if let Err(e) = records::write(out, args.output, "Transactions", HEADER, &rows) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("kdp: cannot write output: {e}");
+            return exit::PARTIAL;
+        }
+    }
+    let problems = rows
+        .iter()
+        .filter(|r| r.verdict == "hanging" || r.verdict == "stuck")
+        .count();
+    let unknown = rows.iter().filter(|r| r.verdict == "unknown").count();
+    if args.output == Output::Table && rows.is_empty() {
+        eprintln!(
+            "kdp: no hanging or stuck transaction in {} partitions (candidates idle longer than {} from {})",
+            joined.summary.partitions,
+            humantime::format_duration(Duration::from_millis(u64::try_from(max_timeout_ms).unwrap_or(0))),
+            source
+        );
+    }
+    if problems > 0 {
+        exit::FOUND
+    } else if unknown > 0 || !failed.is_empty() || !joined.listing_errors.is_empty() {
+        exit::PARTIAL
+    } else {
+        exit::OK
+    }
+}

@@ -1,0 +1,307 @@
+//! `kdp transactions list|describe`: the coordinators' view, as
+//! `kafka-transactions.sh list` and `describe` print it, plus times as
+//! RFC 3339 and ages; every broker asked, ids batched per coordinator.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use kdp_client::txn::describe::describe_transactions;
+use kdp_client::txn::driver_options;
+use kdp_client::txn::join::now_ms;
+use kdp_client::txn::list::{list_transactions, ListFilters};
+use serde::Serialize;
+
+use crate::cmd::cluster::{self, ClusterArgs};
+use crate::exit;
+use crate::output::records::{self, or_dash, Record};
+use crate::output::{age, rfc3339, Output};
+
+/// `kdp transactions`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Sub,
+}
+
+/// The subcommands.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Sub {
+    /// List transactions on every broker (ListTransactions), merged.
+    #[command(after_help = "\
+Columns as kafka-transactions.sh list: TransactionalId, Coordinator (the broker that lists it),
+ProducerId, TransactionState. Transactional ids the caller may not DESCRIBE are left out by the
+brokers, silently.
+
+Filters: --state (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort,
+PrepareEpochFence, Dead) and --producer-id repeat; --min-duration needs Kafka 3.8+ and
+--transactional-id-pattern Kafka 4.1+ (an older broker is an error naming the feature).
+
+Exit status: 0 listed by every broker, 1 some broker failed (the rest is printed), 2 bad usage,
+3 the cluster could not be reached.
+
+Examples:
+  kdp transactions --bootstrap-server localhost:9092 list
+  kdp transactions --bootstrap-server localhost:9092 list --state Ongoing --min-duration 10m")]
+    List {
+        /// Keep transactions in this state; repeat for several.
+        #[arg(long, value_name = "STATE")]
+        state: Vec<String>,
+        /// Keep transactions of this producer id; repeat for several.
+        #[arg(long, value_name = "ID")]
+        producer_id: Vec<i64>,
+        /// Keep transactions running longer than this (e.g. 10m).
+        #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_age)]
+        min_duration: Option<Duration>,
+        /// Keep transactional ids matching this regular expression (RE2/J syntax).
+        #[arg(long, value_name = "REGEX")]
+        transactional_id_pattern: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Output::Table)]
+        output: Output,
+    },
+    /// Describe transactional ids at their coordinators (DescribeTransactions).
+    #[command(after_help = "\
+Columns as kafka-transactions.sh describe, plus the start time as RFC 3339 and its age.
+
+Exit status: 0 every id described, 1 some failed (e.g. TRANSACTIONAL_ID_NOT_FOUND,
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED; the rest is printed), 2 bad usage, 3 unreachable.
+
+Example:
+  kdp transactions --bootstrap-server localhost:9092 describe --transactional-id orders-tx-1")]
+    Describe {
+        /// The transactional id; repeat for several.
+        #[arg(long, value_name = "ID", required = true)]
+        transactional_id: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Output::Table)]
+        output: Output,
+    },
+}
+
+/// The cluster flags sit before the subcommand, as in kafka-transactions.sh.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Command {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub args: Args,
+}
+
+/// One listed transaction.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ListRow {
+    transactional_id: String,
+    coordinator: i32,
+    producer_id: i64,
+    transaction_state: String,
+}
+
+impl Record for ListRow {
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.transactional_id.clone(),
+            self.coordinator.to_string(),
+            self.producer_id.to_string(),
+            self.transaction_state.clone(),
+        ]
+    }
+}
+
+/// One described transactional id.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DescribeRow {
+    coordinator_id: i32,
+    transactional_id: String,
+    producer_id: i64,
+    producer_epoch: i16,
+    transaction_state: String,
+    transaction_timeout_ms: i32,
+    current_transaction_start_time_ms: Option<i64>,
+    current_transaction_start_time: Option<String>,
+    transaction_duration_ms: Option<i64>,
+    topic_partitions: Vec<String>,
+    #[serde(skip)]
+    now_ms: i64,
+}
+
+impl Record for DescribeRow {
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.coordinator_id.to_string(),
+            self.transactional_id.clone(),
+            self.producer_id.to_string(),
+            self.producer_epoch.to_string(),
+            self.transaction_state.clone(),
+            self.transaction_timeout_ms.to_string(),
+            match self.current_transaction_start_time_ms {
+                Some(ms) => format!(
+                    "{} ({})",
+                    or_dash(self.current_transaction_start_time.as_deref()),
+                    age(ms, self.now_ms)
+                ),
+                None => "None".into(),
+            },
+            or_dash(self.transaction_duration_ms),
+            self.topic_partitions.join(","),
+        ]
+    }
+}
+
+/// `kdp transactions ...`.
+pub fn run(cmd: Command) -> i32 {
+    cluster::block_on(async {
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        run_to(cmd, &mut out).await
+    })
+}
+
+/// The command, output on `out`.
+pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
+    let conn = match cluster::connect(&cmd.cluster).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let dopts = driver_options(&conn.describe_options(None, None));
+    let (result, failed) = match cmd.args.command {
+        Sub::List {
+            state,
+            producer_id,
+            min_duration,
+            transactional_id_pattern,
+            output,
+        } => {
+            let filters = ListFilters {
+                states: state,
+                producer_ids: producer_id,
+                min_duration_ms: min_duration
+                    .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+                transactional_id_pattern,
+            };
+            let listings = match list_transactions(&conn.client, &filters, &dopts).await {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("kdp: {e}");
+                    return if e.is_connection_error() {
+                        exit::UNREACHABLE
+                    } else {
+                        exit::PARTIAL
+                    };
+                }
+            };
+            let mut rows = Vec::new();
+            let mut failed = 0;
+            for (broker, l) in listings {
+                match l {
+                    Ok(l) => {
+                        for s in &l.unknown_state_filters {
+                            eprintln!("kdp: broker {broker} does not know the state {s:?}");
+                        }
+                        rows.extend(l.transactions.into_iter().map(|t| ListRow {
+                            transactional_id: t.transactional_id,
+                            coordinator: broker,
+                            producer_id: t.producer_id,
+                            transaction_state: t.transaction_state,
+                        }));
+                    }
+                    Err(e) => {
+                        failed += 1;
+                        eprintln!(
+                            "kdp: broker {broker}: {} {}",
+                            e.name(),
+                            e.message.as_deref().unwrap_or("")
+                        );
+                    }
+                }
+            }
+            rows.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
+            let header = [
+                "TransactionalId",
+                "Coordinator",
+                "ProducerId",
+                "TransactionState",
+            ];
+            (
+                records::write(out, output, "Transactions", &header, &rows),
+                failed,
+            )
+        }
+        Sub::Describe {
+            transactional_id,
+            output,
+        } => {
+            let now = now_ms();
+            let mut ids = transactional_id;
+            ids.sort();
+            ids.dedup();
+            let described = describe_transactions(&conn.client, ids, &dopts).await;
+            let mut rows = Vec::new();
+            let mut failed = 0;
+            for (id, d) in described {
+                match d.result {
+                    Ok(t) => {
+                        let start = (t.transaction_start_time_ms >= 0)
+                            .then_some(t.transaction_start_time_ms);
+                        rows.push(DescribeRow {
+                            coordinator_id: d.coordinator.unwrap_or(-1),
+                            transactional_id: id,
+                            producer_id: t.producer_id,
+                            producer_epoch: t.producer_epoch,
+                            transaction_state: t.transaction_state,
+                            transaction_timeout_ms: t.transaction_timeout_ms,
+                            current_transaction_start_time_ms: start,
+                            current_transaction_start_time: start.and_then(rfc3339),
+                            transaction_duration_ms: start.map(|s| now.saturating_sub(s)),
+                            topic_partitions: t
+                                .topics
+                                .iter()
+                                .flat_map(|td| {
+                                    td.partitions
+                                        .iter()
+                                        .map(move |p| format!("{}-{p}", td.topic))
+                                })
+                                .collect(),
+                            now_ms: now,
+                        });
+                    }
+                    Err(e) => {
+                        failed += 1;
+                        eprintln!(
+                            "kdp: {id}: {} {}",
+                            e.name(),
+                            e.message.as_deref().unwrap_or("")
+                        );
+                    }
+                }
+            }
+            let header = [
+                "CoordinatorId",
+                "TransactionalId",
+                "ProducerId",
+                "ProducerEpoch",
+                "TransactionState",
+                "TransactionTimeoutMs",
+                "CurrentTransactionStartTime",
+                "TransactionDurationMs",
+                "TopicPartitions",
+            ];
+            (
+                records::write(out, output, "Transactions", &header, &rows),
+                failed,
+            )
+        }
+    };
+    if let Err(e) = result {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("kdp: cannot write output: {e}");
+            return exit::PARTIAL;
+        }
+    }
+    if failed > 0 {
+        exit::PARTIAL
+    } else {
+        exit::OK
+    }
+}

@@ -1,0 +1,55 @@
+//! Rows of the diagnosis commands (transactions, find-hanging,
+//! compare-replicas): one struct per command that serializes to JSON with
+//! schema-style names and gives its table cells; the three formats come
+//! from here.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::{jsonl, table, Output};
+
+/// A row of a command's output.
+pub trait Record: Serialize {
+    /// The table's cells, in the order of the header.
+    fn cells(&self) -> Vec<String>;
+}
+
+/// Writes `rows` as `format`: an aligned table under `header`, one JSON
+/// document (`{"<name>": [rows]}`), or one JSON object per line.
+pub fn write<R: Record>(
+    out: &mut dyn Write,
+    format: Output,
+    name: &str,
+    header: &[&str],
+    rows: &[R],
+) -> io::Result<()> {
+    match format {
+        Output::Table => {
+            let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+            table::write(out, &header, &mut |sink| {
+                for r in rows {
+                    sink(&r.cells());
+                }
+            })?;
+        }
+        Output::Json => {
+            let doc = serde_json::json!({ name: rows });
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            out.write_all(b"\n")?;
+        }
+        Output::Jsonl => {
+            let mut buf = Vec::new();
+            for r in rows {
+                jsonl::push_line(&mut buf, r)?;
+            }
+            jsonl::write_batch(out, &buf)?;
+        }
+    }
+    out.flush()
+}
+
+/// An optional value's cell: the value, or `-`.
+pub fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
