@@ -20,6 +20,7 @@ use crate::transport::{BrokerAddress, Connector, TcpConnector};
 
 /// Responses that carry a ThrottleTimeMs, which the client honours.
 pub trait ThrottleTime {
+    /// The response's `ThrottleTimeMs`.
     fn throttle_time_ms(&self) -> i32;
 }
 
@@ -44,6 +45,7 @@ impl ThrottleTime for ApiVersionsResponse {
 /// Client settings.
 #[derive(Clone)]
 pub struct ClientConfig {
+    /// Settings of each broker connection.
     pub connection: ConnectionConfig,
     /// Bound on opening one stream (all resolved addresses of one broker).
     pub connect_timeout: Duration,
@@ -59,6 +61,7 @@ pub struct ClientConfig {
     /// up to `retry_backoff_max` (Kafka's `reconnect.backoff.ms` and
     /// `reconnect.backoff.max.ms`).
     pub retry_backoff: Duration,
+    /// The longest pause between two passes.
     pub retry_backoff_max: Duration,
 }
 
@@ -189,10 +192,12 @@ impl Client {
         Ok(Arc::new(conn))
     }
 
+    /// The settings the client was made with.
     pub fn config(&self) -> &ClientConfig {
         &self.config
     }
 
+    /// The bootstrap list, parsed.
     pub fn bootstrap_servers(&self) -> &[BrokerAddress] {
         &self.bootstrap_servers
     }

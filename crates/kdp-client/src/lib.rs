@@ -16,6 +16,8 @@
 //! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
 //! as a [`ConnectionSetup`] run on each [`Connection`] after ApiVersions.
 
+#![forbid(unsafe_code)]
+
 pub mod admin;
 pub mod client;
 pub mod connection;

@@ -9,6 +9,8 @@
 //!   on its own listener, serving ApiVersions, Metadata and DescribeProducers
 //!   well enough for Kafka's own Admin client and tools.
 
+#![forbid(unsafe_code)]
+
 pub mod broker;
 pub mod cluster;
 pub mod demo;

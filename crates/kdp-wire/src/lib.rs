@@ -7,6 +7,8 @@
 //! message. Encoders are infallible and size-exact; decoders are total and
 //! every error names its byte offset and field path.
 
+#![forbid(unsafe_code)]
+
 pub mod api;
 pub mod codec;
 pub mod error;
