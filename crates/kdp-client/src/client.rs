@@ -32,6 +32,7 @@ impl<M: kdp_wire::Message> ThrottleTime for M {
 /// Client settings.
 #[derive(Clone)]
 pub struct ClientConfig {
+    /// Settings of each broker connection.
     pub connection: ConnectionConfig,
     /// Bound on opening one stream (all resolved addresses of one broker).
     pub connect_timeout: Duration,
@@ -47,6 +48,7 @@ pub struct ClientConfig {
     /// up to `retry_backoff_max` (Kafka's `reconnect.backoff.ms` and
     /// `reconnect.backoff.max.ms`).
     pub retry_backoff: Duration,
+    /// The longest pause between two passes.
     pub retry_backoff_max: Duration,
 }
 
@@ -177,10 +179,12 @@ impl Client {
         Ok(Arc::new(conn))
     }
 
+    /// The settings the client was made with.
     pub fn config(&self) -> &ClientConfig {
         &self.config
     }
 
+    /// The bootstrap list, parsed.
     pub fn bootstrap_servers(&self) -> &[BrokerAddress] {
         &self.bootstrap_servers
     }

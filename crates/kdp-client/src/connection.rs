@@ -254,6 +254,7 @@ impl Connection {
         &self.addr
     }
 
+    /// The settings the connection was made with.
     pub fn config(&self) -> &ConnectionConfig {
         &self.config
     }

@@ -47,6 +47,7 @@ pub use crate::admin::KeyError as PartitionError;
 /// Some partitions of one topic, or all of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicSelection {
+    /// The topic name.
     pub name: String,
     /// `None`: every partition of the topic.
     pub partitions: Option<Vec<i32>>,
@@ -67,12 +68,16 @@ pub struct DescribeOptions {
     /// broker that stops answering leaves time to re-route) and by what is
     /// left of it.
     pub request_timeout: Duration,
+    /// Partitions in one DescribeProducers request at most; more are split.
     pub max_partitions_per_request: usize,
+    /// Brokers asked at once at most.
     pub max_concurrent_brokers: usize,
     /// Rounds at most (the first included): of metadata lookups to resolve
     /// the topics, then of requests.
     pub max_attempts: u32,
+    /// Pause before the second round, doubled each round after.
     pub retry_backoff: Duration,
+    /// The longest pause between rounds.
     pub retry_backoff_max: Duration,
     /// How many metadata lookups may say a topic does not exist before it is
     /// reported as unknown (a topic just created may not be known everywhere yet).
@@ -99,6 +104,7 @@ impl Default for DescribeOptions {
 /// The answer for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionOutcome {
+    /// The topic name.
     pub topic: String,
     /// `-1` for an error about a whole topic whose partitions are unknown
     /// (e.g. the topic does not exist and no partition was named).
@@ -106,6 +112,7 @@ pub struct PartitionOutcome {
     /// The broker that answered (or was asked last); `None` when no broker
     /// was asked (metadata settled it).
     pub broker_id: Option<i32>,
+    /// The partition's `ActiveProducers`, or why they are unknown.
     pub result: std::result::Result<Vec<ProducerState>, PartitionError>,
 }
 
@@ -114,12 +121,18 @@ pub struct PartitionOutcome {
 pub enum DescribeEvent {
     /// This many more partitions will be reported (sent once after the first
     /// metadata lookup, again if a topic resolves later).
-    Planned { partitions: usize },
+    Planned {
+        /// Partitions added to the plan.
+        partitions: usize,
+    },
     /// Final answers for some partitions: one broker response, or errors
     /// settled without a broker (`broker_id: None`).
     Results {
+        /// The broker that answered; `None` for errors settled without one.
         broker_id: Option<i32>,
+        /// The response's `ThrottleTimeMs` (0 without a broker).
         throttle_time_ms: i32,
+        /// One outcome per partition answered.
         outcomes: Vec<PartitionOutcome>,
     },
 }
@@ -129,7 +142,9 @@ pub enum DescribeEvent {
 pub struct DescribeSummary {
     /// Partitions reported (with producers, without, or with an error).
     pub partitions: usize,
+    /// Partitions reported with an error.
     pub failed: usize,
+    /// The largest `ThrottleTimeMs` any broker answered.
     pub max_throttle_time_ms: i32,
     /// Rounds taken: of requests, or of metadata lookups resolving the
     /// topics if those took more.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use kdp_wire::error_code;
 use kdp_wire::DecodeError;
 
+/// The client's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong between kdp and a broker.
@@ -16,12 +17,19 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// A `host:port` that cannot be used.
     #[error("invalid broker address {addr:?}: {reason}")]
-    InvalidAddress { addr: String, reason: &'static str },
+    InvalidAddress {
+        /// The address as given.
+        addr: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
 
     /// DNS resolution failed, or resolved to nothing.
     #[error("cannot resolve {addr}: {source}")]
     Resolve {
+        /// The broker, as `host:port`.
         addr: String,
+        /// The resolver's error.
         #[source]
         source: Arc<io::Error>,
     },
@@ -29,32 +37,48 @@ pub enum Error {
     /// The TCP connection was refused or failed.
     #[error("cannot connect to {addr}: {source}")]
     Connect {
+        /// The broker, as `host:port`.
         addr: String,
+        /// The last address's connect error.
         #[source]
         source: Arc<io::Error>,
     },
 
+    /// Opening the stream took longer than the connect timeout.
     #[error("connecting to {addr} timed out after {}", fmt_duration(*.timeout))]
-    ConnectTimeout { addr: String, timeout: Duration },
+    ConnectTimeout {
+        /// The broker, as `host:port`.
+        addr: String,
+        /// The connect timeout.
+        timeout: Duration,
+    },
 
     /// The peer closed the connection between two responses.
     #[error("{addr}: connection closed by the broker")]
-    Closed { addr: String },
+    Closed {
+        /// The broker, as `host:port`.
+        addr: String,
+    },
 
     /// The peer closed the connection in the middle of a response.
     #[error(
         "{addr}: connection closed in the middle of a response ({read} of {expected} bytes read)"
     )]
     Truncated {
+        /// The broker, as `host:port`.
         addr: String,
+        /// Bytes of the response read.
         read: usize,
+        /// Bytes its size prefix announced.
         expected: usize,
     },
 
     /// Reading or writing the socket failed.
     #[error("{addr}: I/O error: {source}")]
     Io {
+        /// The broker, as `host:port`.
         addr: String,
+        /// The socket's error.
         #[source]
         source: Arc<io::Error>,
     },
@@ -63,45 +87,71 @@ pub enum Error {
     /// or too small to hold a correlation id. Checked before allocating.
     #[error("{addr}: invalid response frame: {source}")]
     Frame {
+        /// The broker, as `host:port`.
         addr: String,
+        /// What is wrong with the frame.
         #[source]
         source: DecodeError,
     },
 
     /// The broker answered a request kdp never sent (or already answered).
     #[error("{addr}: response with unknown correlation id {correlation_id}")]
-    UnknownCorrelationId { addr: String, correlation_id: i32 },
+    UnknownCorrelationId {
+        /// The broker, as `host:port`.
+        addr: String,
+        /// The response's `CorrelationId`.
+        correlation_id: i32,
+    },
 
     /// A response body (or its header) does not decode.
     #[error("{addr}: cannot decode {api} v{version}: {source}")]
     Decode {
+        /// The broker, as `host:port`.
         addr: String,
+        /// The API of the response.
         api: &'static str,
+        /// The version it was decoded at.
         version: i16,
+        /// Where and why decoding failed.
         #[source]
         source: DecodeError,
     },
 
+    /// No response within the request's timeout; the request is abandoned.
     #[error("{addr}: {api} request timed out after {}", fmt_duration(*.timeout))]
     RequestTimeout {
+        /// The broker, as `host:port`.
         addr: String,
+        /// The API of the request.
         api: &'static str,
+        /// How long kdp waited.
         timeout: Duration,
     },
 
     /// The connection was dropped by kdp itself (e.g. the client shut down).
     #[error("{addr}: connection shut down")]
-    Shutdown { addr: String },
+    Shutdown {
+        /// The broker, as `host:port`.
+        addr: String,
+    },
 
     /// ApiVersions answered with an error code kdp cannot recover from.
     #[error("{addr}: ApiVersions failed: {}", error_code::ErrorCodeDisplay(*.error_code))]
-    ApiVersions { addr: String, error_code: i16 },
+    ApiVersions {
+        /// The broker, as `host:port`.
+        addr: String,
+        /// The response's `ErrorCode`.
+        error_code: i16,
+    },
 
     /// No version of the API is supported by both kdp and the broker.
     #[error("{addr}: {}", unsupported_text(api, *.client, *.broker))]
     UnsupportedApi {
+        /// The broker, as `host:port`.
         addr: String,
+        /// The API's name.
         api: &'static str,
+        /// The API's key.
         api_key: i16,
         /// kdp's range.
         client: (i16, i16),
@@ -113,20 +163,30 @@ pub enum Error {
     #[error("{addr}: {api} failed: {}{}", error_code::ErrorCodeDisplay(*.error_code),
         .message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     Broker {
+        /// The broker, as `host:port`.
         addr: String,
+        /// The API of the request.
         api: &'static str,
+        /// The response's `ErrorCode`.
         error_code: i16,
+        /// The response's `ErrorMessage`, if it has one.
         message: Option<String>,
     },
 
     /// A feature needs a newer version of an API than a broker speaks.
     #[error("broker {broker}: {feature} needs {api} v{needed} (Apache Kafka {kafka} or newer); this broker speaks up to v{broker_max}")]
     FeatureUnsupported {
+        /// The broker.
         broker: i32,
+        /// The kdp flag or feature, e.g. `--transactional-id-pattern`.
         feature: &'static str,
+        /// The API that carries it.
         api: &'static str,
+        /// The version it needs.
         needed: i16,
+        /// The first Kafka release with that version.
         kafka: &'static str,
+        /// The broker's highest version.
         broker_max: i16,
     },
 
@@ -140,12 +200,17 @@ pub enum Error {
 
     /// None of the bootstrap servers could be reached.
     #[error("no bootstrap server could be reached: {}", join_attempts(.attempts))]
-    Bootstrap { attempts: Vec<Error> },
+    Bootstrap {
+        /// Why each server failed in the last pass over the list.
+        attempts: Vec<Error>,
+    },
 
     /// The operation's overall deadline passed.
     #[error("{what} did not finish within {}", fmt_duration(*.timeout))]
     Deadline {
+        /// The operation.
         what: &'static str,
+        /// The deadline it had.
         timeout: Duration,
     },
 }

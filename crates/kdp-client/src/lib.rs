@@ -15,6 +15,49 @@
 //!
 //! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
 //! as a [`ConnectionSetup`] run on each [`Connection`] after ApiVersions.
+//!
+//! # Describe a cluster
+//!
+//! Which producers write to `payments-0`, and which of them holds a
+//! transaction open? Here `kdp-server`'s mock cluster, started in this
+//! process on free ports, stands in for a real one.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use kdp_client::{describe_producers, BrokerAddress, Client, ClientConfig};
+//! use kdp_client::{DescribeEvent, DescribeOptions, TopicSelection};
+//! use kdp_server::{demo, MockCluster, MockConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = MockConfig { port: 0, ..MockConfig::default() };
+//! let mock = MockCluster::start(demo::cluster()?, config).await?;
+//!
+//! let bootstrap = BrokerAddress::parse_list(&mock.bootstrap())?;
+//! let client = Arc::new(Client::connect(bootstrap, ClientConfig::default()).await?);
+//! let payments = TopicSelection { name: "payments".to_string(), partitions: Some(vec![0]) };
+//! let opts = DescribeOptions { topics: Some(vec![payments]), ..DescribeOptions::default() };
+//! let mut open_transactions = Vec::new();
+//! let summary = describe_producers(client, &opts, |event| {
+//!     if let DescribeEvent::Results { outcomes, .. } = event {
+//!         for outcome in outcomes {
+//!             let producers = outcome.result.unwrap_or_default();
+//!             let open = producers.into_iter().filter(|p| p.current_txn_start_offset >= 0);
+//!             open_transactions.extend(open.map(|p| (outcome.partition, p.producer_id)));
+//!         }
+//!     }
+//! })
+//! .await?;
+//!
+//! assert_eq!((summary.partitions, summary.failed), (1, 0));
+//! assert_eq!(open_transactions, [(0, 7003)]);
+//! mock.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+#![forbid(unsafe_code)]
 
 pub mod admin;
 pub mod client;

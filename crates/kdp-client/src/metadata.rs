@@ -10,32 +10,43 @@ use crate::transport::BrokerAddress;
 /// One broker of the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerInfo {
+    /// `NodeId`.
     pub id: i32,
+    /// `Host` and `Port`, where the broker listens.
     pub addr: BrokerAddress,
+    /// `Rack`, if the broker has one.
     pub rack: Option<String>,
 }
 
 /// One partition: its leader and replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionInfo {
+    /// `PartitionIndex`.
     pub partition: i32,
     /// Kafka's error for this partition (e.g. LEADER_NOT_AVAILABLE), 0 for none.
     pub error_code: i16,
     /// The leader's broker id, or -1 when there is none.
     pub leader: i32,
+    /// `LeaderEpoch`, or -1 when unknown.
     pub leader_epoch: i32,
+    /// `ReplicaNodes`: every broker with a replica.
     pub replicas: Vec<i32>,
+    /// `IsrNodes`: the in-sync replicas.
     pub isr: Vec<i32>,
+    /// `OfflineReplicas`: replicas whose log is offline.
     pub offline_replicas: Vec<i32>,
 }
 
 /// One topic and its partitions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicInfo {
+    /// `Name`.
     pub name: String,
     /// Kafka's error for this topic (e.g. UNKNOWN_TOPIC_OR_PARTITION), 0 for none.
     pub error_code: i16,
+    /// `TopicId`, zero from brokers before Metadata v10.
     pub topic_id: Uuid,
+    /// `IsInternal`, e.g. `__consumer_offsets`.
     pub is_internal: bool,
     /// By partition index.
     pub partitions: BTreeMap<i32, PartitionInfo>,
@@ -44,7 +55,9 @@ pub struct TopicInfo {
 /// Brokers and topics, as of one Metadata response.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClusterMetadata {
+    /// `ClusterId`, if the broker sent one.
     pub cluster_id: Option<String>,
+    /// `ControllerId`, or -1 when unknown.
     pub controller_id: i32,
     /// By broker id.
     pub brokers: BTreeMap<i32, BrokerInfo>,
@@ -54,6 +67,7 @@ pub struct ClusterMetadata {
 }
 
 impl ClusterMetadata {
+    /// The cluster as `resp` describes it; brokers with an impossible port are left out.
     pub fn from_response(resp: &MetadataResponse) -> Self {
         let brokers = resp
             .brokers
@@ -113,10 +127,12 @@ impl ClusterMetadata {
         }
     }
 
+    /// A topic by name.
     pub fn topic(&self, name: &str) -> Option<&TopicInfo> {
         self.topics.get(name)
     }
 
+    /// A partition of a topic, if the metadata lists it.
     pub fn partition(&self, topic: &str, partition: i32) -> Option<&PartitionInfo> {
         self.topics.get(topic)?.partitions.get(&partition)
     }
@@ -128,6 +144,7 @@ impl ClusterMetadata {
             .filter(|l| *l >= 0)
     }
 
+    /// Partitions over all topics.
     pub fn partition_count(&self) -> usize {
         self.topics.values().map(|t| t.partitions.len()).sum()
     }

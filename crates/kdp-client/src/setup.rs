@@ -16,6 +16,7 @@ pub type SetupFuture<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>
 /// Runs on every new connection after ApiVersions, before anything else is
 /// sent on it. An error fails the connection attempt with that error.
 pub trait ConnectionSetup: Send + Sync + 'static {
+    /// Prepares `conn` for use, e.g. by authenticating.
     fn setup<'a>(&'a self, conn: &'a Connection) -> SetupFuture<'a>;
 }
 

@@ -30,6 +30,7 @@ pub type ConnectFuture<'a> = Pin<Box<dyn Future<Output = Result<BoxStream>> + Se
 
 /// Opens byte streams to brokers. The caller bounds the time it may take.
 pub trait Connector: Send + Sync + 'static {
+    /// Opens a stream to `addr`.
     fn connect<'a>(&'a self, addr: &'a BrokerAddress) -> ConnectFuture<'a>;
 }
 
@@ -88,11 +89,14 @@ pub async fn connect_tcp(addr: &BrokerAddress) -> Result<TcpStream> {
 /// A broker's `host:port`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BrokerAddress {
+    /// A host name or IP address.
     pub host: String,
+    /// The TCP port.
     pub port: u16,
 }
 
 impl BrokerAddress {
+    /// The address `host:port`.
     pub fn new(host: impl Into<String>, port: u16) -> Self {
         BrokerAddress {
             host: host.into(),

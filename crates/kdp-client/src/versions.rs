@@ -16,6 +16,7 @@ pub struct ApiVersionsTable {
 }
 
 impl ApiVersionsTable {
+    /// The table of a broker's ApiVersions answer, given at `api_versions_version`.
     pub fn new(resp: &ApiVersionsResponse, api_versions_version: i16) -> Self {
         ApiVersionsTable {
             ranges: resp

@@ -30,6 +30,8 @@
 //!
 //! Version ranges use the schema's syntax: `N`, `N+`, `N-M`.
 
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote};

@@ -56,16 +56,21 @@ pub const CLUSTER_ALL_OPERATIONS: i32 =
 /// How a broker is reached, as Metadata advertises it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Advertised {
+    /// The broker's `NodeId`.
     pub id: i32,
+    /// `Host` in Metadata.
     pub host: String,
+    /// `Port` in Metadata.
     pub port: u16,
 }
 
 /// What every broker of one mock cluster shares.
 pub struct Shared {
+    /// The cluster every broker serves.
     pub cluster: Cluster,
     /// One entry per broker of the cluster, in the cluster file's order.
     pub advertised: Vec<Advertised>,
+    /// Decides READ on topics for DescribeProducers.
     pub authorizer: Arc<dyn Authorizer>,
     /// Largest response frame (its size prefix) sent; a request whose answer
     /// would be larger closes its connection instead.
@@ -80,6 +85,7 @@ pub struct Reject(pub String);
 /// What a handled request produced.
 #[derive(Debug)]
 pub struct Handled {
+    /// The request's header (for logs; the response echoes its `CorrelationId`).
     pub header: RequestHeader,
     /// The whole response frame, size prefix included.
     pub response: Vec<u8>,

@@ -22,6 +22,7 @@ pub struct ClusterError {
     /// JSON path of the offending value, e.g. `topics[0].partitions[3].leader`
     /// (`.` for the document itself).
     pub path: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -37,18 +38,22 @@ impl ClusterError {
 /// One broker of the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broker {
+    /// The broker's `NodeId`.
     pub id: i32,
     /// The host name to advertise in Metadata instead of the listener's address.
     pub host: Option<String>,
+    /// `Rack` in Metadata.
     pub rack: Option<String>,
 }
 
 /// One topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Topic {
+    /// The topic name.
     pub name: String,
     /// Derived from the name (stable across runs); never zero.
     pub topic_id: Uuid,
+    /// `IsInternal` in Metadata, e.g. for `__transaction_state`.
     pub internal: bool,
     /// Indexed by partition id: `partitions[i].index == i`.
     pub partitions: Vec<Partition>,
@@ -57,11 +62,15 @@ pub struct Topic {
 /// One partition: placement and the producer state of each replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition {
+    /// `PartitionIndex`.
     pub index: i32,
     /// The leader's broker id, or -1 if the partition has no leader.
     pub leader: i32,
+    /// `LeaderEpoch` in Metadata.
     pub leader_epoch: i32,
+    /// Broker ids holding a replica (`ReplicaNodes`).
     pub replicas: Vec<i32>,
+    /// In-sync replicas (`IsrNodes`).
     pub isr: Vec<i32>,
     /// Replicas whose log is offline (a failed log directory): the broker is
     /// up, but answers KAFKA_STORAGE_ERROR for this partition.
@@ -73,10 +82,12 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Whether `broker_id` holds a replica.
     pub fn is_replica(&self, broker_id: i32) -> bool {
         self.replicas.contains(&broker_id)
     }
 
+    /// Whether the replica on `broker_id` has an offline log.
     pub fn is_offline_on(&self, broker_id: i32) -> bool {
         self.offline_replicas.contains(&broker_id)
     }
@@ -94,6 +105,7 @@ impl Partition {
 /// A validated cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cluster {
+    /// `ClusterId` in Metadata.
     pub cluster_id: String,
     /// The broker Metadata names as controller (KRaft brokers name a live broker).
     pub controller_id: i32,
@@ -144,14 +156,17 @@ impl Cluster {
         })
     }
 
+    /// A topic by name.
     pub fn topic(&self, name: &str) -> Option<&Topic> {
         self.by_name.get(name).and_then(|&i| self.topics.get(i))
     }
 
+    /// A topic by `TopicId`.
     pub fn topic_by_id(&self, id: Uuid) -> Option<&Topic> {
         self.by_id.get(&id).and_then(|&i| self.topics.get(i))
     }
 
+    /// A partition, if its topic has it.
     pub fn partition(&self, topic: &str, partition: i32) -> Option<&Partition> {
         let t = self.topic(topic)?;
         usize::try_from(partition)
@@ -159,6 +174,7 @@ impl Cluster {
             .and_then(|i| t.partitions.get(i))
     }
 
+    /// A broker by id.
     pub fn broker(&self, id: i32) -> Option<&Broker> {
         self.brokers.iter().find(|b| b.id == id)
     }

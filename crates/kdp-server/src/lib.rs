@@ -8,6 +8,104 @@
 //! * [`mock`]: a tokio server that runs every broker of a cluster file, each
 //!   on its own listener, serving ApiVersions, Metadata and DescribeProducers
 //!   well enough for Kafka's own Admin client and tools.
+//!
+//! # Answer from your own producer state
+//!
+//! A broker, or a test double of one, implements [`BrokerView`]: which
+//! topics exist and where each partition stands on this broker. The
+//! responder does the rest, with Kafka's error semantics.
+//!
+//! ```
+//! use kdp_server::responder::{describe_producers, BrokerView, Hosted, RequestContext};
+//! use kdp_server::AllowAll;
+//! use kdp_wire::error_code::{self, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION};
+//! use kdp_wire::messages::{DescribeProducersRequest, ProducerState, TopicRequest};
+//!
+//! /// Holds a replica of `orders-0`; `orders-1` lives on other brokers.
+//! struct ThisBroker {
+//!     orders_0: Vec<ProducerState>,
+//! }
+//!
+//! impl BrokerView for ThisBroker {
+//!     fn contains_topic(&self, topic: &str) -> bool {
+//!         topic == "orders"
+//!     }
+//!     fn hosted(&self, topic: &str, partition: i32) -> Hosted<'_> {
+//!         match (topic, partition) {
+//!             ("orders", 0) => Hosted::Online(&self.orders_0),
+//!             ("orders", 1) => Hosted::NotHosted,
+//!             _ => Hosted::Unknown,
+//!         }
+//!     }
+//! }
+//!
+//! let producer = ProducerState { producer_id: 4001, producer_epoch: 3, ..Default::default() };
+//! let broker = ThisBroker { orders_0: vec![producer] };
+//! let request = DescribeProducersRequest {
+//!     topics: vec![TopicRequest {
+//!         name: "orders".to_string(),
+//!         partition_indexes: vec![0, 1, 9],
+//!         ..Default::default()
+//!     }],
+//!     ..Default::default()
+//! };
+//!
+//! let ctx = RequestContext::default();
+//! let response = describe_producers(&request, &broker, &AllowAll, &ctx);
+//! let answers: Vec<_> = response.topics[0]
+//!     .partitions
+//!     .iter()
+//!     .map(|p| (p.partition_index, p.error_code, p.active_producers.len()))
+//!     .collect();
+//! assert_eq!(
+//!     answers,
+//!     [
+//!         (0, error_code::NONE, 1),
+//!         (1, NOT_LEADER_OR_FOLLOWER, 0),
+//!         (9, UNKNOWN_TOPIC_OR_PARTITION, 0),
+//!     ]
+//! );
+//!
+//! // An authorizer is any `Fn(&RequestContext, &str) -> bool`; denied
+//! // topics answer TOPIC_AUTHORIZATION_FAILED before anything else.
+//! let deny_all = |_: &RequestContext, _: &str| false;
+//! let denied = describe_producers(&request, &broker, &deny_all, &ctx);
+//! assert!(denied.topics[0]
+//!     .partitions
+//!     .iter()
+//!     .all(|p| p.error_code == error_code::TOPIC_AUTHORIZATION_FAILED));
+//!
+//! // The bytes to send back for the request with correlation id 7.
+//! let frame = kdp_wire::frame::response_frame_to_vec(7, &response, 0);
+//! assert_eq!(frame.len(), 4 + 4 + 1 + kdp_wire::encode_to_vec(&response, 0).len());
+//! ```
+//!
+//! # Answer from a cluster file
+//!
+//! [`ClusterBroker`] is the [`BrokerView`] of one broker of a [`Cluster`]
+//! (here `kdp demo`'s): a follower answers from its own replica's state.
+//!
+//! ```
+//! use kdp_server::{demo, describe_producers, AllowAll, ClusterBroker, RequestContext};
+//! use kdp_wire::messages::{DescribeProducersRequest, TopicRequest};
+//!
+//! let cluster = demo::cluster()?;
+//! let follower = ClusterBroker { cluster: &cluster, broker_id: 3 };
+//! let request = DescribeProducersRequest {
+//!     topics: vec![TopicRequest {
+//!         name: "orders".to_string(),
+//!         partition_indexes: vec![3],
+//!         ..Default::default()
+//!     }],
+//!     ..Default::default()
+//! };
+//! let response = describe_producers(&request, &follower, &AllowAll, &RequestContext::default());
+//! let producer = &response.topics[0].partitions[0].active_producers[0];
+//! assert_eq!(producer.current_txn_start_offset, 150382);
+//! # Ok::<(), kdp_server::ClusterError>(())
+//! ```
+
+#![forbid(unsafe_code)]
 
 pub mod broker;
 pub mod cluster;

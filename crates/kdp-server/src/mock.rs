@@ -63,8 +63,11 @@ pub struct MockConfig {
     /// larger is logged and its connection closed, before the answer is
     /// built where possible.
     pub max_response_size: usize,
+    /// A connection with no request for this long is closed (Kafka's `connections.max.idle.ms`).
     pub idle_timeout: Duration,
+    /// Connections open at once over all brokers; more are refused.
     pub max_connections: usize,
+    /// Decides READ on topics for DescribeProducers.
     pub authorizer: Arc<dyn Authorizer>,
 }
 
@@ -98,6 +101,7 @@ impl std::fmt::Debug for MockConfig {
 /// One running broker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerListener {
+    /// The broker's `NodeId`.
     pub id: i32,
     /// The socket address the listener is bound to.
     pub local_addr: SocketAddr,
@@ -108,9 +112,13 @@ pub struct BrokerListener {
 /// Counters, for tests and logs.
 #[derive(Debug, Default)]
 pub struct Stats {
+    /// Connections accepted.
     pub connections: AtomicU64,
+    /// Requests read.
     pub requests: AtomicU64,
+    /// Requests that closed their connection (malformed, too large, unsupported).
     pub rejected_requests: AtomicU64,
+    /// Connections refused at `max_connections`.
     pub refused_connections: AtomicU64,
 }
 
@@ -208,6 +216,7 @@ impl MockCluster {
         })
     }
 
+    /// Every broker's listener, in the cluster file's order.
     pub fn listeners(&self) -> &[BrokerListener] {
         &self.listeners
     }
@@ -229,6 +238,7 @@ impl MockCluster {
             .map(|l| l.advertised.as_str())
     }
 
+    /// Counters since start.
     pub fn stats(&self) -> &Stats {
         &self.stats
     }

@@ -41,7 +41,9 @@ use crate::cluster::{validate_topic_name, Cluster};
 pub struct RequestContext {
     /// `User:ANONYMOUS` on a PLAINTEXT listener.
     pub principal: String,
+    /// The request header's `ClientId`.
     pub client_id: Option<String>,
+    /// The peer's socket address, if there is one.
     pub client_address: Option<std::net::SocketAddr>,
 }
 
@@ -57,6 +59,8 @@ impl Default for RequestContext {
 
 /// Decides READ on a topic (the only ACL DescribeProducers checks).
 pub trait Authorizer: Send + Sync {
+    /// Whether `ctx` may READ `topic`; a denied topic's partitions answer
+    /// TOPIC_AUTHORIZATION_FAILED.
     fn authorize_read_topic(&self, ctx: &RequestContext, topic: &str) -> bool;
 }
 
@@ -104,7 +108,9 @@ pub trait BrokerView {
 /// A cluster file's cluster, seen from one of its brokers.
 #[derive(Debug, Clone, Copy)]
 pub struct ClusterBroker<'a> {
+    /// The cluster.
     pub cluster: &'a Cluster,
+    /// The broker answering.
     pub broker_id: i32,
 }
 
@@ -152,6 +158,7 @@ pub fn describe_producers(
 pub struct TooLarge {
     /// A lower bound of the body's encoded size (the whole answer was not built).
     pub at_least: usize,
+    /// The limit it exceeds, in bytes.
     pub limit: usize,
 }
 

@@ -48,6 +48,7 @@ impl<'a> Reader<'a> {
         self.buf.len().saturating_sub(self.pos)
     }
 
+    /// True when every byte has been read.
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
@@ -109,36 +110,43 @@ impl<'a> Reader<'a> {
         Ok(Reader::with_base(bytes, base))
     }
 
+    /// An `int8`.
     #[inline]
     pub fn i8(&mut self) -> Result<i8, DecodeError> {
         self.fixed::<1>("int8").map(i8::from_be_bytes)
     }
 
+    /// An `int16`, big-endian like every fixed-width Kafka integer.
     #[inline]
     pub fn i16(&mut self) -> Result<i16, DecodeError> {
         self.fixed::<2>("int16").map(i16::from_be_bytes)
     }
 
+    /// An `int32`.
     #[inline]
     pub fn i32(&mut self) -> Result<i32, DecodeError> {
         self.fixed::<4>("int32").map(i32::from_be_bytes)
     }
 
+    /// An `int64`.
     #[inline]
     pub fn i64(&mut self) -> Result<i64, DecodeError> {
         self.fixed::<8>("int64").map(i64::from_be_bytes)
     }
 
+    /// A `uint16`.
     #[inline]
     pub fn u16(&mut self) -> Result<u16, DecodeError> {
         self.fixed::<2>("uint16").map(u16::from_be_bytes)
     }
 
+    /// A `uint32`.
     #[inline]
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         self.fixed::<4>("uint32").map(u32::from_be_bytes)
     }
 
+    /// A `float64` (IEEE 754, big-endian).
     pub fn f64(&mut self) -> Result<f64, DecodeError> {
         self.fixed::<8>("float64").map(f64::from_be_bytes)
     }
@@ -156,6 +164,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A `uuid`: 16 raw bytes.
     pub fn uuid(&mut self) -> Result<Uuid, DecodeError> {
         self.fixed::<16>("uuid").map(Uuid)
     }
@@ -670,6 +679,7 @@ impl<'a> Reader<'a> {
 pub struct Uuid(pub [u8; 16]);
 
 impl Uuid {
+    /// The all-zero id, which Kafka uses for "no topic id".
     pub const ZERO: Uuid = Uuid([0; 16]);
 }
 
@@ -697,6 +707,7 @@ impl std::fmt::Display for Uuid {
 /// Writes Kafka's primitive types. Infallible: callers size the buffer with
 /// the matching `*_len` functions first.
 pub trait PutWire: BufMut {
+    /// An unsigned varint of at most 32 bits, in its shortest form.
     #[inline]
     fn put_uvarint32(&mut self, mut v: u32) {
         while v >= 0x80 {
@@ -706,6 +717,7 @@ pub trait PutWire: BufMut {
         self.put_u8(v as u8);
     }
 
+    /// An unsigned varint of at most 64 bits, in its shortest form.
     #[inline]
     fn put_uvarint64(&mut self, mut v: u64) {
         while v >= 0x80 {
@@ -715,18 +727,22 @@ pub trait PutWire: BufMut {
         self.put_u8(v as u8);
     }
 
+    /// A signed `varint` (zig-zag).
     fn put_varint32(&mut self, v: i32) {
         self.put_uvarint32(((v << 1) ^ (v >> 31)) as u32);
     }
 
+    /// A signed `varlong` (zig-zag).
     fn put_varint64(&mut self, v: i64) {
         self.put_uvarint64(((v << 1) ^ (v >> 63)) as u64);
     }
 
+    /// A `boolean`: 0 or 1.
     fn put_bool(&mut self, v: bool) {
         self.put_u8(u8::from(v));
     }
 
+    /// A `uuid`: its 16 bytes.
     fn put_uuid(&mut self, v: &Uuid) {
         self.put_slice(&v.0);
     }
@@ -756,11 +772,13 @@ pub trait PutWire: BufMut {
         }
     }
 
+    /// A non-null string in the version's encoding.
     #[inline]
     fn put_string_v(&mut self, s: &str, flexible: bool) {
         self.put_nullable_string_v(Some(s), flexible);
     }
 
+    /// Nullable `bytes` in the version's encoding.
     fn put_nullable_bytes_v(&mut self, b: Option<&[u8]>, flexible: bool) {
         if flexible {
             self.put_compact_len(b.map(<[u8]>::len));
@@ -785,6 +803,7 @@ pub trait PutWire: BufMut {
         }
     }
 
+    /// An array of `int32` in the version's encoding.
     fn put_i32_array_v(&mut self, values: &[i32], flexible: bool) {
         self.put_array_len_v(Some(values.len()), flexible);
         for v in values {
@@ -852,10 +871,12 @@ pub const fn uvarint64_len(v: u64) -> usize {
     bits.div_ceil(7)
 }
 
+/// Encoded size of a signed (zig-zag) `varint`.
 pub const fn varint32_len(v: i32) -> usize {
     uvarint32_len(((v << 1) ^ (v >> 31)) as u32)
 }
 
+/// Encoded size of a signed (zig-zag) `varlong`.
 pub const fn varint64_len(v: i64) -> usize {
     uvarint64_len(((v << 1) ^ (v >> 63)) as u64)
 }
@@ -873,30 +894,36 @@ pub fn len_prefix_len(len: Option<usize>, flexible: bool, classic_width: usize) 
     }
 }
 
+/// Encoded size of a nullable string in the version's encoding.
 #[inline]
 pub fn nullable_string_len_v(s: Option<&str>, flexible: bool) -> usize {
     let data = s.map(|s| string_data(s, flexible).len());
     len_prefix_len(data, flexible, 2) + data.unwrap_or(0)
 }
 
+/// Encoded size of a non-null string in the version's encoding.
 #[inline]
 pub fn string_len_v(s: &str, flexible: bool) -> usize {
     nullable_string_len_v(Some(s), flexible)
 }
 
+/// Encoded size of nullable `bytes` in the version's encoding.
 pub fn nullable_bytes_len_v(b: Option<&[u8]>, flexible: bool) -> usize {
     len_prefix_len(b.map(<[u8]>::len), flexible, 4) + b.map_or(0, <[u8]>::len)
 }
 
+/// Encoded size of an array's length prefix (`None` for null).
 #[inline]
 pub fn array_len_len_v(len: Option<usize>, flexible: bool) -> usize {
     len_prefix_len(len, flexible, 4)
 }
 
+/// Encoded size of an `int32` array, prefix included.
 pub fn i32_array_len_v(values: &[i32], flexible: bool) -> usize {
     array_len_len_v(Some(values.len()), flexible) + 4 * values.len()
 }
 
+/// Encoded size of a tagged-field section (one byte when empty).
 #[inline]
 pub fn tagged_fields_len(fields: &TaggedFields) -> usize {
     if fields.is_empty() {

@@ -8,65 +8,143 @@ use std::fmt;
 /// One step of a field path: a schema field name or an array index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathSegment {
+    /// A schema field name, e.g. `ErrorMessage`.
     Field(&'static str),
+    /// A position in an array.
     Index(u32),
 }
 
 /// Why a decode failed, without the position.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeErrorKind {
+    /// The input ended inside a value.
     #[error("{what} needs {needed} bytes but only {left} are left")]
     Truncated {
+        /// The wire type being read.
         what: &'static str,
+        /// Bytes the value needs.
         needed: usize,
+        /// Bytes that were left.
         left: usize,
     },
+    /// A varint with more bytes than its width allows.
     #[error("{what} is longer than {max} bytes")]
-    VarintTooLong { what: &'static str, max: usize },
+    VarintTooLong {
+        /// The wire type being read.
+        what: &'static str,
+        /// The most bytes that width allows.
+        max: usize,
+    },
     /// A varint with a redundant trailing zero group (e.g. `80 00` for 0).
     /// Every Kafka encoder writes the shortest form, and accepting another
     /// would break the decoder's promise that what it accepts re-encodes
     /// byte for byte.
     #[error("{what} is not in its shortest form ({len} bytes, last one 0x00)")]
-    VarintNotMinimal { what: &'static str, len: usize },
+    VarintNotMinimal {
+        /// The wire type being read.
+        what: &'static str,
+        /// Bytes the varint took.
+        len: usize,
+    },
+    /// A length prefix larger than the input that is left.
     #[error("{what} length {len} exceeds the {left} bytes left")]
     LengthExceedsInput {
+        /// The string, bytes or section the length belongs to.
         what: &'static str,
+        /// The length as read.
         len: u64,
+        /// Bytes that were left.
         left: usize,
     },
+    /// An array count whose smallest elements could not fit in the input
+    /// left; rejected before anything is allocated.
     #[error("{what} count {count} needs at least {needed} bytes but only {left} are left")]
     CountExceedsInput {
+        /// The array being read.
         what: &'static str,
+        /// The count as read.
         count: u64,
+        /// Bytes the count needs at the least.
         needed: u64,
+        /// Bytes that were left.
         left: usize,
     },
+    /// A negative length other than the null marker -1.
     #[error("{what} has negative length {len}")]
-    NegativeLength { what: &'static str, len: i64 },
+    NegativeLength {
+        /// The string, bytes or array the length belongs to.
+        what: &'static str,
+        /// The length as read.
+        len: i64,
+    },
+    /// Null where the schema does not make the field nullable.
     #[error("{what} is null, which the schema does not allow here")]
-    UnexpectedNull { what: &'static str },
+    UnexpectedNull {
+        /// The wire type being read.
+        what: &'static str,
+    },
+    /// A string that is not UTF-8.
     #[error("string is not valid UTF-8 (bad byte at string offset {valid_up_to})")]
-    InvalidUtf8 { valid_up_to: usize },
+    InvalidUtf8 {
+        /// Offset of the first bad byte within the string.
+        valid_up_to: usize,
+    },
+    /// Bytes left over after a whole message.
     #[error("{count} trailing bytes after the end of the message")]
-    TrailingBytes { count: usize },
+    TrailingBytes {
+        /// How many bytes were left over.
+        count: usize,
+    },
+    /// Tagged fields out of order or repeated.
     #[error("tag {tag} does not come after tag {previous} (tags must ascend)")]
-    TagOrder { tag: u32, previous: u32 },
+    TagOrder {
+        /// The tag read.
+        tag: u32,
+        /// The tag before it.
+        previous: u32,
+    },
+    /// A known tagged field whose declared size holds more than its value.
     #[error("tagged field {tag} has {left} unread bytes")]
-    TaggedFieldNotConsumed { tag: u32, left: usize },
+    TaggedFieldNotConsumed {
+        /// The tag of the field.
+        tag: u32,
+        /// Bytes its value did not use.
+        left: usize,
+    },
+    /// A `boolean` byte other than 0 or 1.
     #[error("boolean byte is {value}, not 0 or 1")]
-    InvalidBool { value: u8 },
+    InvalidBool {
+        /// The byte read.
+        value: u8,
+    },
+    /// A version outside the message's schema range.
     #[error("{api} version {version} is not supported (supported: {min} to {max})")]
     UnsupportedVersion {
+        /// The message name.
         api: &'static str,
+        /// The version asked for.
         version: i16,
+        /// The lowest version the schema has.
         min: i16,
+        /// The highest version the schema has.
         max: i16,
     },
+    /// A frame whose header names another API than the one the caller decodes.
     #[error("api key {found} does not match the expected {expected}")]
-    ApiKeyMismatch { expected: i16, found: i16 },
+    ApiKeyMismatch {
+        /// The API key the caller decodes.
+        expected: i16,
+        /// The API key in the header.
+        found: i16,
+    },
+    /// A frame size prefix that is negative or above the accepted maximum.
     #[error("frame size {size} is invalid ({reason})")]
-    InvalidFrameSize { size: i64, reason: &'static str },
+    InvalidFrameSize {
+        /// The size prefix as read.
+        size: i64,
+        /// Why it cannot be a frame.
+        reason: &'static str,
+    },
 }
 
 /// A decode failure: the kind, the absolute byte offset where the failing
@@ -97,6 +175,7 @@ impl DecodeError {
         self.0.offset
     }
 
+    /// What went wrong.
     pub fn kind(&self) -> &DecodeErrorKind {
         &self.0.kind
     }

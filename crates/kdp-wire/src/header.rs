@@ -11,8 +11,11 @@ use crate::tagged::TaggedFields;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct RequestHeader {
+    /// `RequestApiKey`: which API the body belongs to.
     pub request_api_key: i16,
+    /// `RequestApiVersion`: the version the body is encoded in.
     pub request_api_version: i16,
+    /// `CorrelationId`: echoed in the response so requests can be pipelined.
     pub correlation_id: i32,
     /// Header v1+. Always a classic nullable string, even in the flexible
     /// header v2 (Kafka keeps it readable by brokers of any age).
@@ -24,6 +27,7 @@ pub struct RequestHeader {
 }
 
 impl RequestHeader {
+    /// Encoded size at `header_version` (0-2).
     pub fn encoded_len(&self, header_version: i16) -> usize {
         let mut n = 8;
         if header_version >= 1 {
@@ -35,6 +39,7 @@ impl RequestHeader {
         n
     }
 
+    /// Writes the header at `header_version` (0-2).
     pub fn encode<B: BufMut>(&self, buf: &mut B, header_version: i16) {
         buf.put_i16(self.request_api_key);
         buf.put_i16(self.request_api_version);
@@ -47,6 +52,7 @@ impl RequestHeader {
         }
     }
 
+    /// Reads a header at a known `header_version` (0-2).
     pub fn decode(r: &mut Reader<'_>, header_version: i16) -> Result<Self, DecodeError> {
         let request_api_key = r.i16().field("RequestApiKey")?;
         let request_api_version = r.i16().field("RequestApiVersion")?;
@@ -95,6 +101,7 @@ impl RequestHeader {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct ResponseHeader {
+    /// `CorrelationId`: the request's, so the client can match them.
     pub correlation_id: i32,
     /// Header v1+.
     #[serde(default, skip_serializing_if = "TaggedFields::is_empty")]
@@ -102,6 +109,7 @@ pub struct ResponseHeader {
 }
 
 impl ResponseHeader {
+    /// Encoded size at `header_version` (0-1).
     pub fn encoded_len(&self, header_version: i16) -> usize {
         4 + if header_version >= 1 {
             tagged_fields_len(&self.unknown_tagged_fields)
@@ -110,6 +118,7 @@ impl ResponseHeader {
         }
     }
 
+    /// Writes the header at `header_version` (0-1).
     pub fn encode<B: BufMut>(&self, buf: &mut B, header_version: i16) {
         buf.put_i32(self.correlation_id);
         if header_version >= 1 {
@@ -117,6 +126,7 @@ impl ResponseHeader {
         }
     }
 
+    /// Reads a header at `header_version` (0-1).
     pub fn decode(r: &mut Reader<'_>, header_version: i16) -> Result<Self, DecodeError> {
         let correlation_id = r.i32().field("CorrelationId")?;
         let unknown_tagged_fields = if header_version >= 1 {

@@ -15,8 +15,15 @@ pub fn encode(bytes: &[u8]) -> String {
 /// Why hex text was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HexError {
+    /// A character that is neither a hex digit nor ASCII whitespace.
     #[error("invalid hex digit {found:?} at character {position}")]
-    InvalidDigit { found: char, position: usize },
+    InvalidDigit {
+        /// The offending character.
+        found: char,
+        /// Its byte offset in the text.
+        position: usize,
+    },
+    /// Digits that do not pair up into bytes.
     #[error("odd number of hex digits")]
     OddLength,
 }

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 pub struct JsonError {
     /// The field path, e.g. `Topics[0].Partitions[1].ErrorCode` (`.` for the root).
     pub path: String,
+    /// What the JSON reader objected to.
     pub message: String,
 }
 

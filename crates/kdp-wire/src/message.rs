@@ -12,12 +12,18 @@ use crate::error::{DecodeError, DecodeErrorKind};
 pub trait Message: Sized {
     /// The schema name, e.g. `DescribeProducersResponse`.
     const NAME: &'static str;
+    /// The API key (e.g. 61 for DescribeProducers).
     const API_KEY: i16;
+    /// The lowest version the schema defines.
     const LOWEST_VERSION: i16;
+    /// The highest version this crate implements.
     const HIGHEST_VERSION: i16;
 
+    /// The exact number of bytes `encode` writes at `version`.
     fn encoded_len(&self, version: i16) -> usize;
+    /// Writes the body at `version`; the caller chose a supported version.
     fn encode<B: BufMut>(&self, buf: &mut B, version: i16);
+    /// Reads a body at `version`; errors name the field path and byte offset.
     fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError>;
 
     /// How long the broker throttled the request this answers (ms), for
@@ -48,6 +54,7 @@ pub trait Message: Sized {
 
 /// A request, tied to the response type it gets back.
 pub trait Request: Message {
+    /// The body a broker answers with.
     type Response: Message;
 }
 

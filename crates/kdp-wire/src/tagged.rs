@@ -6,7 +6,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// One unknown tagged field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaggedField {
+    /// The tag number.
     pub tag: u32,
+    /// The field's raw value.
     pub data: Vec<u8>,
 }
 
@@ -30,19 +32,23 @@ impl TaggedFields {
         TaggedFields(fields)
     }
 
+    /// True when there are no unknown tagged fields (the usual case).
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// How many fields there are.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// The fields, ascending by tag.
     pub fn iter(&self) -> std::slice::Iter<'_, TaggedField> {
         self.0.iter()
     }
 
+    /// The raw value of field `tag`, if present.
     pub fn get(&self, tag: u32) -> Option<&[u8]> {
         self.0
             .binary_search_by_key(&tag, |f| f.tag)

@@ -3,6 +3,9 @@
 //! test binary's global allocator), per thread so that tests running in
 //! parallel do not disturb each other.
 
+// A global allocator is unsafe to implement; it only forwards to `System`.
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

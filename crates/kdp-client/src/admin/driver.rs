@@ -39,7 +39,9 @@ use crate::error::{fmt_duration, Error, Result};
 /// failure expressed as the closest Kafka error code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyError {
+    /// The Kafka error code, e.g. `NOT_LEADER_OR_FOLLOWER`'s 6.
     pub code: i16,
+    /// The broker's `ErrorMessage`, or what kdp saw go wrong.
     pub message: Option<String>,
     /// True when kdp, not a broker, produced this error (connection failure,
     /// timeout, metadata says the key does not exist, ...).
@@ -56,6 +58,7 @@ impl KeyError {
         }
     }
 
+    /// An error kdp itself produced, as the closest Kafka error code.
     pub fn client(code: i16, message: impl Into<String>) -> Self {
         KeyError {
             code,
@@ -64,6 +67,7 @@ impl KeyError {
         }
     }
 
+    /// A client error as a key's answer, coded with [`Error::kafka_code`].
     pub fn from_error(e: &Error) -> Self {
         KeyError::client(e.kafka_code(), e.to_string())
     }
@@ -77,14 +81,18 @@ impl KeyError {
 /// What became of one key in one response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyOutcome<V> {
+    /// The key's answer.
     Done(V),
     /// Ask again in the next round; `refresh`: look the key up again first
     /// (its leader or coordinator moved). `reason` is the answer if time or
     /// rounds run out.
     Retry {
+        /// What the key ends with if it is not retried.
         reason: KeyError,
+        /// Look the key up again before asking.
         refresh: bool,
     },
+    /// The key's answer is this error; not retried.
     Failed(KeyError),
     /// Nothing to report (e.g. a partition deleted during a scan).
     Dropped,
@@ -110,8 +118,11 @@ impl<V> KeyOutcome<V> {
 /// One admin API: how to ask a broker about a batch of keys and what its
 /// answer means for each key.
 pub trait AdminHandler {
+    /// What is asked about: a partition, a transactional id, a broker.
     type Key: Clone + Ord + Debug + Send + Sync + 'static;
+    /// The answer for one key.
     type Value;
+    /// The request sent to each broker.
     type Request: Request + Send + Sync + 'static;
 
     /// The request for `keys`, all routed to `broker`.
@@ -139,11 +150,15 @@ pub struct DriverOptions {
     /// Bound on one request, further bounded by a third of `timeout` (see
     /// the module docs) and by what is left of it.
     pub request_timeout: Duration,
+    /// Keys in one request at most; more are split over several requests.
     pub max_keys_per_request: usize,
+    /// Brokers asked at once at most.
     pub max_concurrent_brokers: usize,
     /// Rounds of requests at most (the first included).
     pub max_attempts: u32,
+    /// Pause before the second round, doubled each round after.
     pub retry_backoff: Duration,
+    /// The longest pause between rounds.
     pub retry_backoff_max: Duration,
 }
 
@@ -172,18 +187,23 @@ impl DriverOptions {
 /// The final answer for one key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyResult<K, V> {
+    /// The key.
     pub key: K,
     /// The broker that answered (or was asked last); `None` when no broker
     /// was asked (the lookup settled it).
     pub broker: Option<i32>,
+    /// Its value, or why there is none.
     pub result: std::result::Result<V, KeyError>,
 }
 
 /// Final answers from one response, or settled without a broker.
 #[derive(Debug, Clone)]
 pub struct Batch<K, V> {
+    /// The broker that answered; `None` for keys settled without one.
     pub broker: Option<i32>,
+    /// The response's `ThrottleTimeMs` (0 without a broker).
     pub throttle_time_ms: i32,
+    /// One final answer per key.
     pub results: Vec<KeyResult<K, V>>,
 }
 

@@ -39,6 +39,7 @@ pub enum Route {
 /// date for the keys still to route, each request it sends bounded by
 /// `timeout`; `route` answers from that view.
 pub trait LookupStrategy<K>: Send {
+    /// Brings the view up to date for `keys`, each request bounded by `timeout`.
     fn refresh<'a>(
         &'a mut self,
         client: &'a Client,
@@ -46,6 +47,7 @@ pub trait LookupStrategy<K>: Send {
         timeout: Duration,
     ) -> impl Future<Output = Result<()>> + Send + 'a;
 
+    /// Where `key` goes now, from the last refresh.
     fn route(&self, key: &K) -> Route;
 
     /// Whether a connection failure or timeout is worth a re-lookup: not when
@@ -66,6 +68,7 @@ pub struct PartitionLeader {
 }
 
 impl PartitionLeader {
+    /// Routes each partition to its leader.
     pub fn new() -> Self {
         PartitionLeader::default()
     }
@@ -85,6 +88,7 @@ impl PartitionLeader {
         self
     }
 
+    /// The metadata of the last refresh.
     pub fn metadata(&self) -> &ClusterMetadata {
         &self.metadata
     }
@@ -165,6 +169,7 @@ pub struct ChosenBroker {
 }
 
 impl ChosenBroker {
+    /// Routes every key to broker `id`, once metadata shows it exists.
     pub fn new(id: i32) -> Self {
         ChosenBroker { id, known: None }
     }
@@ -258,6 +263,7 @@ pub struct Coordinator<K, L> {
 }
 
 impl<K, L> Coordinator<K, L> {
+    /// Routes keys to the coordinators `lookup` finds.
     pub fn new(lookup: L) -> Self {
         Coordinator {
             lookup,

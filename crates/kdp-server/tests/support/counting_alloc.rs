@@ -3,6 +3,9 @@
 //! pages and includes what the allocator keeps). One per test binary: tests
 //! that measure must not run beside other measuring tests of the same binary.
 
+// A global allocator is unsafe to implement; it only forwards to `System`.
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
