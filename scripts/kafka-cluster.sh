@@ -324,7 +324,7 @@ EOF
     local tv
     tv=$(grep -o '"transaction.version":[0-9]*' "$STATE/ready.json" | cut -d: -f2 || true)
     echo "kafka-it: Kafka $VERSION, 3 nodes ready in $(elapsed "$t1")s (total $(elapsed "$t0")s): bootstrap=$bootstrap" \
-        "controller=127.0.0.1:$cport transaction.version=${tv:-?} env=${STATE#"$ROOT/"}/cluster.env"
+        "controller=127.0.0.1:$cport transaction.version=${tv:-none} (txn protocol v$(txn_protocol "$STATE/ready.json")) env=${STATE#"$ROOT/"}/cluster.env"
 }
 
 # The transaction protocol the cluster speaks, from its finalized features (ready.json):
