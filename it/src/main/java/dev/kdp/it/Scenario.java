@@ -162,7 +162,7 @@ public final class Scenario {
             "  describe-txn  --transactional-id ID",
             "  txn-two-partitions --topic T --partition-a A --partition-b B --records N --transactional-id ID",
             "  fence-after-write  --topic T --partition-a A --partition-b B --records N --transactional-id ID",
-            "  consume-committed  --topic T --partition P [--seconds S (default 5)] [--until-records N]",
+            "  consume-committed  --topic T --partition P [--seconds S (default 60, a bound)] [--until-records N]",
             "  offsets       --topic T --partition P",
             "stdout: exactly one JSON line; logs/errors: stderr"));
     }
@@ -564,13 +564,14 @@ public final class Scenario {
     }
 
     /**
-     * A read_committed consumer (no group: assign + seekToBeginning) polls the partition for
-     * --seconds (or until --until-records records arrived) and reports what it could read: a
-     * transaction left open pins it below the LSO.
+     * A read_committed consumer (no group: assign + seekToBeginning) reads the partition until its
+     * position reaches the read_committed end offset (the LSO), or --until-records records arrived,
+     * or --seconds passed (a bound, not the normal end: reachedEnd says which), and reports what it
+     * read: a transaction left open stops it at the LSO however long it waits.
      */
     private void consumeCommitted() throws Exception {
         TopicPartition tp = tp();
-        long seconds = Long.parseLong(opts.getOrDefault("seconds", "5"));
+        long seconds = Long.parseLong(opts.getOrDefault("seconds", "60"));
         int until = optInt("until-records", Integer.MAX_VALUE);
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -583,6 +584,7 @@ public final class Scenario {
         long highest = -1;
         long position;
         long endOffset;
+        boolean reachedEnd = false;
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
             c.assign(List.of(tp));
             c.seekToBeginning(List.of(tp));
@@ -592,9 +594,13 @@ public final class Scenario {
                     records++;
                     highest = Math.max(highest, r.offset());
                 }
+                // read_committed: endOffsets is the last stable offset
+                if (c.position(tp, Duration.ofSeconds(10)) >= c.endOffsets(List.of(tp), Duration.ofSeconds(10)).get(tp)) {
+                    reachedEnd = true;
+                    break;
+                }
             }
             position = c.position(tp, Duration.ofSeconds(10));
-            // read_committed: endOffsets is the last stable offset
             endOffset = c.endOffsets(List.of(tp), Duration.ofSeconds(10)).get(tp);
         }
         emit(new Json()
@@ -605,6 +611,7 @@ public final class Scenario {
             .put("highestOffset", highest)
             .put("position", position)
             .put("endOffset", endOffset)
+            .put("reachedEnd", reachedEnd)
             .put("seconds", seconds));
     }
 
