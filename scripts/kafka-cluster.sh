@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Three-node Apache Kafka 4.1.1 KRaft cluster on 127.0.0.1 for the integration tests.
+# Three-node Apache Kafka KRaft cluster on 127.0.0.1 for the integration tests, of the
+# version KDP_KAFKA_VERSION names (default 4.4.0, the newest 4.x; also 3.9.2, the newest 3.9).
 #
 #   scripts/kafka-cluster.sh start   build it/ if needed, wipe target/kafka-it/, start, wait until ready
 #   scripts/kafka-cluster.sh stop    stop the nodes (TERM, then KILL after a bound); idempotent
@@ -11,16 +12,24 @@
 # Use the environment with:  set -a; . target/kafka-it/cluster.env; set +a
 #
 # Knobs (environment): KDP_IT_JAVA (default java), KDP_IT_READY_TIMEOUT (s, default 90),
-# KDP_IT_STOP_TIMEOUT (s per stage, default 15), KDP_IT_HEAP (default 512m).
+# KDP_IT_STOP_TIMEOUT (s per stage, default 15), KDP_IT_HEAP (default 512m),
+# KDP_KAFKA_VERSION (default 4.4.0): broker, tools and clients all of that version, built by
+# maven into it/target/kafka-<version>/{lib,classes}. A 3.x version logs with log4j 1.x
+# (reload4j, it/config/broker-log4j.properties), 4.x with log4j2 (broker-log4j2.properties).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IT="$ROOT/it"
 STATE="$ROOT/target/kafka-it"
-LIB="$IT/target/lib"
-CLASSES="$IT/target/classes"
-STAMP="$IT/target/.kdp-it-build-stamp"
-MVN_LOG="$ROOT/target/kdp-it-maven.log"
+DEFAULT_KAFKA_VERSION=4.4.0
+VERSION="${KDP_KAFKA_VERSION:-$DEFAULT_KAFKA_VERSION}"
+[[ "$VERSION" =~ ^[34]\.[0-9]+\.[0-9]+$ ]] || { echo "kafka-cluster: KDP_KAFKA_VERSION=$VERSION: want 3.x.y or 4.x.y" >&2; exit 2; }
+GENERATION="${VERSION%%.*}"
+BUILD="$IT/target/kafka-$VERSION"
+LIB="$BUILD/lib"
+CLASSES="$BUILD/classes"
+STAMP="$BUILD/.kdp-it-build-stamp"
+MVN_LOG="$ROOT/target/kdp-it-maven-$VERSION.log"
 JAVA="${KDP_IT_JAVA:-java}"
 READY_TIMEOUT="${KDP_IT_READY_TIMEOUT:-90}"
 STOP_TIMEOUT="${KDP_IT_STOP_TIMEOUT:-15}"
@@ -29,6 +38,13 @@ CLUSTER_ID="a2RwLWl0LWNsdXN0ZXItMQ" # base64url of the 16 bytes "kdp-it-cluster-
 NODES=(1 2 3)
 
 log() { echo "kafka-cluster: $*" >&2; }
+
+# Kafka 3.x configures log4j 1.x (reload4j), 4.x log4j2: each gets a file-only broker config.
+if [[ "$GENERATION" == 3 ]]; then
+    LOG_OPT="-Dlog4j.configuration=file:$IT/config/broker-log4j.properties"
+else
+    LOG_OPT="-Dlog4j2.configurationFile=$IT/config/broker-log4j2.properties"
+fi
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
@@ -44,10 +60,11 @@ build() {
     if ! needs_build; then return 0; fi
     command -v mvn >/dev/null || { log "mvn not found"; exit 1; }
     local t0; t0=$(now)
-    log "building it/ with maven (log: ${MVN_LOG#"$ROOT/"})"
+    log "building it/ for Kafka $VERSION with maven (log: ${MVN_LOG#"$ROOT/"})"
     mkdir -p "$(dirname "$MVN_LOG")"
     rm -rf "$LIB" "$STAMP" # no stale jars from an older pom
-    if ! mvn -B -q -f "$IT/pom.xml" package >"$MVN_LOG" 2>&1; then
+    if ! mvn -B -q -f "$IT/pom.xml" -Dkafka.version="$VERSION" -Dkafka.generation="$GENERATION" \
+        package >"$MVN_LOG" 2>&1; then
         log "maven build failed; tail of $MVN_LOG:"
         tail -n 40 "$MVN_LOG" >&2
         exit 1
@@ -246,7 +263,7 @@ cmd_start() {
     for n in "${NODES[@]}"; do
         local mode=--no-initial-controllers
         [[ "$n" == 1 ]] && mode=--standalone
-        "$JAVA" -Xmx256m -cp "$LIB/*" -Dlog4j2.configurationFile="$IT/config/broker-log4j2.properties" \
+        "$JAVA" -Xmx256m -cp "$LIB/*" "$LOG_OPT" \
             -Dkafka.logs.dir="$STATE/node$n" \
             kafka.tools.StorageTool format -t "$CLUSTER_ID" -c "$STATE/node$n/node.properties" $mode \
             >"$STATE/node$n/format.log" 2>&1 &
@@ -263,7 +280,7 @@ cmd_start() {
         setsid bash -c 'echo $$ >"$1/pid"; shift; exec "$@"' _ "$d" \
             "$JAVA" -Xms256m -Xmx"$HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
             -Djava.awt.headless=true \
-            -Dlog4j2.configurationFile="$IT/config/broker-log4j2.properties" -Dkafka.logs.dir="$d" \
+            "$LOG_OPT" -Dkafka.logs.dir="$d" \
             -cp "$LIB/*" kafka.Kafka "$d/node.properties" \
             </dev/null >"$d/stdout.log" 2>&1 &
     done
@@ -301,11 +318,22 @@ KDP_IT_JAVA=$JAVA
 KDP_IT_CONTROLLER=127.0.0.1:$cport
 KDP_IT_CLUSTER_ID=$CLUSTER_ID
 KDP_IT_STATE_DIR=$STATE
+KDP_IT_KAFKA_VERSION=$VERSION
+KDP_IT_TXN_VERSION=$(txn_protocol "$STATE/ready.json")
 EOF
     local tv
     tv=$(grep -o '"transaction.version":[0-9]*' "$STATE/ready.json" | cut -d: -f2 || true)
-    echo "kafka-it: 3 nodes ready in $(elapsed "$t1")s (total $(elapsed "$t0")s): bootstrap=$bootstrap" \
-        "controller=127.0.0.1:$cport transaction.version=${tv:-?} env=${STATE#"$ROOT/"}/cluster.env"
+    echo "kafka-it: Kafka $VERSION, 3 nodes ready in $(elapsed "$t1")s (total $(elapsed "$t0")s): bootstrap=$bootstrap" \
+        "controller=127.0.0.1:$cport transaction.version=${tv:-none} (txn protocol v$(txn_protocol "$STATE/ready.json")) env=${STATE#"$ROOT/"}/cluster.env"
+}
+
+# The transaction protocol the cluster speaks, from its finalized features (ready.json):
+# transaction.version >= 2 is KIP-890's protocol v2 (every transaction end bumps the epoch);
+# absent (Kafka 3.9 finalizes no transaction.version) or 0/1 is the classic protocol v1.
+txn_protocol() {
+    local tv
+    tv=$(grep -o '"transaction.version":[0-9]*' "$1" | cut -d: -f2 || true)
+    if [[ -n "$tv" && "$tv" -ge 2 ]]; then echo 2; else echo 1; fi
 }
 
 cmd_env() {

@@ -3,19 +3,55 @@
 # the mock broker (also against Kafka's own Java tools), and the integration
 # tests against a real three-broker Apache Kafka cluster that this script
 # fetches from Maven Central, starts on 127.0.0.1 and always stops again.
+#
+# Two broker generations: everything runs against the newest Kafka 4.x
+# (transaction protocol v2), then the cluster is restarted as Kafka 3.9
+# (protocol v1) and the tests that talk to a broker run again.
+# KDP_KAFKA_VERSION=V runs everything against that one version instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+NEWEST=4.4.0 # keep in step with DEFAULT_KAFKA_VERSION in scripts/kafka-cluster.sh
+OLDER=3.9.2
+if [[ -n "${KDP_KAFKA_VERSION:-}" ]]; then
+    versions=("$KDP_KAFKA_VERSION")
+else
+    versions=("$NEWEST" "$OLDER")
+fi
+
 cargo build --workspace --all-targets --locked
 
-bash scripts/kafka-cluster.sh start
 trap 'bash scripts/kafka-cluster.sh stop' EXIT
-set -a
-# shellcheck disable=SC1091
-. target/kafka-it/cluster.env
-set +a
 
-# --include-ignored: the tests that need Kafka or its jars are #[ignore]d so
-# that a bare `cargo test` stays self-contained; here they run, and fail
-# (never skip) if the cluster is not there.
-cargo test --workspace --locked --no-fail-fast -- --include-ignored
+# Loads the running cluster's cluster.env into this shell's environment.
+use_cluster() {
+    set -a
+    # shellcheck disable=SC1091
+    . target/kafka-it/cluster.env
+    set +a
+}
+
+failed=()
+for i in "${!versions[@]}"; do
+    v="${versions[$i]}"
+    echo "=== Kafka $v ===" >&2
+    KDP_KAFKA_VERSION="$v" bash scripts/kafka-cluster.sh start
+    use_cluster
+    # --include-ignored: the tests that need Kafka or its jars are #[ignore]d so
+    # that a bare `cargo test` stays self-contained; here they run, and fail
+    # (never skip) if the cluster is not there.
+    if [[ "$i" == 0 ]]; then
+        cargo test --workspace --locked --no-fail-fast -- --include-ignored || failed+=("$v")
+    else
+        # only the tests that talk to a broker: the rest does not depend on its version
+        # (kdp-server's java_tool runs Kafka's tool against the mock, not a broker)
+        cargo test -p kdp --locked --no-fail-fast --test real_kafka \
+            --test real_kafka_broker_stop --test real_kafka_scenarios -- --include-ignored ||
+            failed+=("$v")
+    fi
+    bash scripts/kafka-cluster.sh stop
+done
+if ((${#failed[@]})); then
+    echo "test.sh: tests failed against Kafka ${failed[*]}" >&2
+    exit 1
+fi

@@ -1,5 +1,5 @@
 //! Apache Kafka's own `kafka-transactions.sh describe-producers`
-//! (org.apache.kafka.tools.TransactionsCommand, Kafka 4.1.1) against the
+//! (org.apache.kafka.tools.TransactionsCommand of KDP_KAFKA_VERSION) against the
 //! mock: it must print exactly the cluster file's producers, and fail with
 //! the same text a real broker makes it print.
 //!

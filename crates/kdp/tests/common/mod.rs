@@ -18,6 +18,13 @@ pub struct Env {
     pub state_dir: String,
     /// broker id -> host:port
     pub brokers: Vec<(i32, String)>,
+    /// The Apache Kafka version the cluster (and the tools on the classpath) run:
+    /// `KDP_IT_KAFKA_VERSION`, e.g. "4.4.0" or "3.9.2".
+    pub kafka_version: String,
+    /// The transaction protocol the cluster speaks, read from its finalized
+    /// `transaction.version` (`KDP_IT_TXN_VERSION`): 1 (Kafka 3.9: the epoch
+    /// stays across transactions) or 2 (KIP-890: every transaction end bumps it).
+    pub txn_version: u8,
 }
 
 pub fn env() -> Env {
@@ -42,6 +49,12 @@ pub fn env() -> Env {
         java: std::env::var("KDP_IT_JAVA").unwrap_or_else(|_| "java".into()),
         state_dir: need("KDP_IT_STATE_DIR"),
         brokers,
+        kafka_version: need("KDP_IT_KAFKA_VERSION"),
+        txn_version: match need("KDP_IT_TXN_VERSION").as_str() {
+            "1" => 1,
+            "2" => 2,
+            v => panic!("KDP_IT_TXN_VERSION={v}: want 1 or 2"),
+        },
     }
 }
 
@@ -135,9 +148,18 @@ pub fn kdp(args: &[&str]) -> Run {
     r
 }
 
-/// `Scenario <sub> --bootstrap ... <args>`: its one JSON line.
+/// `Scenario <sub> --bootstrap ... <args>`: its one JSON line (the test
+/// fails if it exits non-zero or prints anything else).
 pub fn scenario(env: &Env, sub: &str, args: &[&str]) -> Value {
-    let r = run(
+    let r = scenario_run(env, sub, args);
+    assert_eq!(r.code, 0, "Scenario {sub} {args:?} failed:\n{}", r.stderr);
+    serde_json::from_str(r.stdout.trim())
+        .unwrap_or_else(|e| panic!("Scenario {sub} printed {:?}: {e}", r.stdout))
+}
+
+/// `Scenario <sub> --bootstrap ... <args>` as run, for tests that expect it to fail.
+pub fn scenario_run(env: &Env, sub: &str, args: &[&str]) -> Run {
+    run(
         Command::new(&env.java)
             .args([
                 "-cp",
@@ -150,10 +172,60 @@ pub fn scenario(env: &Env, sub: &str, args: &[&str]) -> Value {
             .args(["--timeout-seconds", "90"])
             .args(args),
         Duration::from_secs(120),
+    )
+}
+
+/// Kafka's own `kafka-transactions.sh` (`org.apache.kafka.tools.TransactionsCommand`
+/// of the cluster's version) with `--bootstrap-server` and then `args`; at most 120 s.
+pub fn transactions_command(env: &Env, args: &[&str]) -> Run {
+    run(
+        Command::new(&env.java)
+            .args([
+                "-cp",
+                &env.classpath,
+                "org.apache.kafka.tools.TransactionsCommand",
+                "--bootstrap-server",
+                &env.bootstrap,
+            ])
+            .args(args),
+        Duration::from_secs(120),
+    )
+}
+
+/// A tab-separated table as TransactionsCommand prints it (`describe`,
+/// `list`, `find-hanging`): one map from header to trimmed cell per row.
+pub fn parse_tool_table(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let Some(header) = lines.next() else {
+        return vec![];
+    };
+    let header: Vec<&str> = header.split('\t').map(str::trim).collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split('\t').map(str::trim))
+                .filter(|(h, _)| !h.is_empty())
+                .map(|(h, c)| (h.to_string(), c.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// `TransactionsCommand describe --transactional-id ID`: its one row.
+pub fn kafka_describe_transaction(
+    env: &Env,
+    transactional_id: &str,
+) -> std::collections::BTreeMap<String, String> {
+    let r = transactions_command(env, &["describe", "--transactional-id", transactional_id]);
+    assert_eq!(
+        r.code, 0,
+        "TransactionsCommand describe failed:\n{}",
+        r.stderr
     );
-    assert_eq!(r.code, 0, "Scenario {sub} {args:?} failed:\n{}", r.stderr);
-    serde_json::from_str(r.stdout.trim())
-        .unwrap_or_else(|e| panic!("Scenario {sub} printed {:?}: {e}", r.stdout))
+    let mut rows = parse_tool_table(&r.stdout);
+    assert_eq!(rows.len(), 1, "{}", r.stdout);
+    rows.remove(0)
 }
 
 pub fn create_topic(env: &Env, topic: &str, partitions: u32) -> Value {
@@ -190,18 +262,13 @@ pub fn kafka_describe_producers(
     partition: i32,
     broker_id: Option<i32>,
 ) -> Vec<ProducerRow> {
-    let mut cmd = Command::new(&env.java);
-    cmd.args([
-        "-cp",
-        &env.classpath,
-        "org.apache.kafka.tools.TransactionsCommand",
-    ])
-    .args(["--bootstrap-server", &env.bootstrap, "describe-producers"])
-    .args(["--topic", topic, "--partition", &partition.to_string()]);
-    if let Some(b) = broker_id {
-        cmd.args(["--broker-id", &b.to_string()]);
+    let p = partition.to_string();
+    let b = broker_id.map(|b| b.to_string());
+    let mut args = vec!["describe-producers", "--topic", topic, "--partition", &p];
+    if let Some(b) = &b {
+        args.extend(["--broker-id", b.as_str()]);
     }
-    let r = run(&mut cmd, Duration::from_secs(120));
+    let r = transactions_command(env, &args);
     assert_eq!(r.code, 0, "TransactionsCommand failed:\n{}", r.stderr);
     parse_kafka_table(&r.stdout)
 }

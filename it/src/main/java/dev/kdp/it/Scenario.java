@@ -24,17 +24,25 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.DescribeProducersOptions;
 import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
@@ -93,6 +101,10 @@ public final class Scenario {
                 case "txn-open": s.txnOpen(); break; // never returns: halts the JVM
                 case "fence": s.fence(); break;
                 case "describe-txn": s.describeTxn(); break;
+                case "txn-two-partitions": s.txnTwoPartitions(); break;
+                case "fence-after-write": s.fenceAfterWrite(); break;
+                case "consume-committed": s.consumeCommitted(); break;
+                case "offsets": s.offsets(); break;
                 default:
                     System.err.println("unknown subcommand: " + cmd);
                     usage();
@@ -145,8 +157,13 @@ public final class Scenario {
             "  idempotent    --topic T --partition P --records N",
             "  txn-commit    --topic T --partition P --records N --transactional-id ID",
             "  txn-open      --topic T --partition P --records N --transactional-id ID [--hold-seconds S]",
+            "                [--transaction-timeout-ms MS (default 3600000)]",
             "  fence         --topic T --partition P --records N --transactional-id ID",
             "  describe-txn  --transactional-id ID",
+            "  txn-two-partitions --topic T --partition-a A --partition-b B --records N --transactional-id ID",
+            "  fence-after-write  --topic T --partition-a A --partition-b B --records N --transactional-id ID",
+            "  consume-committed  --topic T --partition P [--seconds S (default 60, a bound)] [--until-records N]",
+            "  offsets       --topic T --partition P",
             "stdout: exactly one JSON line; logs/errors: stderr"));
     }
 
@@ -329,8 +346,9 @@ public final class Scenario {
         if (n < 1) throw new UsageException("--records must be >= 1");
         String tid = req("transactional-id");
         long holdSeconds = Long.parseLong(opts.getOrDefault("hold-seconds", "0"));
+        int timeoutMs = optInt("transaction-timeout-ms", TXN_TIMEOUT_MS);
         Admin admin = admin(bootstrap);
-        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid));
+        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid, timeoutMs));
         producer.initTransactions();
         short initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
         producer.beginTransaction();
@@ -350,6 +368,7 @@ public final class Scenario {
             .put("clientProducerEpoch", (int) dataEpoch)
             .put("clientLastSequence", clientLastSeq)
             .put("holdSeconds", holdSeconds)
+            .put("transactionTimeoutMs", txn.transactionTimeoutMs())
             .put("producerIdSource", "Admin.describeTransactions");
         emit(j);
         OUT.flush();
@@ -409,6 +428,213 @@ public final class Scenario {
             emit(txnJson(tid, d));
         }
     }
+
+    /**
+     * One transactional producer: a committed transaction of N records to partition A, then its
+     * next transaction of N records to partition B. Healthy: nothing here may ever be flagged.
+     * Prints the coordinator's view and each partition's producer state (all replicas agreeing).
+     */
+    private void txnTwoPartitions() throws Exception {
+        String topic = req("topic");
+        TopicPartition a = new TopicPartition(topic, reqInt("partition-a"));
+        TopicPartition b = new TopicPartition(topic, reqInt("partition-b"));
+        if (a.equals(b)) throw new UsageException("--partition-a and --partition-b must differ");
+        int n = reqInt("records");
+        if (n < 1) throw new UsageException("--records must be >= 1");
+        String tid = req("transactional-id");
+        try (Admin admin = admin(bootstrap)) {
+            Json pa;
+            Json pb;
+            short initEpoch;
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid))) {
+                producer.initTransactions();
+                initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+                pa = committedTxn(producer, a, n, "two-a");
+                pb = committedTxn(producer, b, n, "two-b");
+            }
+            TransactionDescription txn = waitTxnState(admin, tid, "CompleteCommit");
+            TopicDescription td = describeTopic(admin, topic);
+            Json j = new Json()
+                .put("scenario", "txn-two-partitions")
+                .put("topic", topic)
+                .put("transactionalId", tid)
+                .put("producerId", txn.producerId())
+                .put("txnState", txn.state().toString())
+                .put("txnProducerEpoch", txn.producerEpoch())
+                .put("clientInitEpoch", (int) initEpoch)
+                .put("partitions", List.of(
+                    settledPartition(admin, td, a, txn.producerId(), pa),
+                    settledPartition(admin, td, b, txn.producerId(), pb)));
+            emit(j);
+        }
+    }
+
+    /**
+     * Instance 1 of transactional id X commits N records to partition A and stays alive; instance 2
+     * of X starts (initTransactions fences instance 1) and commits N records to partition B. Then
+     * instance 1 (the zombie) tries one more transaction to A, which the cluster must reject.
+     */
+    private void fenceAfterWrite() throws Exception {
+        String topic = req("topic");
+        TopicPartition a = new TopicPartition(topic, reqInt("partition-a"));
+        TopicPartition b = new TopicPartition(topic, reqInt("partition-b"));
+        if (a.equals(b)) throw new UsageException("--partition-a and --partition-b must differ");
+        int n = reqInt("records");
+        if (n < 1) throw new UsageException("--records must be >= 1");
+        String tid = req("transactional-id");
+        try (Admin admin = admin(bootstrap)) {
+            KafkaProducer<byte[], byte[]> first = new KafkaProducer<>(txnProps(tid));
+            first.initTransactions();
+            short firstInit = (short) field(producerIdAndEpoch(first), "epoch");
+            Json pa = committedTxn(first, a, n, "fenced-a");
+            TransactionDescription afterFirst = waitTxnState(admin, tid, "CompleteCommit");
+            Json pb;
+            short secondInit;
+            try (KafkaProducer<byte[], byte[]> second = new KafkaProducer<>(txnProps(tid))) {
+                second.initTransactions();
+                secondInit = (short) field(producerIdAndEpoch(second), "epoch");
+                pb = committedTxn(second, b, n, "fencer-b");
+            }
+            TransactionDescription txn = waitTxnState(admin, tid, "CompleteCommit");
+            TopicDescription td = describeTopic(admin, topic);
+            Json sa = settledPartition(admin, td, a, txn.producerId(), pa);
+            Json sb = settledPartition(admin, td, b, txn.producerId(), pb);
+            ProducerState aBefore = producerState(admin, a, OptionalInt.empty(), txn.producerId());
+            // the zombie: instance 1 tries again on A with its old epoch
+            String zombieError = null;
+            try {
+                first.beginTransaction();
+                first.send(new ProducerRecord<>(a.topic(), a.partition(),
+                    "k-zombie".getBytes(StandardCharsets.UTF_8), "zombie".getBytes(StandardCharsets.UTF_8))).get();
+                first.commitTransaction();
+            } catch (Exception e) {
+                Throwable c = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+                zombieError = c.getClass().getSimpleName();
+            } finally {
+                first.close(Duration.ZERO);
+            }
+            ProducerState aAfter = producerState(admin, a, OptionalInt.empty(), txn.producerId());
+            Json j = new Json()
+                .put("scenario", "fence-after-write")
+                .put("topic", topic)
+                .put("transactionalId", tid)
+                .put("producerId", txn.producerId())
+                .put("txnState", txn.state().toString())
+                .put("txnProducerEpoch", txn.producerEpoch())
+                .put("firstTxnProducerEpoch", afterFirst.producerEpoch())
+                .put("firstClientInitEpoch", (int) firstInit)
+                .put("secondClientInitEpoch", (int) secondInit)
+                .put("partitions", List.of(sa, sb))
+                .put("zombieError", zombieError)
+                .put("zombieChangedPartitionA", aAfter == null || !sameState(aAfter, aBefore));
+            emit(j);
+        }
+    }
+
+    /** One committed transaction of n records to tp; what the client sent. */
+    private static Json committedTxn(KafkaProducer<byte[], byte[]> producer, TopicPartition tp, int n, String tag)
+            throws Exception {
+        producer.beginTransaction();
+        long[] offsets = sendAll(producer, tp, n, tag);
+        short dataEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+        int clientLastSeq = clientNextSequence(producer, tp) - 1;
+        producer.commitTransaction();
+        return new Json()
+            .put("partition", tp.partition())
+            .put("baseOffset", offsets[0])
+            .put("lastOffset", offsets[1])
+            .put("clientProducerEpoch", (int) dataEpoch)
+            .put("clientLastSequence", clientLastSeq);
+    }
+
+    /** Waits until tp's leader and every replica show no open transaction of producerId; adds that state to sent. */
+    private Json settledPartition(Admin admin, TopicDescription td, TopicPartition tp, long producerId, Json sent)
+            throws Exception {
+        ProducerState st = waitProducerState(admin, tp, td, producerId,
+            s -> s.currentTransactionStartOffset().isEmpty(), "no ongoing transaction");
+        TopicPartitionInfo info = td.partitions().get(tp.partition());
+        return sent
+            .put("producerEpoch", st.producerEpoch())
+            .put("lastSequence", st.lastSequence())
+            .put("lastTimestamp", st.lastTimestamp())
+            .put("coordinatorEpoch", st.coordinatorEpoch().isPresent() ? st.coordinatorEpoch().getAsInt() : -1)
+            .put("currentTransactionStartOffset",
+                st.currentTransactionStartOffset().isPresent() ? st.currentTransactionStartOffset().getAsLong() : -1L)
+            .put("leader", info.leader() == null ? -1 : info.leader().id());
+    }
+
+    /**
+     * A read_committed consumer (no group: assign + seekToBeginning) reads the partition until its
+     * position reaches the read_committed end offset (the LSO), or --until-records records arrived,
+     * or --seconds passed (a bound, not the normal end: reachedEnd says which), and reports what it
+     * read: a transaction left open stops it at the LSO however long it waits.
+     */
+    private void consumeCommitted() throws Exception {
+        TopicPartition tp = tp();
+        long seconds = Long.parseLong(opts.getOrDefault("seconds", "60"));
+        int until = optInt("until-records", Integer.MAX_VALUE);
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        int records = 0;
+        long highest = -1;
+        long position;
+        long endOffset;
+        boolean reachedEnd = false;
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
+            while (records < until && System.nanoTime() < end) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    records++;
+                    highest = Math.max(highest, r.offset());
+                }
+                // read_committed: endOffsets is the last stable offset
+                if (c.position(tp, Duration.ofSeconds(10)) >= c.endOffsets(List.of(tp), Duration.ofSeconds(10)).get(tp)) {
+                    reachedEnd = true;
+                    break;
+                }
+            }
+            position = c.position(tp, Duration.ofSeconds(10));
+            endOffset = c.endOffsets(List.of(tp), Duration.ofSeconds(10)).get(tp);
+        }
+        emit(new Json()
+            .put("scenario", "consume-committed")
+            .put("topic", tp.topic())
+            .put("partition", tp.partition())
+            .put("records", records)
+            .put("highestOffset", highest)
+            .put("position", position)
+            .put("endOffset", endOffset)
+            .put("reachedEnd", reachedEnd)
+            .put("seconds", seconds));
+    }
+
+    /** High watermark (latest, read_uncommitted) and last stable offset (latest, read_committed). */
+    private void offsets() throws Exception {
+        TopicPartition tp = tp();
+        try (Admin admin = admin(bootstrap)) {
+            ListOffsetsResult.ListOffsetsResultInfo hw = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).partitionResult(tp).get();
+            ListOffsetsResult.ListOffsetsResultInfo lso = admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).partitionResult(tp).get();
+            ListOffsetsResult.ListOffsetsResultInfo earliest = admin.listOffsets(Map.of(tp, OffsetSpec.earliest()))
+                .partitionResult(tp).get();
+            emit(new Json()
+                .put("scenario", "offsets")
+                .put("topic", tp.topic())
+                .put("partition", tp.partition())
+                .put("logStartOffset", earliest.offset())
+                .put("highWatermark", hw.offset())
+                .put("lastStableOffset", lso.offset()));
+        }
+    }
+
 
     // ------------------------------------------------------------------ shared pieces
 
@@ -614,9 +840,13 @@ public final class Scenario {
     }
 
     private Properties txnProps(String tid) {
+        return txnProps(tid, TXN_TIMEOUT_MS);
+    }
+
+    private Properties txnProps(String tid, int timeoutMs) {
         Properties p = producerProps();
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, tid);
-        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(TXN_TIMEOUT_MS));
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(timeoutMs));
         return p;
     }
 
@@ -680,6 +910,10 @@ public final class Scenario {
         String v = opts.get(k);
         if (v == null) throw new UsageException("missing --" + k);
         return v;
+    }
+
+    private int optInt(String k, int dflt) {
+        return opts.containsKey(k) ? reqInt(k) : dflt;
     }
 
     private int reqInt(String k) {
