@@ -145,17 +145,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         eprintln!("{warning}");
     }
 
-    let mut config = ClientConfig::default();
-    config.connection.client_id = Some(props.client_id.clone().unwrap_or_else(|| "kdp".into()));
-    let request_timeout = props
-        .request_timeout
-        .unwrap_or(Duration::from_secs(30))
-        .min(args.timeout);
-    config.connection.request_timeout = request_timeout;
-    config.connect_timeout = props
-        .connect_timeout
-        .unwrap_or(Duration::from_secs(10))
-        .min(args.timeout);
+    let (config, request_timeout) = client_config(&props, args.timeout);
 
     let client = match tokio::time::timeout_at(deadline, Client::connect(bootstrap, config)).await {
         Ok(Ok(c)) => Arc::new(c),
@@ -172,30 +162,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         }
     };
 
-    let topics = if args.topic.is_empty() {
-        None
-    } else {
-        let partitions = (!args.partition.is_empty()).then(|| {
-            let mut ps = args.partition.clone();
-            ps.sort_unstable();
-            ps.dedup();
-            ps
-        });
-        let mut names = args.topic.clone();
-        names.sort();
-        names.dedup();
-        Some(
-            names
-                .into_iter()
-                .map(|name| TopicSelection {
-                    name,
-                    partitions: partitions.clone(),
-                })
-                .collect(),
-        )
-    };
     let opts = DescribeOptions {
-        topics,
+        topics: topic_selection(&args.topic, &args.partition),
         broker_id: args.broker_id,
         timeout: deadline.saturating_duration_since(tokio::time::Instant::now()),
         request_timeout,
@@ -261,4 +229,50 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     } else {
         exit::OK
     }
+}
+
+/// The client configuration of a command bounded by `timeout`, from the
+/// `--command-config` properties; also returns the request timeout.
+pub fn client_config(
+    props: &properties::ClientProps,
+    timeout: Duration,
+) -> (ClientConfig, Duration) {
+    let mut config = ClientConfig::default();
+    config.connection.client_id = Some(props.client_id.clone().unwrap_or_else(|| "kdp".into()));
+    let request_timeout = props
+        .request_timeout
+        .unwrap_or(Duration::from_secs(30))
+        .min(timeout);
+    config.connection.request_timeout = request_timeout;
+    config.connect_timeout = props
+        .connect_timeout
+        .unwrap_or(Duration::from_secs(10))
+        .min(timeout);
+    (config, request_timeout)
+}
+
+/// `--topic` and `--partition` as a selection: `None` (no topic) is the whole
+/// cluster; each partition applies to every topic.
+pub fn topic_selection(topics: &[String], partitions: &[i32]) -> Option<Vec<TopicSelection>> {
+    if topics.is_empty() {
+        return None;
+    }
+    let partitions = (!partitions.is_empty()).then(|| {
+        let mut ps = partitions.to_vec();
+        ps.sort_unstable();
+        ps.dedup();
+        ps
+    });
+    let mut names = topics.to_vec();
+    names.sort();
+    names.dedup();
+    Some(
+        names
+            .into_iter()
+            .map(|name| TopicSelection {
+                name,
+                partitions: partitions.clone(),
+            })
+            .collect(),
+    )
 }

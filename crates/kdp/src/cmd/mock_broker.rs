@@ -83,32 +83,9 @@ pub fn run(args: Args) -> i32 {
             let _ = writeln!(out, "{}", mock.bootstrap());
             let _ = out.flush();
         }
-        let signal = wait_for_signal().await;
+        let signal = crate::signal::wait().await;
         eprintln!("kdp mock-broker: {signal}: shutting down");
         mock.shutdown().await;
         crate::exit::OK
     })
-}
-
-/// Waits for SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-async fn wait_for_signal() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
-    }
 }
