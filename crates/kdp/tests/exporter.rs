@@ -538,3 +538,194 @@ fn readyz_waits_for_a_scan_and_sigterm_stops_it_cleanly_with_json_logs() {
         "failed scans are warned about: {text}"
     );
 }
+
+/// A real Prometheus server (Debian's /usr/bin/prometheus) on a free port
+/// with its storage in `dir`, scraping `target` every second as job kdp and
+/// evaluating `rules` every second.
+fn prometheus(dir: &TempDir, target: &str, rules: &Path) -> (Proc, String) {
+    let config = dir.write(
+        "prometheus.yml",
+        &format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+             rule_files:\n  - {}\n\
+             scrape_configs:\n  - job_name: kdp\n    static_configs:\n      - targets: ['{target}']\n",
+            rules.display()
+        ),
+    );
+    let addr = format!("127.0.0.1:{}", free_port());
+    let child = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.0.join("data").display()
+        ))
+        .arg(format!("--web.listen-address={addr}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.0.join("prometheus.log")).unwrap())
+        .spawn()
+        .expect("prometheus (Debian package prometheus; .ci/run installs it)");
+    let proc = Proc(child);
+    wait_until("prometheus to be ready", || {
+        TcpStream::connect(&addr).ok()?;
+        (get(&addr, "/-/ready", &[]).0 == 200).then_some(())
+    });
+    (proc, addr)
+}
+
+fn api(addr: &str, path: &str) -> Value {
+    let (status, _, body) = get(addr, path, &[]);
+    assert_eq!(status, 200, "{path}: {body}");
+    let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(v["status"], "success", "{v}");
+    v["data"].clone()
+}
+
+#[test]
+fn prometheus_scrapes_the_exporter_and_the_hanging_transaction_alert_goes_pending_then_firing() {
+    let dir = TempDir::new("prom");
+    let (_b, _e, exp_addr, _) = fed_metrics(&dir, &[]);
+    // the shipped rules, with every `for:` shortened so the alert fires
+    // within the test (the expressions are the shipped ones)
+    let shipped =
+        std::fs::read_to_string(repo_root().join("deploy/prometheus/kdp-rules.yml")).unwrap();
+    let fast: String = shipped
+        .lines()
+        .map(|l| match l.split_once("for: ") {
+            Some((indent, _)) if indent.trim().is_empty() => format!("{indent}for: 4s\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(fast, shipped);
+    let rules = dir.write("rules.yml", &fast);
+    let (_prom, prom) = prometheus(&dir, &exp_addr, &rules);
+
+    wait_until("the target to be up", || {
+        let t = api(&prom, "/api/v1/targets");
+        let active = t["activeTargets"].as_array()?.first()?.clone();
+        (active["health"] == "up").then_some(())
+    });
+    let result = wait_until("kdp_producers in Prometheus", || {
+        let d = api(&prom, "/api/v1/query?query=kdp_producers");
+        let r = d["result"].as_array()?.clone();
+        (!r.is_empty()).then_some(r)
+    });
+    let orders = result
+        .iter()
+        .find(|s| s["metric"]["topic"] == "orders")
+        .expect("orders in kdp_producers");
+    assert_eq!(orders["metric"]["job"], "kdp");
+    assert_eq!(orders["value"][1], "3");
+
+    let state = |name: &str| {
+        let d = api(&prom, "/api/v1/alerts");
+        d["alerts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|a| a["labels"]["alertname"] == name && a["labels"]["topic"] == "orders")
+            .and_then(|a| a["state"].as_str().map(String::from))
+    };
+    let mut seen = Vec::new();
+    wait_until("KdpHangingTransaction to fire", || {
+        let s = state("KdpHangingTransaction")?;
+        if seen.last() != Some(&s) {
+            seen.push(s.clone());
+        }
+        (s == "firing").then_some(())
+    });
+    assert_eq!(seen, ["pending", "firing"], "pending first, then firing");
+    // the healthy exporter raises none of its own alerts
+    let d = api(&prom, "/api/v1/alerts");
+    for a in d["alerts"].as_array().into_iter().flatten() {
+        let name = a["labels"]["alertname"].as_str().unwrap_or("");
+        assert!(
+            !matches!(
+                name,
+                "KdpExporterDown" | "KdpExporterAbsent" | "KdpExporterNotScanning"
+            ),
+            "{a}"
+        );
+    }
+}
+
+/// Resident memory of a process, from /proc (kB).
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmRSS")
+}
+
+#[test]
+fn soak_every_scrape_is_answered_while_the_broker_stops_and_restarts() {
+    const SCRAPERS: usize = 4;
+    const SCRAPES_EACH: usize = 150;
+    const RESTARTS: usize = 3;
+    let dir = TempDir::new("soak");
+    let file = dir.write("cluster.json", &cluster(AFTER));
+    let port = free_port();
+    let (broker, bootstrap) = mock(&file, port);
+    let mut broker = Some(broker);
+    let (exp, addr) = exporter(
+        &bootstrap,
+        &["--interval", "20ms", "--timeout", "2s"],
+        &dir.0.join("exporter.log"),
+    );
+    let pid = exp.0.id();
+    // warm up: allocator arenas, connections, a few scans and scrapes
+    let m = wait_until("a few scans", || {
+        let m = metrics(&addr);
+        (scans(&m, "ok") >= 5.0).then_some(m)
+    });
+    for _ in 0..50 {
+        metrics(&addr);
+    }
+    let rss_before = rss_kb(pid);
+
+    let scrapers: Vec<_> = (0..SCRAPERS)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut answered = 0;
+                for _ in 0..SCRAPES_EACH {
+                    let (status, _, body) = get(&addr, "/metrics", &[]);
+                    assert_eq!(status, 200);
+                    assert!(body.contains("kdp_build_info{"), "{body}");
+                    answered += 1;
+                }
+                answered
+            })
+        })
+        .collect();
+    let mut last = m;
+    for _ in 0..RESTARTS {
+        drop(broker.take());
+        last = after_scans(&addr, &last, "failed", 2.0);
+        broker = Some(mock(&file, port).0);
+        last = after_scans(&addr, &last, "ok", 2.0);
+    }
+    let answered: usize = scrapers
+        .into_iter()
+        .map(|t| t.join().expect("scraper"))
+        .sum();
+    assert_eq!(answered, SCRAPERS * SCRAPES_EACH);
+
+    let m = metrics(&addr);
+    assert_eq!(sample(&m, "kdp_scan_overlaps_total"), Some(0.0), "{m}");
+    assert_eq!(sample(&m, ORDERS), Some(3.0));
+    let rss_after = rss_kb(pid);
+    // flat: a leak of even a few bytes per scrape or scan would show over
+    // these hundreds of scrapes and scans
+    assert!(
+        rss_after <= rss_before + 4 * 1024,
+        "RSS grew from {rss_before} kB to {rss_after} kB"
+    );
+    eprintln!(
+        "soak: {answered} scrapes, {} ok / {} failed scans, RSS {rss_before} -> {rss_after} kB",
+        scans(&m, "ok"),
+        scans(&m, "failed")
+    );
+}
