@@ -79,6 +79,11 @@ pub struct Args {
     /// file after each scan, until issue 8's diagnosis feeds it.
     #[arg(long, value_name = "FILE", hide = true)]
     pub diagnosis_file: Option<PathBuf>,
+    /// Partitions per DescribeProducers request: bounds the exporter's peak
+    /// memory (the responses in flight). Tuning only; see docs/PERFORMANCE.md.
+    #[arg(long, value_name = "N", default_value_t = 1000, hide = true,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_partitions_per_request: u32,
 }
 
 /// `kdp exporter`: runs until SIGINT or SIGTERM.
@@ -127,6 +132,7 @@ pub fn run(args: Args) -> i32 {
             interval: args.interval,
             topics: topic_selection(&args.topic, &[]),
             per_partition: args.per_partition,
+            max_partitions_per_request: args.max_partitions_per_request as usize,
         },
         listen,
         diagnose,

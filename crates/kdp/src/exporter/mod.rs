@@ -83,28 +83,77 @@ pub struct Config {
 
 /// Binds, reports the bound address through `bound`, then scans and serves
 /// until `stop` resolves (a signal); then both stop cleanly.
+///
+/// The HTTP server runs on its own thread and runtime: decoding a scan's
+/// responses is CPU work on the main runtime, and a scrape must not queue
+/// behind it.
 pub async fn run(
     config: Config,
     bound: impl FnOnce(SocketAddr),
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let listener = TcpListener::bind((config.listen.host.as_str(), config.listen.port)).await?;
-    bound(listener.local_addr()?);
     let health = Health::new(config.scan.interval.as_secs_f64());
     let shared = Arc::new(Shared::new(health, config.scan.per_partition));
     let (stop_tx, stop_rx) = watch::channel(false);
-    let scanner = tokio::spawn(scan::run(
-        config.scan,
-        shared.clone(),
-        config.diagnose,
-        stop_rx.clone(),
-    ));
-    let server = tokio::spawn(http::serve(listener, shared, stop_rx));
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
+    let server = {
+        let (shared, stop_rx, listen) = (shared.clone(), stop_rx.clone(), config.listen);
+        std::thread::Builder::new()
+            .name("kdp-http".into())
+            .spawn(move || serve_on_own_runtime(listen, shared, stop_rx, bound_tx))?
+    };
+    let addr = match bound_rx.await {
+        Ok(Ok(addr)) => addr,
+        Ok(Err(e)) => {
+            let _ = tokio::task::spawn_blocking(move || server.join()).await;
+            return Err(e);
+        }
+        Err(_) => return Err(std::io::Error::other("the HTTP server thread ended early")),
+    };
+    bound(addr);
+    let scanner = tokio::spawn(scan::run(config.scan, shared, config.diagnose, stop_rx));
     stop.await;
     let _ = stop_tx.send(true);
     let _ = scanner.await;
-    let _ = server.await;
+    let _ = tokio::task::spawn_blocking(move || server.join()).await;
     Ok(())
+}
+
+fn serve_on_own_runtime(
+    listen: BrokerAddress,
+    shared: Arc<Shared>,
+    stop: watch::Receiver<bool>,
+    bound: tokio::sync::oneshot::Sender<std::io::Result<SocketAddr>>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = bound.send(Err(e));
+            return;
+        }
+    };
+    rt.block_on(async move {
+        let listener = match TcpListener::bind((listen.host.as_str(), listen.port)).await {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = bound.send(Err(e));
+                return;
+            }
+        };
+        match listener.local_addr() {
+            Ok(addr) => {
+                let _ = bound.send(Ok(addr));
+            }
+            Err(e) => {
+                let _ = bound.send(Err(e));
+                return;
+            }
+        }
+        http::serve(listener, shared, stop).await;
+    });
 }
 
 /// Resolves once `stop` turns true (or its sender is gone).

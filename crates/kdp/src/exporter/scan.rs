@@ -34,6 +34,10 @@ pub struct ScanConfig {
     pub interval: Duration,
     pub topics: Option<Vec<TopicSelection>>,
     pub per_partition: bool,
+    /// Partitions per DescribeProducers request. The exporter's peak memory
+    /// is the responses in flight (one per broker), so this, not the size of
+    /// the cluster, bounds it.
+    pub max_partitions_per_request: usize,
 }
 
 /// Scans every `interval` (measured start to start; a scan longer than the
@@ -158,6 +162,7 @@ impl Scanner {
             topics: self.config.topics.clone(),
             timeout: deadline.saturating_duration_since(Instant::now()),
             request_timeout: self.config.request_timeout,
+            max_partitions_per_request: self.config.max_partitions_per_request,
             ..DescribeOptions::default()
         };
         let mut agg = Aggregate::new(self.config.per_partition);
