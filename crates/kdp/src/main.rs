@@ -8,10 +8,12 @@ use clap::{Parser, Subcommand};
 mod cmd;
 mod duration;
 mod exit;
+mod exporter;
 mod fd_limit;
 mod output;
 mod progress;
 mod properties;
+mod signal;
 
 /// Kafka's DescribeProducers API, for operators: which producers write to a
 /// partition, which are zombies, which open transaction pins the last stable
@@ -47,11 +49,18 @@ enum Command {
     MockBroker(cmd::mock_broker::Args),
     /// Start a built-in mock cluster and describe it: kdp without a cluster.
     Demo(cmd::demo::Args),
+    /// Scan a cluster on an interval and serve producer state to Prometheus.
+    Exporter(cmd::exporter::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose);
+    // a service logs what it does (info) by default; the one-shot commands warn only
+    let (default_level, json) = match &cli.command {
+        Command::Exporter(a) => ("info", a.log_format == cmd::exporter::LogFormat::Json),
+        _ => ("warn", false),
+    };
+    init_logging(cli.verbose, default_level, json);
     let code = match cli.command {
         Command::Describe(args) => cmd::describe::run(args),
         Command::FindHanging(args) => cmd::find_hanging::run(args),
@@ -61,22 +70,32 @@ fn main() -> ExitCode {
         Command::Encode(args) => cmd::encode::run(args),
         Command::MockBroker(args) => cmd::mock_broker::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Exporter(args) => cmd::exporter::run(args),
     };
     ExitCode::from(code as u8)
 }
 
 /// Logs go to stderr, coloured only when stderr is a terminal and `NO_COLOR`
 /// (no-color.org) is unset or empty: escapes in a log file or pipe are noise.
-fn init_logging(verbose: u8) {
+fn init_logging(verbose: u8, default_level: &str, json: bool) {
     use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
-        0 => "warn",
+        0 => default_level,
         1 => "info",
         2 => "debug",
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    if json {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_current_span(false)
+            .init();
+        return;
+    }
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

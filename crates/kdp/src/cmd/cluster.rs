@@ -72,19 +72,7 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
     for warning in props.warnings() {
         eprintln!("{warning}");
     }
-    let mut config = ClientConfig::default();
-    config.connection.client_id = Some(props.client_id.clone().unwrap_or_else(|| "kdp".into()));
-    let request_timeout = props
-        .request_timeout
-        .unwrap_or(Duration::from_secs(30))
-        .min(args.timeout);
-    config.connection.request_timeout = request_timeout;
-    // keep trying the bootstrap list until the deadline, then say why it failed
-    config.bootstrap_timeout = args.timeout;
-    config.connect_timeout = props
-        .connect_timeout
-        .unwrap_or(Duration::from_secs(10))
-        .min(args.timeout);
+    let (config, request_timeout) = client_config(&props, args.timeout);
     match tokio::time::timeout_at(deadline, Client::connect(bootstrap, config)).await {
         Ok(Ok(c)) => Ok(Connected {
             client: Arc::new(c),
@@ -103,6 +91,28 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
             Err(exit::UNREACHABLE)
         }
     }
+}
+
+/// The client settings a properties file and a command's timeout give; the
+/// second value is one request's bound.
+pub fn client_config(
+    props: &properties::ClientProps,
+    timeout: Duration,
+) -> (ClientConfig, Duration) {
+    let mut config = ClientConfig::default();
+    config.connection.client_id = Some(props.client_id.clone().unwrap_or_else(|| "kdp".into()));
+    let request_timeout = props
+        .request_timeout
+        .unwrap_or(Duration::from_secs(30))
+        .min(timeout);
+    config.connection.request_timeout = request_timeout;
+    // keep trying the bootstrap list until the deadline, then say why it failed
+    config.bootstrap_timeout = timeout;
+    config.connect_timeout = props
+        .connect_timeout
+        .unwrap_or(Duration::from_secs(10))
+        .min(timeout);
+    (config, request_timeout)
 }
 
 /// `--topic` and `--partition` as a selection; `None` is the whole cluster.

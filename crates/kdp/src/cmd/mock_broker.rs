@@ -78,7 +78,7 @@ pub fn run(args: Args) -> i32 {
     rt.block_on(async move {
         // Before the bootstrap line is out: a signal sent as soon as it is
         // read must find its handler (the default action kills the process).
-        let stop = stop_signal();
+        let mut signals = crate::signal::Signals::install();
         let mock = match MockCluster::start(cluster, config).await {
             Ok(m) => m,
             Err(e) => {
@@ -95,37 +95,9 @@ pub fn run(args: Args) -> i32 {
             let _ = writeln!(out, "{}", mock.bootstrap());
             let _ = out.flush();
         }
-        let signal = stop.await;
+        let signal = signals.recv().await;
         eprintln!("kdp mock-broker: {signal}: shutting down");
         mock.shutdown().await;
         crate::exit::OK
     })
-}
-
-/// Registers for SIGINT (Ctrl-C) and, on Unix, SIGTERM now; the future
-/// resolves on the first of them. Must be called inside the runtime.
-fn stop_signal() -> impl std::future::Future<Output = &'static str> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let int = signal(SignalKind::interrupt());
-        let term = signal(SignalKind::terminate());
-        async move {
-            match (int, term) {
-                (Ok(mut int), Ok(mut term)) => tokio::select! {
-                    _ = int.recv() => "SIGINT",
-                    _ = term.recv() => "SIGTERM",
-                },
-                _ => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    "SIGINT"
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
-    }
 }

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod describe;
 pub mod describe_txn;
 pub mod encode;
+pub mod exporter;
 pub mod find_hanging;
 pub mod mock_broker;
 pub mod transactions;

@@ -1,0 +1,171 @@
+//! `kdp exporter`: watch producer state continuously and serve it to
+//! Prometheus. The scanning is `kdp describe`'s (same client, same
+//! describe engine, same flags for the cluster); see `crate::exporter`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kdp_client::BrokerAddress;
+
+use crate::cmd::cluster::{client_config, selection as topic_selection};
+use crate::exit;
+use crate::exporter::diagnosis::{Diagnose, FileDiagnosis, NoDiagnosis};
+use crate::exporter::scan::ScanConfig;
+use crate::exporter::{self, Config};
+use crate::properties;
+
+/// How logs are written.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line (for log pipelines).
+    Json,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "\
+Serves, on --listen:
+  /metrics   Prometheus text format (OpenMetrics when the Accept header asks for it)
+  /healthz   200 while the process runs
+  /readyz    200 once a scan has reached the cluster, 503 before
+
+Metrics (labels: topic; topic and partition with --per-partition):
+  kdp_producers, kdp_open_transactions, kdp_oldest_open_transaction_age_seconds (from the
+  producer's LastTimestamp: a lower bound of the transaction's age), and the exporter's own:
+  kdp_scans_total{result}, kdp_scan_errors_total{error}, kdp_scan_duration_seconds,
+  kdp_last_successful_scan_timestamp_seconds, kdp_scan_stale, kdp_build_info{version}.
+  Registered for the diagnosis, without series until it lands: kdp_hanging_transactions,
+  kdp_stuck_transactions, kdp_fenced_producers, kdp_replica_divergences, kdp_blocked_records.
+
+A failed scan keeps the last values (kdp_scan_stale 1, kdp_scan_errors_total counts it); a partial
+one keeps the last values of the topics it could not describe. Scans never overlap: one longer than
+--interval delays the next. SIGINT or SIGTERM stops it cleanly. The bound address is printed on
+stdout as one line. Rules, a dashboard and a systemd unit are in deploy/.
+
+Examples:
+  kdp exporter --bootstrap-server localhost:9092
+  kdp exporter --bootstrap-server b1:9092,b2:9092 --listen 0.0.0.0:9308 --interval 30s --log-format json")]
+pub struct Args {
+    /// Brokers to bootstrap from, tried in order.
+    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    pub bootstrap_server: String,
+    /// Kafka client properties file (client.id, request.timeout.ms, ...). Only
+    /// security.protocol=PLAINTEXT is supported for now.
+    #[arg(long, value_name = "FILE")]
+    pub command_config: Option<PathBuf>,
+    /// Where to serve the metrics. Bound exactly as given.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9308")]
+    pub listen: String,
+    /// Time between the starts of two scans, e.g. 30s, 1m.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::duration::parse)]
+    pub interval: Duration,
+    /// Bound on one scan (connecting, retries included). Default: the interval, at most 30s.
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub timeout: Option<Duration>,
+    /// Topic to watch; repeat for several. Default: every topic, internal ones included.
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// Label the per-topic metrics by partition too (many series on a big cluster).
+    #[arg(long)]
+    pub per_partition: bool,
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Test hook: read the diagnosis (JSON, see exporter::diagnosis) from this
+    /// file after each scan, until issue 8's diagnosis feeds it.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub diagnosis_file: Option<PathBuf>,
+    /// Partitions per DescribeProducers request: bounds the exporter's peak
+    /// memory (the responses in flight). Tuning only; see docs/PERFORMANCE.md.
+    #[arg(long, value_name = "N", default_value_t = 1000, hide = true,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_partitions_per_request: u32,
+}
+
+/// `kdp exporter`: runs until SIGINT or SIGTERM.
+pub fn run(args: Args) -> i32 {
+    let bootstrap = match BrokerAddress::parse_list(&args.bootstrap_server) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("kdp: --bootstrap-server: {e}");
+            return exit::USAGE;
+        }
+    };
+    let listen = match BrokerAddress::parse_listen(&args.listen) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("kdp: --listen: {e}");
+            return exit::USAGE;
+        }
+    };
+    let props = match &args.command_config {
+        Some(path) => match properties::load(path) {
+            Ok(p) => p,
+            Err(msg) => {
+                eprintln!("kdp: --command-config {}: {msg}", path.display());
+                return exit::USAGE;
+            }
+        },
+        None => properties::ClientProps::default(),
+    };
+    for warning in props.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let timeout = args
+        .timeout
+        .unwrap_or_else(|| args.interval.min(Duration::from_secs(30)));
+    let (client, request_timeout) = client_config(&props, timeout);
+    let diagnose: Arc<dyn Diagnose> = match args.diagnosis_file {
+        Some(path) => Arc::new(FileDiagnosis(path)),
+        None => Arc::new(NoDiagnosis),
+    };
+    let config = Config {
+        scan: ScanConfig {
+            bootstrap,
+            client,
+            request_timeout,
+            timeout,
+            interval: args.interval,
+            topics: topic_selection(&args.topic, &[]),
+            per_partition: args.per_partition,
+            max_partitions_per_request: args.max_partitions_per_request as usize,
+        },
+        listen,
+        diagnose,
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kdp: cannot start the async runtime: {e}");
+            return exit::PARTIAL;
+        }
+    };
+    rt.block_on(async move {
+        let mut signals = crate::signal::Signals::install();
+        let bound = |addr: std::net::SocketAddr| {
+            tracing::info!(%addr, interval = ?args.interval, "serving /metrics");
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{addr}");
+            let _ = out.flush();
+        };
+        let stop = async {
+            let signal = signals.recv().await;
+            tracing::info!(signal, "shutting down");
+        };
+        match exporter::run(config, bound, stop).await {
+            Ok(()) => exit::OK,
+            Err(e) => {
+                eprintln!("kdp: --listen {}: {e}", args.listen);
+                exit::UNREACHABLE
+            }
+        }
+    })
+}

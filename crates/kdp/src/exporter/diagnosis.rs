@@ -1,0 +1,160 @@
+//! The diagnosis input of the exporter: hanging and stuck transactions,
+//! fenced producers, diverged replicas and the records an open transaction
+//! blocks. Its metrics are registered today (so rules and dashboards can use
+//! them) and stay without series until a [`Diagnose`] source feeds them: the
+//! diagnosis of issue 8 (`kdp find-hanging`, `compare-replicas`) plugs in as
+//! one more implementation of [`Diagnose`], called after each scan.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use kdp_client::Client;
+use serde::Deserialize;
+
+/// Why a transaction is reported. A closed set: it becomes the `reason`
+/// label, and labels must stay bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Hanging: the coordinator has no transaction for this producer.
+    NoTransaction,
+    /// Hanging: the partition is not in the coordinator's transaction.
+    PartitionNotInTransaction,
+    /// Stuck: PrepareCommit for longer than the timeout, markers not written.
+    PrepareCommit,
+    /// Stuck: PrepareAbort for longer than the timeout, markers not written.
+    PrepareAbort,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 4] = [
+        Reason::NoTransaction,
+        Reason::PartitionNotInTransaction,
+        Reason::PrepareCommit,
+        Reason::PrepareAbort,
+    ];
+
+    /// The `reason` label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Reason::NoTransaction => "no_transaction",
+            Reason::PartitionNotInTransaction => "partition_not_in_transaction",
+            Reason::PrepareCommit => "prepare_commit",
+            Reason::PrepareAbort => "prepare_abort",
+        }
+    }
+
+    /// Stuck (the coordinator still has it, its markers never landed) rather
+    /// than hanging (the coordinator does not know it).
+    pub fn is_stuck(self) -> bool {
+        matches!(self, Reason::PrepareCommit | Reason::PrepareAbort)
+    }
+}
+
+/// One open transaction the diagnosis reports as hanging or stuck.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    pub topic: String,
+    pub partition: i32,
+    pub reason: Reason,
+}
+
+/// A number about one partition.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionValue {
+    pub topic: String,
+    pub partition: i32,
+    pub value: u64,
+}
+
+/// What the diagnosis found after one scan. Empty until issue 8 lands.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Diagnosis {
+    /// Hanging and stuck transactions, one entry each.
+    #[serde(default)]
+    pub transactions: Vec<Finding>,
+    /// Producers still listed on a partition whose instance the coordinator
+    /// has fenced, counted per partition.
+    #[serde(default)]
+    pub fenced_producers: Vec<PartitionValue>,
+    /// Producers whose state differs between replicas, per partition.
+    #[serde(default)]
+    pub replica_divergences: Vec<PartitionValue>,
+    /// Records between the last stable offset and the high watermark.
+    #[serde(default)]
+    pub blocked_records: Vec<PartitionValue>,
+}
+
+/// The boxed future a [`Diagnose`] returns (no async-trait dependency).
+pub type DiagnoseFuture<'a> = Pin<Box<dyn Future<Output = Option<Diagnosis>> + Send + 'a>>;
+
+/// A source of diagnoses, asked once after each successful scan. `None`:
+/// no diagnosis this time (the diagnosis metrics then have no series and
+/// `kdp_diagnosis_available` is 0).
+pub trait Diagnose: Send + Sync {
+    fn diagnose(&self, client: Arc<Client>) -> DiagnoseFuture<'_>;
+}
+
+/// Today's source: none.
+pub struct NoDiagnosis;
+
+impl Diagnose for NoDiagnosis {
+    fn diagnose(&self, _client: Arc<Client>) -> DiagnoseFuture<'_> {
+        Box::pin(async { None })
+    }
+}
+
+/// A diagnosis read from a JSON file after each scan: the test hook behind
+/// the hidden `--diagnosis-file` flag, so the alerting path (metrics, rules,
+/// a real Prometheus) can be tested before the diagnosis exists. A file that
+/// cannot be read or parsed gives no diagnosis (and a warning), never a crash.
+pub struct FileDiagnosis(pub PathBuf);
+
+impl Diagnose for FileDiagnosis {
+    fn diagnose(&self, _client: Arc<Client>) -> DiagnoseFuture<'_> {
+        Box::pin(async move {
+            // a small file: read inline
+            let text = match std::fs::read_to_string(&self.0) {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::warn!(file = %self.0.display(), error = %e, "cannot read the diagnosis file");
+                    return None;
+                }
+            };
+            match serde_json::from_str(&text) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    tracing::warn!(file = %self.0.display(), error = %e, "cannot parse the diagnosis file");
+                    None
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_documented_shape_and_refuses_unknown_fields() {
+        let d: Diagnosis = serde_json::from_str(
+            r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "prepare_abort"}],
+                "blocked_records": [{"topic": "t", "partition": 0, "value": 12}]}"#,
+        )
+        .unwrap();
+        assert_eq!(d.transactions[0].reason, Reason::PrepareAbort);
+        assert!(d.transactions[0].reason.is_stuck());
+        assert!(d.fenced_producers.is_empty());
+        assert!(serde_json::from_str::<Diagnosis>(r#"{"hanging": []}"#).is_err());
+        assert!(serde_json::from_str::<Diagnosis>(
+            r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "made_up"}]}"#
+        )
+        .is_err());
+    }
+}

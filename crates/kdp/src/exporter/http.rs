@@ -1,0 +1,135 @@
+//! The HTTP side: `/metrics`, `/healthz`, `/readyz`, on hyper's HTTP/1.
+//!
+//! A scrape clones the current snapshot's `Arc` (a lock held for that only)
+//! and encodes it: it never waits for a scan. Connections are capped, a
+//! client that does not send its request headers in time is dropped, and on
+//! shutdown open connections finish their request and close.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, ACCEPT, ALLOW, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+
+use super::metrics::{self, Format};
+use super::Shared;
+
+/// Connections served at once; more are closed at once (Prometheus needs one).
+const MAX_CONNECTIONS: usize = 64;
+/// A client must send its request headers within this.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long open connections get to finish on shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves until `shutdown` turns true.
+pub async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let graceful = GracefulShutdown::new();
+    let limit = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // e.g. out of file descriptors: wait instead of spinning
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = super::stopped(&mut shutdown) => break,
+        };
+        let Ok(permit) = limit.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, "too many connections; closing this one");
+            continue;
+        };
+        let shared = shared.clone();
+        let service = service_fn(move |req| {
+            let response = respond(&shared, &req);
+            async move { Ok::<_, Infallible>(response) }
+        });
+        let conn = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}; leaving them");
+    }
+}
+
+fn respond(shared: &Shared, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    let path = req.uri().path();
+    if !matches!(path, "/metrics" | "/healthz" | "/readyz") {
+        return plain(
+            StatusCode::NOT_FOUND,
+            "not found: try /metrics, /healthz or /readyz\n",
+        );
+    }
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+        r.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    match path {
+        "/healthz" => plain(StatusCode::OK, "ok\n"),
+        "/readyz" if shared.is_ready() => plain(StatusCode::OK, "ready\n"),
+        "/readyz" => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: no scan has reached the cluster yet\n",
+        ),
+        _ => {
+            let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
+            let format = Format::negotiate(accept);
+            let registry = shared.current();
+            match metrics::encode(&registry, format) {
+                Ok(body) => {
+                    let mut r = Response::new(Full::new(Bytes::from(body)));
+                    r.headers_mut().insert(
+                        CONTENT_TYPE,
+                        HeaderValue::from_static(format.content_type()),
+                    );
+                    r
+                }
+                Err(_) => plain(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "cannot encode the metrics\n",
+                ),
+            }
+        }
+    }
+}
+
+fn plain(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}

@@ -1,0 +1,162 @@
+//! `kdp exporter`: scans the cluster on an interval and serves what it found
+//! as Prometheus metrics.
+//!
+//! - [`scan`]: the scan loop (one task: scans never overlap).
+//! - [`aggregate`]: one scan folded per topic (or partition) as it streams.
+//! - [`metrics`]: names, types, snapshots, the two exposition formats.
+//! - [`diagnosis`]: the diagnosis input (hanging, stuck, fenced, diverged,
+//!   blocked), registered now and fed once issue 8's diagnosis lands.
+//! - [`http`]: `/metrics`, `/healthz`, `/readyz`.
+
+pub mod aggregate;
+pub mod diagnosis;
+pub mod http;
+pub mod metrics;
+pub mod scan;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use kdp_client::BrokerAddress;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use diagnosis::Diagnose;
+use metrics::Health;
+use scan::ScanConfig;
+
+/// State shared by the scan loop and the HTTP server.
+pub struct Shared {
+    pub health: Health,
+    /// The last published snapshot; the lock is held only to clone or swap.
+    snapshot: Mutex<Arc<Registry>>,
+    ready: AtomicBool,
+    scans_in_flight: AtomicUsize,
+}
+
+impl Shared {
+    pub fn new(health: Health, per_partition: bool) -> Shared {
+        let empty = metrics::snapshot(&BTreeMap::new(), None, per_partition, 0, &health);
+        Shared {
+            health,
+            snapshot: Mutex::new(Arc::new(empty)),
+            ready: AtomicBool::new(false),
+            scans_in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Replaces the snapshot; ready from the first one on.
+    pub fn publish(&self, registry: Registry) {
+        let new = Arc::new(registry);
+        let old = std::mem::replace(
+            &mut *self.snapshot.lock().unwrap_or_else(PoisonError::into_inner),
+            new,
+        );
+        // the old snapshot is freed outside the lock (a scrape may still hold it)
+        drop(old);
+        self.ready.store(true, Ordering::Release);
+    }
+
+    pub fn current(&self) -> Arc<Registry> {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+}
+
+/// Everything `kdp exporter` needs.
+pub struct Config {
+    pub scan: ScanConfig,
+    /// Where to serve; bound as given (no other address).
+    pub listen: BrokerAddress,
+    pub diagnose: Arc<dyn Diagnose>,
+}
+
+/// Binds, reports the bound address through `bound`, then scans and serves
+/// until `stop` resolves (a signal); then both stop cleanly.
+///
+/// The HTTP server runs on its own thread and runtime: decoding a scan's
+/// responses is CPU work on the main runtime, and a scrape must not queue
+/// behind it.
+pub async fn run(
+    config: Config,
+    bound: impl FnOnce(SocketAddr),
+    stop: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let health = Health::new(config.scan.interval.as_secs_f64());
+    let shared = Arc::new(Shared::new(health, config.scan.per_partition));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
+    let server = {
+        let (shared, stop_rx, listen) = (shared.clone(), stop_rx.clone(), config.listen);
+        std::thread::Builder::new()
+            .name("kdp-http".into())
+            .spawn(move || serve_on_own_runtime(listen, shared, stop_rx, bound_tx))?
+    };
+    let addr = match bound_rx.await {
+        Ok(Ok(addr)) => addr,
+        Ok(Err(e)) => {
+            let _ = tokio::task::spawn_blocking(move || server.join()).await;
+            return Err(e);
+        }
+        Err(_) => return Err(std::io::Error::other("the HTTP server thread ended early")),
+    };
+    bound(addr);
+    let scanner = tokio::spawn(scan::run(config.scan, shared, config.diagnose, stop_rx));
+    stop.await;
+    let _ = stop_tx.send(true);
+    let _ = scanner.await;
+    let _ = tokio::task::spawn_blocking(move || server.join()).await;
+    Ok(())
+}
+
+fn serve_on_own_runtime(
+    listen: BrokerAddress,
+    shared: Arc<Shared>,
+    stop: watch::Receiver<bool>,
+    bound: tokio::sync::oneshot::Sender<std::io::Result<SocketAddr>>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = bound.send(Err(e));
+            return;
+        }
+    };
+    rt.block_on(async move {
+        let listener = match TcpListener::bind((listen.host.as_str(), listen.port)).await {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = bound.send(Err(e));
+                return;
+            }
+        };
+        match listener.local_addr() {
+            Ok(addr) => {
+                let _ = bound.send(Ok(addr));
+            }
+            Err(e) => {
+                let _ = bound.send(Err(e));
+                return;
+            }
+        }
+        http::serve(listener, shared, stop).await;
+    });
+}
+
+/// Resolves once `stop` turns true (or its sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}

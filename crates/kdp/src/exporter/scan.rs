@@ -1,0 +1,235 @@
+//! The scan loop: one task, so scans never overlap; each scan is the same
+//! `kdp_client::describe_producers` as `kdp describe`, folded into per-key
+//! counts as results stream in, then published as a new snapshot.
+//!
+//! A scan that fails (the cluster unreachable) publishes nothing new: the
+//! last good values stay, `kdp_scan_stale` says so and the error is counted.
+//! The client is kept across scans (its connections follow broker restarts
+//! and leadership moves through metadata refreshes) and rebuilt after a
+//! failed scan.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kdp_client::{
+    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, TopicSelection,
+};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::aggregate::{Aggregate, Counts, Key};
+use super::diagnosis::Diagnose;
+use super::metrics::{self, Health};
+use super::Shared;
+
+/// What to scan and how.
+pub struct ScanConfig {
+    pub bootstrap: Vec<BrokerAddress>,
+    pub client: ClientConfig,
+    pub request_timeout: Duration,
+    /// Bound on one scan, connecting included.
+    pub timeout: Duration,
+    pub interval: Duration,
+    pub topics: Option<Vec<TopicSelection>>,
+    pub per_partition: bool,
+    /// Partitions per DescribeProducers request. The exporter's peak memory
+    /// is the responses in flight (one per broker), so this, not the size of
+    /// the cluster, bounds it.
+    pub max_partitions_per_request: usize,
+}
+
+/// Scans every `interval` (measured start to start; a scan longer than the
+/// interval delays the next, never overlaps it) until `shutdown` turns true.
+pub async fn run(
+    config: ScanConfig,
+    shared: Arc<Shared>,
+    diagnose: Arc<dyn Diagnose>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut scanner = Scanner {
+        config,
+        shared,
+        diagnose,
+        client: None,
+        previous: BTreeMap::new(),
+    };
+    loop {
+        let started = Instant::now();
+        tokio::select! {
+            _ = scanner.scan() => {}
+            _ = super::stopped(&mut shutdown) => break,
+        }
+        let next = started + scanner.config.interval;
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {}
+            _ = super::stopped(&mut shutdown) => break,
+        }
+    }
+}
+
+struct Scanner {
+    config: ScanConfig,
+    shared: Arc<Shared>,
+    diagnose: Arc<dyn Diagnose>,
+    client: Option<Arc<Client>>,
+    previous: BTreeMap<Key, Counts>,
+}
+
+/// Counts scans in flight; a second one at the same time is an overlap.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(n: &'a AtomicUsize, health: &Health) -> InFlight<'a> {
+        if n.fetch_add(1, Ordering::SeqCst) > 0 {
+            health.overlaps.inc();
+        }
+        InFlight(n)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+enum Outcome {
+    Ok,
+    Partial,
+    Failed(&'static str),
+}
+
+impl Scanner {
+    async fn scan(&mut self) {
+        let shared = self.shared.clone();
+        let health = &shared.health;
+        let _guard = InFlight::enter(&shared.scans_in_flight, health);
+        let start = Instant::now();
+        let outcome = self.scan_once().await;
+        health.scan_duration.observe(start.elapsed().as_secs_f64());
+        let result = match outcome {
+            Outcome::Ok => "ok",
+            Outcome::Partial => "partial",
+            Outcome::Failed(error) => {
+                health
+                    .scan_errors
+                    .get_or_create(&vec![("error", error.to_string())])
+                    .inc();
+                health.stale.set(1);
+                // a fresh client next time: bootstrap again from the list
+                self.client = None;
+                "failed"
+            }
+        };
+        health
+            .scans
+            .get_or_create(&vec![("result", result.to_string())])
+            .inc();
+    }
+
+    async fn scan_once(&mut self) -> Outcome {
+        let deadline = Instant::now() + self.config.timeout;
+        let client = match &self.client {
+            Some(c) => c.clone(),
+            None => {
+                let connect =
+                    Client::connect(self.config.bootstrap.clone(), self.config.client.clone());
+                match tokio::time::timeout_at(deadline, connect).await {
+                    Ok(Ok(c)) => {
+                        let c = Arc::new(c);
+                        self.client = Some(c.clone());
+                        c
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "scan failed: cannot reach the cluster");
+                        return Outcome::Failed(
+                            kdp_wire::error_code::name(e.kafka_code())
+                                .unwrap_or("UNKNOWN_ERROR_CODE"),
+                        );
+                    }
+                    Err(_) => {
+                        tracing::warn!(
+                            "scan failed: no bootstrap server answered within the scan timeout"
+                        );
+                        return Outcome::Failed("REQUEST_TIMED_OUT");
+                    }
+                }
+            }
+        };
+        let opts = DescribeOptions {
+            topics: self.config.topics.clone(),
+            timeout: deadline.saturating_duration_since(Instant::now()),
+            request_timeout: self.config.request_timeout,
+            max_partitions_per_request: self.config.max_partitions_per_request,
+            ..DescribeOptions::default()
+        };
+        let mut agg = Aggregate::new(self.config.per_partition);
+        let result = {
+            let sink = |ev: DescribeEvent| {
+                if let DescribeEvent::Results { outcomes, .. } = ev {
+                    for o in &outcomes {
+                        agg.add(o);
+                    }
+                }
+            };
+            // the engine is bounded by the deadline; this is only a backstop
+            let backstop = deadline + Duration::from_secs(5);
+            tokio::time::timeout_at(
+                backstop,
+                kdp_client::describe_producers(client.clone(), &opts, sink),
+            )
+            .await
+        };
+        match result {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "scan failed");
+                return Outcome::Failed(
+                    kdp_wire::error_code::name(e.kafka_code()).unwrap_or("UNKNOWN_ERROR_CODE"),
+                );
+            }
+            Err(_) => {
+                tracing::warn!("scan failed: describe did not finish within the scan timeout");
+                return Outcome::Failed("REQUEST_TIMED_OUT");
+            }
+        }
+
+        let diagnosis = self.diagnose.diagnose(client).await;
+        let health = &self.shared.health;
+        for (error, n) in &agg.errors {
+            health
+                .scan_errors
+                .get_or_create(&vec![("error", error.to_string())])
+                .inc_by(*n);
+        }
+        let (partitions, failed) = (agg.partitions, agg.failed_partitions);
+        let counts = agg.merge_over(&self.previous);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let registry = metrics::snapshot(
+            &counts,
+            diagnosis.as_ref(),
+            self.config.per_partition,
+            now.as_millis() as i64,
+            health,
+        );
+        health.scan_partitions.set(partitions as i64);
+        health.scan_partitions_failed.set(failed as i64);
+        health.stale.set(i64::from(failed > 0));
+        health
+            .diagnosis_available
+            .set(i64::from(diagnosis.is_some()));
+        health.last_successful_scan.set(now.as_secs_f64());
+        self.shared.publish(registry);
+        self.previous = counts;
+        tracing::info!(partitions, failed, keys = self.previous.len(), "scan done");
+        if failed > 0 {
+            Outcome::Partial
+        } else {
+            Outcome::Ok
+        }
+    }
+}
