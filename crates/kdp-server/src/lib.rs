@@ -9,11 +9,14 @@
 //!   on its own listener, serving ApiVersions, Metadata and DescribeProducers
 //!   well enough for Kafka's own Admin client and tools.
 
+pub mod acls;
+pub mod apis;
 pub mod broker;
 pub mod cluster;
 pub mod demo;
 pub mod mock;
 pub mod responder;
+pub mod txn;
 
 pub use cluster::{Cluster, ClusterError};
 pub use mock::{MockCluster, MockConfig};
