@@ -121,6 +121,7 @@ pub struct MockCluster {
     shutdown_tx: watch::Sender<bool>,
     done_rx: mpsc::Receiver<()>,
     stats: Arc<Stats>,
+    shared: Arc<Shared>,
 }
 
 impl MockCluster {
@@ -174,7 +175,7 @@ impl MockCluster {
             })
             .collect();
         let shared = Arc::new(Shared {
-            cluster,
+            cluster: std::sync::RwLock::new(cluster),
             advertised,
             authorizer: config.authorizer.clone(),
             max_response_size: config.max_response_size,
@@ -205,6 +206,7 @@ impl MockCluster {
             shutdown_tx,
             done_rx,
             stats,
+            shared,
         })
     }
 
@@ -231,6 +233,12 @@ impl MockCluster {
 
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// The cluster as it is now: the file's, plus what WriteTxnMarkers and
+    /// InitProducerId changed since.
+    pub fn cluster(&self) -> Cluster {
+        self.shared.read().clone()
     }
 
     /// Stops accepting, lets each connection finish the request it is
