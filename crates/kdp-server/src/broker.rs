@@ -967,16 +967,14 @@ mod tests {
             WritableTxnMarkerTopic,
         };
         let s = shared();
-        s.write()
-            .partition_mut("t", 0)
-            .unwrap()
-            .producers
-            .push(kdp_wire::messages::ProducerState {
+        s.write().partition_mut("t", 0).unwrap().producers.push(
+            kdp_wire::messages::ProducerState {
                 producer_id: 42,
                 producer_epoch: 1,
                 current_txn_start_offset: 7,
                 ..Default::default()
-            });
+            },
+        );
         s.write().partition_mut("t", 0).unwrap().high_watermark = 10;
         let lso = |s: &Shared| {
             let req = ListOffsetsRequest {
@@ -1022,7 +1020,9 @@ mod tests {
             }],
             ..Default::default()
         };
-        let state = on(&s, 2, &dp, 0).topics[0].partitions[0].active_producers.clone();
+        let state = on(&s, 2, &dp, 0).topics[0].partitions[0]
+            .active_producers
+            .clone();
         assert_eq!(state.len(), 1);
         assert_eq!(state[0].current_txn_start_offset, -1);
     }
@@ -1037,7 +1037,10 @@ mod tests {
             ..Default::default()
         };
         let resp = on(&s, 1, &req, 6);
-        assert_eq!(resp.coordinators[0].error_code, error_code::COORDINATOR_NOT_AVAILABLE);
+        assert_eq!(
+            resp.coordinators[0].error_code,
+            error_code::COORDINATOR_NOT_AVAILABLE
+        );
         let s = Shared {
             cluster: RwLock::new(
                 Cluster::from_json(
@@ -1050,12 +1053,12 @@ mod tests {
         };
         let resp = on(&s, 1, &req, 4);
         let c = &resp.coordinators[0];
-        assert_eq!((c.error_code, c.node_id, c.host.as_str(), c.port), (0, 2, "127.0.0.1", 9002));
+        assert_eq!(
+            (c.error_code, c.node_id, c.host.as_str(), c.port),
+            (0, 2, "127.0.0.1", 9002)
+        );
         // An unknown key type closes the connection.
-        let bad = FindCoordinatorRequest {
-            key_type: 9,
-            ..req
-        };
+        let bad = FindCoordinatorRequest { key_type: 9, ..req };
         assert!(handle_request(&s, 1, &frame(&bad, 4)[4..], None).is_err());
     }
 

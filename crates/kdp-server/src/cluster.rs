@@ -54,7 +54,11 @@ pub struct Broker {
 pub const DEFAULT_BROKER_CONFIGS: &[(&str, &str, i8)] = &[
     ("transaction.max.timeout.ms", "900000", CONFIG_TYPE_INT),
     ("producer.id.expiration.ms", "86400000", CONFIG_TYPE_INT),
-    ("transactional.id.expiration.ms", "604800000", CONFIG_TYPE_INT),
+    (
+        "transactional.id.expiration.ms",
+        "604800000",
+        CONFIG_TYPE_INT,
+    ),
 ];
 
 /// DescribeConfigs ConfigType INT.
@@ -995,7 +999,11 @@ impl TransactionFile {
             let names: Vec<&str> = TxnState::ALL.iter().map(|s| s.name()).collect();
             ClusterError::new(
                 format!("{path}.state"),
-                format!("{:?} is not a transaction state ({})", self.state, names.join(", ")),
+                format!(
+                    "{:?} is not a transaction state ({})",
+                    self.state,
+                    names.join(", ")
+                ),
             )
         })?;
         if self.timeout_ms <= 0 {
@@ -1037,7 +1045,10 @@ impl TransactionFile {
                     ));
                 }
                 if !seen.insert(p) {
-                    return Err(ClusterError::new(ppath, format!("partition {p} appears twice")));
+                    return Err(ClusterError::new(
+                        ppath,
+                        format!("partition {p} appears twice"),
+                    ));
                 }
             }
             partitions.push((topic, list));
@@ -1238,6 +1249,121 @@ mod tests {
         for (text, path) in cases {
             assert_eq!(err(text).path, path, "{text}");
         }
+    }
+
+    const TXN_BASE: &str = r#""brokers": [{"id": 1}, {"id": 2}], "topics": [
+        {"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1, 2]}]},
+        {"name": "__transaction_state", "partitions": [
+            {"partition": 0, "leader": 1, "replicas": [1]}, {"partition": 1, "leader": 2, "replicas": [2]}]}]"#;
+
+    #[test]
+    fn transaction_errors_name_the_path() {
+        let cases = [
+            (
+                r#""transactions": [{"transactional_id": "", "producer_id": 1, "state": "Empty"}]"#,
+                "transactions[0].transactional_id",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Running"}]"#,
+                "transactions[0].state",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "producer_epoch": 40000}]"#,
+                "transactions[0].producer_epoch",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "timeout_ms": 0}]"#,
+                "transactions[0].timeout_ms",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "coordinator": 9}]"#,
+                "transactions[0].coordinator",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Ongoing", "partitions": {"b": [0]}}]"#,
+                "transactions[0].partitions.b",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Ongoing", "partitions": {"a": [0, 1]}}]"#,
+                "transactions[0].partitions.a[1]",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty"}, {"transactional_id": "x", "producer_id": 2, "state": "Empty"}]"#,
+                "transactions[1].transactional_id",
+            ),
+            (
+                r#""acls": {"transactional_id_describe_deny": ["a*b"]}"#,
+                "acls.transactional_id_describe_deny[0]",
+            ),
+            (
+                r#""acls": {"cluster_deny": ["READ"]}"#,
+                "acls.cluster_deny[0]",
+            ),
+            (r#""acls": {"topic_deny": []}"#, "acls.topic_deny"),
+        ];
+        for (extra, path) in cases {
+            let text = format!("{{{TXN_BASE}, {extra}}}");
+            assert_eq!(err(&text).path, path, "{text}");
+        }
+        // Without __transaction_state, a transaction needs its coordinator.
+        let e = err(
+            r#"{"brokers": [{"id": 1}], "transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty"}]}"#,
+        );
+        assert_eq!(e.path, "transactions[0].coordinator");
+        let e =
+            err(r#"{"brokers": [{"id": 1, "configs": {"transaction.max.timeout.ms": "15m"}}]}"#);
+        assert_eq!(e.path, "brokers[0].configs.transaction.max.timeout.ms");
+    }
+
+    #[test]
+    fn offsets_default_and_are_checked() {
+        let c = at_now(
+            r#"{"brokers": [{"id": 1}, {"id": 2}], "topics": [{"name": "a", "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1, 2],
+                 "producers": [{"ProducerId": 1, "CurrentTxnStartOffset": 40}, {"ProducerId": 2, "CurrentTxnStartOffset": 30}],
+                 "replica_producers": {"2": [{"ProducerId": 1, "CurrentTxnStartOffset": 70}]}},
+                {"partition": 1, "leader": 2, "replicas": [2], "high_watermark": 9}]}]}"#,
+        )
+        .unwrap();
+        let p = c.partition("a", 0).unwrap();
+        // One past the largest open transaction start on any replica; the
+        // LSO is the leader's earliest.
+        assert_eq!((p.high_watermark, p.last_stable_offset()), (71, 30));
+        let p = c.partition("a", 1).unwrap();
+        assert_eq!((p.high_watermark, p.last_stable_offset()), (9, 9));
+        let e = err(
+            r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1], "high_watermark": 40,
+                 "producers": [{"ProducerId": 1, "CurrentTxnStartOffset": 40}]}]}]}"#,
+        );
+        assert_eq!(e.path, "topics[0].partitions[0].high_watermark");
+        let e = err(
+            r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1], "high_watermark": 4, "last_stable_offset": 5}]}]}"#,
+        );
+        assert_eq!(e.path, "topics[0].partitions[0].last_stable_offset");
+    }
+
+    #[test]
+    fn transactions_are_placed_by_kafkas_rule_or_the_file() {
+        let text = format!(
+            r#"{{{TXN_BASE}, "transactions": [
+                {{"transactional_id": "hello", "producer_id": 1, "state": "Ongoing", "start_time": "now-5m", "partitions": {{"a": [0]}}}},
+                {{"transactional_id": "y", "producer_id": 2, "state": "Empty", "coordinator": 1}}]}}"#
+        );
+        let c = at_now(&text).unwrap();
+        // "hello".hashCode() = 99162322, even: partition 0 of 2, led by 1.
+        assert_eq!(c.transaction_coordinator("hello"), Some(1));
+        // "a".hashCode() = 97, odd: partition 1, led by 2 (no entry needed).
+        assert_eq!(c.transaction_coordinator("a"), Some(2));
+        // "y".hashCode() = 121 would give partition 1 (broker 2); the file says 1.
+        assert_eq!(c.transaction_coordinator("y"), Some(1));
+        let t = c.transaction("hello").unwrap();
+        assert_eq!(t.start_time_ms, NOW - 300_000);
+        assert_eq!((t.timeout_ms, t.producer_epoch), (60_000, 0));
+        assert!(t.has_partition("a", 0));
+        let mut c = c;
+        assert_eq!(c.allocate_producer_id(), 1000);
     }
 
     #[test]

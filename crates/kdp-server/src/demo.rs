@@ -80,7 +80,11 @@ mod tests {
     /// whose producer id ListTransactions (on every broker) does not list,
     /// whose transactional id DescribeTransactions does not find, or whose
     /// transaction lacks the partition.
-    fn kafka_find_hanging(c: &Cluster, now_ms: i64, broker: Option<i32>) -> Vec<(String, i32, i64)> {
+    fn kafka_find_hanging(
+        c: &Cluster,
+        now_ms: i64,
+        broker: Option<i32>,
+    ) -> Vec<(String, i32, i64)> {
         use crate::apis::describe_transactions::describe_transactions;
         use crate::apis::list_transactions::list_transactions;
         use crate::apis::Caller;
@@ -130,7 +134,9 @@ mod tests {
                 transactional_ids: vec![id],
                 ..Default::default()
             };
-            let d = describe_transactions(c, &caller(coordinator), &req).transaction_states.remove(0);
+            let d = describe_transactions(c, &caller(coordinator), &req)
+                .transaction_states
+                .remove(0);
             let listed_partition = d
                 .topics
                 .iter()
@@ -154,13 +160,23 @@ mod tests {
         // in PrepareCommit, but the coordinator still lists the partition.
         assert_eq!(
             kafka_find_hanging(&c, now_ms, None),
-            vec![h("orders", 3, 0), h("payments", 0, 7003), h("ledger", 0, 8001), h("ledger", 3, 8003)]
+            vec![
+                h("orders", 3, 0),
+                h("payments", 0, 7003),
+                h("ledger", 0, 8001),
+                h("ledger", 3, 8003)
+            ]
         );
         // Broker 2's lagging follower of orders-2 holds an old open
         // transaction of 5002, but orders-app still covers orders-2.
         assert_eq!(
             kafka_find_hanging(&c, now_ms, Some(2)),
-            vec![h("orders", 3, 0), h("payments", 0, 7003), h("ledger", 0, 8001), h("ledger", 3, 8003)]
+            vec![
+                h("orders", 3, 0),
+                h("payments", 0, 7003),
+                h("ledger", 0, 8001),
+                h("ledger", 3, 8003)
+            ]
         );
         let stuck = c.transaction("billing-app").unwrap();
         assert_eq!(stuck.state, crate::txn::TxnState::PrepareCommit);

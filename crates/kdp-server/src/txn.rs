@@ -124,7 +124,10 @@ mod tests {
             coordinator_partition("transactional-id-1", 50),
             Some(1_051_133_891 % 50)
         );
-        assert_eq!(coordinator_partition("payments-txn", 50), Some(480_581_686 % 50));
+        assert_eq!(
+            coordinator_partition("payments-txn", 50),
+            Some(480_581_686 % 50)
+        );
         assert_eq!(coordinator_partition("x", 0), None);
     }
 

@@ -408,7 +408,12 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
     // secret-payroll), each from its coordinator.
     check("list", &|| {
         let run = tool.run(&bootstrap, "list", &[]);
-        let mut rows = run.table_with(&["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]);
+        let mut rows = run.table_with(&[
+            "TransactionalId",
+            "Coordinator",
+            "ProducerId",
+            "TransactionState",
+        ]);
         rows.sort();
         let mut want: Vec<Vec<String>> = cluster
             .transactions
@@ -417,7 +422,10 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
             .map(|t| {
                 vec![
                     t.transactional_id.clone(),
-                    cluster.transaction_coordinator(&t.transactional_id).unwrap().to_string(),
+                    cluster
+                        .transaction_coordinator(&t.transactional_id)
+                        .unwrap()
+                        .to_string(),
                     t.producer_id.to_string(),
                     t.state.name().to_string(),
                 ]
@@ -428,7 +436,11 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
     });
 
     check("describe", &|| {
-        let run = tool.run(&bootstrap, "describe", &["--transactional-id", "orders-app"]);
+        let run = tool.run(
+            &bootstrap,
+            "describe",
+            &["--transactional-id", "orders-app"],
+        );
         let rows = run.table_with(&[
             "CoordinatorId",
             "TransactionalId",
@@ -446,7 +458,10 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
         assert_eq!(
             row[..7],
             cells(&[
-                &cluster.transaction_coordinator("orders-app").unwrap().to_string(),
+                &cluster
+                    .transaction_coordinator("orders-app")
+                    .unwrap()
+                    .to_string(),
                 "orders-app",
                 "5002",
                 "3",
@@ -458,10 +473,18 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
         );
         let mut partitions: Vec<&str> = row[8].split(',').collect();
         partitions.sort();
-        assert_eq!(partitions, ["__consumer_offsets-1", "orders-1", "orders-2"], "{run}");
+        assert_eq!(
+            partitions,
+            ["__consumer_offsets-1", "orders-1", "orders-2"],
+            "{run}"
+        );
         // Hidden by ACLs: FindCoordinator already refuses (as Kafka's
         // getCoordinator does), and the tool says so.
-        let run = tool.run(&bootstrap, "describe", &["--transactional-id", "secret-payroll"]);
+        let run = tool.run(
+            &bootstrap,
+            "describe",
+            &["--transactional-id", "secret-payroll"],
+        );
         assert_eq!(run.code, Some(1), "{run}");
         assert!(
             run.stderr.contains(
@@ -500,7 +523,11 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
         // ledger-3: secret-payroll is hidden, a false positive. Not ledger-2
         // (stuck in PrepareCommit, still listed by the coordinator).
         let run = tool.run(&bootstrap, "find-hanging", &["--topic", "ledger"]);
-        assert_eq!(found(&run), vec![row("ledger", "0", "8001"), row("ledger", "3", "8003")], "{run}");
+        assert_eq!(
+            found(&run),
+            vec![row("ledger", "0", "8001"), row("ledger", "3", "8003")],
+            "{run}"
+        );
     });
     check("find-hanging --broker-id 2", &|| {
         let run = tool.run(&bootstrap, "find-hanging", &["--broker-id", "2"]);
@@ -519,13 +546,24 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
         let run = tool.run(
             &bootstrap,
             "abort",
-            &["--topic", "ledger", "--partition", "0", "--start-offset", "5120"],
+            &[
+                "--topic",
+                "ledger",
+                "--partition",
+                "0",
+                "--start-offset",
+                "5120",
+            ],
         );
         assert_eq!(run.code, Some(0), "{run}");
         let now = mock.cluster();
         let p = now.partition("ledger", 0).unwrap();
         for broker in p.replicas.clone() {
-            let s = p.producers_on(broker).iter().find(|s| s.producer_id == 8001).unwrap();
+            let s = p
+                .producers_on(broker)
+                .iter()
+                .find(|s| s.producer_id == 8001)
+                .unwrap();
             assert_eq!(s.current_txn_start_offset, -1, "broker {broker}");
         }
         assert_eq!(p.last_stable_offset(), p.high_watermark);

@@ -13,11 +13,11 @@
 //! no entries.
 
 use kdp_wire::error_code;
+use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
 use kdp_wire::messages::{
     DescribeConfigsRequest, DescribeConfigsResourceResult, DescribeConfigsResponse,
     DescribeConfigsResult, DescribeConfigsSynonym,
 };
-use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
 
 use super::Caller;
 use crate::acls::ClusterOperation;
@@ -146,7 +146,10 @@ fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
 }
 
 fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
-    if !caller.authorizer.authorize_describe_topic(caller.request, name) {
+    if !caller
+        .authorizer
+        .authorize_describe_topic(caller.request, name)
+    {
         let code = error_code::TOPIC_AUTHORIZATION_FAILED;
         return Err((code, default_message(code)));
     }
@@ -165,7 +168,13 @@ mod tests {
     use crate::apis::testing::*;
     use kdp_wire::messages::DescribeConfigsResource;
 
-    fn ask(c: &Cluster, broker: i32, name: &str, keys: Option<Vec<&str>>, synonyms: bool) -> DescribeConfigsResult {
+    fn ask(
+        c: &Cluster,
+        broker: i32,
+        name: &str,
+        keys: Option<Vec<&str>>,
+        synonyms: bool,
+    ) -> DescribeConfigsResult {
         let req = DescribeConfigsRequest {
             resources: vec![DescribeConfigsResource {
                 resource_type: RESOURCE_TYPE_BROKER,
@@ -176,7 +185,9 @@ mod tests {
             include_synonyms: synonyms,
             ..Default::default()
         };
-        describe_configs(c, &caller(broker), &req, 4).results.remove(0)
+        describe_configs(c, &caller(broker), &req, 4)
+            .results
+            .remove(0)
     }
 
     #[test]
@@ -187,7 +198,14 @@ mod tests {
         let got: Vec<(&str, Option<&str>, i8, usize)> = r
             .configs
             .iter()
-            .map(|e| (e.name.as_str(), e.value.as_deref(), e.config_source, e.synonyms.len()))
+            .map(|e| {
+                (
+                    e.name.as_str(),
+                    e.value.as_deref(),
+                    e.config_source,
+                    e.synonyms.len(),
+                )
+            })
             .collect();
         assert_eq!(
             got,
@@ -214,7 +232,10 @@ mod tests {
             r.error_message.as_deref(),
             Some("Unexpected broker id, expected 1 or empty string, but received 2")
         );
-        assert_eq!(ask(&c, 1, "x", None, false).error_code, error_code::INVALID_REQUEST);
+        assert_eq!(
+            ask(&c, 1, "x", None, false).error_code,
+            error_code::INVALID_REQUEST
+        );
         let r = ask(&c, 1, "", None, false);
         assert_eq!((r.error_code, r.configs.len()), (0, 0));
     }

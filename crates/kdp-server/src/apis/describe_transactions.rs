@@ -47,7 +47,10 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str) -> Transaction
     if cluster.transaction_coordinator(id) != Some(caller.broker_id) {
         return error(error_code::NOT_COORDINATOR);
     }
-    let Some(t) = cluster.transaction(id).filter(|t| t.state != TxnState::Dead) else {
+    let Some(t) = cluster
+        .transaction(id)
+        .filter(|t| t.state != TxnState::Dead)
+    else {
         return error(error_code::TRANSACTIONAL_ID_NOT_FOUND);
     };
     TransactionState {
@@ -61,7 +64,11 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str) -> Transaction
         topics: t
             .partitions
             .iter()
-            .filter(|(topic, _)| caller.authorizer.authorize_describe_topic(caller.request, topic))
+            .filter(|(topic, _)| {
+                caller
+                    .authorizer
+                    .authorize_describe_topic(caller.request, topic)
+            })
             .map(|(topic, partitions)| TopicData {
                 topic: topic.clone(),
                 partitions: partitions.clone(),
@@ -103,7 +110,10 @@ mod tests {
             (0, "Ongoing", 10, 3, 60000, NOW - 3_600_000)
         );
         assert_eq!(a.topics.len(), 1);
-        assert_eq!((a.topics[0].topic.as_str(), a.topics[0].partitions.clone()), ("orders", vec![0]));
+        assert_eq!(
+            (a.topics[0].topic.as_str(), a.topics[0].partitions.clone()),
+            ("orders", vec![0])
+        );
         assert_eq!(b.transaction_state, "PrepareCommit");
         // The file's default timeout: the Java producer's 60 s.
         assert_eq!(b.transaction_timeout_ms, 60000);
@@ -112,16 +122,20 @@ mod tests {
     #[test]
     fn errors_in_kafkas_order() {
         let c = cluster(TXN_CLUSTER);
-        let codes: Vec<(String, i16)> = describe(&c, 1, &["secret-c", "app-d", "ghost", "gone", ""])
-            .into_iter()
-            .map(|t| (t.transactional_id, t.error_code))
-            .collect();
+        let codes: Vec<(String, i16)> =
+            describe(&c, 1, &["secret-c", "app-d", "ghost", "gone", ""])
+                .into_iter()
+                .map(|t| (t.transactional_id, t.error_code))
+                .collect();
         // "ghost" hashes onto partition 0 (led by 1).
         assert_eq!(c.transaction_coordinator("ghost"), Some(1));
         assert_eq!(
             codes,
             vec![
-                ("secret-c".into(), error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+                (
+                    "secret-c".into(),
+                    error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                ),
                 ("app-d".into(), error_code::NOT_COORDINATOR),
                 ("ghost".into(), error_code::TRANSACTIONAL_ID_NOT_FOUND),
                 ("gone".into(), error_code::TRANSACTIONAL_ID_NOT_FOUND),

@@ -9,10 +9,8 @@
 //! keys, each with its own code and no message.
 
 use kdp_wire::error_code;
-use kdp_wire::messages::{
-    Coordinator, FindCoordinatorRequest, FindCoordinatorResponse,
-};
 use kdp_wire::messages::find_coordinator::{KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION};
+use kdp_wire::messages::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
 
 use super::Caller;
 use crate::acls::TxnIdOperation;
@@ -45,8 +43,13 @@ pub fn find_coordinator(
     } else {
         KEY_TYPE_GROUP
     };
-    if !matches!(key_type, KEY_TYPE_GROUP | KEY_TYPE_TRANSACTION | KEY_TYPE_SHARE) {
-        return Err(Invalid(format!("Unknown coordinator type received: {key_type}")));
+    if !matches!(
+        key_type,
+        KEY_TYPE_GROUP | KEY_TYPE_TRANSACTION | KEY_TYPE_SHARE
+    ) {
+        return Err(Invalid(format!(
+            "Unknown coordinator type received: {key_type}"
+        )));
     }
     let lookup = |key: &str| coordinator(cluster, caller, addresses, key_type, key);
     if version < 4 {
@@ -190,9 +193,18 @@ mod tests {
         assert_eq!((ok.error_code, ok.node_id, ok.port), (0, 2, 9002));
         assert_eq!(ok.error_message.as_deref(), Some("NONE"));
         let denied = find_coordinator(&c, &caller(1), &Ports, &req("secret-c"), 1).unwrap();
-        assert_eq!(denied.error_code, error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
-        assert_eq!(denied.error_message.as_deref(), Some("Transactional Id authorization failed."));
-        assert_eq!((denied.node_id, denied.host.as_str(), denied.port), (-1, "", -1));
+        assert_eq!(
+            denied.error_code,
+            error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        );
+        assert_eq!(
+            denied.error_message.as_deref(),
+            Some("Transactional Id authorization failed.")
+        );
+        assert_eq!(
+            (denied.node_id, denied.host.as_str(), denied.port),
+            (-1, "", -1)
+        );
         // v0 has no key type: a group. No __consumer_offsets here.
         let group = find_coordinator(&c, &caller(1), &Ports, &req("g"), 0).unwrap();
         assert_eq!(group.error_code, error_code::COORDINATOR_NOT_AVAILABLE);

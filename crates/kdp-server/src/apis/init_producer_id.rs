@@ -199,8 +199,19 @@ mod tests {
         // The marker went out with the fencing epoch and the coordinator
         // epoch: that of app-a's __transaction_state partition (1, epoch 8).
         let p = c.partition("orders", 0).unwrap();
-        let s = p.producers_on(1).iter().find(|s| s.producer_id == 10).unwrap();
-        assert_eq!((s.producer_epoch, s.coordinator_epoch, s.current_txn_start_offset), (4, 8, -1));
+        let s = p
+            .producers_on(1)
+            .iter()
+            .find(|s| s.producer_id == 10)
+            .unwrap();
+        assert_eq!(
+            (
+                s.producer_epoch,
+                s.coordinator_epoch,
+                s.current_txn_start_offset
+            ),
+            (4, 8, -1)
+        );
         assert_eq!(p.last_stable_offset(), 450);
         // The retry gets a usable epoch; a marker of the old epoch is now fenced.
         let r = init_producer_id(&mut c, &caller(1), &init(Some("app-a"), 60000), 5);
@@ -221,7 +232,10 @@ mod tests {
             ..Default::default()
         };
         let w = super::super::write_txn_markers::write_txn_markers(&mut c, &caller(1), &old);
-        assert_eq!(w.markers[0].topics[0].partitions[0].error_code, error_code::INVALID_PRODUCER_EPOCH);
+        assert_eq!(
+            w.markers[0].topics[0].partitions[0].error_code,
+            error_code::INVALID_PRODUCER_EPOCH
+        );
     }
 
     #[test]
@@ -255,15 +269,37 @@ mod tests {
         let mut call = |broker, req: InitProducerIdRequest, v| {
             init_producer_id(&mut c, &caller(broker), &req, v).error_code
         };
-        assert_eq!(call(1, init(Some("secret-c"), 1000), 5), error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
-        assert_eq!(call(2, init(Some("app-a"), 1000), 5), error_code::NOT_COORDINATOR);
-        assert_eq!(call(1, init(Some(""), 1000), 5), error_code::INVALID_REQUEST);
+        assert_eq!(
+            call(1, init(Some("secret-c"), 1000), 5),
+            error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        );
+        assert_eq!(
+            call(2, init(Some("app-a"), 1000), 5),
+            error_code::NOT_COORDINATOR
+        );
+        assert_eq!(
+            call(1, init(Some(""), 1000), 5),
+            error_code::INVALID_REQUEST
+        );
         // Broker 1's transaction.max.timeout.ms is 120000.
-        assert_eq!(call(1, init(Some("app-a"), 120_001), 5), error_code::INVALID_TRANSACTION_TIMEOUT);
-        assert_eq!(call(1, init(Some("app-a"), 0), 5), error_code::INVALID_TRANSACTION_TIMEOUT);
-        let half = InitProducerIdRequest { producer_id: 10, ..init(Some("app-a"), 1000) };
+        assert_eq!(
+            call(1, init(Some("app-a"), 120_001), 5),
+            error_code::INVALID_TRANSACTION_TIMEOUT
+        );
+        assert_eq!(
+            call(1, init(Some("app-a"), 0), 5),
+            error_code::INVALID_TRANSACTION_TIMEOUT
+        );
+        let half = InitProducerIdRequest {
+            producer_id: 10,
+            ..init(Some("app-a"), 1000)
+        };
         assert_eq!(call(1, half, 5), error_code::INVALID_REQUEST);
-        let wrong_epoch = InitProducerIdRequest { producer_id: 10, producer_epoch: 2, ..init(Some("app-a"), 1000) };
+        let wrong_epoch = InitProducerIdRequest {
+            producer_id: 10,
+            producer_epoch: 2,
+            ..init(Some("app-a"), 1000)
+        };
         assert_eq!(call(1, wrong_epoch.clone(), 5), error_code::PRODUCER_FENCED);
         assert_eq!(call(1, wrong_epoch, 3), error_code::INVALID_PRODUCER_EPOCH);
         assert_eq!(c, before);

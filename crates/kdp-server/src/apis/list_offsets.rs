@@ -15,12 +15,11 @@
 use std::collections::HashMap;
 
 use kdp_wire::error_code;
-use kdp_wire::messages::{
-    ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse,
-    ListOffsetsTopicResponse,
-};
 use kdp_wire::messages::list_offsets::{
     EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED,
+};
+use kdp_wire::messages::{
+    ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse,
 };
 
 use super::find_coordinator::Invalid;
@@ -50,13 +49,18 @@ pub fn list_offsets(
     let mut counts: HashMap<(&str, i32), usize> = HashMap::new();
     for t in &req.topics {
         for p in &t.partitions {
-            *counts.entry((t.name.as_str(), p.partition_index)).or_default() += 1;
+            *counts
+                .entry((t.name.as_str(), p.partition_index))
+                .or_default() += 1;
         }
     }
     let mut authorized = Vec::new();
     let mut denied = Vec::new();
     for t in &req.topics {
-        if !caller.authorizer.authorize_describe_topic(caller.request, &t.name) {
+        if !caller
+            .authorizer
+            .authorize_describe_topic(caller.request, &t.name)
+        {
             denied.push(ListOffsetsTopicResponse {
                 name: t.name.clone(),
                 partitions: t
@@ -151,7 +155,12 @@ mod tests {
     use crate::apis::testing::*;
     use kdp_wire::messages::{ListOffsetsPartition, ListOffsetsTopic};
 
-    fn ask(c: &Cluster, broker: i32, isolation: i8, parts: &[(&str, i32, i64, i32)]) -> Vec<(String, i32, i16, i64)> {
+    fn ask(
+        c: &Cluster,
+        broker: i32,
+        isolation: i8,
+        parts: &[(&str, i32, i64, i32)],
+    ) -> Vec<(String, i32, i16, i64)> {
         let mut topics: Vec<ListOffsetsTopic> = Vec::new();
         for &(t, p, ts, epoch) in parts {
             let part = ListOffsetsPartition {
@@ -178,7 +187,11 @@ mod tests {
         let r = list_offsets(c, &caller(broker), &req, 9).unwrap();
         r.topics
             .iter()
-            .flat_map(|t| t.partitions.iter().map(|p| (t.name.clone(), p.partition_index, p.error_code, p.offset)))
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|p| (t.name.clone(), p.partition_index, p.error_code, p.offset))
+            })
             .collect()
     }
 
@@ -186,20 +199,41 @@ mod tests {
     fn latest_is_the_high_watermark_or_the_lso() {
         let c = cluster(TXN_CLUSTER);
         // orders-0: HW 500; open transactions from 400 and 450 on the leader.
-        assert_eq!(ask(&c, 1, 0, &[("orders", 0, -1, -1)]), vec![("orders".into(), 0, 0, 500)]);
-        assert_eq!(ask(&c, 1, 1, &[("orders", 0, -1, 5)]), vec![("orders".into(), 0, 0, 400)]);
-        assert_eq!(ask(&c, 1, 1, &[("orders", 0, -2, -1)]), vec![("orders".into(), 0, 0, 0)]);
+        assert_eq!(
+            ask(&c, 1, 0, &[("orders", 0, -1, -1)]),
+            vec![("orders".into(), 0, 0, 500)]
+        );
+        assert_eq!(
+            ask(&c, 1, 1, &[("orders", 0, -1, 5)]),
+            vec![("orders".into(), 0, 0, 400)]
+        );
+        assert_eq!(
+            ask(&c, 1, 1, &[("orders", 0, -2, -1)]),
+            vec![("orders".into(), 0, 0, 0)]
+        );
         // No open transaction: LSO = HW.
-        assert_eq!(ask(&c, 2, 1, &[("orders", 1, -1, -1)]), vec![("orders".into(), 1, 0, 80)]);
+        assert_eq!(
+            ask(&c, 2, 1, &[("orders", 1, -1, -1)]),
+            vec![("orders".into(), 1, 0, 80)]
+        );
         // A timestamp search finds nothing.
-        assert_eq!(ask(&c, 2, 1, &[("orders", 1, 12345, -1)]), vec![("orders".into(), 1, 0, -1)]);
+        assert_eq!(
+            ask(&c, 2, 1, &[("orders", 1, 12345, -1)]),
+            vec![("orders".into(), 1, 0, -1)]
+        );
     }
 
     #[test]
     fn an_explicit_lso_wins() {
-        let json = TXN_CLUSTER.replace(r#""high_watermark": 80"#, r#""high_watermark": 80, "last_stable_offset": 70"#);
+        let json = TXN_CLUSTER.replace(
+            r#""high_watermark": 80"#,
+            r#""high_watermark": 80, "last_stable_offset": 70"#,
+        );
         let c = cluster(&json);
-        assert_eq!(ask(&c, 2, 1, &[("orders", 1, -1, -1)]), vec![("orders".into(), 1, 0, 70)]);
+        assert_eq!(
+            ask(&c, 2, 1, &[("orders", 1, -1, -1)]),
+            vec![("orders".into(), 1, 0, 70)]
+        );
     }
 
     #[test]
@@ -209,7 +243,12 @@ mod tests {
             &c,
             1,
             0,
-            &[("orders", 0, -1, 4), ("orders", 1, -1, -1), ("orders", 7, -1, -1), ("nope", 0, -1, -1)],
+            &[
+                ("orders", 0, -1, 4),
+                ("orders", 1, -1, -1),
+                ("orders", 7, -1, -1),
+                ("nope", 0, -1, -1),
+            ],
         );
         assert_eq!(
             got.iter().map(|g| g.2).collect::<Vec<_>>(),
@@ -220,9 +259,15 @@ mod tests {
                 error_code::UNKNOWN_TOPIC_OR_PARTITION
             ]
         );
-        assert_eq!(ask(&c, 1, 0, &[("orders", 0, -1, 6)])[0].2, error_code::UNKNOWN_LEADER_EPOCH);
+        assert_eq!(
+            ask(&c, 1, 0, &[("orders", 0, -1, 6)])[0].2,
+            error_code::UNKNOWN_LEADER_EPOCH
+        );
         // A follower does not answer.
-        assert_eq!(ask(&c, 2, 0, &[("orders", 0, -1, -1)])[0].2, error_code::NOT_LEADER_OR_FOLLOWER);
+        assert_eq!(
+            ask(&c, 2, 0, &[("orders", 0, -1, -1)])[0].2,
+            error_code::NOT_LEADER_OR_FOLLOWER
+        );
         let dup = ask(&c, 1, 0, &[("orders", 0, -1, -1), ("orders", 0, -2, -1)]);
         assert!(dup.iter().all(|g| g.2 == error_code::INVALID_REQUEST));
     }

@@ -50,14 +50,20 @@ pub fn list_transactions(
         }
     }
     let producer_ids: HashSet<i64> = req.producer_id_filters.iter().copied().collect();
-    let duration = if version >= 1 { req.duration_filter } else { -1 };
+    let duration = if version >= 1 {
+        req.duration_filter
+    } else {
+        -1
+    };
     for t in &cluster.transactions {
         let include = t.state != TxnState::Dead
             && cluster.transaction_coordinator(&t.transactional_id) == Some(caller.broker_id)
             && (producer_ids.is_empty() || producer_ids.contains(&t.producer_id))
             && (req.state_filters.is_empty() || states.contains(&t.state))
             && (duration < 0 || caller.now_ms.saturating_sub(t.start_time_ms) > duration)
-            && pattern.as_ref().map_or(true, |re| re.is_match(&t.transactional_id))
+            && pattern
+                .as_ref()
+                .map_or(true, |re| re.is_match(&t.transactional_id))
             && caller.may_transactional_id(cluster, TxnIdOperation::Describe, &t.transactional_id);
         if include {
             resp.transaction_states.push(ListedTransaction {
@@ -92,7 +98,12 @@ mod tests {
         assert_eq!(r.error_code, 0);
         r.transaction_states
             .into_iter()
-            .map(|t| format!("{}:{}:{}", t.transactional_id, t.producer_id, t.transaction_state))
+            .map(|t| {
+                format!(
+                    "{}:{}:{}",
+                    t.transactional_id, t.producer_id, t.transaction_state
+                )
+            })
             .collect()
     }
 
@@ -104,7 +115,10 @@ mod tests {
             ids(&c, 1, Default::default(), 0),
             vec!["app-a:10:Ongoing", "app-b:11:PrepareCommit"]
         );
-        assert_eq!(ids(&c, 2, Default::default(), 0), vec!["app-d:13:CompleteCommit"]);
+        assert_eq!(
+            ids(&c, 2, Default::default(), 0),
+            vec!["app-d:13:CompleteCommit"]
+        );
         assert!(ids(&c, 3, Default::default(), 0).is_empty());
     }
 

@@ -34,7 +34,9 @@ impl Caller<'_> {
     /// An operation on a transactional id: the file's ACLs and the hook.
     pub fn may_transactional_id(&self, cluster: &Cluster, op: TxnIdOperation, id: &str) -> bool {
         cluster.acls.allows_transactional_id(op, id)
-            && self.authorizer.authorize_transactional_id(self.request, op, id)
+            && self
+                .authorizer
+                .authorize_transactional_id(self.request, op, id)
     }
 
     /// An operation on the cluster: the file's ACLs and the hook.

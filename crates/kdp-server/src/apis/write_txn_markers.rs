@@ -59,8 +59,18 @@ pub fn write_txn_markers(
     resp
 }
 
-fn record(resp: &mut WriteTxnMarkersResponse, producer_id: i64, topic: &str, index: i32, code: i16) {
-    let pos = match resp.markers.iter().position(|m| m.producer_id == producer_id) {
+fn record(
+    resp: &mut WriteTxnMarkersResponse,
+    producer_id: i64,
+    topic: &str,
+    index: i32,
+    code: i16,
+) {
+    let pos = match resp
+        .markers
+        .iter()
+        .position(|m| m.producer_id == producer_id)
+    {
         Some(i) => i,
         None => {
             resp.markers.push(WritableTxnMarkerResult {
@@ -121,7 +131,13 @@ fn append_marker(p: &mut Partition, caller: &Caller<'_>, marker: &WritableTxnMar
             return error_code::TRANSACTION_COORDINATOR_FENCED;
         }
     }
-    end_transaction(p, marker.producer_id, epoch, marker.coordinator_epoch, caller.now_ms);
+    end_transaction(
+        p,
+        marker.producer_id,
+        epoch,
+        marker.coordinator_epoch,
+        caller.now_ms,
+    );
     error_code::NONE
 }
 
@@ -165,7 +181,13 @@ mod tests {
     use crate::apis::testing::*;
     use kdp_wire::messages::WritableTxnMarkerTopic;
 
-    fn abort(pid: i64, epoch: i16, coordinator_epoch: i32, tv: i8, parts: &[(&str, i32)]) -> WriteTxnMarkersRequest {
+    fn abort(
+        pid: i64,
+        epoch: i16,
+        coordinator_epoch: i32,
+        tv: i8,
+        parts: &[(&str, i32)],
+    ) -> WriteTxnMarkersRequest {
         let mut topics: Vec<WritableTxnMarkerTopic> = Vec::new();
         for &(t, p) in parts {
             match topics.iter_mut().find(|x| x.name == t) {
@@ -210,9 +232,18 @@ mod tests {
         assert_eq!(r.markers[0].producer_id, 10);
         let p = c.partition("orders", 0).unwrap();
         for broker in [1, 2, 3] {
-            let s = p.producers_on(broker).iter().find(|s| s.producer_id == 10).unwrap();
+            let s = p
+                .producers_on(broker)
+                .iter()
+                .find(|s| s.producer_id == 10)
+                .unwrap();
             assert_eq!(
-                (s.producer_epoch, s.current_txn_start_offset, s.coordinator_epoch, s.last_timestamp),
+                (
+                    s.producer_epoch,
+                    s.current_txn_start_offset,
+                    s.coordinator_epoch,
+                    s.last_timestamp
+                ),
                 (3, -1, 7, NOW),
                 "broker {broker}"
             );
@@ -244,7 +275,10 @@ mod tests {
         assert_eq!(c, before);
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 4, 7, 2, &[("orders", 0)]));
         assert_eq!(codes(&r), vec![0]);
-        assert_eq!(c.partition("orders", 0).unwrap().producers_on(1)[0].producer_epoch, 4);
+        assert_eq!(
+            c.partition("orders", 0).unwrap().producers_on(1)[0].producer_epoch,
+            4
+        );
     }
 
     #[test]
@@ -276,7 +310,11 @@ mod tests {
         c.acls.cluster_deny.push(ClusterOperation::Alter);
         // CLUSTER_ACTION alone still allows it.
         let mut allowed = c.clone();
-        let r = write_txn_markers(&mut allowed, &caller(1), &abort(10, 3, 7, 0, &[("orders", 0)]));
+        let r = write_txn_markers(
+            &mut allowed,
+            &caller(1),
+            &abort(10, 3, 7, 0, &[("orders", 0)]),
+        );
         assert_eq!(codes(&r), vec![0]);
         c.acls.cluster_deny.push(ClusterOperation::ClusterAction);
         let before = c.clone();
