@@ -53,7 +53,7 @@ pub fn describe_configs(
                         .filter(|e| {
                             r.configuration_keys
                                 .as_ref()
-                                .map_or(true, |keys| keys.contains(&e.name))
+                                .is_none_or(|keys| keys.contains(&e.name))
                         })
                         .map(|mut e| {
                             if !req.include_synonyms {

@@ -63,7 +63,7 @@ pub fn list_transactions(
             && (duration < 0 || caller.now_ms.saturating_sub(t.start_time_ms) > duration)
             && pattern
                 .as_ref()
-                .map_or(true, |re| re.is_match(&t.transactional_id))
+                .is_none_or(|re| re.is_match(&t.transactional_id))
             && caller.may_transactional_id(cluster, TxnIdOperation::Describe, &t.transactional_id);
         if include {
             resp.transaction_states.push(ListedTransaction {
