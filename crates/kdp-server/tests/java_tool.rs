@@ -371,10 +371,12 @@ fn kafka_transactions_describe_producers_against_the_mock() {
     assert!(failures.is_empty(), "failed cases: {failures:?}");
 }
 
-/// `kafka-transactions.sh list`, `describe`, `find-hanging` and `abort`
-/// against the demo cluster: the tool prints the file's transactions, finds
-/// exactly the transactions Kafka's rule calls hanging (not the one stuck in
-/// PrepareCommit), and its abort ends the open transaction.
+/// `kafka-transactions.sh list`, `describe`, `find-hanging`, `abort` and
+/// `forceTerminateTransaction` against the demo cluster: the tool prints the
+/// file's transactions, finds exactly the transactions Kafka's rule calls
+/// hanging (not the one stuck in PrepareCommit), its abort ends the open
+/// transaction, and its force-terminate fences and aborts through the
+/// coordinator.
 #[test]
 #[ignore = "needs the Kafka jars: run scripts/test.sh"]
 fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
@@ -570,6 +572,33 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
         // And find-hanging no longer reports it.
         let run = tool.run(&bootstrap, "find-hanging", &["--topic", "ledger"]);
         assert_eq!(found(&run), vec![row("ledger", "3", "8003")], "{run}");
+    });
+    check("forceTerminateTransaction", &|| {
+        // KIP-939 (Kafka 4.1): InitProducerId at the coordinator fences the
+        // producer and aborts its transaction; the Admin client retries
+        // through CONCURRENT_TRANSACTIONS until the second epoch bump.
+        let run = tool.run(
+            &bootstrap,
+            "forceTerminateTransaction",
+            &["--transactionalId", "orders-app"],
+        );
+        assert_eq!(run.code, Some(0), "{run}");
+        let now = mock.cluster();
+        let t = now.transaction("orders-app").unwrap();
+        assert_eq!((t.state.name(), t.producer_epoch), ("Empty", 5), "{run}");
+        for (topic, partition) in [("orders", 1), ("orders", 2), ("__consumer_offsets", 1)] {
+            let p = now.partition(topic, partition).unwrap();
+            let s = p
+                .producers_on(p.leader)
+                .iter()
+                .find(|s| s.producer_id == 5002)
+                .unwrap();
+            assert_eq!(
+                (s.producer_epoch, s.current_txn_start_offset),
+                (4, -1),
+                "{topic}-{partition}"
+            );
+        }
     });
     rt.block_on(mock.shutdown());
     assert!(failures.is_empty(), "failed: {failures:?}");
