@@ -259,21 +259,41 @@ pub fn handle_request(
         }
         api::DESCRIBE_TRANSACTIONS => {
             let req: DescribeTransactionsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::describe_transactions::describe_transactions(
+            let header_len = response_header_len(key, version);
+            let limit = response_limit(shared).saturating_sub(header_len);
+            let resp = apis::describe_transactions::describe_transactions_within(
                 &shared.read(),
                 &caller(shared, broker_id, &ctx),
                 &req,
-            );
+                limit,
+            )
+            .map_err(|e| {
+                too_large(
+                    &header,
+                    e.at_least.saturating_add(header_len),
+                    response_limit(shared),
+                )
+            })?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::DESCRIBE_CONFIGS => {
             let req: DescribeConfigsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::describe_configs::describe_configs(
+            let header_len = response_header_len(key, version);
+            let limit = response_limit(shared).saturating_sub(header_len);
+            let resp = apis::describe_configs::describe_configs_within(
                 &shared.read(),
                 &caller(shared, broker_id, &ctx),
                 &req,
                 version,
-            );
+                limit,
+            )
+            .map_err(|e| {
+                too_large(
+                    &header,
+                    e.at_least.saturating_add(header_len),
+                    response_limit(shared),
+                )
+            })?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::LIST_OFFSETS => {

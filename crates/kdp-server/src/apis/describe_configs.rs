@@ -22,6 +22,7 @@ use kdp_wire::messages::{
 use super::Caller;
 use crate::acls::ClusterOperation;
 use crate::cluster::{Cluster, ConfigSource};
+use crate::responder::TooLarge;
 
 pub fn describe_configs(
     cluster: &Cluster,
@@ -29,55 +30,87 @@ pub fn describe_configs(
     req: &DescribeConfigsRequest,
     version: i16,
 ) -> DescribeConfigsResponse {
-    let results = req
-        .resources
-        .iter()
-        .map(|r| {
-            let mut result = DescribeConfigsResult {
-                resource_type: r.resource_type,
-                resource_name: r.resource_name.clone(),
-                ..Default::default()
-            };
-            let answer = match r.resource_type {
-                RESOURCE_TYPE_BROKER => broker(cluster, caller, &r.resource_name),
-                RESOURCE_TYPE_TOPIC => topic(cluster, caller, &r.resource_name),
-                t => Err((
-                    error_code::INVALID_REQUEST,
-                    format!("Unsupported resource type: {t}"),
-                )),
-            };
-            match answer {
-                Ok(entries) => {
-                    result.configs = entries
-                        .into_iter()
-                        .filter(|e| {
-                            r.configuration_keys
-                                .as_ref()
-                                .is_none_or(|keys| keys.contains(&e.name))
-                        })
-                        .map(|mut e| {
-                            if !req.include_synonyms {
-                                e.synonyms.clear();
-                            }
-                            if version < 3 || !req.include_documentation {
-                                e.documentation = None;
-                            }
-                            e
-                        })
-                        .collect();
-                }
-                Err((code, message)) => {
-                    result.error_code = code;
-                    result.error_message = Some(message);
-                }
+    match describe_configs_within(cluster, caller, req, version, usize::MAX) {
+        Ok(resp) => resp,
+        // Nothing is larger than usize::MAX bytes.
+        Err(e) => unreachable!("{e}"),
+    }
+}
+
+/// As [`describe_configs`], but refuses as soon as the answer is certainly
+/// larger than `limit` bytes (a request can name the broker many times).
+pub fn describe_configs_within(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    req: &DescribeConfigsRequest,
+    version: i16,
+    limit: usize,
+) -> Result<DescribeConfigsResponse, TooLarge> {
+    let mut at_least = 0usize;
+    let mut results = Vec::with_capacity(req.resources.len().min(1024));
+    for result in req.resources.iter().map(|r| {
+        let mut result = DescribeConfigsResult {
+            resource_type: r.resource_type,
+            resource_name: r.resource_name.clone(),
+            ..Default::default()
+        };
+        let answer = match r.resource_type {
+            RESOURCE_TYPE_BROKER => broker(cluster, caller, &r.resource_name),
+            RESOURCE_TYPE_TOPIC => topic(cluster, caller, &r.resource_name),
+            t => Err((
+                error_code::INVALID_REQUEST,
+                format!("Unsupported resource type: {t}"),
+            )),
+        };
+        match answer {
+            Ok(entries) => {
+                result.configs = entries
+                    .into_iter()
+                    .filter(|e| {
+                        r.configuration_keys
+                            .as_ref()
+                            .is_none_or(|keys| keys.contains(&e.name))
+                    })
+                    .map(|mut e| {
+                        if !req.include_synonyms {
+                            e.synonyms.clear();
+                        }
+                        if version < 3 || !req.include_documentation {
+                            e.documentation = None;
+                        }
+                        e
+                    })
+                    .collect();
             }
-            result
-        })
-        .collect();
-    DescribeConfigsResponse {
+            Err((code, message)) => {
+                result.error_code = code;
+                result.error_message = Some(message);
+            }
+        }
+        result
+    }) {
+        let bytes = result
+            .configs
+            .iter()
+            .map(|c| {
+                let synonyms: usize = c
+                    .synonyms
+                    .iter()
+                    .map(|s| s.name.len() + s.value.as_ref().map_or(0, String::len))
+                    .fold(0, usize::saturating_add);
+                c.name.len() + c.value.as_ref().map_or(0, String::len) + synonyms
+            })
+            .fold(result.resource_name.len(), usize::saturating_add);
+        at_least = at_least.saturating_add(bytes);
+        if at_least > limit {
+            return Err(TooLarge { at_least, limit });
+        }
+        results.push(result);
+    }
+    Ok(DescribeConfigsResponse {
         results,
         ..Default::default()
-    }
+    })
 }
 
 type Answer = Result<Vec<DescribeConfigsResourceResult>, (i16, String)>;
@@ -221,6 +254,28 @@ mod tests {
         assert_eq!(r.configs[0].value.as_deref(), Some("900000"));
         assert_eq!(r.configs[0].config_source, 5);
         assert!(r.configs[0].synonyms.is_empty());
+    }
+
+    #[test]
+    fn a_small_request_for_a_huge_answer_is_refused_early() {
+        let c = cluster(TXN_CLUSTER);
+        let one = DescribeConfigsResource {
+            resource_type: RESOURCE_TYPE_BROKER,
+            resource_name: "1".into(),
+            configuration_keys: None,
+            ..Default::default()
+        };
+        let req = DescribeConfigsRequest {
+            resources: vec![one; 1000],
+            include_synonyms: true,
+            ..Default::default()
+        };
+        let full = describe_configs(&c, &caller(1), &req, 4);
+        let size = kdp_wire::Message::encoded_len(&full, 4);
+        let within = describe_configs_within(&c, &caller(1), &req, 4, size);
+        assert!(within.is_ok_and(|r| r == full));
+        let e = describe_configs_within(&c, &caller(1), &req, 4, size / 10).unwrap_err();
+        assert!(e.at_least > size / 10 && e.at_least < size / 5, "{e}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use kdp_wire::messages::{
 use super::Caller;
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
+use crate::responder::TooLarge;
 use crate::txn::TxnState;
 
 pub fn describe_transactions(
@@ -22,14 +23,52 @@ pub fn describe_transactions(
     caller: &Caller<'_>,
     req: &DescribeTransactionsRequest,
 ) -> DescribeTransactionsResponse {
-    DescribeTransactionsResponse {
-        transaction_states: req
-            .transactional_ids
-            .iter()
-            .map(|id| describe_one(cluster, caller, id))
-            .collect(),
-        ..Default::default()
+    match describe_transactions_within(cluster, caller, req, usize::MAX) {
+        Ok(resp) => resp,
+        // Nothing is larger than usize::MAX bytes.
+        Err(e) => unreachable!("{e}"),
     }
+}
+
+/// As [`describe_transactions`], but refuses as soon as the answer is
+/// certainly larger than `limit` bytes: a small request can name a
+/// transaction with many partitions many times over.
+pub fn describe_transactions_within(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    req: &DescribeTransactionsRequest,
+    limit: usize,
+) -> Result<DescribeTransactionsResponse, TooLarge> {
+    let mut at_least = 0usize;
+    let mut states = Vec::with_capacity(req.transactional_ids.len().min(1024));
+    for id in &req.transactional_ids {
+        let state = describe_one(cluster, caller, id);
+        at_least = at_least.saturating_add(lower_bound(&state));
+        if at_least > limit {
+            return Err(TooLarge { at_least, limit });
+        }
+        states.push(state);
+    }
+    Ok(DescribeTransactionsResponse {
+        transaction_states: states,
+        ..Default::default()
+    })
+}
+
+/// Bytes `state` certainly takes on the wire (strings and fixed fields).
+fn lower_bound(state: &TransactionState) -> usize {
+    let topics: usize = state
+        .topics
+        .iter()
+        .map(|t| {
+            t.topic
+                .len()
+                .saturating_add(t.partitions.len().saturating_mul(4))
+        })
+        .fold(0, usize::saturating_add);
+    // ErrorCode, TransactionTimeoutMs, TransactionStartTimeMs, ProducerId,
+    // ProducerEpoch.
+    (2 + 4 + 8 + 8 + 2) + state.transactional_id.len() + state.transaction_state.len() + topics
 }
 
 fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str) -> TransactionState {
@@ -142,6 +181,21 @@ mod tests {
                 (String::new(), error_code::INVALID_REQUEST),
             ]
         );
+    }
+
+    #[test]
+    fn a_small_request_for_a_huge_answer_is_refused_early() {
+        let c = cluster(TXN_CLUSTER);
+        let req = DescribeTransactionsRequest {
+            transactional_ids: vec!["app-a".into(); 1000],
+            ..Default::default()
+        };
+        let full = describe_transactions(&c, &caller(1), &req);
+        let size = kdp_wire::Message::encoded_len(&full, 0);
+        let within = describe_transactions_within(&c, &caller(1), &req, size);
+        assert!(within.is_ok_and(|r| r == full));
+        let e = describe_transactions_within(&c, &caller(1), &req, size / 10).unwrap_err();
+        assert!(e.at_least > size / 10 && e.at_least < size / 5, "{e}");
     }
 
     #[test]
