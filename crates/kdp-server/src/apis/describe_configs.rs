@@ -10,7 +10,8 @@
 //! transaction settings with Kafka's defaults (DEFAULT_CONFIG) unless the
 //! file sets them (STATIC_BROKER_CONFIG), plus anything else the file sets.
 //! Topics carry no configuration in the file: a known topic answers with
-//! no entries.
+//! no entries, an unknown one UNKNOWN_TOPIC_OR_PARTITION without a message
+//! (as `ConfigHelper.describeConfigs` at apache/kafka 1eb7644).
 
 use kdp_wire::error_code;
 use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
@@ -59,7 +60,7 @@ pub fn describe_configs_within(
             RESOURCE_TYPE_TOPIC => topic(cluster, caller, &r.resource_name),
             t => Err((
                 error_code::INVALID_REQUEST,
-                format!("Unsupported resource type: {t}"),
+                Some(format!("Unsupported resource type: {t}")),
             )),
         };
         match answer {
@@ -84,7 +85,7 @@ pub fn describe_configs_within(
             }
             Err((code, message)) => {
                 result.error_code = code;
-                result.error_message = Some(message);
+                result.error_message = message;
             }
         }
         result
@@ -113,7 +114,8 @@ pub fn describe_configs_within(
     })
 }
 
-type Answer = Result<Vec<DescribeConfigsResourceResult>, (i16, String)>;
+/// The entries, or an error code and its ErrorMessage.
+type Answer = Result<Vec<DescribeConfigsResourceResult>, (i16, Option<String>)>;
 
 fn default_message(code: i16) -> String {
     error_code::lookup(code)
@@ -124,7 +126,7 @@ fn default_message(code: i16) -> String {
 fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
     if !caller.may_cluster(cluster, ClusterOperation::DescribeConfigs) {
         let code = error_code::CLUSTER_AUTHORIZATION_FAILED;
-        return Err((code, default_message(code)));
+        return Err((code, Some(default_message(code))));
     }
     if name.is_empty() {
         return Ok(Vec::new());
@@ -132,16 +134,16 @@ fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
     let id: i32 = name.parse().map_err(|_| {
         (
             error_code::INVALID_REQUEST,
-            format!("Broker id must be an integer, but it is: {name}"),
+            Some(format!("Broker id must be an integer, but it is: {name}")),
         )
     })?;
     if id != caller.broker_id {
         return Err((
             error_code::INVALID_REQUEST,
-            format!(
+            Some(format!(
                 "Unexpected broker id, expected {} or empty string, but received {name}",
                 caller.broker_id
-            ),
+            )),
         ));
     }
     Ok(cluster
@@ -184,14 +186,12 @@ fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
         .authorize_describe_topic(caller.request, name)
     {
         let code = error_code::TOPIC_AUTHORIZATION_FAILED;
-        return Err((code, default_message(code)));
+        return Err((code, Some(default_message(code))));
     }
     match cluster.topic(name) {
         Some(_) => Ok(Vec::new()),
-        None => {
-            let code = error_code::UNKNOWN_TOPIC_OR_PARTITION;
-            Err((code, default_message(code)))
-        }
+        // ConfigHelper sets only the code here.
+        None => Err((error_code::UNKNOWN_TOPIC_OR_PARTITION, None)),
     }
 }
 
@@ -293,6 +293,31 @@ mod tests {
         );
         let r = ask(&c, 1, "", None, false);
         assert_eq!((r.error_code, r.configs.len()), (0, 0));
+    }
+
+    #[test]
+    fn topics_have_no_entries_and_unknown_ones_no_message() {
+        let c = cluster(TXN_CLUSTER);
+        let topic = |name: &str| DescribeConfigsResource {
+            resource_type: RESOURCE_TYPE_TOPIC,
+            resource_name: name.into(),
+            configuration_keys: None,
+            ..Default::default()
+        };
+        let req = DescribeConfigsRequest {
+            resources: vec![topic("orders"), topic("nope")],
+            ..Default::default()
+        };
+        let r = describe_configs(&c, &caller(1), &req, 4);
+        assert_eq!(
+            (r.results[0].error_code, r.results[0].configs.len()),
+            (0, 0)
+        );
+        assert_eq!(
+            r.results[1].error_code,
+            error_code::UNKNOWN_TOPIC_OR_PARTITION
+        );
+        assert_eq!(r.results[1].error_message, None);
     }
 
     #[test]
