@@ -2,24 +2,33 @@
 //! frame payload in, a whole response frame (or the reason to close the
 //! connection) out.
 //!
-//! Served: ApiVersions 0-4, Metadata 4-12, DescribeProducers 0. Anything
+//! Served: ApiVersions, Metadata, DescribeProducers, and the transaction
+//! APIs of [`crate::apis`] (FindCoordinator, ListTransactions,
+//! DescribeTransactions, DescribeConfigs, ListOffsets, WriteTxnMarkers,
+//! InitProducerId), each in every version kdp-wire decodes. Anything
 //! else closes the connection, as a Kafka broker does for a request it
 //! cannot parse (`SocketServer` / `RequestContext.parseRequest` throw
 //! `InvalidRequestException`, and the processor closes the channel).
 
 use std::collections::HashSet;
 use std::hash::Hash;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use kdp_wire::api;
 use kdp_wire::error_code;
 use kdp_wire::frame::encode_response_frame;
 use kdp_wire::messages::{
-    ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest, MetadataRequest,
+    ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeConfigsRequest,
+    DescribeProducersRequest, DescribeTransactionsRequest, FindCoordinatorRequest,
+    InitProducerIdRequest, ListOffsetsRequest, ListTransactionsRequest, MetadataRequest,
     MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    WriteTxnMarkersRequest,
 };
 use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader, Uuid};
 
+use crate::apis::find_coordinator::Addresses;
+use crate::apis::{self, Caller};
 use crate::cluster::{is_internal_topic, validate_topic_name, Cluster, Topic};
 use crate::responder::{describe_producers_within, Authorizer, ClusterBroker, RequestContext};
 
@@ -40,6 +49,41 @@ pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &[
         api::DESCRIBE_PRODUCERS,
         DescribeProducersRequest::LOWEST_VERSION,
         DescribeProducersRequest::HIGHEST_VERSION,
+    ),
+    (
+        api::FIND_COORDINATOR,
+        FindCoordinatorRequest::LOWEST_VERSION,
+        FindCoordinatorRequest::HIGHEST_VERSION,
+    ),
+    (
+        api::LIST_TRANSACTIONS,
+        ListTransactionsRequest::LOWEST_VERSION,
+        ListTransactionsRequest::HIGHEST_VERSION,
+    ),
+    (
+        api::DESCRIBE_TRANSACTIONS,
+        DescribeTransactionsRequest::LOWEST_VERSION,
+        DescribeTransactionsRequest::HIGHEST_VERSION,
+    ),
+    (
+        api::DESCRIBE_CONFIGS,
+        DescribeConfigsRequest::LOWEST_VERSION,
+        DescribeConfigsRequest::HIGHEST_VERSION,
+    ),
+    (
+        api::LIST_OFFSETS,
+        ListOffsetsRequest::LOWEST_VERSION,
+        ListOffsetsRequest::HIGHEST_VERSION,
+    ),
+    (
+        api::WRITE_TXN_MARKERS,
+        WriteTxnMarkersRequest::LOWEST_VERSION,
+        WriteTxnMarkersRequest::HIGHEST_VERSION,
+    ),
+    (
+        api::INIT_PRODUCER_ID,
+        InitProducerIdRequest::LOWEST_VERSION,
+        InitProducerIdRequest::HIGHEST_VERSION,
     ),
 ];
 
@@ -66,8 +110,9 @@ pub struct Advertised {
 
 /// What every broker of one mock cluster shares.
 pub struct Shared {
-    /// The cluster every broker serves.
-    pub cluster: Cluster,
+    /// The cluster's state. WriteTxnMarkers and InitProducerId change it;
+    /// everything else only reads, so readers proceed side by side.
+    pub cluster: RwLock<Cluster>,
     /// One entry per broker of the cluster, in the cluster file's order.
     pub advertised: Vec<Advertised>,
     /// Decides READ on topics for DescribeProducers.
@@ -75,6 +120,34 @@ pub struct Shared {
     /// Largest response frame (its size prefix) sent; a request whose answer
     /// would be larger closes its connection instead.
     pub max_response_size: usize,
+}
+
+impl Shared {
+    /// The cluster, for reading. A panic while it was written (none is
+    /// known) leaves a consistent value: each change is made in one step.
+    pub fn read(&self) -> RwLockReadGuard<'_, Cluster> {
+        self.cluster.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn write(&self) -> RwLockWriteGuard<'_, Cluster> {
+        self.cluster.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Addresses for Shared {
+    fn address(&self, id: i32) -> Option<(String, i32)> {
+        self.advertised
+            .iter()
+            .find(|a| a.id == id)
+            .map(|a| (a.host.clone(), i32::from(a.port)))
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 /// Why a request closes its connection.
@@ -139,8 +212,9 @@ pub fn handle_request(
         }
         api::DESCRIBE_PRODUCERS => {
             let req: DescribeProducersRequest = decode_body(body, version, api_name)?;
+            let cluster = shared.read();
             let view = ClusterBroker {
-                cluster: &shared.cluster,
+                cluster: &cluster,
                 broker_id,
             };
             // Bounded while it is built: a small request can ask for a huge
@@ -163,6 +237,98 @@ pub fn handle_request(
                     response_limit(shared),
                 )
             })?;
+            drop(cluster);
+            bounded_frame(shared, &header, &resp, version)?
+        }
+        api::FIND_COORDINATOR => {
+            let req: FindCoordinatorRequest = decode_body(body, version, api_name)?;
+            let resp = apis::find_coordinator::find_coordinator(
+                &shared.read(),
+                &caller(shared, broker_id, &ctx),
+                shared,
+                &req,
+                version,
+            )
+            .map_err(|e| Reject(format!("{api_name} v{version}: {e}")))?;
+            bounded_frame(shared, &header, &resp, version)?
+        }
+        api::LIST_TRANSACTIONS => {
+            let req: ListTransactionsRequest = decode_body(body, version, api_name)?;
+            let resp = apis::list_transactions::list_transactions(
+                &shared.read(),
+                &caller(shared, broker_id, &ctx),
+                &req,
+                version,
+            );
+            bounded_frame(shared, &header, &resp, version)?
+        }
+        api::DESCRIBE_TRANSACTIONS => {
+            let req: DescribeTransactionsRequest = decode_body(body, version, api_name)?;
+            let header_len = response_header_len(key, version);
+            let limit = response_limit(shared).saturating_sub(header_len);
+            let resp = apis::describe_transactions::describe_transactions_within(
+                &shared.read(),
+                &caller(shared, broker_id, &ctx),
+                &req,
+                limit,
+            )
+            .map_err(|e| {
+                too_large(
+                    &header,
+                    e.at_least.saturating_add(header_len),
+                    response_limit(shared),
+                )
+            })?;
+            bounded_frame(shared, &header, &resp, version)?
+        }
+        api::DESCRIBE_CONFIGS => {
+            let req: DescribeConfigsRequest = decode_body(body, version, api_name)?;
+            let header_len = response_header_len(key, version);
+            let limit = response_limit(shared).saturating_sub(header_len);
+            let resp = apis::describe_configs::describe_configs_within(
+                &shared.read(),
+                &caller(shared, broker_id, &ctx),
+                &req,
+                version,
+                limit,
+            )
+            .map_err(|e| {
+                too_large(
+                    &header,
+                    e.at_least.saturating_add(header_len),
+                    response_limit(shared),
+                )
+            })?;
+            bounded_frame(shared, &header, &resp, version)?
+        }
+        api::LIST_OFFSETS => {
+            let req: ListOffsetsRequest = decode_body(body, version, api_name)?;
+            let resp = apis::list_offsets::list_offsets(
+                &shared.read(),
+                &caller(shared, broker_id, &ctx),
+                &req,
+                version,
+            )
+            .map_err(|e| Reject(format!("{api_name} v{version}: {e}")))?;
+            bounded_frame(shared, &header, &resp, version)?
+        }
+        api::WRITE_TXN_MARKERS => {
+            let req: WriteTxnMarkersRequest = decode_body(body, version, api_name)?;
+            let resp = apis::write_txn_markers::write_txn_markers(
+                &mut shared.write(),
+                &caller(shared, broker_id, &ctx),
+                &req,
+            );
+            bounded_frame(shared, &header, &resp, version)?
+        }
+        api::INIT_PRODUCER_ID => {
+            let req: InitProducerIdRequest = decode_body(body, version, api_name)?;
+            let resp = apis::init_producer_id::init_producer_id(
+                &mut shared.write(),
+                &caller(shared, broker_id, &ctx),
+                &req,
+                version,
+            );
             bounded_frame(shared, &header, &resp, version)?
         }
         _ => {
@@ -172,6 +338,15 @@ pub fn handle_request(
         }
     };
     Ok(Handled { header, response })
+}
+
+fn caller<'a>(shared: &'a Shared, broker_id: i32, ctx: &'a RequestContext) -> Caller<'a> {
+    Caller {
+        broker_id,
+        authorizer: shared.authorizer.as_ref(),
+        request: ctx,
+        now_ms: now_ms(),
+    }
 }
 
 /// `max_response_size`, and never more than a size prefix (an int32) can say.
@@ -273,7 +448,7 @@ pub fn metadata_response(
     req: &MetadataRequest,
     version: i16,
 ) -> Result<MetadataResponse, Reject> {
-    let cluster = &shared.cluster;
+    let cluster = &*shared.read();
     let mut topics = Vec::new();
     match &req.topics {
         None => {
@@ -439,7 +614,7 @@ mod tests {
         )
         .unwrap();
         Shared {
-            cluster,
+            cluster: RwLock::new(cluster),
             advertised: vec![
                 Advertised {
                     id: 1,
@@ -485,7 +660,14 @@ mod tests {
             assert_eq!(resp.range(api::DESCRIBE_PRODUCERS), Some((0, 0)));
             assert_eq!(resp.range(api::METADATA), Some((4, 12)));
             assert_eq!(resp.range(api::API_VERSIONS), Some((0, 4)));
-            assert_eq!(resp.api_keys.len(), 3);
+            assert_eq!(resp.range(api::FIND_COORDINATOR), Some((0, 6)));
+            assert_eq!(resp.range(api::LIST_TRANSACTIONS), Some((0, 2)));
+            assert_eq!(resp.range(api::DESCRIBE_TRANSACTIONS), Some((0, 0)));
+            assert_eq!(resp.range(api::DESCRIBE_CONFIGS), Some((1, 4)));
+            assert_eq!(resp.range(api::LIST_OFFSETS), Some((1, 10)));
+            assert_eq!(resp.range(api::WRITE_TXN_MARKERS), Some((1, 2)));
+            assert_eq!(resp.range(api::INIT_PRODUCER_ID), Some((0, 5)));
+            assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len());
         }
     }
 
@@ -596,7 +778,7 @@ mod tests {
 
     #[test]
     fn metadata_by_topic_id() {
-        let id = shared().cluster.topic("t").unwrap().topic_id;
+        let id = shared().read().topic("t").unwrap().topic_id;
         let by_id = |id| MetadataRequestTopic {
             topic_id: id,
             name: None,
@@ -783,6 +965,126 @@ mod tests {
             "{reject}"
         );
         assert!(reject.0.contains("max.response.size 40"), "{reject}");
+    }
+
+    fn frame<R: Request>(req: &R, version: i16) -> Vec<u8> {
+        let header = RequestHeader {
+            request_api_key: R::API_KEY,
+            request_api_version: version,
+            correlation_id: 9,
+            client_id: Some("test".into()),
+            ..Default::default()
+        };
+        request_frame_to_vec(&header, req)
+    }
+
+    fn on<R: Request>(s: &Shared, broker: i32, req: &R, version: i16) -> R::Response {
+        let handled = handle_request(s, broker, &frame(req, version)[4..], None).unwrap();
+        decode_response_frame::<R::Response>(&handled.response, version)
+            .unwrap()
+            .1
+    }
+
+    #[test]
+    fn a_marker_on_the_leader_changes_what_every_broker_reports() {
+        use kdp_wire::messages::{
+            ListOffsetsPartition, ListOffsetsTopic, TopicRequest, WritableTxnMarker,
+            WritableTxnMarkerTopic,
+        };
+        let s = shared();
+        s.write().partition_mut("t", 0).unwrap().producers.push(
+            kdp_wire::messages::ProducerState {
+                producer_id: 42,
+                producer_epoch: 1,
+                current_txn_start_offset: 7,
+                ..Default::default()
+            },
+        );
+        s.write().partition_mut("t", 0).unwrap().high_watermark = 10;
+        let lso = |s: &Shared| {
+            let req = ListOffsetsRequest {
+                replica_id: -1,
+                isolation_level: 1,
+                topics: vec![ListOffsetsTopic {
+                    name: "t".into(),
+                    partitions: vec![ListOffsetsPartition {
+                        partition_index: 0,
+                        current_leader_epoch: -1,
+                        timestamp: -1,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            on(s, 1, &req, 10).topics[0].partitions[0].offset
+        };
+        assert_eq!(lso(&s), 7);
+        let abort = WriteTxnMarkersRequest {
+            markers: vec![WritableTxnMarker {
+                producer_id: 42,
+                producer_epoch: 1,
+                topics: vec![WritableTxnMarkerTopic {
+                    name: "t".into(),
+                    partition_indexes: vec![0],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let resp = on(&s, 1, &abort, 1);
+        assert_eq!(resp.markers[0].topics[0].partitions[0].error_code, 0);
+        assert_eq!(lso(&s), 11);
+        // The follower (broker 2) sees the transaction gone too.
+        let dp = DescribeProducersRequest {
+            topics: vec![TopicRequest {
+                name: "t".into(),
+                partition_indexes: vec![0],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let state = on(&s, 2, &dp, 0).topics[0].partitions[0]
+            .active_producers
+            .clone();
+        assert_eq!(state.len(), 1);
+        assert_eq!(state[0].current_txn_start_offset, -1);
+    }
+
+    #[test]
+    fn find_coordinator_answers_with_the_advertised_address() {
+        let s = shared();
+        // No __transaction_state in this cluster.
+        let req = FindCoordinatorRequest {
+            key_type: 1,
+            coordinator_keys: vec!["a".into()],
+            ..Default::default()
+        };
+        let resp = on(&s, 1, &req, 6);
+        assert_eq!(
+            resp.coordinators[0].error_code,
+            error_code::COORDINATOR_NOT_AVAILABLE
+        );
+        let s = Shared {
+            cluster: RwLock::new(
+                Cluster::from_json(
+                    r#"{"brokers": [{"id": 1}, {"id": 2}], "topics": [{"name": "__transaction_state",
+                        "partitions": [{"partition": 0, "leader": 2, "replicas": [2]}]}]}"#,
+                )
+                .unwrap(),
+            ),
+            ..shared()
+        };
+        let resp = on(&s, 1, &req, 4);
+        let c = &resp.coordinators[0];
+        assert_eq!(
+            (c.error_code, c.node_id, c.host.as_str(), c.port),
+            (0, 2, "127.0.0.1", 9002)
+        );
+        // An unknown key type closes the connection.
+        let bad = FindCoordinatorRequest { key_type: 9, ..req };
+        assert!(handle_request(&s, 1, &frame(&bad, 4)[4..], None).is_err());
     }
 
     #[test]

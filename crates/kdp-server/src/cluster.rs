@@ -11,6 +11,9 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kdp_wire::messages::ProducerState;
+
+use crate::acls::{Acls, ClusterOperation, NamePattern};
+use crate::txn::{coordinator_partition, Transaction, TxnState};
 use kdp_wire::Uuid;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
@@ -44,6 +47,47 @@ pub struct Broker {
     pub host: Option<String>,
     /// `Rack` in Metadata.
     pub rack: Option<String>,
+    /// Configuration the file sets (`configs`); see [`Cluster::broker_configs`].
+    pub configs: BTreeMap<String, String>,
+}
+
+/// Broker configurations every mock broker reports, with Kafka's defaults,
+/// unless its `configs` sets them: (name, default, DescribeConfigs
+/// ConfigType).
+pub const DEFAULT_BROKER_CONFIGS: &[(&str, &str, i8)] = &[
+    ("transaction.max.timeout.ms", "900000", CONFIG_TYPE_INT),
+    ("producer.id.expiration.ms", "86400000", CONFIG_TYPE_INT),
+    (
+        "transactional.id.expiration.ms",
+        "604800000",
+        CONFIG_TYPE_INT,
+    ),
+];
+
+/// DescribeConfigs ConfigType INT.
+pub const CONFIG_TYPE_INT: i8 = 3;
+/// DescribeConfigs ConfigType STRING (used for keys the mock has no type for).
+pub const CONFIG_TYPE_STRING: i8 = 2;
+
+/// Where a broker's configuration value comes from (DescribeConfigs
+/// ConfigSource).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// Set in the file: STATIC_BROKER_CONFIG (4), as from server.properties.
+    Static = 4,
+    /// Kafka's default: DEFAULT_CONFIG (5).
+    Default = 5,
+}
+
+/// One configuration entry of a broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerConfig {
+    pub name: String,
+    pub value: String,
+    pub source: ConfigSource,
+    /// Kafka's default, when the mock knows it (for synonyms).
+    pub default: Option<&'static str>,
+    pub config_type: i8,
 }
 
 /// One topic.
@@ -79,6 +123,12 @@ pub struct Partition {
     pub producers: Vec<ProducerState>,
     /// Replica-specific state (a replica that diverged), by broker id.
     pub replica_producers: BTreeMap<i32, Vec<ProducerState>>,
+    /// The high watermark (ListOffsets latest, read_uncommitted).
+    pub high_watermark: i64,
+    /// The file's `last_stable_offset`; `None`: derived, see
+    /// [`Partition::last_stable_offset`]. Cleared when a marker changes the
+    /// partition's open transactions.
+    pub explicit_last_stable_offset: Option<i64>,
 }
 
 impl Partition {
@@ -100,6 +150,32 @@ impl Partition {
             .map(Vec::as_slice)
             .unwrap_or(&self.producers)
     }
+
+    /// The last stable offset (ListOffsets latest, read_committed): the
+    /// file's value, else the first offset of the earliest open transaction
+    /// on the leader, else the high watermark.
+    pub fn last_stable_offset(&self) -> i64 {
+        if let Some(lso) = self.explicit_last_stable_offset {
+            return lso;
+        }
+        let leader_state = if self.leader >= 0 {
+            self.producers_on(self.leader)
+        } else {
+            &self.producers
+        };
+        leader_state
+            .iter()
+            .map(|p| p.current_txn_start_offset)
+            .filter(|&o| o >= 0)
+            .min()
+            .map_or(self.high_watermark, |o| o.min(self.high_watermark))
+    }
+
+    /// Every producer-state list of the partition (the shared one and each
+    /// replica's own), for changes that every replica makes alike.
+    pub fn all_producer_lists_mut(&mut self) -> impl Iterator<Item = &mut Vec<ProducerState>> {
+        std::iter::once(&mut self.producers).chain(self.replica_producers.values_mut())
+    }
 }
 
 /// A validated cluster.
@@ -113,8 +189,15 @@ pub struct Cluster {
     pub brokers: Vec<Broker>,
     /// In file order.
     pub topics: Vec<Topic>,
+    /// What the transaction coordinators hold, in file order.
+    pub transactions: Vec<Transaction>,
+    /// What the client principal is denied.
+    pub acls: Acls,
     by_name: HashMap<String, usize>,
     by_id: HashMap<Uuid, usize>,
+    by_transactional_id: HashMap<String, usize>,
+    /// The next producer id InitProducerId hands out.
+    next_producer_id: i64,
 }
 
 impl Cluster {
@@ -178,6 +261,135 @@ impl Cluster {
     pub fn broker(&self, id: i32) -> Option<&Broker> {
         self.brokers.iter().find(|b| b.id == id)
     }
+
+    pub fn partition_mut(&mut self, topic: &str, partition: i32) -> Option<&mut Partition> {
+        let &t = self.by_name.get(topic)?;
+        let i = usize::try_from(partition).ok()?;
+        self.topics.get_mut(t)?.partitions.get_mut(i)
+    }
+
+    pub fn transaction(&self, transactional_id: &str) -> Option<&Transaction> {
+        self.by_transactional_id
+            .get(transactional_id)
+            .and_then(|&i| self.transactions.get(i))
+    }
+
+    pub fn transaction_mut(&mut self, transactional_id: &str) -> Option<&mut Transaction> {
+        let &i = self.by_transactional_id.get(transactional_id)?;
+        self.transactions.get_mut(i)
+    }
+
+    /// Adds a transactional id the file did not have (InitProducerId).
+    pub fn insert_transaction(&mut self, txn: Transaction) {
+        if self.transaction(&txn.transactional_id).is_some() {
+            return;
+        }
+        self.by_transactional_id
+            .insert(txn.transactional_id.clone(), self.transactions.len());
+        self.transactions.push(txn);
+    }
+
+    /// The partition of `__transaction_state` that owns `transactional_id`
+    /// (`TransactionStateManager.partitionFor`), if that topic exists.
+    pub fn transaction_state_partition(&self, transactional_id: &str) -> Option<&Partition> {
+        internal_partition(self, TRANSACTION_STATE_TOPIC, transactional_id)
+    }
+
+    /// The broker coordinating `transactional_id`: the file's `coordinator`
+    /// for a transaction that names one, else the leader of its
+    /// `__transaction_state` partition. `None`: no coordinator (no such
+    /// topic, or the partition has no leader).
+    pub fn transaction_coordinator(&self, transactional_id: &str) -> Option<i32> {
+        if let Some(b) = self
+            .transaction(transactional_id)
+            .and_then(|t| t.coordinator_override)
+        {
+            return Some(b);
+        }
+        self.transaction_state_partition(transactional_id)
+            .map(|p| p.leader)
+            .filter(|&l| l >= 0)
+    }
+
+    /// The coordinator epoch the coordinator of `transactional_id` writes
+    /// markers with: the leader epoch of its `__transaction_state`
+    /// partition by the hash rule, even when the file names the coordinator
+    /// (0 without that topic).
+    pub fn transaction_coordinator_epoch(&self, transactional_id: &str) -> i32 {
+        self.transaction_state_partition(transactional_id)
+            .map_or(0, |p| p.leader_epoch)
+    }
+
+    /// The broker coordinating consumer group `group` (the leader of its
+    /// `__consumer_offsets` partition).
+    pub fn group_coordinator(&self, group: &str) -> Option<i32> {
+        internal_partition(self, GROUP_METADATA_TOPIC, group)
+            .map(|p| p.leader)
+            .filter(|&l| l >= 0)
+    }
+
+    /// A broker's configuration: [`DEFAULT_BROKER_CONFIGS`] (unless set),
+    /// then what the file sets, sorted by name.
+    pub fn broker_configs(&self, broker_id: i32) -> Vec<BrokerConfig> {
+        let set = self.broker(broker_id).map(|b| &b.configs);
+        let mut out: Vec<BrokerConfig> = DEFAULT_BROKER_CONFIGS
+            .iter()
+            .map(|&(name, default, config_type)| {
+                let (value, source) = match set.and_then(|c| c.get(name)) {
+                    Some(v) => (v.clone(), ConfigSource::Static),
+                    None => (default.to_string(), ConfigSource::Default),
+                };
+                BrokerConfig {
+                    name: name.to_string(),
+                    value,
+                    source,
+                    default: Some(default),
+                    config_type,
+                }
+            })
+            .collect();
+        for (name, value) in set.into_iter().flatten() {
+            if DEFAULT_BROKER_CONFIGS.iter().any(|d| d.0 == name) {
+                continue;
+            }
+            out.push(BrokerConfig {
+                name: name.clone(),
+                value: value.clone(),
+                source: ConfigSource::Static,
+                default: None,
+                config_type: CONFIG_TYPE_STRING,
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// A broker's `transaction.max.timeout.ms` (Kafka's default when the
+    /// value is not a number).
+    pub fn transaction_max_timeout_ms(&self, broker_id: i32) -> i64 {
+        self.broker(broker_id)
+            .and_then(|b| b.configs.get("transaction.max.timeout.ms"))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(900_000)
+    }
+
+    /// A fresh producer id (the producer-id manager's next block).
+    pub fn allocate_producer_id(&mut self) -> i64 {
+        let id = self.next_producer_id;
+        self.next_producer_id = self.next_producer_id.saturating_add(1);
+        id
+    }
+}
+
+/// Kafka's `Topic.TRANSACTION_STATE_TOPIC_NAME`.
+pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
+/// Kafka's `Topic.GROUP_METADATA_TOPIC_NAME`.
+pub const GROUP_METADATA_TOPIC: &str = "__consumer_offsets";
+
+fn internal_partition<'a>(cluster: &'a Cluster, topic: &str, key: &str) -> Option<&'a Partition> {
+    let t = cluster.topic(topic)?;
+    let i = coordinator_partition(key, t.partitions.len())?;
+    t.partitions.get(usize::try_from(i).ok()?)
 }
 
 /// Kafka's topic-name rules (`org.apache.kafka.common.internals.Topic`):
@@ -260,6 +472,44 @@ struct ClusterFile {
     brokers: Vec<BrokerFile>,
     #[serde(default)]
     topics: Vec<TopicFile>,
+    #[serde(default)]
+    transactions: Vec<TransactionFile>,
+    #[serde(default)]
+    acls: AclsFile,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TransactionFile {
+    transactional_id: String,
+    producer_id: i64,
+    #[serde(default)]
+    producer_epoch: i16,
+    state: String,
+    #[serde(default = "default_txn_timeout_ms")]
+    timeout_ms: i32,
+    #[serde(default)]
+    start_time: Timestamp,
+    #[serde(default)]
+    partitions: BTreeMap<String, Vec<i32>>,
+    #[serde(default)]
+    coordinator: Option<i32>,
+}
+
+/// The Java producer's `transaction.timeout.ms` default.
+fn default_txn_timeout_ms() -> i32 {
+    60_000
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AclsFile {
+    #[serde(default)]
+    transactional_id_describe_deny: Vec<String>,
+    #[serde(default)]
+    transactional_id_write_deny: Vec<String>,
+    #[serde(default)]
+    cluster_deny: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -270,6 +520,8 @@ struct BrokerFile {
     host: Option<String>,
     #[serde(default)]
     rack: Option<String>,
+    #[serde(default)]
+    configs: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -297,6 +549,10 @@ struct PartitionFile {
     producers: Vec<ProducerFile>,
     #[serde(default)]
     replica_producers: BTreeMap<i32, Vec<ProducerFile>>,
+    #[serde(default)]
+    high_watermark: Option<i64>,
+    #[serde(default)]
+    last_stable_offset: Option<i64>,
 }
 
 /// A producer entry in the seed's field names, with the schema's defaults.
@@ -425,10 +681,25 @@ impl ClusterFile {
                     ));
                 }
             }
+            for (k, v) in &b.configs {
+                if k.is_empty() {
+                    return Err(ClusterError::new(
+                        format!("{path}.configs"),
+                        "a configuration name must not be empty",
+                    ));
+                }
+                if DEFAULT_BROKER_CONFIGS.iter().any(|d| d.0 == k) && v.parse::<i64>().is_err() {
+                    return Err(ClusterError::new(
+                        format!("{path}.configs.{k}"),
+                        format!("{v:?} is not a number"),
+                    ));
+                }
+            }
             brokers.push(Broker {
                 id: b.id,
                 host: b.host,
                 rack: b.rack,
+                configs: b.configs,
             });
         }
         let controller_id = match self.controller_id {
@@ -511,14 +782,45 @@ impl ClusterFile {
         for (i, t) in topics.iter().enumerate() {
             by_id.entry(t.topic_id).or_insert(i);
         }
-        Ok(Cluster {
+        let acls = self.acls.validate()?;
+        let mut cluster = Cluster {
             cluster_id,
             controller_id,
             brokers,
             topics,
+            transactions: Vec::new(),
+            acls,
             by_name,
             by_id,
-        })
+            by_transactional_id: HashMap::new(),
+            next_producer_id: 0,
+        };
+        for (i, t) in self.transactions.into_iter().enumerate() {
+            let txn = t.validate(&format!("transactions[{i}]"), &cluster, &broker_ids, now_ms)?;
+            if cluster.transaction(&txn.transactional_id).is_some() {
+                return Err(ClusterError::new(
+                    format!("transactions[{i}].transactional_id"),
+                    format!("transactional id {:?} appears twice", txn.transactional_id),
+                ));
+            }
+            cluster.insert_transaction(txn);
+        }
+        // New producer ids start above every id the file uses.
+        let max_file_id = cluster
+            .topics
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .flat_map(|p| {
+                std::iter::once(&p.producers)
+                    .chain(p.replica_producers.values())
+                    .flatten()
+            })
+            .map(|s| s.producer_id)
+            .chain(cluster.transactions.iter().map(|t| t.producer_id))
+            .max()
+            .unwrap_or(-1);
+        cluster.next_producer_id = max_file_id.saturating_add(1).max(1000);
+        Ok(cluster)
     }
 }
 
@@ -624,7 +926,25 @@ impl PartitionFile {
             }
             replica_producers.insert(broker, producer_list(&p, list, now_ms)?);
         }
-        Ok(Partition {
+        // Default high watermark: just past the latest open transaction's
+        // first offset any replica holds, or 0.
+        let high_watermark = match self.high_watermark {
+            Some(hw) if hw < 0 => {
+                return Err(ClusterError::new(
+                    format!("{path}.high_watermark"),
+                    "must not be negative",
+                ))
+            }
+            Some(hw) => hw,
+            None => std::iter::once(&producers)
+                .chain(replica_producers.values())
+                .flatten()
+                .map(|p| p.current_txn_start_offset.saturating_add(1))
+                .max()
+                .unwrap_or(0)
+                .max(0),
+        };
+        let mut partition = Partition {
             index: self.partition,
             leader: self.leader,
             leader_epoch,
@@ -633,6 +953,165 @@ impl PartitionFile {
             offline_replicas: self.offline_replicas,
             producers,
             replica_producers,
+            high_watermark,
+            explicit_last_stable_offset: None,
+        };
+        if self.leader >= 0 {
+            if let Some(open) = partition
+                .producers_on(self.leader)
+                .iter()
+                .find(|p| p.current_txn_start_offset >= high_watermark)
+            {
+                return Err(ClusterError::new(
+                    format!("{path}.high_watermark"),
+                    format!(
+                        "{high_watermark} is not above the leader's open transaction of producer {} \
+                         (CurrentTxnStartOffset {})",
+                        open.producer_id, open.current_txn_start_offset
+                    ),
+                ));
+            }
+        }
+        if let Some(lso) = self.last_stable_offset {
+            if !(0..=high_watermark).contains(&lso) {
+                return Err(ClusterError::new(
+                    format!("{path}.last_stable_offset"),
+                    format!("{lso} is not between 0 and the high watermark {high_watermark}"),
+                ));
+            }
+            partition.explicit_last_stable_offset = Some(lso);
+        }
+        Ok(partition)
+    }
+}
+
+impl TransactionFile {
+    fn validate(
+        self,
+        path: &str,
+        cluster: &Cluster,
+        broker_ids: &BTreeSet<i32>,
+        now_ms: i64,
+    ) -> Result<Transaction, ClusterError> {
+        if self.transactional_id.is_empty() {
+            return Err(ClusterError::new(
+                format!("{path}.transactional_id"),
+                "must not be empty",
+            ));
+        }
+        if self.producer_id < 0 {
+            return Err(ClusterError::new(
+                format!("{path}.producer_id"),
+                "must not be negative",
+            ));
+        }
+        if self.producer_epoch < 0 {
+            return Err(ClusterError::new(
+                format!("{path}.producer_epoch"),
+                "must not be negative",
+            ));
+        }
+        let state = TxnState::from_name(&self.state).ok_or_else(|| {
+            let names: Vec<&str> = TxnState::ALL.iter().map(|s| s.name()).collect();
+            ClusterError::new(
+                format!("{path}.state"),
+                format!(
+                    "{:?} is not a transaction state ({})",
+                    self.state,
+                    names.join(", ")
+                ),
+            )
+        })?;
+        if self.timeout_ms <= 0 {
+            return Err(ClusterError::new(
+                format!("{path}.timeout_ms"),
+                "must be positive",
+            ));
+        }
+        if let Some(b) = self.coordinator {
+            if !broker_ids.contains(&b) {
+                return Err(ClusterError::new(
+                    format!("{path}.coordinator"),
+                    format!("{b} is not a broker of this file"),
+                ));
+            }
+        } else if cluster.topic(TRANSACTION_STATE_TOPIC).is_none() {
+            return Err(ClusterError::new(
+                format!("{path}.coordinator"),
+                "the file has no __transaction_state topic to place this transactional id on: \
+                 add the topic or name the coordinator broker",
+            ));
+        }
+        let mut partitions: Vec<(String, Vec<i32>)> = Vec::new();
+        for (topic, list) in self.partitions {
+            let tpath = format!("{path}.partitions.{topic}");
+            let Some(t) = cluster.topic(&topic) else {
+                return Err(ClusterError::new(
+                    tpath,
+                    format!("topic {topic:?} is not in this file"),
+                ));
+            };
+            let mut seen = BTreeSet::new();
+            for (pi, &p) in list.iter().enumerate() {
+                let ppath = format!("{tpath}[{pi}]");
+                if usize::try_from(p).map_or(true, |i| i >= t.partitions.len()) {
+                    return Err(ClusterError::new(
+                        ppath,
+                        format!("topic {topic:?} has no partition {p}"),
+                    ));
+                }
+                if !seen.insert(p) {
+                    return Err(ClusterError::new(
+                        ppath,
+                        format!("partition {p} appears twice"),
+                    ));
+                }
+            }
+            partitions.push((topic, list));
+        }
+        Ok(Transaction {
+            transactional_id: self.transactional_id,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            state,
+            timeout_ms: self.timeout_ms,
+            start_time_ms: self.start_time.resolve(now_ms),
+            partitions,
+            coordinator_override: self.coordinator,
+        })
+    }
+}
+
+impl AclsFile {
+    fn validate(self) -> Result<Acls, ClusterError> {
+        let patterns = |name: &str, list: Vec<String>| {
+            list.iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    NamePattern::parse(s)
+                        .map_err(|m| ClusterError::new(format!("acls.{name}[{i}]"), m))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let mut cluster_deny = Vec::new();
+        for (i, op) in self.cluster_deny.iter().enumerate() {
+            cluster_deny.push(ClusterOperation::parse(op).ok_or_else(|| {
+                ClusterError::new(
+                    format!("acls.cluster_deny[{i}]"),
+                    format!("{op:?} is not one of ALTER, CLUSTER_ACTION, DESCRIBE_CONFIGS"),
+                )
+            })?);
+        }
+        Ok(Acls {
+            transactional_id_describe_deny: patterns(
+                "transactional_id_describe_deny",
+                self.transactional_id_describe_deny,
+            )?,
+            transactional_id_write_deny: patterns(
+                "transactional_id_write_deny",
+                self.transactional_id_write_deny,
+            )?,
+            cluster_deny,
         })
     }
 }
@@ -786,6 +1265,121 @@ mod tests {
         for (text, path) in cases {
             assert_eq!(err(text).path, path, "{text}");
         }
+    }
+
+    const TXN_BASE: &str = r#""brokers": [{"id": 1}, {"id": 2}], "topics": [
+        {"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1, 2]}]},
+        {"name": "__transaction_state", "partitions": [
+            {"partition": 0, "leader": 1, "replicas": [1]}, {"partition": 1, "leader": 2, "replicas": [2]}]}]"#;
+
+    #[test]
+    fn transaction_errors_name_the_path() {
+        let cases = [
+            (
+                r#""transactions": [{"transactional_id": "", "producer_id": 1, "state": "Empty"}]"#,
+                "transactions[0].transactional_id",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Running"}]"#,
+                "transactions[0].state",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "producer_epoch": 40000}]"#,
+                "transactions[0].producer_epoch",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "timeout_ms": 0}]"#,
+                "transactions[0].timeout_ms",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "coordinator": 9}]"#,
+                "transactions[0].coordinator",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Ongoing", "partitions": {"b": [0]}}]"#,
+                "transactions[0].partitions.b",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Ongoing", "partitions": {"a": [0, 1]}}]"#,
+                "transactions[0].partitions.a[1]",
+            ),
+            (
+                r#""transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty"}, {"transactional_id": "x", "producer_id": 2, "state": "Empty"}]"#,
+                "transactions[1].transactional_id",
+            ),
+            (
+                r#""acls": {"transactional_id_describe_deny": ["a*b"]}"#,
+                "acls.transactional_id_describe_deny[0]",
+            ),
+            (
+                r#""acls": {"cluster_deny": ["READ"]}"#,
+                "acls.cluster_deny[0]",
+            ),
+            (r#""acls": {"topic_deny": []}"#, "acls.topic_deny"),
+        ];
+        for (extra, path) in cases {
+            let text = format!("{{{TXN_BASE}, {extra}}}");
+            assert_eq!(err(&text).path, path, "{text}");
+        }
+        // Without __transaction_state, a transaction needs its coordinator.
+        let e = err(
+            r#"{"brokers": [{"id": 1}], "transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty"}]}"#,
+        );
+        assert_eq!(e.path, "transactions[0].coordinator");
+        let e =
+            err(r#"{"brokers": [{"id": 1, "configs": {"transaction.max.timeout.ms": "15m"}}]}"#);
+        assert_eq!(e.path, "brokers[0].configs.transaction.max.timeout.ms");
+    }
+
+    #[test]
+    fn offsets_default_and_are_checked() {
+        let c = at_now(
+            r#"{"brokers": [{"id": 1}, {"id": 2}], "topics": [{"name": "a", "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1, 2],
+                 "producers": [{"ProducerId": 1, "CurrentTxnStartOffset": 40}, {"ProducerId": 2, "CurrentTxnStartOffset": 30}],
+                 "replica_producers": {"2": [{"ProducerId": 1, "CurrentTxnStartOffset": 70}]}},
+                {"partition": 1, "leader": 2, "replicas": [2], "high_watermark": 9}]}]}"#,
+        )
+        .unwrap();
+        let p = c.partition("a", 0).unwrap();
+        // One past the largest open transaction start on any replica; the
+        // LSO is the leader's earliest.
+        assert_eq!((p.high_watermark, p.last_stable_offset()), (71, 30));
+        let p = c.partition("a", 1).unwrap();
+        assert_eq!((p.high_watermark, p.last_stable_offset()), (9, 9));
+        let e = err(
+            r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1], "high_watermark": 40,
+                 "producers": [{"ProducerId": 1, "CurrentTxnStartOffset": 40}]}]}]}"#,
+        );
+        assert_eq!(e.path, "topics[0].partitions[0].high_watermark");
+        let e = err(
+            r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1], "high_watermark": 4, "last_stable_offset": 5}]}]}"#,
+        );
+        assert_eq!(e.path, "topics[0].partitions[0].last_stable_offset");
+    }
+
+    #[test]
+    fn transactions_are_placed_by_kafkas_rule_or_the_file() {
+        let text = format!(
+            r#"{{{TXN_BASE}, "transactions": [
+                {{"transactional_id": "hello", "producer_id": 1, "state": "Ongoing", "start_time": "now-5m", "partitions": {{"a": [0]}}}},
+                {{"transactional_id": "y", "producer_id": 2, "state": "Empty", "coordinator": 1}}]}}"#
+        );
+        let c = at_now(&text).unwrap();
+        // "hello".hashCode() = 99162322, even: partition 0 of 2, led by 1.
+        assert_eq!(c.transaction_coordinator("hello"), Some(1));
+        // "a".hashCode() = 97, odd: partition 1, led by 2 (no entry needed).
+        assert_eq!(c.transaction_coordinator("a"), Some(2));
+        // "y".hashCode() = 121 would give partition 1 (broker 2); the file says 1.
+        assert_eq!(c.transaction_coordinator("y"), Some(1));
+        let t = c.transaction("hello").unwrap();
+        assert_eq!(t.start_time_ms, NOW - 300_000);
+        assert_eq!((t.timeout_ms, t.producer_epoch), (60_000, 0));
+        assert!(t.has_partition("a", 0));
+        let mut c = c;
+        assert_eq!(c.allocate_producer_id(), 1000);
     }
 
     #[test]

@@ -1,11 +1,22 @@
 //! The built-in cluster of `kdp demo`: three brokers and a few topics whose
 //! producers show what DescribeProducers is for. `orders` partition 3 holds
-//! exactly the seed document's example producer; elsewhere: an idle
-//! idempotent producer (4001), a transactional producer with open
-//! transactions (5002) whose older epoch lingers on a lagging follower of
-//! `orders-2` and on `orders-4` (a fenced zombie epoch), a hanging
-//! transaction on `payments-0` (7003, open for over three hours), and
-//! timestamps relative to the moment the cluster is loaded.
+//! exactly the seed document's example producer (an open transaction no
+//! coordinator knows); elsewhere: an idle idempotent producer (4001), a
+//! transactional producer with open transactions (5002, `orders-app`) whose
+//! older epoch lingers on a lagging follower of `orders-2` and on `orders-4`
+//! (a fenced zombie epoch), a hanging transaction on `payments-0` (7003,
+//! open for over three hours, unknown to every coordinator), and timestamps
+//! relative to the moment the cluster is loaded.
+//!
+//! The `ledger` topic holds one case each of what a healthy broker does not
+//! produce: `ledger-0` a hanging transaction whose partition is missing from
+//! the coordinator's transaction (8001, `ledger-writer`), `ledger-2` a
+//! transaction stuck in PrepareCommit for an hour (8002, `billing-app`),
+//! `ledger-3` an open transaction whose transactional id the client may not
+//! describe (8003, `secret-payroll`: Kafka's tool calls it hanging),
+//! `ledger-4` a fenced instance (8004 at epoch 6, the coordinator's
+//! `inventory-sync` at 7, no open transaction). `inventory-0`'s follower on
+//! broker 1 has diverged (it misses producer 9102 and lags on 9101).
 
 use std::time::SystemTime;
 
@@ -61,5 +72,124 @@ mod tests {
         let o2 = c.partition("orders", 2).unwrap();
         assert_eq!(o2.producers_on(3)[0].producer_epoch, 3);
         assert_eq!(o2.producers_on(2)[0].producer_epoch, 2);
+    }
+
+    /// `kafka-transactions.sh find-hanging` (TransactionsCommand, default
+    /// 15-minute timeout) over the responders: the open transactions on
+    /// `broker`'s replicas (or the leaders') idle longer than the timeout
+    /// whose producer id ListTransactions (on every broker) does not list,
+    /// whose transactional id DescribeTransactions does not find, or whose
+    /// transaction lacks the partition.
+    fn kafka_find_hanging(
+        c: &Cluster,
+        now_ms: i64,
+        broker: Option<i32>,
+    ) -> Vec<(String, i32, i64)> {
+        use crate::apis::describe_transactions::describe_transactions;
+        use crate::apis::list_transactions::list_transactions;
+        use crate::apis::Caller;
+        use crate::responder::{AllowAll, RequestContext};
+        use kdp_wire::messages::{DescribeTransactionsRequest, ListTransactionsRequest};
+        let ctx = RequestContext::default();
+        let caller = |broker_id| Caller {
+            broker_id,
+            authorizer: &AllowAll,
+            request: &ctx,
+            now_ms,
+        };
+        let mut candidates = Vec::new();
+        for t in &c.topics {
+            for p in &t.partitions {
+                let on = match broker {
+                    Some(b) if p.is_replica(b) && !p.is_offline_on(b) => b,
+                    Some(_) => continue,
+                    None => p.leader,
+                };
+                for s in p.producers_on(on) {
+                    if s.current_txn_start_offset >= 0 && now_ms - s.last_timestamp > 15 * 60_000 {
+                        candidates.push((t.name.clone(), p.index, s.producer_id));
+                    }
+                }
+            }
+        }
+        let mut hanging = Vec::new();
+        for (topic, partition, pid) in candidates {
+            let req = ListTransactionsRequest {
+                producer_id_filters: vec![pid],
+                ..Default::default()
+            };
+            let listed = c.brokers.iter().find_map(|b| {
+                list_transactions(c, &caller(b.id), &req, 0)
+                    .transaction_states
+                    .into_iter()
+                    .next()
+            });
+            let Some(listed) = listed else {
+                hanging.push((topic, partition, pid));
+                continue;
+            };
+            let id = listed.transactional_id;
+            let coordinator = c.transaction_coordinator(&id).unwrap();
+            let req = DescribeTransactionsRequest {
+                transactional_ids: vec![id],
+                ..Default::default()
+            };
+            let d = describe_transactions(c, &caller(coordinator), &req)
+                .transaction_states
+                .remove(0);
+            let listed_partition = d
+                .topics
+                .iter()
+                .any(|t| t.topic == topic && t.partitions.contains(&partition));
+            if d.error_code != 0 || !listed_partition {
+                hanging.push((topic, partition, pid));
+            }
+        }
+        hanging
+    }
+
+    #[test]
+    fn kafkas_rule_finds_exactly_the_planted_cases() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_750_000_000);
+        let c = cluster_at(now).unwrap();
+        let now_ms = 1_750_000_000_000;
+        let h = |t: &str, p, pid| (t.to_string(), p, pid);
+        // The leaders: the seed's producer and 7003 (no coordinator knows
+        // them), ledger-0 (not in ledger-writer's transaction), ledger-3
+        // (secret-payroll, hidden: a false positive). Not ledger-2: stuck
+        // in PrepareCommit, but the coordinator still lists the partition.
+        assert_eq!(
+            kafka_find_hanging(&c, now_ms, None),
+            vec![
+                h("orders", 3, 0),
+                h("payments", 0, 7003),
+                h("ledger", 0, 8001),
+                h("ledger", 3, 8003)
+            ]
+        );
+        // Broker 2's lagging follower of orders-2 holds an old open
+        // transaction of 5002, but orders-app still covers orders-2.
+        assert_eq!(
+            kafka_find_hanging(&c, now_ms, Some(2)),
+            vec![
+                h("orders", 3, 0),
+                h("payments", 0, 7003),
+                h("ledger", 0, 8001),
+                h("ledger", 3, 8003)
+            ]
+        );
+        let stuck = c.transaction("billing-app").unwrap();
+        assert_eq!(stuck.state, crate::txn::TxnState::PrepareCommit);
+        assert!(stuck.has_partition("ledger", 2));
+        // The fenced instance: an older epoch on the partition than the
+        // coordinator's, and no open transaction.
+        let fenced = &c.partition("ledger", 4).unwrap().producers[0];
+        let coordinator = c.transaction("inventory-sync").unwrap();
+        assert_eq!(fenced.producer_id, coordinator.producer_id);
+        assert!(fenced.producer_epoch < i32::from(coordinator.producer_epoch));
+        assert_eq!(fenced.current_txn_start_offset, -1);
+        // The diverged follower.
+        let inv = c.partition("inventory", 0).unwrap();
+        assert_ne!(inv.producers_on(1), inv.producers_on(3));
     }
 }

@@ -129,6 +129,7 @@ pub struct MockCluster {
     shutdown_tx: watch::Sender<bool>,
     done_rx: mpsc::Receiver<()>,
     stats: Arc<Stats>,
+    shared: Arc<Shared>,
 }
 
 impl MockCluster {
@@ -182,7 +183,7 @@ impl MockCluster {
             })
             .collect();
         let shared = Arc::new(Shared {
-            cluster,
+            cluster: std::sync::RwLock::new(cluster),
             advertised,
             authorizer: config.authorizer.clone(),
             max_response_size: config.max_response_size,
@@ -213,6 +214,7 @@ impl MockCluster {
             shutdown_tx,
             done_rx,
             stats,
+            shared,
         })
     }
 
@@ -241,6 +243,12 @@ impl MockCluster {
     /// Counters since start.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// The cluster as it is now: the file's, plus what WriteTxnMarkers and
+    /// InitProducerId changed since.
+    pub fn cluster(&self) -> Cluster {
+        self.shared.read().clone()
     }
 
     /// Stops accepting, lets each connection finish the request it is

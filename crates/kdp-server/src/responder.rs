@@ -34,6 +34,7 @@ use kdp_wire::messages::{
 };
 use kdp_wire::Message;
 
+use crate::acls::{ClusterOperation, TxnIdOperation};
 use crate::cluster::{validate_topic_name, Cluster};
 
 /// Who is asking (Kafka's `KafkaPrincipal` and the client's address).
@@ -57,11 +58,34 @@ impl Default for RequestContext {
     }
 }
 
-/// Decides READ on a topic (the only ACL DescribeProducers checks).
+/// Decides what the client may do. READ on a topic is the only ACL
+/// DescribeProducers checks; the others default to allowed (the cluster
+/// file's `acls` are checked as well, by the mock).
 pub trait Authorizer: Send + Sync {
     /// Whether `ctx` may READ `topic`; a denied topic's partitions answer
     /// TOPIC_AUTHORIZATION_FAILED.
     fn authorize_read_topic(&self, ctx: &RequestContext, topic: &str) -> bool;
+
+    /// DESCRIBE on a topic (ListOffsets; DescribeTransactions drops the
+    /// topics it denies).
+    fn authorize_describe_topic(&self, _ctx: &RequestContext, _topic: &str) -> bool {
+        true
+    }
+
+    /// DESCRIBE or WRITE on a transactional id.
+    fn authorize_transactional_id(
+        &self,
+        _ctx: &RequestContext,
+        _op: TxnIdOperation,
+        _transactional_id: &str,
+    ) -> bool {
+        true
+    }
+
+    /// An operation on the cluster resource.
+    fn authorize_cluster(&self, _ctx: &RequestContext, _op: ClusterOperation) -> bool {
+        true
+    }
 }
 
 /// No ACLs: everything is allowed (Kafka without an authorizer).

@@ -69,6 +69,11 @@ impl Tool {
     }
 
     fn describe(&self, bootstrap: &str, args: &[&str]) -> Run {
+        self.run(bootstrap, "describe-producers", args)
+    }
+
+    /// `kafka-transactions.sh COMMAND ARGS...`.
+    fn run(&self, bootstrap: &str, command: &str, args: &[&str]) -> Run {
         let out = Command::new(&self.java)
             .arg("-Xshare:auto")
             .arg("-XX:TieredStopAtLevel=1")
@@ -79,12 +84,12 @@ impl Tool {
             .arg(bootstrap)
             .arg("--command-config")
             .arg(self.config.path())
-            .arg("describe-producers")
+            .arg(command)
             .args(args)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.java));
         Run {
-            args: args.join(" "),
+            args: format!("{command} {}", args.join(" ")),
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -95,11 +100,16 @@ impl Tool {
 impl Run {
     /// The table's rows (header checked), cells trimmed.
     fn table(&self) -> Vec<Vec<String>> {
+        self.table_with(&HEADERS)
+    }
+
+    /// The rows of a table whose header is `headers`, cells trimmed.
+    fn table_with(&self, headers: &[&str]) -> Vec<Vec<String>> {
         assert_eq!(self.code, Some(0), "{self}");
         let mut lines = self
             .stdout
             .lines()
-            .skip_while(|l| !l.starts_with("ProducerId"));
+            .skip_while(|l| !l.starts_with(headers[0]));
         let header: Vec<&str> = lines
             .next()
             .unwrap_or_else(|| panic!("no table header: {self}"))
@@ -107,7 +117,7 @@ impl Run {
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .collect();
-        assert_eq!(header, HEADERS, "{self}");
+        assert_eq!(header, headers, "{self}");
         lines
             .filter(|l| !l.trim().is_empty())
             .map(|l| {
@@ -135,7 +145,7 @@ impl std::fmt::Display for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "describe-producers {} exited {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            "kafka-transactions.sh {} exited {:?}\n--- stdout\n{}\n--- stderr\n{}",
             self.args, self.code, self.stdout, self.stderr
         )
     }
@@ -359,6 +369,239 @@ fn kafka_transactions_describe_producers_against_the_mock() {
     }
     rt.block_on(mock.shutdown());
     assert!(failures.is_empty(), "failed cases: {failures:?}");
+}
+
+/// `kafka-transactions.sh list`, `describe`, `find-hanging`, `abort` and
+/// `forceTerminateTransaction` against the demo cluster: the tool prints the
+/// file's transactions, finds exactly the transactions Kafka's rule calls
+/// hanging (not the one stuck in PrepareCommit), its abort ends the open
+/// transaction, and its force-terminate fences and aborts through the
+/// coordinator.
+#[test]
+#[ignore = "needs the Kafka jars: run scripts/test.sh"]
+fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
+    let tool = Arc::new(Tool::from_env());
+    let cluster = kdp_server::demo::cluster().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt
+        .block_on(MockCluster::start(
+            cluster.clone(),
+            MockConfig {
+                port: 0,
+                idle_timeout: Duration::from_secs(60),
+                ..MockConfig::default()
+            },
+        ))
+        .unwrap();
+    let bootstrap = mock.bootstrap();
+    let cells = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+    let mut failures = Vec::new();
+    let mut check = |name: &str, f: &dyn Fn()| {
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+            failures.push(name.to_string());
+        }
+    };
+
+    // list: every transaction the client may describe (not the hidden
+    // secret-payroll), each from its coordinator.
+    check("list", &|| {
+        let run = tool.run(&bootstrap, "list", &[]);
+        let mut rows = run.table_with(&[
+            "TransactionalId",
+            "Coordinator",
+            "ProducerId",
+            "TransactionState",
+        ]);
+        rows.sort();
+        let mut want: Vec<Vec<String>> = cluster
+            .transactions
+            .iter()
+            .filter(|t| !t.transactional_id.starts_with("secret-"))
+            .map(|t| {
+                vec![
+                    t.transactional_id.clone(),
+                    cluster
+                        .transaction_coordinator(&t.transactional_id)
+                        .unwrap()
+                        .to_string(),
+                    t.producer_id.to_string(),
+                    t.state.name().to_string(),
+                ]
+            })
+            .collect();
+        want.sort();
+        assert_eq!(rows, want, "{run}");
+    });
+
+    check("describe", &|| {
+        let run = tool.run(
+            &bootstrap,
+            "describe",
+            &["--transactional-id", "orders-app"],
+        );
+        let rows = run.table_with(&[
+            "CoordinatorId",
+            "TransactionalId",
+            "ProducerId",
+            "ProducerEpoch",
+            "TransactionState",
+            "TransactionTimeoutMs",
+            "CurrentTransactionStartTimeMs",
+            "TransactionDurationMs",
+            "TopicPartitions",
+        ]);
+        let t = cluster.transaction("orders-app").unwrap();
+        assert_eq!(rows.len(), 1, "{run}");
+        let row = &rows[0];
+        assert_eq!(
+            row[..7],
+            cells(&[
+                &cluster
+                    .transaction_coordinator("orders-app")
+                    .unwrap()
+                    .to_string(),
+                "orders-app",
+                "5002",
+                "3",
+                "Ongoing",
+                "60000",
+                &t.start_time_ms.to_string(),
+            ]),
+            "{run}"
+        );
+        let mut partitions: Vec<&str> = row[8].split(',').collect();
+        partitions.sort();
+        assert_eq!(
+            partitions,
+            ["__consumer_offsets-1", "orders-1", "orders-2"],
+            "{run}"
+        );
+        // Hidden by ACLs: FindCoordinator already refuses (as Kafka's
+        // getCoordinator does), and the tool says so.
+        let run = tool.run(
+            &bootstrap,
+            "describe",
+            &["--transactional-id", "secret-payroll"],
+        );
+        assert_eq!(run.code, Some(1), "{run}");
+        assert!(
+            run.stderr.contains(
+                "Failed to describe transaction state of transactional-id `secret-payroll`: \
+                 FindCoordinator request for transactionalId \
+                 `CoordinatorKey(idValue='secret-payroll', type=TRANSACTION)` failed due to \
+                 authorization failure."
+            ),
+            "{run}"
+        );
+    });
+
+    const HANGING: [&str; 8] = [
+        "Topic",
+        "Partition",
+        "ProducerId",
+        "ProducerEpoch",
+        "CoordinatorEpoch",
+        "StartOffset",
+        "LastTimestamp",
+        "Duration(min)",
+    ];
+    // Topic, partition, producer id of each row.
+    let found = |run: &Run| -> Vec<(String, String, String)> {
+        let mut rows: Vec<(String, String, String)> = run
+            .table_with(&HANGING)
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone(), r[2].clone()))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let row = |t: &str, p: &str, pid: &str| (t.to_string(), p.to_string(), pid.to_string());
+    check("find-hanging --topic ledger", &|| {
+        // ledger-0: the partition is not in ledger-writer's transaction;
+        // ledger-3: secret-payroll is hidden, a false positive. Not ledger-2
+        // (stuck in PrepareCommit, still listed by the coordinator).
+        let run = tool.run(&bootstrap, "find-hanging", &["--topic", "ledger"]);
+        assert_eq!(
+            found(&run),
+            vec![row("ledger", "0", "8001"), row("ledger", "3", "8003")],
+            "{run}"
+        );
+    });
+    check("find-hanging --broker-id 2", &|| {
+        let run = tool.run(&bootstrap, "find-hanging", &["--broker-id", "2"]);
+        assert_eq!(
+            found(&run),
+            vec![
+                row("ledger", "0", "8001"),
+                row("ledger", "3", "8003"),
+                row("orders", "3", "0"),
+                row("payments", "0", "7003"),
+            ],
+            "{run}"
+        );
+    });
+    check("abort", &|| {
+        let run = tool.run(
+            &bootstrap,
+            "abort",
+            &[
+                "--topic",
+                "ledger",
+                "--partition",
+                "0",
+                "--start-offset",
+                "5120",
+            ],
+        );
+        assert_eq!(run.code, Some(0), "{run}");
+        let now = mock.cluster();
+        let p = now.partition("ledger", 0).unwrap();
+        for broker in p.replicas.clone() {
+            let s = p
+                .producers_on(broker)
+                .iter()
+                .find(|s| s.producer_id == 8001)
+                .unwrap();
+            assert_eq!(s.current_txn_start_offset, -1, "broker {broker}");
+        }
+        assert_eq!(p.last_stable_offset(), p.high_watermark);
+        // And find-hanging no longer reports it.
+        let run = tool.run(&bootstrap, "find-hanging", &["--topic", "ledger"]);
+        assert_eq!(found(&run), vec![row("ledger", "3", "8003")], "{run}");
+    });
+    check("forceTerminateTransaction", &|| {
+        // KIP-939 (Kafka 4.1): InitProducerId at the coordinator fences the
+        // producer and aborts its transaction; the Admin client retries
+        // through CONCURRENT_TRANSACTIONS until the second epoch bump.
+        let run = tool.run(
+            &bootstrap,
+            "forceTerminateTransaction",
+            &["--transactionalId", "orders-app"],
+        );
+        assert_eq!(run.code, Some(0), "{run}");
+        let now = mock.cluster();
+        let t = now.transaction("orders-app").unwrap();
+        assert_eq!((t.state.name(), t.producer_epoch), ("Empty", 5), "{run}");
+        for (topic, partition) in [("orders", 1), ("orders", 2), ("__consumer_offsets", 1)] {
+            let p = now.partition(topic, partition).unwrap();
+            let s = p
+                .producers_on(p.leader)
+                .iter()
+                .find(|s| s.producer_id == 5002)
+                .unwrap();
+            assert_eq!(
+                (s.producer_epoch, s.current_txn_start_offset),
+                (4, -1),
+                "{topic}-{partition}"
+            );
+        }
+    });
+    rt.block_on(mock.shutdown());
+    assert!(failures.is_empty(), "failed: {failures:?}");
 }
 
 /// Replaces every run of digits that follows `=` or `at ` or `after ` with `#`.

@@ -12,10 +12,13 @@ use crate::output::Output;
 
 #[derive(clap::Args)]
 #[command(after_help = "\
-The demo cluster: topics orders, payments, inventory and the internal __consumer_offsets and
-__transaction_state. orders-3 holds the seed document's example producer; there is an idle
+The demo cluster: topics orders, payments, inventory, ledger and the internal __consumer_offsets
+and __transaction_state. orders-3 holds the seed document's example producer; there is an idle
 idempotent producer, open transactions, a fenced zombie epoch, and a hanging transaction on
-payments-0. To serve the same cluster and point other tools at it:
+payments-0. ledger holds a transaction whose partition its coordinator forgot (ledger-0), one stuck
+in PrepareCommit (ledger-2), one whose transactional id ACLs hide (ledger-3) and a fenced instance
+(ledger-4); inventory-0 has a diverged follower. To serve the same cluster and point other tools
+at it:
   kdp demo --print-cluster-file > demo.json && kdp mock-broker --cluster demo.json
 (the format: docs/CLUSTER_FILE.md).")]
 pub struct Args {

@@ -1,0 +1,331 @@
+//! DescribeConfigs (`KafkaApis.handleDescribeConfigsRequest`,
+//! `ConfigHelper.describeConfigs`) for BROKER and TOPIC resources. A broker
+//! describes its own configuration only: a BROKER resource named with
+//! another broker id is INVALID_REQUEST ("Unexpected broker id, expected N
+//! or empty string, but received M"), one that is not a number likewise;
+//! the empty name (cluster-wide dynamic defaults) has no entries here.
+//! DESCRIBE_CONFIGS on the cluster is checked first
+//! (CLUSTER_AUTHORIZATION_FAILED). ConfigurationKeys null means all.
+//! The mock's broker configuration is [`Cluster::broker_configs`]: the
+//! transaction settings with Kafka's defaults (DEFAULT_CONFIG) unless the
+//! file sets them (STATIC_BROKER_CONFIG), plus anything else the file sets.
+//! Topics carry no configuration in the file: a known topic answers with
+//! no entries, an unknown one UNKNOWN_TOPIC_OR_PARTITION without a message
+//! (as `ConfigHelper.describeConfigs` at apache/kafka 1eb7644).
+
+use kdp_wire::error_code;
+use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
+use kdp_wire::messages::{
+    DescribeConfigsRequest, DescribeConfigsResourceResult, DescribeConfigsResponse,
+    DescribeConfigsResult, DescribeConfigsSynonym,
+};
+
+use super::Caller;
+use crate::acls::ClusterOperation;
+use crate::cluster::{Cluster, ConfigSource};
+use crate::responder::TooLarge;
+
+pub fn describe_configs(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    req: &DescribeConfigsRequest,
+    version: i16,
+) -> DescribeConfigsResponse {
+    match describe_configs_within(cluster, caller, req, version, usize::MAX) {
+        Ok(resp) => resp,
+        // Nothing is larger than usize::MAX bytes.
+        Err(e) => unreachable!("{e}"),
+    }
+}
+
+/// As [`describe_configs`], but refuses as soon as the answer is certainly
+/// larger than `limit` bytes (a request can name the broker many times).
+pub fn describe_configs_within(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    req: &DescribeConfigsRequest,
+    version: i16,
+    limit: usize,
+) -> Result<DescribeConfigsResponse, TooLarge> {
+    let mut at_least = 0usize;
+    let mut results = Vec::with_capacity(req.resources.len().min(1024));
+    for result in req.resources.iter().map(|r| {
+        let mut result = DescribeConfigsResult {
+            resource_type: r.resource_type,
+            resource_name: r.resource_name.clone(),
+            ..Default::default()
+        };
+        let answer = match r.resource_type {
+            RESOURCE_TYPE_BROKER => broker(cluster, caller, &r.resource_name),
+            RESOURCE_TYPE_TOPIC => topic(cluster, caller, &r.resource_name),
+            t => Err((
+                error_code::INVALID_REQUEST,
+                Some(format!("Unsupported resource type: {t}")),
+            )),
+        };
+        match answer {
+            Ok(entries) => {
+                result.configs = entries
+                    .into_iter()
+                    .filter(|e| {
+                        r.configuration_keys
+                            .as_ref()
+                            .is_none_or(|keys| keys.contains(&e.name))
+                    })
+                    .map(|mut e| {
+                        if !req.include_synonyms {
+                            e.synonyms.clear();
+                        }
+                        if version < 3 || !req.include_documentation {
+                            e.documentation = None;
+                        }
+                        e
+                    })
+                    .collect();
+            }
+            Err((code, message)) => {
+                result.error_code = code;
+                result.error_message = message;
+            }
+        }
+        result
+    }) {
+        let bytes = result
+            .configs
+            .iter()
+            .map(|c| {
+                let synonyms: usize = c
+                    .synonyms
+                    .iter()
+                    .map(|s| s.name.len() + s.value.as_ref().map_or(0, String::len))
+                    .fold(0, usize::saturating_add);
+                c.name.len() + c.value.as_ref().map_or(0, String::len) + synonyms
+            })
+            .fold(result.resource_name.len(), usize::saturating_add);
+        at_least = at_least.saturating_add(bytes);
+        if at_least > limit {
+            return Err(TooLarge { at_least, limit });
+        }
+        results.push(result);
+    }
+    Ok(DescribeConfigsResponse {
+        results,
+        ..Default::default()
+    })
+}
+
+/// The entries, or an error code and its ErrorMessage.
+type Answer = Result<Vec<DescribeConfigsResourceResult>, (i16, Option<String>)>;
+
+fn default_message(code: i16) -> String {
+    error_code::lookup(code)
+        .map(|e| e.message.to_string())
+        .unwrap_or_default()
+}
+
+fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
+    if !caller.may_cluster(cluster, ClusterOperation::DescribeConfigs) {
+        let code = error_code::CLUSTER_AUTHORIZATION_FAILED;
+        return Err((code, Some(default_message(code))));
+    }
+    if name.is_empty() {
+        return Ok(Vec::new());
+    }
+    let id: i32 = name.parse().map_err(|_| {
+        (
+            error_code::INVALID_REQUEST,
+            Some(format!("Broker id must be an integer, but it is: {name}")),
+        )
+    })?;
+    if id != caller.broker_id {
+        return Err((
+            error_code::INVALID_REQUEST,
+            Some(format!(
+                "Unexpected broker id, expected {} or empty string, but received {name}",
+                caller.broker_id
+            )),
+        ));
+    }
+    Ok(cluster
+        .broker_configs(id)
+        .into_iter()
+        .map(|c| {
+            let mut synonyms = vec![DescribeConfigsSynonym {
+                name: c.name.clone(),
+                value: Some(c.value.clone()),
+                source: c.source as i8,
+                unknown_tagged_fields: Default::default(),
+            }];
+            if let (ConfigSource::Static, Some(d)) = (c.source, c.default) {
+                synonyms.push(DescribeConfigsSynonym {
+                    name: c.name.clone(),
+                    value: Some(d.to_string()),
+                    source: ConfigSource::Default as i8,
+                    unknown_tagged_fields: Default::default(),
+                });
+            }
+            DescribeConfigsResourceResult {
+                name: c.name,
+                value: Some(c.value),
+                // Static broker settings; not changed at run time here.
+                read_only: true,
+                config_source: c.source as i8,
+                is_sensitive: false,
+                synonyms,
+                config_type: c.config_type,
+                documentation: None,
+                unknown_tagged_fields: Default::default(),
+            }
+        })
+        .collect())
+}
+
+fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
+    if !caller
+        .authorizer
+        .authorize_describe_topic(caller.request, name)
+    {
+        let code = error_code::TOPIC_AUTHORIZATION_FAILED;
+        return Err((code, Some(default_message(code))));
+    }
+    match cluster.topic(name) {
+        Some(_) => Ok(Vec::new()),
+        // ConfigHelper sets only the code here.
+        None => Err((error_code::UNKNOWN_TOPIC_OR_PARTITION, None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apis::testing::*;
+    use kdp_wire::messages::DescribeConfigsResource;
+
+    fn ask(
+        c: &Cluster,
+        broker: i32,
+        name: &str,
+        keys: Option<Vec<&str>>,
+        synonyms: bool,
+    ) -> DescribeConfigsResult {
+        let req = DescribeConfigsRequest {
+            resources: vec![DescribeConfigsResource {
+                resource_type: RESOURCE_TYPE_BROKER,
+                resource_name: name.into(),
+                configuration_keys: keys.map(|k| k.into_iter().map(String::from).collect()),
+                ..Default::default()
+            }],
+            include_synonyms: synonyms,
+            ..Default::default()
+        };
+        describe_configs(c, &caller(broker), &req, 4)
+            .results
+            .remove(0)
+    }
+
+    #[test]
+    fn a_broker_reports_file_values_and_defaults() {
+        let c = cluster(TXN_CLUSTER);
+        let r = ask(&c, 1, "1", None, true);
+        assert_eq!(r.error_code, 0);
+        let got: Vec<(&str, Option<&str>, i8, usize)> = r
+            .configs
+            .iter()
+            .map(|e| {
+                (
+                    e.name.as_str(),
+                    e.value.as_deref(),
+                    e.config_source,
+                    e.synonyms.len(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("producer.id.expiration.ms", Some("86400000"), 5, 1),
+                ("transaction.max.timeout.ms", Some("120000"), 4, 2),
+                ("transactional.id.expiration.ms", Some("604800000"), 5, 1),
+            ]
+        );
+        // Broker 2 sets nothing: the default.
+        let r = ask(&c, 2, "2", Some(vec!["transaction.max.timeout.ms"]), false);
+        assert_eq!(r.configs.len(), 1);
+        assert_eq!(r.configs[0].value.as_deref(), Some("900000"));
+        assert_eq!(r.configs[0].config_source, 5);
+        assert!(r.configs[0].synonyms.is_empty());
+    }
+
+    #[test]
+    fn a_small_request_for_a_huge_answer_is_refused_early() {
+        let c = cluster(TXN_CLUSTER);
+        let one = DescribeConfigsResource {
+            resource_type: RESOURCE_TYPE_BROKER,
+            resource_name: "1".into(),
+            configuration_keys: None,
+            ..Default::default()
+        };
+        let req = DescribeConfigsRequest {
+            resources: vec![one; 1000],
+            include_synonyms: true,
+            ..Default::default()
+        };
+        let full = describe_configs(&c, &caller(1), &req, 4);
+        let size = kdp_wire::Message::encoded_len(&full, 4);
+        let within = describe_configs_within(&c, &caller(1), &req, 4, size);
+        assert!(within.is_ok_and(|r| r == full));
+        let e = describe_configs_within(&c, &caller(1), &req, 4, size / 10).unwrap_err();
+        assert!(e.at_least > size / 10 && e.at_least < size / 5, "{e}");
+    }
+
+    #[test]
+    fn another_brokers_id_is_invalid() {
+        let c = cluster(TXN_CLUSTER);
+        let r = ask(&c, 1, "2", None, false);
+        assert_eq!(r.error_code, error_code::INVALID_REQUEST);
+        assert_eq!(
+            r.error_message.as_deref(),
+            Some("Unexpected broker id, expected 1 or empty string, but received 2")
+        );
+        assert_eq!(
+            ask(&c, 1, "x", None, false).error_code,
+            error_code::INVALID_REQUEST
+        );
+        let r = ask(&c, 1, "", None, false);
+        assert_eq!((r.error_code, r.configs.len()), (0, 0));
+    }
+
+    #[test]
+    fn topics_have_no_entries_and_unknown_ones_no_message() {
+        let c = cluster(TXN_CLUSTER);
+        let topic = |name: &str| DescribeConfigsResource {
+            resource_type: RESOURCE_TYPE_TOPIC,
+            resource_name: name.into(),
+            configuration_keys: None,
+            ..Default::default()
+        };
+        let req = DescribeConfigsRequest {
+            resources: vec![topic("orders"), topic("nope")],
+            ..Default::default()
+        };
+        let r = describe_configs(&c, &caller(1), &req, 4);
+        assert_eq!(
+            (r.results[0].error_code, r.results[0].configs.len()),
+            (0, 0)
+        );
+        assert_eq!(
+            r.results[1].error_code,
+            error_code::UNKNOWN_TOPIC_OR_PARTITION
+        );
+        assert_eq!(r.results[1].error_message, None);
+    }
+
+    #[test]
+    fn denied_describe_configs_is_a_cluster_authorization_failure() {
+        let mut c = cluster(TXN_CLUSTER);
+        c.acls.cluster_deny.push(ClusterOperation::DescribeConfigs);
+        let r = ask(&c, 1, "1", None, false);
+        assert_eq!(r.error_code, error_code::CLUSTER_AUTHORIZATION_FAILED);
+        assert!(r.configs.is_empty());
+    }
+}

@@ -1,0 +1,222 @@
+//! FindCoordinator (`KafkaApis.handleFindCoordinatorRequest` and
+//! `getCoordinator`): a transactional id or group is placed on a partition
+//! of its internal topic by `Utils.abs(key.hashCode) % partitions`; the
+//! coordinator is that partition's leader. DESCRIBE on the key is checked
+//! first (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); a missing internal topic
+//! or a leaderless partition is COORDINATOR_NOT_AVAILABLE, with
+//! `Node.noNode()` (-1, "", -1). Below v4 one key, and an error answers with
+//! the code's default message (`prepareOldResponse`); from v4 a batch of
+//! keys, each with its own code and no message.
+
+use kdp_wire::error_code;
+use kdp_wire::messages::find_coordinator::{KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION};
+use kdp_wire::messages::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
+
+use super::Caller;
+use crate::acls::TxnIdOperation;
+use crate::cluster::Cluster;
+
+/// A broker's address as Metadata advertises it.
+pub trait Addresses {
+    /// `(host, port)` of broker `id`, if it is alive.
+    fn address(&self, id: i32) -> Option<(String, i32)>;
+}
+
+/// Why a request cannot be answered at all (Kafka closes the connection on
+/// the InvalidRequestException `CoordinatorType.forId` throws).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+/// KeyType SHARE (share groups): never coordinated by the mock.
+const KEY_TYPE_SHARE: i8 = 2;
+
+pub fn find_coordinator(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    addresses: &dyn Addresses,
+    req: &FindCoordinatorRequest,
+    version: i16,
+) -> Result<FindCoordinatorResponse, Invalid> {
+    let key_type = if version >= 1 {
+        req.key_type
+    } else {
+        KEY_TYPE_GROUP
+    };
+    if !matches!(
+        key_type,
+        KEY_TYPE_GROUP | KEY_TYPE_TRANSACTION | KEY_TYPE_SHARE
+    ) {
+        return Err(Invalid(format!(
+            "Unknown coordinator type received: {key_type}"
+        )));
+    }
+    let lookup = |key: &str| coordinator(cluster, caller, addresses, key_type, key);
+    if version < 4 {
+        let (code, node_id, host, port) = lookup(&req.key);
+        return Ok(FindCoordinatorResponse {
+            error_code: code,
+            error_message: Some(default_message(code)),
+            node_id,
+            host,
+            port,
+            ..Default::default()
+        });
+    }
+    Ok(FindCoordinatorResponse {
+        coordinators: req
+            .coordinator_keys
+            .iter()
+            .map(|key| {
+                let (code, node_id, host, port) = lookup(key);
+                Coordinator {
+                    key: key.clone(),
+                    node_id,
+                    host,
+                    port,
+                    error_code: code,
+                    error_message: None,
+                    unknown_tagged_fields: Default::default(),
+                }
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
+
+/// `Errors.message()`: the default message, or the name for NONE.
+fn default_message(code: i16) -> String {
+    if code == error_code::NONE {
+        return "NONE".into();
+    }
+    error_code::lookup(code)
+        .map(|e| e.message.to_string())
+        .unwrap_or_default()
+}
+
+fn coordinator(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    addresses: &dyn Addresses,
+    key_type: i8,
+    key: &str,
+) -> (i16, i32, String, i32) {
+    let no_node = |code| (code, -1, String::new(), -1);
+    let leader = match key_type {
+        KEY_TYPE_TRANSACTION => {
+            if !caller.may_transactional_id(cluster, TxnIdOperation::Describe, key) {
+                return no_node(error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+            }
+            cluster.transaction_coordinator(key)
+        }
+        KEY_TYPE_GROUP => cluster.group_coordinator(key),
+        // Share groups: the mock runs no share coordinator.
+        _ => return no_node(error_code::INVALID_REQUEST),
+    };
+    match leader.and_then(|id| addresses.address(id).map(|(h, p)| (id, h, p))) {
+        Some((id, host, port)) => (error_code::NONE, id, host, port),
+        None => no_node(error_code::COORDINATOR_NOT_AVAILABLE),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apis::testing::*;
+
+    struct Ports;
+    impl Addresses for Ports {
+        fn address(&self, id: i32) -> Option<(String, i32)> {
+            Some(("127.0.0.1".into(), 9000 + id))
+        }
+    }
+
+    fn batched(c: &Cluster, keys: &[&str]) -> Vec<(i16, i32, i32)> {
+        let req = FindCoordinatorRequest {
+            key_type: KEY_TYPE_TRANSACTION,
+            coordinator_keys: keys.iter().map(|k| k.to_string()).collect(),
+            ..Default::default()
+        };
+        let resp = find_coordinator(c, &caller(3), &Ports, &req, 4).unwrap();
+        resp.coordinators
+            .iter()
+            .zip(keys)
+            .map(|(co, k)| {
+                assert_eq!(co.key, *k);
+                assert_eq!(co.error_message, None);
+                (co.error_code, co.node_id, co.port)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn transactional_ids_by_override_hash_and_acl() {
+        let c = cluster(TXN_CLUSTER);
+        // "hello".hashCode() = 99162322; % 3 = 1: partition 1, led by 2.
+        assert_eq!(
+            batched(&c, &["app-a", "app-d", "hello", "secret-c"]),
+            vec![
+                (0, 1, 9001),
+                (0, 2, 9002),
+                (0, 2, 9002),
+                (error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
+            ]
+        );
+    }
+
+    #[test]
+    fn leaderless_or_missing_state_topic_is_not_available() {
+        let c = cluster(
+            r#"{"brokers": [{"id": 1}], "topics": [{"name": "__transaction_state",
+                "partitions": [{"partition": 0, "leader": -1, "replicas": [1]}]}]}"#,
+        );
+        assert_eq!(
+            batched(&c, &["x"]),
+            vec![(error_code::COORDINATOR_NOT_AVAILABLE, -1, -1)]
+        );
+        let c = cluster(r#"{"brokers": [{"id": 1}]}"#);
+        assert_eq!(
+            batched(&c, &["x"]),
+            vec![(error_code::COORDINATOR_NOT_AVAILABLE, -1, -1)]
+        );
+    }
+
+    #[test]
+    fn old_versions_answer_one_key_with_a_message() {
+        let c = cluster(TXN_CLUSTER);
+        let req = |key: &str| FindCoordinatorRequest {
+            key: key.into(),
+            key_type: KEY_TYPE_TRANSACTION,
+            ..Default::default()
+        };
+        let ok = find_coordinator(&c, &caller(1), &Ports, &req("app-d"), 3).unwrap();
+        assert_eq!((ok.error_code, ok.node_id, ok.port), (0, 2, 9002));
+        assert_eq!(ok.error_message.as_deref(), Some("NONE"));
+        let denied = find_coordinator(&c, &caller(1), &Ports, &req("secret-c"), 1).unwrap();
+        assert_eq!(
+            denied.error_code,
+            error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        );
+        assert_eq!(
+            denied.error_message.as_deref(),
+            Some("Transactional Id authorization failed.")
+        );
+        assert_eq!(
+            (denied.node_id, denied.host.as_str(), denied.port),
+            (-1, "", -1)
+        );
+        // v0 has no key type: a group. No __consumer_offsets here.
+        let group = find_coordinator(&c, &caller(1), &Ports, &req("g"), 0).unwrap();
+        assert_eq!(group.error_code, error_code::COORDINATOR_NOT_AVAILABLE);
+    }
+
+    #[test]
+    fn unknown_key_type_is_invalid() {
+        let c = cluster(TXN_CLUSTER);
+        let req = FindCoordinatorRequest {
+            key_type: 7,
+            ..Default::default()
+        };
+        assert!(find_coordinator(&c, &caller(1), &Ports, &req, 4).is_err());
+    }
+}

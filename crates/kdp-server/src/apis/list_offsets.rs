@@ -1,0 +1,274 @@
+//! ListOffsets v1+ (`KafkaApis.handleListOffsetRequestV1AndAbove`,
+//! `ReplicaManager.fetchOffset`, `Partition.fetchOffsetForTimestamp`):
+//! topics the caller may not DESCRIBE answer TOPIC_AUTHORIZATION_FAILED and
+//! come after the others; a partition named twice is INVALID_REQUEST; the
+//! partition must be led here (NOT_LEADER_OR_FOLLOWER otherwise, unless the
+//! debugging replica id -2 asks), its log online (KAFKA_STORAGE_ERROR), and
+//! a CurrentLeaderEpoch, when given, the leader's (FENCED_LEADER_EPOCH if
+//! older, UNKNOWN_LEADER_EPOCH if newer). Latest (-1) is the high
+//! watermark for read_uncommitted and the last stable offset for
+//! read_committed, with the leader epoch; earliest (-2, and -4, earliest
+//! local) is offset 0, the mock's logs starting there. The mock keeps no
+//! records, so a timestamp search (and -3, max timestamp) finds nothing:
+//! offset and timestamp -1.
+
+use std::collections::HashMap;
+
+use kdp_wire::error_code;
+use kdp_wire::messages::list_offsets::{
+    EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED,
+};
+use kdp_wire::messages::{
+    ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse,
+};
+
+use super::find_coordinator::Invalid;
+use super::Caller;
+use crate::cluster::Cluster;
+
+/// `ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP`.
+const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
+/// `ListOffsetsRequest.DEBUGGING_REPLICA_ID`: may read from a follower.
+const DEBUGGING_REPLICA_ID: i32 = -2;
+
+pub fn list_offsets(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    req: &ListOffsetsRequest,
+    version: i16,
+) -> Result<ListOffsetsResponse, Invalid> {
+    let isolation = if version >= 2 {
+        req.isolation_level
+    } else {
+        READ_UNCOMMITTED
+    };
+    if isolation != READ_UNCOMMITTED && isolation != READ_COMMITTED {
+        return Err(Invalid(format!("Unknown isolation level {isolation}")));
+    }
+    // ListOffsetsRequest.duplicatePartitions.
+    let mut counts: HashMap<(&str, i32), usize> = HashMap::new();
+    for t in &req.topics {
+        for p in &t.partitions {
+            *counts
+                .entry((t.name.as_str(), p.partition_index))
+                .or_default() += 1;
+        }
+    }
+    let mut authorized = Vec::new();
+    let mut denied = Vec::new();
+    for t in &req.topics {
+        if !caller
+            .authorizer
+            .authorize_describe_topic(caller.request, &t.name)
+        {
+            denied.push(ListOffsetsTopicResponse {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| error(p.partition_index, error_code::TOPIC_AUTHORIZATION_FAILED))
+                    .collect(),
+                unknown_tagged_fields: Default::default(),
+            });
+            continue;
+        }
+        let partitions = t
+            .partitions
+            .iter()
+            .map(|p| {
+                if counts.get(&(t.name.as_str(), p.partition_index)).copied() > Some(1) {
+                    return error(p.partition_index, error_code::INVALID_REQUEST);
+                }
+                offset(cluster, caller, req.replica_id, isolation, &t.name, p)
+            })
+            .collect();
+        authorized.push(ListOffsetsTopicResponse {
+            name: t.name.clone(),
+            partitions,
+            unknown_tagged_fields: Default::default(),
+        });
+    }
+    authorized.extend(denied);
+    Ok(ListOffsetsResponse {
+        topics: authorized,
+        ..Default::default()
+    })
+}
+
+fn error(partition_index: i32, code: i16) -> ListOffsetsPartitionResponse {
+    ListOffsetsPartitionResponse {
+        partition_index,
+        error_code: code,
+        timestamp: -1,
+        offset: -1,
+        leader_epoch: -1,
+        unknown_tagged_fields: Default::default(),
+    }
+}
+
+fn offset(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    replica_id: i32,
+    isolation: i8,
+    topic: &str,
+    req: &kdp_wire::messages::ListOffsetsPartition,
+) -> ListOffsetsPartitionResponse {
+    let index = req.partition_index;
+    let Some(p) = cluster.partition(topic, index) else {
+        return error(index, error_code::UNKNOWN_TOPIC_OR_PARTITION);
+    };
+    let me = caller.broker_id;
+    if !p.is_replica(me) || (p.leader != me && replica_id != DEBUGGING_REPLICA_ID) {
+        return error(index, error_code::NOT_LEADER_OR_FOLLOWER);
+    }
+    if p.is_offline_on(me) {
+        return error(index, error_code::KAFKA_STORAGE_ERROR);
+    }
+    if req.current_leader_epoch >= 0 {
+        if req.current_leader_epoch < p.leader_epoch {
+            return error(index, error_code::FENCED_LEADER_EPOCH);
+        }
+        if req.current_leader_epoch > p.leader_epoch {
+            return error(index, error_code::UNKNOWN_LEADER_EPOCH);
+        }
+    }
+    let (timestamp, offset) = match req.timestamp {
+        LATEST_TIMESTAMP if isolation == READ_COMMITTED => (-1, p.last_stable_offset()),
+        LATEST_TIMESTAMP => (-1, p.high_watermark),
+        EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => (-1, 0),
+        _ => (-1, -1),
+    };
+    ListOffsetsPartitionResponse {
+        partition_index: index,
+        error_code: error_code::NONE,
+        timestamp,
+        offset,
+        leader_epoch: if offset >= 0 { p.leader_epoch } else { -1 },
+        unknown_tagged_fields: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apis::testing::*;
+    use kdp_wire::messages::{ListOffsetsPartition, ListOffsetsTopic};
+
+    fn ask(
+        c: &Cluster,
+        broker: i32,
+        isolation: i8,
+        parts: &[(&str, i32, i64, i32)],
+    ) -> Vec<(String, i32, i16, i64)> {
+        let mut topics: Vec<ListOffsetsTopic> = Vec::new();
+        for &(t, p, ts, epoch) in parts {
+            let part = ListOffsetsPartition {
+                partition_index: p,
+                current_leader_epoch: epoch,
+                timestamp: ts,
+                ..Default::default()
+            };
+            match topics.iter_mut().find(|x| x.name == t) {
+                Some(x) => x.partitions.push(part),
+                None => topics.push(ListOffsetsTopic {
+                    name: t.into(),
+                    partitions: vec![part],
+                    ..Default::default()
+                }),
+            }
+        }
+        let req = ListOffsetsRequest {
+            replica_id: -1,
+            isolation_level: isolation,
+            topics,
+            ..Default::default()
+        };
+        let r = list_offsets(c, &caller(broker), &req, 9).unwrap();
+        r.topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|p| (t.name.clone(), p.partition_index, p.error_code, p.offset))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn latest_is_the_high_watermark_or_the_lso() {
+        let c = cluster(TXN_CLUSTER);
+        // orders-0: HW 500; open transactions from 400 and 450 on the leader.
+        assert_eq!(
+            ask(&c, 1, 0, &[("orders", 0, -1, -1)]),
+            vec![("orders".into(), 0, 0, 500)]
+        );
+        assert_eq!(
+            ask(&c, 1, 1, &[("orders", 0, -1, 5)]),
+            vec![("orders".into(), 0, 0, 400)]
+        );
+        assert_eq!(
+            ask(&c, 1, 1, &[("orders", 0, -2, -1)]),
+            vec![("orders".into(), 0, 0, 0)]
+        );
+        // No open transaction: LSO = HW.
+        assert_eq!(
+            ask(&c, 2, 1, &[("orders", 1, -1, -1)]),
+            vec![("orders".into(), 1, 0, 80)]
+        );
+        // A timestamp search finds nothing.
+        assert_eq!(
+            ask(&c, 2, 1, &[("orders", 1, 12345, -1)]),
+            vec![("orders".into(), 1, 0, -1)]
+        );
+    }
+
+    #[test]
+    fn an_explicit_lso_wins() {
+        let json = TXN_CLUSTER.replace(
+            r#""high_watermark": 80"#,
+            r#""high_watermark": 80, "last_stable_offset": 70"#,
+        );
+        let c = cluster(&json);
+        assert_eq!(
+            ask(&c, 2, 1, &[("orders", 1, -1, -1)]),
+            vec![("orders".into(), 1, 0, 70)]
+        );
+    }
+
+    #[test]
+    fn errors() {
+        let c = cluster(TXN_CLUSTER);
+        let got = ask(
+            &c,
+            1,
+            0,
+            &[
+                ("orders", 0, -1, 4),
+                ("orders", 1, -1, -1),
+                ("orders", 7, -1, -1),
+                ("nope", 0, -1, -1),
+            ],
+        );
+        assert_eq!(
+            got.iter().map(|g| g.2).collect::<Vec<_>>(),
+            vec![
+                error_code::FENCED_LEADER_EPOCH,
+                error_code::NOT_LEADER_OR_FOLLOWER,
+                error_code::UNKNOWN_TOPIC_OR_PARTITION,
+                error_code::UNKNOWN_TOPIC_OR_PARTITION
+            ]
+        );
+        assert_eq!(
+            ask(&c, 1, 0, &[("orders", 0, -1, 6)])[0].2,
+            error_code::UNKNOWN_LEADER_EPOCH
+        );
+        // A follower does not answer.
+        assert_eq!(
+            ask(&c, 2, 0, &[("orders", 0, -1, -1)])[0].2,
+            error_code::NOT_LEADER_OR_FOLLOWER
+        );
+        let dup = ask(&c, 1, 0, &[("orders", 0, -1, -1), ("orders", 0, -2, -1)]);
+        assert!(dup.iter().all(|g| g.2 == error_code::INVALID_REQUEST));
+    }
+}

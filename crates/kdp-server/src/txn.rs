@@ -1,0 +1,141 @@
+//! What a transaction coordinator holds: one entry per transactional id
+//! (Kafka's `TransactionMetadata`), and the rule that places a
+//! transactional id on a coordinator.
+
+use std::fmt;
+
+/// A transaction's state, by the names Kafka puts on the wire
+/// (`TransactionState.name` in ListTransactions and DescribeTransactions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TxnState {
+    Empty,
+    Ongoing,
+    PrepareCommit,
+    PrepareAbort,
+    CompleteCommit,
+    CompleteAbort,
+    Dead,
+    PrepareEpochFence,
+}
+
+impl TxnState {
+    /// Every state, in Kafka's order.
+    pub const ALL: [TxnState; 8] = [
+        TxnState::Empty,
+        TxnState::Ongoing,
+        TxnState::PrepareCommit,
+        TxnState::PrepareAbort,
+        TxnState::CompleteCommit,
+        TxnState::CompleteAbort,
+        TxnState::Dead,
+        TxnState::PrepareEpochFence,
+    ];
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TxnState::Empty => "Empty",
+            TxnState::Ongoing => "Ongoing",
+            TxnState::PrepareCommit => "PrepareCommit",
+            TxnState::PrepareAbort => "PrepareAbort",
+            TxnState::CompleteCommit => "CompleteCommit",
+            TxnState::CompleteAbort => "CompleteAbort",
+            TxnState::Dead => "Dead",
+            TxnState::PrepareEpochFence => "PrepareEpochFence",
+        }
+    }
+
+    /// `TransactionState.fromName`: exact, case-sensitive.
+    pub fn from_name(name: &str) -> Option<TxnState> {
+        TxnState::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for TxnState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One transactional id as its coordinator holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transaction {
+    pub transactional_id: String,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub state: TxnState,
+    pub timeout_ms: i32,
+    /// Milliseconds since the epoch; -1 when no transaction was started.
+    pub start_time_ms: i64,
+    /// The partitions of the transaction, by topic (sorted by name).
+    pub partitions: Vec<(String, Vec<i32>)>,
+    /// The broker the file names as coordinator, instead of the hash rule.
+    pub coordinator_override: Option<i32>,
+}
+
+impl Transaction {
+    /// Whether the transaction includes `topic`-`partition`.
+    pub fn has_partition(&self, topic: &str, partition: i32) -> bool {
+        self.partitions
+            .iter()
+            .any(|(t, ps)| t == topic && ps.contains(&partition))
+    }
+}
+
+/// Java's `String.hashCode` (over UTF-16 code units, wrapping).
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// `Utils.abs(key.hashCode) % partitionCount`, the partition of
+/// `__transaction_state` (or `__consumer_offsets`) that owns `key`.
+/// `Utils.abs` maps `Integer.MIN_VALUE` to 0. `None` without partitions.
+pub fn coordinator_partition(key: &str, partition_count: usize) -> Option<i32> {
+    let count = i32::try_from(partition_count).ok().filter(|&c| c > 0)?;
+    let h = java_string_hash(key);
+    let abs = if h == i32::MIN { 0 } else { h.abs() };
+    Some(abs % count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_hash_matches_known_values() {
+        // Values of "...".hashCode() in Java.
+        assert_eq!(java_string_hash(""), 0);
+        assert_eq!(java_string_hash("a"), 97);
+        assert_eq!(java_string_hash("hello"), 99_162_322);
+        // Overflows (wraps to MIN_VALUE: `Utils.abs` gives 0), and goes negative.
+        assert_eq!(java_string_hash("polygenelubricants"), i32::MIN);
+        assert_eq!(java_string_hash("transactional-id-1"), 1_051_133_891);
+        assert_eq!(java_string_hash("payments-txn"), -480_581_686);
+        // UTF-16 units, not bytes: U+00E9 is one unit (233).
+        assert_eq!(java_string_hash("\u{e9}"), 233);
+    }
+
+    #[test]
+    fn partition_rule_is_kafkas() {
+        assert_eq!(coordinator_partition("hello", 50), Some(99_162_322 % 50));
+        assert_eq!(coordinator_partition("polygenelubricants", 50), Some(0));
+        assert_eq!(
+            coordinator_partition("transactional-id-1", 50),
+            Some(1_051_133_891 % 50)
+        );
+        assert_eq!(
+            coordinator_partition("payments-txn", 50),
+            Some(480_581_686 % 50)
+        );
+        assert_eq!(coordinator_partition("x", 0), None);
+    }
+
+    #[test]
+    fn state_names_round_trip() {
+        for s in TxnState::ALL {
+            assert_eq!(TxnState::from_name(s.name()), Some(s));
+        }
+        assert_eq!(TxnState::from_name("ongoing"), None);
+    }
+}
