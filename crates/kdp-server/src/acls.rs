@@ -7,12 +7,16 @@
 /// Kafka's PREFIXED pattern type) or `"*"` (every name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NamePattern {
+    /// A LITERAL pattern: exactly this name.
     Literal(String),
+    /// A PREFIXED pattern: every name starting with this (the `*` dropped).
     Prefix(String),
+    /// The wildcard `*`: every name of the resource type.
     Any,
 }
 
 impl NamePattern {
+    /// Reads a pattern as the cluster file writes it; `*` is allowed only alone or last.
     pub fn parse(s: &str) -> Result<NamePattern, String> {
         if s.is_empty() {
             return Err("an empty pattern matches nothing".into());
@@ -36,6 +40,7 @@ impl NamePattern {
         })
     }
 
+    /// Whether a resource named `name` falls under this pattern.
     pub fn matches(&self, name: &str) -> bool {
         match self {
             NamePattern::Literal(l) => l == name,
@@ -57,12 +62,16 @@ pub enum TxnIdOperation {
 /// Operations on the cluster resource that the file can deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClusterOperation {
+    /// ALTER on the cluster: one of the two that allow WriteTxnMarkers.
     Alter,
+    /// CLUSTER_ACTION on the cluster: the inter-broker permission WriteTxnMarkers also accepts.
     ClusterAction,
+    /// DESCRIBE_CONFIGS on the cluster: needed to DescribeConfigs a BROKER resource.
     DescribeConfigs,
 }
 
 impl ClusterOperation {
+    /// Reads the file's Kafka name (`ALTER`, `CLUSTER_ACTION`, `DESCRIBE_CONFIGS`); `None` for any other.
     pub fn parse(s: &str) -> Option<ClusterOperation> {
         match s {
             "ALTER" => Some(ClusterOperation::Alter),
@@ -76,12 +85,16 @@ impl ClusterOperation {
 /// What the file denies.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Acls {
+    /// Transactional ids on which DESCRIBE is denied (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, or left out of listings).
     pub transactional_id_describe_deny: Vec<NamePattern>,
+    /// Transactional ids on which WRITE is denied, so InitProducerId fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
     pub transactional_id_write_deny: Vec<NamePattern>,
+    /// Operations denied on the cluster resource (CLUSTER_AUTHORIZATION_FAILED).
     pub cluster_deny: Vec<ClusterOperation>,
 }
 
 impl Acls {
+    /// Whether `op` on transactional id `id` is allowed: no DENY pattern for `op` matches it.
     pub fn allows_transactional_id(&self, op: TxnIdOperation, id: &str) -> bool {
         let deny = match op {
             TxnIdOperation::Describe => &self.transactional_id_describe_deny,
@@ -90,6 +103,7 @@ impl Acls {
         !deny.iter().any(|p| p.matches(id))
     }
 
+    /// Whether `op` on the cluster is allowed: the file does not deny it.
     pub fn allows_cluster(&self, op: ClusterOperation) -> bool {
         !self.cluster_deny.contains(&op)
     }

@@ -129,6 +129,7 @@ impl Shared {
         self.cluster.read().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The cluster, for changing (WriteTxnMarkers, InitProducerId); poisoning is ignored as in [`Shared::read`].
     pub fn write(&self) -> RwLockWriteGuard<'_, Cluster> {
         self.cluster.write().unwrap_or_else(PoisonError::into_inner)
     }

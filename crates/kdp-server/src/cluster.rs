@@ -82,11 +82,15 @@ pub enum ConfigSource {
 /// One configuration entry of a broker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerConfig {
+    /// The config key, e.g. `transaction.max.timeout.ms`.
     pub name: String,
+    /// The value DescribeConfigs reports, as a string.
     pub value: String,
+    /// Where the value comes from: the file (STATIC_BROKER_CONFIG) or Kafka's default (DEFAULT_CONFIG).
     pub source: ConfigSource,
     /// Kafka's default, when the mock knows it (for synonyms).
     pub default: Option<&'static str>,
+    /// DescribeConfigs ConfigType (v3+), e.g. [`CONFIG_TYPE_INT`] or [`CONFIG_TYPE_STRING`].
     pub config_type: i8,
 }
 
@@ -262,18 +266,21 @@ impl Cluster {
         self.brokers.iter().find(|b| b.id == id)
     }
 
+    /// A partition by topic name and index, for changing it (WriteTxnMarkers, InitProducerId).
     pub fn partition_mut(&mut self, topic: &str, partition: i32) -> Option<&mut Partition> {
         let &t = self.by_name.get(topic)?;
         let i = usize::try_from(partition).ok()?;
         self.topics.get_mut(t)?.partitions.get_mut(i)
     }
 
+    /// The coordinator's entry for a transactional id, if the cluster has it.
     pub fn transaction(&self, transactional_id: &str) -> Option<&Transaction> {
         self.by_transactional_id
             .get(transactional_id)
             .and_then(|&i| self.transactions.get(i))
     }
 
+    /// The coordinator's entry for a transactional id, for changing it (InitProducerId).
     pub fn transaction_mut(&mut self, transactional_id: &str) -> Option<&mut Transaction> {
         let &i = self.by_transactional_id.get(transactional_id)?;
         self.transactions.get_mut(i)

@@ -8,13 +8,21 @@ use std::fmt;
 /// (`TransactionState.name` in ListTransactions and DescribeTransactions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TxnState {
+    /// Empty: a producer id is assigned but no transaction is open.
     Empty,
+    /// Ongoing: partitions have been added and records may be written.
     Ongoing,
+    /// PrepareCommit: EndTxn(commit) accepted; commit markers are being written.
     PrepareCommit,
+    /// PrepareAbort: EndTxn(abort) or a timeout; abort markers are being written.
     PrepareAbort,
+    /// CompleteCommit: every commit marker is written; the id can start a new transaction.
     CompleteCommit,
+    /// CompleteAbort: every abort marker is written; the id can start a new transaction.
     CompleteAbort,
+    /// Dead: the id expired and is being removed; never listed nor described.
     Dead,
+    /// PrepareEpochFence: a newer producer is fencing the old epoch by aborting its transaction.
     PrepareEpochFence,
 }
 
@@ -60,10 +68,15 @@ impl fmt::Display for TxnState {
 /// One transactional id as its coordinator holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transaction {
+    /// The key the coordinator is found by (FindCoordinator KeyType TRANSACTION).
     pub transactional_id: String,
+    /// The producer id InitProducerId handed out for this transactional id.
     pub producer_id: i64,
+    /// The current epoch of that producer id; older epochs are fenced.
     pub producer_epoch: i16,
+    /// Where the transaction stands in Kafka's state machine (Empty, Ongoing, PrepareCommit, ...).
     pub state: TxnState,
+    /// TransactionTimeoutMs: how long the transaction may stay open before the coordinator aborts it.
     pub timeout_ms: i32,
     /// Milliseconds since the epoch; -1 when no transaction was started.
     pub start_time_ms: i64,

@@ -54,12 +54,14 @@ impl Tool {
         });
         assert!(!classpath.trim().is_empty(), "KDP_IT_CLASSPATH is empty");
         let java = std::env::var("KDP_IT_JAVA").unwrap_or_else(|_| "java".into());
-        // Short timeouts so the cases that end in a client timeout take
-        // seconds, not the default minute. request.timeout.ms must not
-        // exceed default.api.timeout.ms.
+        // Shorter timeouts than the default minute, so the cases that end in
+        // a client timeout finish sooner, yet long enough for a JVM started
+        // on a loaded 2-core machine (6 s was not: the Admin client's first
+        // node assignment alone took longer there). request.timeout.ms must
+        // not exceed default.api.timeout.ms.
         let config = tempfile_lite::TempFile::with_contents(
             "kdp-java-tool-admin.properties",
-            "default.api.timeout.ms=6000\nrequest.timeout.ms=5000\n",
+            "default.api.timeout.ms=25000\nrequest.timeout.ms=20000\n",
         );
         Tool {
             java,

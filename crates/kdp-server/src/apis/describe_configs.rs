@@ -25,6 +25,7 @@ use crate::acls::ClusterOperation;
 use crate::cluster::{Cluster, ConfigSource};
 use crate::responder::TooLarge;
 
+/// Answers a DescribeConfigs request on this broker, for any size of answer.
 pub fn describe_configs(
     cluster: &Cluster,
     caller: &Caller<'_>,

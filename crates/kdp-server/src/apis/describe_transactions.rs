@@ -18,6 +18,7 @@ use crate::cluster::Cluster;
 use crate::responder::TooLarge;
 use crate::txn::TxnState;
 
+/// Answers a DescribeTransactions request from this broker's coordinator state, for any size of answer.
 pub fn describe_transactions(
     cluster: &Cluster,
     caller: &Caller<'_>,

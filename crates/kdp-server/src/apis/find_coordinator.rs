@@ -31,6 +31,7 @@ pub struct Invalid(pub String);
 /// KeyType SHARE (share groups): never coordinated by the mock.
 const KEY_TYPE_SHARE: i8 = 2;
 
+/// Answers FindCoordinator with each key's coordinator; an unknown KeyType is `Err`, closing the connection.
 pub fn find_coordinator(
     cluster: &Cluster,
     caller: &Caller<'_>,

@@ -41,6 +41,7 @@ use crate::txn::{Transaction, TxnState};
 /// `TransactionMetadata.isEpochExhausted`: `Short.MaxValue - 1`.
 const EPOCH_EXHAUSTED: i16 = i16::MAX - 1;
 
+/// Answers InitProducerId: a new producer id, or the transactional id's epoch bumped and its open transaction aborted.
 pub fn init_producer_id(
     cluster: &mut Cluster,
     caller: &Caller<'_>,

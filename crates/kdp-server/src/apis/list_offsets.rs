@@ -31,6 +31,7 @@ const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
 /// `ListOffsetsRequest.DEBUGGING_REPLICA_ID`: may read from a follower.
 const DEBUGGING_REPLICA_ID: i32 = -2;
 
+/// Answers ListOffsets from the partitions this broker leads; an unknown IsolationLevel is `Err`, closing the connection.
 pub fn list_offsets(
     cluster: &Cluster,
     caller: &Caller<'_>,

@@ -23,6 +23,7 @@ use crate::txn::TxnState;
 /// invalid rather than costing the broker a large automaton.
 const MAX_PATTERN_LEN: usize = 4096;
 
+/// Answers ListTransactions with the transactional ids this broker coordinates that pass the filters.
 pub fn list_transactions(
     cluster: &Cluster,
     caller: &Caller<'_>,

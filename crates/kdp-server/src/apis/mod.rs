@@ -24,7 +24,9 @@ use crate::responder::{Authorizer, RequestContext};
 pub struct Caller<'a> {
     /// The broker answering.
     pub broker_id: i32,
+    /// The ACL hook consulted besides the file's ACLs (e.g. topic READ/DESCRIBE).
     pub authorizer: &'a dyn Authorizer,
+    /// The principal, client id and address of the request, passed to the authorizer.
     pub request: &'a RequestContext,
     /// Milliseconds since the epoch (durations, marker timestamps).
     pub now_ms: i64,

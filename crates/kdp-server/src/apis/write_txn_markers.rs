@@ -33,6 +33,7 @@ use super::Caller;
 use crate::acls::ClusterOperation;
 use crate::cluster::{Cluster, Partition};
 
+/// Applies WriteTxnMarkers' COMMIT/ABORT markers to the partitions this broker leads, ending producers' open transactions.
 pub fn write_txn_markers(
     cluster: &mut Cluster,
     caller: &Caller<'_>,
