@@ -1,7 +1,9 @@
-//! The cluster file's ACLs: what the (single) client principal is denied.
+//! The cluster file's ACLs: what the (single) client principal may do.
 //! Everything not listed is allowed, as for a principal with broad ALLOW
 //! ACLs; a DENY wins over any ALLOW in Kafka's authorizer, so listing an
-//! operation here is enough to model a missing permission.
+//! operation here is enough to model a missing permission. DESCRIBE on
+//! transactional ids can also be given as an allow-list, the usual shape of
+//! a non-admin principal's ACLs (ALLOW on some prefixes, nothing else).
 
 /// One resource name pattern: a literal name, a prefix (`"secret-*"`,
 /// Kafka's PREFIXED pattern type) or `"*"` (every name).
@@ -87,6 +89,9 @@ impl ClusterOperation {
 pub struct Acls {
     /// Transactional ids on which DESCRIBE is denied (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, or left out of listings).
     pub transactional_id_describe_deny: Vec<NamePattern>,
+    /// If set, the only transactional ids on which DESCRIBE is allowed (ALLOW
+    /// ACLs without a wildcard); ids matching none are denied.
+    pub transactional_id_describe_allow: Option<Vec<NamePattern>>,
     /// Transactional ids on which WRITE is denied, so InitProducerId fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
     pub transactional_id_write_deny: Vec<NamePattern>,
     /// Operations denied on the cluster resource (CLUSTER_AUTHORIZATION_FAILED).
@@ -94,13 +99,18 @@ pub struct Acls {
 }
 
 impl Acls {
-    /// Whether `op` on transactional id `id` is allowed: no DENY pattern for `op` matches it.
+    /// Whether `op` on transactional id `id` is allowed: no DENY pattern for
+    /// `op` matches it, and for DESCRIBE an allow-list, if given, does.
     pub fn allows_transactional_id(&self, op: TxnIdOperation, id: &str) -> bool {
         let deny = match op {
             TxnIdOperation::Describe => &self.transactional_id_describe_deny,
             TxnIdOperation::Write => &self.transactional_id_write_deny,
         };
-        !deny.iter().any(|p| p.matches(id))
+        let allowed = match (op, &self.transactional_id_describe_allow) {
+            (TxnIdOperation::Describe, Some(allow)) => allow.iter().any(|p| p.matches(id)),
+            _ => true,
+        };
+        allowed && !deny.iter().any(|p| p.matches(id))
     }
 
     /// Whether `op` on the cluster is allowed: the file does not deny it.
@@ -130,6 +140,7 @@ mod tests {
     fn deny_lists_are_per_operation() {
         let acls = Acls {
             transactional_id_describe_deny: vec![NamePattern::parse("hidden-*").unwrap()],
+            transactional_id_describe_allow: None,
             transactional_id_write_deny: vec![],
             cluster_deny: vec![ClusterOperation::Alter],
         };
@@ -138,5 +149,16 @@ mod tests {
         assert!(acls.allows_transactional_id(TxnIdOperation::Describe, "open"));
         assert!(!acls.allows_cluster(ClusterOperation::Alter));
         assert!(acls.allows_cluster(ClusterOperation::ClusterAction));
+    }
+
+    #[test]
+    fn an_allow_list_denies_describe_on_everything_else() {
+        let acls = Acls {
+            transactional_id_describe_allow: Some(vec![NamePattern::parse("app-*").unwrap()]),
+            ..Default::default()
+        };
+        assert!(acls.allows_transactional_id(TxnIdOperation::Describe, "app-1"));
+        assert!(!acls.allows_transactional_id(TxnIdOperation::Describe, "other"));
+        assert!(acls.allows_transactional_id(TxnIdOperation::Write, "other"));
     }
 }

@@ -514,6 +514,8 @@ struct AclsFile {
     #[serde(default)]
     transactional_id_describe_deny: Vec<String>,
     #[serde(default)]
+    transactional_id_describe_allow: Option<Vec<String>>,
+    #[serde(default)]
     transactional_id_write_deny: Vec<String>,
     #[serde(default)]
     cluster_deny: Vec<String>,
@@ -1109,7 +1111,12 @@ impl AclsFile {
                 )
             })?);
         }
+        let transactional_id_describe_allow = match self.transactional_id_describe_allow {
+            Some(list) => Some(patterns("transactional_id_describe_allow", list)?),
+            None => None,
+        };
         Ok(Acls {
+            transactional_id_describe_allow,
             transactional_id_describe_deny: patterns(
                 "transactional_id_describe_deny",
                 self.transactional_id_describe_deny,

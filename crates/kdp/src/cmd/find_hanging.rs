@@ -104,10 +104,10 @@ impl Record for Row {
                 age(self.last_timestamp, self.now_ms)
             ),
             or_dash(self.transactional_id.as_deref()),
-            humantime::format_duration(Duration::from_secs(
-                u64::try_from(self.transaction_age_ms / 1000).unwrap_or(0),
-            ))
-            .to_string(),
+            age(
+                self.now_ms.saturating_sub(self.transaction_age_ms),
+                self.now_ms,
+            ),
             or_dash(self.blocked_records),
             self.reason.clone(),
         ]
