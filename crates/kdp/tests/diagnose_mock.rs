@@ -1,0 +1,387 @@
+//! The diagnosis commands against the demo cluster served by
+//! `kdp mock-broker`: the cases a healthy modern broker will not produce
+//! (a coordinator that forgot a transaction, a partition missing from one,
+//! a transaction stuck in prepare, ids hidden by ACLs, a diverged follower,
+//! a fenced instance). Kafka's own tool against the same mock is in
+//! kdp-server's java_tool.rs; the claims about a real broker are in
+//! real_kafka_diagnose.rs.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+const KDP: &str = env!("CARGO_BIN_EXE_kdp");
+
+struct Mock {
+    child: Child,
+    bootstrap: String,
+    _dir: TempDir,
+}
+
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Mock {
+    /// The demo cluster, with `edit` applied to its JSON first.
+    fn demo(edit: impl FnOnce(&mut Value)) -> Mock {
+        let out = Command::new(KDP)
+            .args(["demo", "--print-cluster-file"])
+            .output()
+            .expect("kdp demo --print-cluster-file");
+        let mut doc: Value = serde_json::from_slice(&out.stdout).expect("demo cluster JSON");
+        edit(&mut doc);
+        let dir = std::env::temp_dir().join(format!(
+            "kdp-diagnose-mock-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("cluster.json");
+        std::fs::write(&file, serde_json::to_vec(&doc).expect("JSON")).expect("write cluster");
+        Mock::start(&file, TempDir(dir))
+    }
+
+    fn start(file: &Path, dir: TempDir) -> Mock {
+        let mut child = Command::new(KDP)
+            .args(["mock-broker", "--listen", "127.0.0.1:0", "--cluster"])
+            .arg(file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start kdp mock-broker");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("bootstrap line");
+        Mock {
+            child,
+            bootstrap: line.trim().to_string(),
+            _dir: dir,
+        }
+    }
+
+    /// Runs `kdp <cmd> --bootstrap-server B <args>`; the exit status and
+    /// stdout parsed as JSON (`--output json` is added) or as text.
+    fn run(&self, cmd: &[&str], args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(KDP)
+            .args(cmd)
+            .args(["--bootstrap-server", &self.bootstrap, "--timeout", "20s"])
+            .args(args)
+            .output()
+            .expect("run kdp");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn json(&self, cmd: &[&str], args: &[&str], key: &str) -> (i32, Vec<Value>) {
+        let mut all = args.to_vec();
+        all.extend(["--output", "json"]);
+        let (code, stdout, stderr) = self.run(cmd, &all);
+        let doc: Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{e}: stdout {stdout:?} stderr {stderr}"));
+        let rows = doc
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {key} in {doc}"));
+        (code, rows)
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn verdicts(rows: &[Value]) -> Vec<(String, i64, String, String)> {
+    let mut v: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["Topic"].as_str().unwrap_or_default().to_string(),
+                r["Partition"].as_i64().unwrap_or(-1),
+                r["Verdict"].as_str().unwrap_or_default().to_string(),
+                r["Reason"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The demo's principal may describe only some prefixes: an unlisted
+/// producer could be hidden, so kdp says unknown where Kafka's rule says
+/// hanging; the partition missing from its transaction hangs; the
+/// PrepareCommit long past its timeout is stuck (Kafka's rule misses it).
+#[test]
+fn find_hanging_on_the_demo_gives_every_verdict_with_its_reason() {
+    let mock = Mock::demo(|_| {});
+    let (code, rows) = mock.json(&["find-hanging"], &[], "Transactions");
+    assert_eq!(code, 4, "something hangs: exit 4");
+    let unknown = "unknown: not authorized to describe the transactional id";
+    assert_eq!(
+        verdicts(&rows),
+        vec![
+            (
+                "ledger".into(),
+                0,
+                "hanging".into(),
+                "hanging: the partition is not in the coordinator's transaction".into()
+            ),
+            (
+                "ledger".into(),
+                2,
+                "stuck".into(),
+                "stuck: PrepareCommit for longer than the timeout, markers not written".into()
+            ),
+            ("ledger".into(), 3, "unknown".into(), unknown.into()),
+            ("orders".into(), 3, "unknown".into(), unknown.into()),
+            ("payments".into(), 0, "unknown".into(), unknown.into()),
+        ]
+    );
+    for r in &rows {
+        let kafka = r["KafkaSaysHanging"].as_bool();
+        match r["Verdict"].as_str() {
+            Some("stuck") => assert_eq!(kafka, Some(false), "{r}"),
+            _ => assert_eq!(kafka, Some(true), "{r}"),
+        }
+    }
+    let ledger0 = rows
+        .iter()
+        .find(|r| r["Topic"] == "ledger" && r["Partition"] == 0)
+        .expect("ledger-0");
+    assert_eq!(ledger0["TransactionalId"], "ledger-writer");
+    assert_eq!(ledger0["BlockedRecords"], 80, "HW 5200 - LSO 5120");
+    assert_eq!(ledger0["StartOffset"], 5120);
+}
+
+/// With every id describable (no ACLs), an unlisted producer id proves the
+/// coordinator has no transaction for it: hanging, as Kafka says.
+#[test]
+fn find_hanging_without_acls_reports_forgotten_transactions_as_hanging() {
+    let mock = Mock::demo(|doc| {
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("acls");
+        }
+    });
+    let (code, rows) = mock.json(
+        &["find-hanging"],
+        &["--topic", "payments", "--topic", "ledger"],
+        "Transactions",
+    );
+    assert_eq!(code, 4);
+    let v = verdicts(&rows);
+    assert!(
+        v.contains(&(
+            "payments".into(),
+            0,
+            "hanging".into(),
+            "hanging: the coordinator has no transaction for this producer".into()
+        )),
+        "{v:?}"
+    );
+    // secret-payroll is describable now: listed, tracked, not hanging.
+    assert!(
+        !v.iter().any(|(t, p, _, _)| t == "ledger" && *p == 3),
+        "{v:?}"
+    );
+}
+
+/// A partition named on the command line narrows the search; an open
+/// transaction younger than the timeout is no candidate; nothing found is
+/// exit 0 with an empty document.
+#[test]
+fn find_hanging_scope_and_threshold() {
+    let mock = Mock::demo(|_| {});
+    let (code, rows) = mock.json(
+        &["find-hanging"],
+        &["--topic", "ledger", "--partition", "0"],
+        "Transactions",
+    );
+    assert_eq!(code, 4);
+    assert_eq!(rows.len(), 1);
+    // payments-2's open transaction is seconds old: not a candidate at the
+    // cluster's 15-minute timeout.
+    let (code, rows) = mock.json(
+        &["find-hanging"],
+        &["--topic", "payments", "--partition", "2"],
+        "Transactions",
+    );
+    assert_eq!((code, rows.len()), (0, 0));
+    // ...but a candidate at 0, where the coordinator still tracks it.
+    let (code, rows) = mock.json(
+        &["find-hanging"],
+        &[
+            "--topic",
+            "payments",
+            "--partition",
+            "2",
+            "--max-transaction-timeout",
+            "0",
+            "--all",
+        ],
+        "Transactions",
+    );
+    assert_eq!(code, 0, "{rows:?}");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["Verdict"], "ok");
+}
+
+#[test]
+fn transactions_list_and_describe_hide_what_acls_hide() {
+    let mock = Mock::demo(|_| {});
+    let out = Command::new(KDP)
+        .args([
+            "transactions",
+            "--bootstrap-server",
+            &mock.bootstrap,
+            "list",
+            "--output",
+            "json",
+        ])
+        .output()
+        .expect("kdp transactions list");
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let ids: Vec<&str> = doc["Transactions"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["TransactionalId"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "billing-app",
+            "inventory-sync",
+            "ledger-writer",
+            "orders-app",
+            "payments-app"
+        ],
+        "secret-payroll is hidden"
+    );
+    let out = Command::new(KDP)
+        .args([
+            "transactions",
+            "--bootstrap-server",
+            &mock.bootstrap,
+            "describe",
+        ])
+        .args([
+            "--transactional-id",
+            "ledger-writer",
+            "--transactional-id",
+            "secret-payroll",
+            "--output",
+            "json",
+        ])
+        .output()
+        .expect("kdp transactions describe");
+    assert_eq!(out.status.code(), Some(1), "one id failed");
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("secret-payroll: TRANSACTIONAL_ID_AUTHORIZATION_FAILED"));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = doc["Transactions"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["TransactionState"], "Ongoing");
+    assert_eq!(rows[0]["TopicPartitions"], serde_json::json!(["ledger-1"]));
+    assert_eq!(rows[0]["CoordinatorId"], 3);
+}
+
+#[test]
+fn describe_with_transactions_flags_only_what_the_data_proves() {
+    let mock = Mock::demo(|_| {});
+    let (code, rows) = mock.json(&["describe"], &["--with-transactions"], "Producers");
+    assert_eq!(code, 0);
+    let flags = |topic: &str, partition: i64, pid: i64| -> Vec<String> {
+        let r = rows
+            .iter()
+            .find(|r| r["Topic"] == topic && r["Partition"] == partition && r["ProducerId"] == pid)
+            .unwrap_or_else(|| panic!("{topic}-{partition} {pid}"));
+        r["Flags"]
+            .as_array()
+            .expect("flags")
+            .iter()
+            .filter_map(|f| f.as_str().map(str::to_string))
+            .collect()
+    };
+    // The demo cluster runs transaction protocol v1: an older epoch than
+    // the coordinator's for the same producer id is a fenced instance.
+    assert_eq!(flags("ledger", 4, 8004), ["fenced"]);
+    assert_eq!(flags("orders", 4, 5002), ["fenced"]);
+    assert_eq!(flags("inventory", 0, 9102), ["idle"]);
+    assert_eq!(flags("ledger", 2, 8002), ["open-too-long"]);
+    // Healthy transactional producers are never flagged.
+    for (t, p, pid) in [
+        ("orders", 1, 5002),
+        ("payments", 0, 7004),
+        ("ledger", 1, 8001),
+    ] {
+        assert!(flags(t, p, pid).is_empty(), "{t}-{p} {pid}");
+    }
+    let ledger1 = rows
+        .iter()
+        .find(|r| r["Topic"] == "ledger" && r["Partition"] == 1)
+        .expect("ledger-1");
+    assert_eq!(ledger1["TransactionalId"], "ledger-writer");
+    assert_eq!(ledger1["TransactionState"], "Ongoing");
+}
+
+/// Every replica asked: the demo's follower that lost a producer and kept
+/// an older sequence, and the one with an older epoch and transaction.
+#[test]
+fn compare_replicas_shows_the_diverged_followers_field_by_field() {
+    let mock = Mock::demo(|_| {});
+    let (code, rows) = mock.json(
+        &["compare-replicas"],
+        &["--topic", "inventory", "--topic", "orders"],
+        "Differences",
+    );
+    assert_eq!(code, 4);
+    let fields: Vec<(String, i64, i64, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["Topic"].as_str().unwrap_or_default().to_string(),
+                r["Partition"].as_i64().unwrap_or(-1),
+                r["ProducerId"].as_i64().unwrap_or(-1),
+                r["Field"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        fields.contains(&("inventory".into(), 0, 9102, "ActiveProducers".into())),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&("inventory".into(), 0, 9101, "LastSequence".into())),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&("orders".into(), 2, 5002, "ProducerEpoch".into())),
+        "{fields:?}"
+    );
+    let seq = rows
+        .iter()
+        .find(|r| r["Topic"] == "inventory" && r["Field"] == "LastSequence")
+        .expect("row");
+    assert_eq!(seq["Values"]["1"], "1019");
+    assert_eq!(seq["Values"]["3"], "1022");
+    // Agreeing replicas: exit 0, nothing printed.
+    let (code, rows) = mock.json(&["compare-replicas"], &["--topic", "ledger"], "Differences");
+    assert_eq!((code, rows.len()), (0, 0));
+}
