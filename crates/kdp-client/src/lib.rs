@@ -13,8 +13,9 @@
 //! - [`describe::describe_producers`]: DescribeProducers across a cluster,
 //!   one user of the driver.
 //!
-//! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
-//! as a [`ConnectionSetup`] run on each [`Connection`] after ApiVersions.
+//! - [`security`]: Kafka client security properties, TLS (a [`Connector`])
+//!   and SASL (a [`ConnectionSetup`] run on each [`Connection`] after
+//!   ApiVersions).
 
 pub mod admin;
 pub mod client;
@@ -23,6 +24,7 @@ pub mod describe;
 pub mod diagnose;
 pub mod error;
 pub mod metadata;
+pub mod security;
 pub mod setup;
 pub mod transport;
 pub mod versions;
