@@ -5,7 +5,6 @@
 //! line by line, `table` and `json` at the end (they are sorted and merged).
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -38,7 +37,8 @@ Output (stdout): table (default; sorted; partitions without producers are summed
 `kdp decode`'s JSON reader), jsonl (one object per producer and per failed partition, streamed).
 
 Exit status: 0 every partition described, 1 some partitions failed (the rest is printed),
-2 bad usage, 3 the cluster could not be reached within --timeout.
+2 bad usage (a bad --command-config included), 3 the cluster could not be reached within --timeout,
+or TLS or SASL failed (unknown CA, hostname mismatch, expired or missing certificate, wrong password).
 
 Examples:
   kdp describe --bootstrap-server localhost:9092 --topic orders --partition 0
@@ -64,10 +64,8 @@ pub struct Args {
     /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse)]
     pub timeout: Duration,
-    /// Kafka client properties file (client.id, request.timeout.ms, ...). Only
-    /// security.protocol=PLAINTEXT is supported for now.
-    #[arg(long, value_name = "FILE")]
-    pub command_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub client: properties::ClientArgs,
     /// List partitions without active producers too (table: a row each; jsonl: a line each).
     #[arg(long)]
     pub show_empty: bool,
@@ -83,7 +81,7 @@ impl Args {
             broker_id: None,
             output: Output::Table,
             timeout: Duration::from_secs(30),
-            command_config: None,
+            client: properties::ClientArgs::default(),
             show_empty: false,
         }
     }
@@ -131,21 +129,22 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             return exit::USAGE;
         }
     };
-    let props = match &args.command_config {
-        Some(path) => match properties::load(path) {
-            Ok(p) => p,
-            Err(msg) => {
-                eprintln!("kdp: --command-config {}: {msg}", path.display());
-                return exit::USAGE;
-            }
-        },
-        None => properties::ClientProps::default(),
+    let props = match args.client.load() {
+        Ok(p) => p,
+        Err(msg) => {
+            eprintln!("kdp: {msg}");
+            return exit::USAGE;
+        }
     };
     for warning in props.warnings() {
         eprintln!("{warning}");
     }
 
     let mut config = ClientConfig::default();
+    if let Err(e) = props.security.apply(&mut config) {
+        eprintln!("kdp: {e}");
+        return exit::USAGE;
+    }
     config.connection.client_id = Some(props.client_id.clone().unwrap_or_else(|| "kdp".into()));
     let request_timeout = props
         .request_timeout
