@@ -5,8 +5,9 @@
 #   scripts/kafka-secure.sh stop    stop the node and the IdP; idempotent
 #   scripts/kafka-secure.sh env     print target/kafka-secure/secure.env
 #
-# Listeners: PLAINTEXT (setup; ANONYMOUS is a super user), SASL_PLAINTEXT and SASL_SSL
-# (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN, OAUTHBEARER checked against the local IdP's JWKS),
+# Listeners: PLAINTEXT (setup; ANONYMOUS is a super user), SASL_SSL (SCRAM-SHA-512,
+# SCRAM-SHA-256, PLAIN, OAUTHBEARER checked against the local IdP's JWKS), SASL_PLAINTEXT
+# (SCRAM-SHA-512 only),
 # SSL (client certificate required; CN=admin maps to User:admin), WRONGHOST (SSL, a certificate
 # for another host name) and EXPIRED (SSL, an expired certificate). StandardAuthorizer:
 # admin is a super user, reader may READ topic secure-read only.
@@ -181,6 +182,8 @@ listener.name.wronghost.ssl.keystore.location=$c/wronghost.pem
 listener.name.expired.ssl.keystore.location=$c/expired.pem
 
 sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN,OAUTHBEARER
+# one mechanism only here, so that a client asking for another is refused
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-512
 sasl.oauthbearer.jwks.endpoint.url=$jwks
 EOF
     local l m

@@ -9,10 +9,14 @@ cd "$(dirname "$0")/.."
 cargo build --workspace --all-targets --locked
 
 bash scripts/kafka-cluster.sh start
-trap 'bash scripts/kafka-cluster.sh stop' EXIT
+trap 'bash scripts/kafka-cluster.sh stop; bash scripts/kafka-secure.sh stop' EXIT
+# one secured node (TLS, SASL, ACLs) beside the cluster, for tests/real_kafka_secure.rs
+bash scripts/kafka-secure.sh start
 set -a
 # shellcheck disable=SC1091
 . target/kafka-it/cluster.env
+# shellcheck disable=SC1091
+. target/kafka-secure/secure.env
 set +a
 
 # --include-ignored: the tests that need Kafka or its jars are #[ignore]d so
