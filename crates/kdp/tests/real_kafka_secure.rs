@@ -138,24 +138,32 @@ fn every_mechanism_and_mutual_tls_see_what_plaintext_sees() {
 #[ignore = "needs the secured Kafka node: run scripts/test.sh"]
 fn tls_and_sasl_failures_name_their_cause_and_exit_3() {
     let s = secure();
-    for (props, bootstrap, want) in [
+    let sasl_plaintext = ["--command-property", "security.protocol=SASL_PLAINTEXT"];
+    for (props, bootstrap, want, extra) in [
         (
             "wrong-password",
             &s.sasl_ssl,
             "SASL SCRAM-SHA-512 authentication failed: SASL_AUTHENTICATION_FAILED",
+            &[][..],
         ),
         // the SASL_PLAINTEXT listener enables SCRAM-SHA-512 only
         (
             "plain",
             &s.sasl_plaintext,
             "does not enable PLAIN (it enables: SCRAM-SHA-512)",
+            &sasl_plaintext[..],
         ),
-        ("untrusted", &s.sasl_ssl, "unknown CA"),
-        ("ssl-no-client-cert", &s.wronghost, "hostname mismatch"),
-        ("ssl-no-client-cert", &s.expired, "certificate has expired"),
-        ("ssl-no-client-cert", &s.ssl, "client certificate"),
+        ("untrusted", &s.sasl_ssl, "unknown CA", &[]),
+        ("ssl-no-client-cert", &s.wronghost, "hostname mismatch", &[]),
+        (
+            "ssl-no-client-cert",
+            &s.expired,
+            "certificate has expired",
+            &[],
+        ),
+        ("ssl-no-client-cert", &s.ssl, "client certificate", &[]),
     ] {
-        let r = s.describe(bootstrap, Some(props), &[]);
+        let r = s.describe(bootstrap, Some(props), extra);
         assert_eq!(r.code, 3, "{props} @ {bootstrap}: {}", r.stderr);
         let last = r.stderr.lines().last().unwrap_or_default();
         assert!(

@@ -151,11 +151,19 @@ impl Connector for TlsConnector {
                 addr: addr.to_string(),
                 reason: format!("{:?} is not a valid TLS server name", addr.host),
             })?;
-            let stream = self
-                .inner
-                .connect(name, tcp)
-                .await
-                .map_err(|e| Error::io(&addr.to_string(), e))?;
+            let stream = self.inner.connect(name, tcp).await.map_err(|e| {
+                let e = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    // what a PLAINTEXT listener does with a TLS hello
+                    io::Error::new(
+                        e.kind(),
+                        "the broker closed the connection during the TLS handshake \
+                         (is this port a TLS listener? check security.protocol)",
+                    )
+                } else {
+                    e
+                };
+                Error::io(&addr.to_string(), e)
+            })?;
             Ok(Box::new(stream) as BoxStream)
         })
     }
