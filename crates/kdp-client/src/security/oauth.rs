@@ -86,6 +86,9 @@ fn parse_url(url: &str) -> Result<Url<'_>, String> {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
+    if authority.contains('@') {
+        return Err("the token endpoint URL holds credentials (user@host): give them as clientId and clientSecret".into());
+    }
     let default_port = if tls { 443 } else { 80 };
     let bad_port = || "the token endpoint URL has a bad port".to_string();
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
@@ -133,6 +136,12 @@ async fn client_credentials(
             .await
             .map_err(|e| format!("token endpoint: {e}"))?
     } else {
+        // Kafka allows it too; the client secret then crosses the network in the clear
+        tracing::warn!(
+            host = url.host,
+            port = url.port,
+            "the OAuth token endpoint is plain http://"
+        );
         Box::new(
             connect_tcp(&addr)
                 .await
@@ -289,6 +298,8 @@ mod tests {
         let u = parse_url("http://[::1]/t").unwrap();
         assert_eq!((u.host, u.port, u.path), ("::1", 80, "/t"));
         assert!(parse_url("ftp://x").is_err());
+        let e = parse_url("https://id:hunter2@idp/t").err().unwrap();
+        assert!(!e.contains("hunter2"), "{e}");
         assert_eq!(form_encode("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
     }
 }
