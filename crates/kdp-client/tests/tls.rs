@@ -131,6 +131,7 @@ fn config(ca_pem: &str, identity: Option<&Leaf>) -> TlsConfig {
             origin: "test client".into(),
             cert_chain_pem: l.cert_pem.clone(),
             key_pem: Secret::new(l.key_pem.clone()),
+            key_password: None,
         }),
         verify_hostname: true,
     }
@@ -267,4 +268,51 @@ fn keys_never_reach_debug_output() {
         .filter(|l| !l.starts_with("-----"))
         .collect();
     assert!(!format!("{cfg:?}").contains(&body[..20]));
+}
+
+/// `openssl pkcs8 -topk8 -v2 aes-256-cbc`: what `ssl.key.password` is for.
+fn encrypt_with_openssl(key_pem: &str, password: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("openssl")
+        .args(["pkcs8", "-topk8", "-v2", "aes-256-cbc", "-passout"])
+        .arg(format!("pass:{password}"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("openssl (the secure-broker tests need it too)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(key_pem.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn an_encrypted_client_key_is_decrypted_with_ssl_key_password() {
+    let pki = Pki::new("ca");
+    let (addr, seen) = server(
+        &pki.leaf("broker", &["127.0.0.1"], false),
+        Some(&pki.ca_pem),
+    )
+    .await;
+    let client = pki.leaf("admin", &["client"], false);
+    let encrypted = Leaf {
+        cert_pem: client.cert_pem.clone(),
+        key_pem: encrypt_with_openssl(&client.key_pem, "s3cret-pw"),
+    };
+    assert!(encrypted.key_pem.contains("BEGIN ENCRYPTED PRIVATE KEY"));
+    let mut cfg = config(&pki.ca_pem, Some(&encrypted));
+    cfg.identity.as_mut().unwrap().key_password = Some(Secret::new("s3cret-pw"));
+    connect(&cfg, "127.0.0.1", addr.port()).await.unwrap();
+    assert!(wait_seen(&seen, 1).await[0].client_cert);
+
+    cfg.identity.as_mut().unwrap().key_password = Some(Secret::new("wrong-pw"));
+    let e = TlsConnector::new(&cfg).unwrap_err();
+    assert!(e.message.contains("cannot decrypt the private key"), "{e}");
+    assert!(!e.to_string().contains("wrong-pw"));
 }

@@ -76,6 +76,8 @@ pub struct Identity {
     pub origin: String,
     pub cert_chain_pem: String,
     pub key_pem: Secret,
+    /// `ssl.key.password`, for an encrypted PKCS#8 key (`ENCRYPTED PRIVATE KEY`).
+    pub key_password: Option<Secret>,
 }
 
 #[derive(Debug, Clone)]
@@ -397,28 +399,34 @@ fn identity(p: &Props<'_>) -> Result<Option<Identity>, ConfigError> {
     } else {
         return Ok(None);
     };
-    if key
-        .expose()
-        .contains("-----BEGIN ENCRYPTED PRIVATE KEY-----")
-        || key.expose().contains("Proc-Type: 4,ENCRYPTED")
-    {
-        let hint = if p.value("ssl.key.password").is_some() {
-            "kdp cannot decrypt it with ssl.key.password yet"
-        } else {
-            "and ssl.key.password is not set"
-        };
+    let key_password = p
+        .get("ssl.key.password")
+        .filter(|v| !v.is_empty())
+        .map(Secret::from);
+    if key.expose().contains("Proc-Type: 4,ENCRYPTED") {
         return Err(ConfigError::new(
             "ssl.key.password",
             format!(
-                "the private key of {origin} is encrypted, {hint}: store it unencrypted \
-                 (`openssl pkcs8 -topk8 -nocrypt -in KEY.pem -out key.pem`) with permissions 0600"
+                "the private key of {origin} is in OpenSSL's legacy encrypted format: convert it \
+                 to PKCS#8 with `openssl pkcs8 -topk8 -v2 aes-256-cbc -in KEY.pem -out key.pem`"
             ),
+        ));
+    }
+    if key
+        .expose()
+        .contains("-----BEGIN ENCRYPTED PRIVATE KEY-----")
+        && key_password.is_none()
+    {
+        return Err(ConfigError::new(
+            "ssl.key.password",
+            format!("the private key of {origin} is encrypted: set ssl.key.password"),
         ));
     }
     Ok(Some(Identity {
         origin,
         cert_chain_pem: chain,
         key_pem: key,
+        key_password,
     }))
 }
 
@@ -707,11 +715,23 @@ mod tests {
             ("security.protocol", "SSL"),
             ("ssl.certificate.location", enc.to_str().unwrap()),
             ("ssl.key.location", enc.to_str().unwrap()),
-            ("ssl.key.password", "hunter2"),
         ])
         .unwrap_err();
-        assert!(e.message.contains("encrypted"), "{e}");
-        assert!(!e.to_string().contains("hunter2"));
+        assert_eq!(e.key, "ssl.key.password");
+        assert!(
+            e.message.contains("is encrypted: set ssl.key.password"),
+            "{e}"
+        );
+        let c = load(&[
+            ("security.protocol", "SSL"),
+            ("ssl.certificate.location", enc.to_str().unwrap()),
+            ("ssl.key.location", enc.to_str().unwrap()),
+            ("ssl.key.password", "hunter2"),
+        ])
+        .unwrap();
+        let id = c.tls.unwrap().identity.unwrap();
+        assert_eq!(id.key_password.as_ref().unwrap().expose(), "hunter2");
+        assert!(!format!("{id:?}").contains("hunter2"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
