@@ -100,6 +100,9 @@ certs() {
     leaf broker localhost "DNS:localhost,IP:127.0.0.1"
     leaf wronghost wrong.example.invalid "DNS:wrong.example.invalid"
     leaf client admin "DNS:client"
+    # the same client identity with its key encrypted (ssl.key.password)
+    openssl pkcs8 -topk8 -v2 aes-256-cbc -in client.key -passout "pass:$KEY_PW" -out client-enc.key
+    cat client-enc.key client.crt >client-enc.pem
     # expired: `openssl ca` takes explicit start and end dates
     $key -out expired.key 2>/dev/null
     openssl req -new -key expired.key -subj "/CN=localhost" -out expired.csr \
@@ -135,6 +138,7 @@ cmd_start() {
     rm -rf "$STATE"
     mkdir -p "$STATE/data"
     chmod 700 "$STATE"
+    KEY_PW=$(secret)
     certs
     local c="$STATE/certs"
 
@@ -182,6 +186,8 @@ listener.name.wronghost.ssl.keystore.location=$c/wronghost.pem
 listener.name.expired.ssl.keystore.location=$c/expired.pem
 
 sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN,OAUTHBEARER
+# SASL sessions with a lifetime: kdp must read it (and renew before it ends)
+listener.name.sasl_ssl.connections.max.reauth.ms=3600000
 # one mechanism only here, so that a client asking for another is refused
 listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-512
 sasl.oauthbearer.jwks.endpoint.url=$jwks
@@ -266,6 +272,8 @@ ssl.truststore.location=$c/ca.pem"
     printf 'security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n%s\n' "$trust" >"$STATE/gssapi.properties"
     printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=%s\n%s\n' \
         "$c/client.pem" "$trust" >"$STATE/mtls.properties"
+    printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=%s\nssl.key.password=%s\n%s\n' \
+        "$c/client-enc.pem" "$KEY_PW" "$trust" >"$STATE/mtls-encrypted.properties"
     printf 'security.protocol=SSL\n%s\n' "$trust" >"$STATE/ssl-no-client-cert.properties"
     printf 'security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="%s";\nssl.truststore.type=PEM\nssl.truststore.location=%s\n' \
         "$admin_pw" "$c/other-ca.pem" >"$STATE/untrusted.properties"
@@ -281,7 +289,7 @@ KDP_SECURE_WRONGHOST=127.0.0.1:$wrong
 KDP_SECURE_EXPIRED=127.0.0.1:$expired
 KDP_SECURE_CLASSPATH=$cp
 KDP_SECURE_JAVA=$JAVA
-KDP_SECURE_SECRETS="$admin_pw $reader_pw $wrong_pw $client_secret"
+KDP_SECURE_SECRETS="$admin_pw $reader_pw $wrong_pw $client_secret $KEY_PW"
 EOF
     log "ready: plaintext=127.0.0.1:$plain sasl_ssl=127.0.0.1:$sasl_ssl ssl=127.0.0.1:$ssl env=${STATE#"$ROOT/"}/secure.env"
 }
