@@ -49,8 +49,8 @@ impl ClientProps {
 }
 
 /// `--command-config` and `--command-property`, for every command that talks
-/// to a cluster (`#[command(flatten)]` it).
-#[derive(clap::Args, Debug, Clone, Default)]
+/// to a cluster (`#[command(flatten)]` it). `Debug` shows property keys only.
+#[derive(clap::Args, Clone, Default)]
 pub struct ClientArgs {
     /// Kafka client properties file, the one kafka-transactions.sh --command-config
     /// reads: security.protocol, sasl.*, ssl.* (PEM), client.id, request.timeout.ms.
@@ -60,6 +60,20 @@ pub struct ClientArgs {
     /// (e.g. --command-property security.protocol=SASL_SSL).
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub command_property: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for ClientArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self
+            .command_property
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        f.debug_struct("ClientArgs")
+            .field("command_config", &self.command_config)
+            .field("command_property_keys", &keys)
+            .finish()
+    }
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {
@@ -238,7 +252,8 @@ fn unescape(chars: &mut impl Iterator<Item = char>) -> Result<Option<char>, Stri
             let code = (hex.len() == 4)
                 .then(|| u32::from_str_radix(&hex, 16).ok())
                 .flatten()
-                .ok_or_else(|| format!("malformed \\uxxxx escape \\u{hex}"))?;
+                // the characters are not echoed: the value may be a password
+                .ok_or_else(|| "malformed \\uxxxx escape".to_string())?;
             // A lone surrogate cannot be a Rust char; Java would keep it, kdp
             // uses U+FFFD (no property kdp reads can contain one meaningfully).
             char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
@@ -295,7 +310,7 @@ mod tests {
         );
         assert_eq!(
             parse("a=1\nk=\\u00zz").unwrap_err(),
-            "line 2: malformed \\uxxxx escape \\u00zz"
+            "line 2: malformed \\uxxxx escape"
         );
         assert!(parse("k=\\u12").is_err());
     }
@@ -350,6 +365,15 @@ mod tests {
         let p = args.load().unwrap();
         assert_eq!(p.client_id.as_deref(), Some("cli"));
         assert_eq!(p.request_timeout, Some(Duration::from_millis(100)));
+        let secret = ClientArgs {
+            command_config: None,
+            command_property: vec![parse_key_value("sasl.password=hunter2").unwrap()],
+        };
+        assert!(!format!("{secret:?}").contains("hunter2"));
+        assert!(parse("k=\\u12zzhunter2")
+            .unwrap_err()
+            .find("hunter2")
+            .is_none());
         assert!(parse_key_value("novalue").is_err());
         assert!(parse_key_value("=v").is_err());
         let e = ClientArgs {
