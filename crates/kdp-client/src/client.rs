@@ -146,6 +146,10 @@ impl Client {
             for addr in &self.bootstrap_servers {
                 match tokio::time::timeout_at(deadline, self.open(addr)).await {
                     Ok(Ok(c)) => return Ok(c),
+                    Ok(Err(e)) if e.is_fatal() => {
+                        // wrong trust, identity or credentials: no pass will do better
+                        return Err(Error::Bootstrap { attempts: vec![e] });
+                    }
                     Ok(Err(e)) => {
                         tracing::debug!(%addr, pass, error = %e, "bootstrap server failed");
                         this_pass.push(e);

@@ -164,6 +164,8 @@ pub struct Connection {
     writer: mpsc::UnboundedSender<Bytes>,
     throttled_until: Mutex<Option<Instant>>,
     versions: OnceLock<ApiVersionsTable>,
+    /// When the connection stops being handed out (a SASL session's end).
+    retire_at: Mutex<Option<Instant>>,
     tasks: [AbortHandle; 2],
 }
 
@@ -214,6 +216,7 @@ impl Connection {
             writer: tx,
             throttled_until: Mutex::new(None),
             versions: OnceLock::new(),
+            retire_at: Mutex::new(None),
             tasks: [reader.abort_handle(), writer.abort_handle()],
         }
     }
@@ -262,7 +265,19 @@ impl Connection {
     /// False once the connection has failed (closed, I/O error, protocol
     /// violation); every request then fails with [`Connection::failure`].
     pub fn is_usable(&self) -> bool {
-        self.shared.lock().failed.is_none()
+        let retired = self
+            .retire_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|at| Instant::now() >= at);
+        !retired && self.shared.lock().failed.is_none()
+    }
+
+    /// From `at` on, [`Connection::is_usable`] is false, so that pools open a
+    /// fresh connection; requests already sent on this one still complete.
+    /// SASL sets it before the broker's session lifetime ends (KIP-368).
+    pub fn retire_at(&self, at: Instant) {
+        *self.retire_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(at);
     }
 
     /// Why the connection failed, if it did.

@@ -205,6 +205,21 @@ pub enum Error {
         attempts: Vec<Error>,
     },
 
+    /// The TLS handshake failed, or the broker ended the TLS session with an
+    /// alert; `reason` names the cause (unknown CA, hostname mismatch, ...).
+    #[error("{addr}: TLS: {reason}")]
+    Tls { addr: String, reason: String },
+
+    /// SASL authentication failed (wrong credentials, mechanism not enabled,
+    /// token endpoint failure). Never holds a secret.
+    #[error("{addr}: SASL {mechanism} authentication failed: {message}")]
+    Authentication {
+        addr: String,
+        mechanism: &'static str,
+        error_code: i16,
+        message: String,
+    },
+
     /// The operation's overall deadline passed.
     #[error("{what} did not finish within {}", fmt_duration(*.timeout))]
     Deadline {
@@ -217,6 +232,12 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(addr: &str, e: io::Error) -> Self {
+        if let Some(reason) = crate::security::tls::explain(&e) {
+            return Error::Tls {
+                addr: addr.to_string(),
+                reason,
+            };
+        }
         Error::Io {
             addr: addr.to_string(),
             source: Arc::new(e),
@@ -241,6 +262,12 @@ impl Error {
         )
     }
 
+    /// Whether retrying cannot help: the configuration or credentials are
+    /// wrong (TLS trust or identity, SASL). Bootstrap stops at once.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Error::Tls { .. } | Error::Authentication { .. })
+    }
+
     /// The Kafka error code that best describes this client-side failure,
     /// for reporting it where a broker's error code would stand.
     pub fn kafka_code(&self) -> i16 {
@@ -254,7 +281,9 @@ impl Error {
             | Error::Truncated { .. }
             | Error::Io { .. }
             | Error::Shutdown { .. }
-            | Error::Bootstrap { .. } => error_code::NETWORK_EXCEPTION,
+            | Error::Bootstrap { .. }
+            | Error::Tls { .. } => error_code::NETWORK_EXCEPTION,
+            Error::Authentication { error_code, .. } => *error_code,
             Error::UnsupportedApi { .. } | Error::FeatureUnsupported { .. } => {
                 error_code::UNSUPPORTED_VERSION
             }

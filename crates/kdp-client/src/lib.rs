@@ -12,9 +12,9 @@
 //!   and re-lookup under one deadline, results streamed.
 //! - [`describe::describe_producers`]: DescribeProducers across a cluster,
 //!   one user of the driver.
-//!
-//! Only PLAINTEXT is implemented; TLS plugs in as a [`Connector`] and SASL
-//! as a [`ConnectionSetup`] run on each [`Connection`] after ApiVersions.
+//! - [`security`]: Kafka client security properties, TLS (a [`Connector`])
+//!   and SASL (a [`ConnectionSetup`] run on each [`Connection`] after
+//!   ApiVersions).
 //!
 //! # Describe a cluster
 //!
@@ -66,6 +66,7 @@ pub mod describe;
 pub mod diagnose;
 pub mod error;
 pub mod metadata;
+pub mod security;
 pub mod setup;
 pub mod transport;
 pub mod txn;

@@ -1,23 +1,28 @@
-//! Kafka client properties (`--command-config FILE`), in Java's `.properties`
-//! syntax, read as `java.util.Properties.load` reads them.
+//! Kafka client properties (`--command-config FILE`, `--command-property
+//! KEY=VALUE`), in Java's `.properties` syntax, read as
+//! `java.util.Properties.load` reads them.
 //!
-//! Only what kdp uses is kept: `client.id`, `request.timeout.ms`,
-//! `socket.connection.setup.timeout.ms`. `security.protocol` must be PLAINTEXT
-//! for now. Everything else is reported back as ignored, by key only: values
-//! (e.g. `sasl.jaas.config`) may hold secrets and never reach the output.
+//! kdp keeps `client.id`, `request.timeout.ms`,
+//! `socket.connection.setup.timeout.ms`, and the security properties that
+//! `kdp_client::security::SecurityConfig` reads. Everything else is reported
+//! back as ignored, by key only: values (e.g. `sasl.jaas.config`) may hold
+//! secrets and never reach the output.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use kdp_client::security::{is_security_property, SecurityConfig};
 
 use crate::duration;
 
 /// What kdp takes from a client properties file.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone)]
 pub struct ClientProps {
     pub client_id: Option<String>,
     pub request_timeout: Option<Duration>,
     pub connect_timeout: Option<Duration>,
-    /// `ssl.*` and `sasl.*` keys, meaningless over PLAINTEXT.
+    pub security: SecurityConfig,
+    /// Security keys meaningless under the chosen `security.protocol`.
     pub ignored_security: Vec<String>,
     /// Keys kdp does not use.
     pub unknown: Vec<String>,
@@ -29,7 +34,7 @@ impl ClientProps {
         let mut out = Vec::new();
         if !self.ignored_security.is_empty() {
             out.push(format!(
-                "kdp: warning: security.protocol is PLAINTEXT: ignoring {}",
+                "kdp: warning: security.protocol does not use: {}",
                 self.ignored_security.join(", ")
             ));
         }
@@ -43,32 +48,86 @@ impl ClientProps {
     }
 }
 
-/// Reads and interprets a properties file.
-pub fn load(path: &Path) -> Result<ClientProps, String> {
+/// `--command-config` and `--command-property`, for every command that talks
+/// to a cluster (`#[command(flatten)]` it). `Debug` shows property keys only.
+#[derive(clap::Args, Clone, Default)]
+pub struct ClientArgs {
+    /// Kafka client properties file, the one kafka-transactions.sh --command-config
+    /// reads: security.protocol, sasl.*, ssl.* (PEM), client.id, request.timeout.ms.
+    #[arg(long, value_name = "FILE")]
+    pub command_config: Option<PathBuf>,
+    /// Sets one client property, overriding --command-config; repeatable
+    /// (e.g. --command-property security.protocol=SASL_SSL).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub command_property: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for ClientArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self
+            .command_property
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        f.debug_struct("ClientArgs")
+            .field("command_config", &self.command_config)
+            .field("command_property_keys", &keys)
+            .finish()
+    }
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err("expected KEY=VALUE".into()),
+    }
+}
+
+impl ClientArgs {
+    /// The file's properties with the command-line ones after them (so they
+    /// win), interpreted. The error names the flag; never a value.
+    pub fn load(&self) -> Result<ClientProps, String> {
+        let mut pairs = match &self.command_config {
+            Some(path) => {
+                read(path).map_err(|e| format!("--command-config {}: {e}", path.display()))?
+            }
+            None => Vec::new(),
+        };
+        pairs.extend(self.command_property.iter().cloned());
+        from_pairs(&pairs).map_err(|e| match &self.command_config {
+            Some(path) => format!("--command-config {}: {e}", path.display()),
+            None => format!("--command-property: {e}"),
+        })
+    }
+}
+
+/// The key/value pairs of a properties file.
+pub fn read(path: &Path) -> Result<Vec<(String, String)>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    from_str(&text)
+    parse(&text)
 }
 
 /// Interprets properties text; the last of repeated keys wins, as in Java.
+#[cfg(test)]
 pub fn from_str(text: &str) -> Result<ClientProps, String> {
-    let pairs = parse(text)?;
-    let mut props = ClientProps::default();
-    let protocol = pairs
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "security.protocol")
-        .map(|(_, v)| v.trim().to_string());
-    if let Some(p) = &protocol {
-        if !p.eq_ignore_ascii_case("PLAINTEXT") {
-            return Err(format!(
-                "security.protocol={p} is not supported yet: kdp speaks PLAINTEXT only \
-                 (SSL, SASL_PLAINTEXT and SASL_SSL are planned)"
-            ));
-        }
-    }
-    for (k, v) in &pairs {
+    from_pairs(&parse(text)?)
+}
+
+/// Interprets key/value pairs; the last of repeated keys wins, as in Java.
+pub fn from_pairs(pairs: &[(String, String)]) -> Result<ClientProps, String> {
+    let security = SecurityConfig::from_properties(pairs).map_err(|e| e.to_string())?;
+    let mut props = ClientProps {
+        ignored_security: security
+            .unused_properties(pairs)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        security,
+        ..ClientProps::default()
+    };
+    for (k, v) in pairs {
         match k.as_str() {
-            "security.protocol" | "bootstrap.servers" => {}
+            "bootstrap.servers" => {}
             "client.id" => props.client_id = Some(v.clone()),
             "request.timeout.ms" => {
                 props.request_timeout = Some(duration::from_millis_property(k, v)?);
@@ -76,9 +135,7 @@ pub fn from_str(text: &str) -> Result<ClientProps, String> {
             "socket.connection.setup.timeout.ms" => {
                 props.connect_timeout = Some(duration::from_millis_property(k, v)?);
             }
-            k if k.starts_with("ssl.") || k.starts_with("sasl.") => {
-                push_once(&mut props.ignored_security, k);
-            }
+            k if is_security_property(k) => {}
             k => push_once(&mut props.unknown, k),
         }
     }
@@ -195,7 +252,8 @@ fn unescape(chars: &mut impl Iterator<Item = char>) -> Result<Option<char>, Stri
             let code = (hex.len() == 4)
                 .then(|| u32::from_str_radix(&hex, 16).ok())
                 .flatten()
-                .ok_or_else(|| format!("malformed \\uxxxx escape \\u{hex}"))?;
+                // the characters are not echoed: the value may be a password
+                .ok_or_else(|| "malformed \\uxxxx escape".to_string())?;
             // A lone surrogate cannot be a Rust char; Java would keep it, kdp
             // uses U+FFFD (no property kdp reads can contain one meaningfully).
             char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
@@ -252,20 +310,28 @@ mod tests {
         );
         assert_eq!(
             parse("a=1\nk=\\u00zz").unwrap_err(),
-            "line 2: malformed \\uxxxx escape \\u00zz"
+            "line 2: malformed \\uxxxx escape"
         );
         assert!(parse("k=\\u12").is_err());
     }
 
     #[test]
-    fn plaintext_only() {
+    fn client_properties() {
         assert!(from_str("security.protocol=PLAINTEXT\nclient.id=ops\n").is_ok());
         let e = from_str("security.protocol=SASL_SSL\n").unwrap_err();
-        assert!(e.contains("SASL_SSL is not supported"), "{e}");
+        assert!(e.contains("GSSAPI"), "{e}");
         let p = from_str("client.id=ops\nrequest.timeout.ms=1500\n").unwrap();
         assert_eq!(p.client_id.as_deref(), Some("ops"));
         assert_eq!(p.request_timeout, Some(Duration::from_millis(1500)));
         assert!(from_str("request.timeout.ms=soon\n").is_err());
+        let p = from_str(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n\
+             sasl.jaas.config=x.PlainLoginModule required username=u password=\"hunter2\";\n",
+        )
+        .unwrap();
+        assert!(p.security.sasl.is_some());
+        assert!(p.warnings().is_empty());
+        assert!(!format!("{p:?}").contains("hunter2"));
     }
 
     #[test]
@@ -279,10 +345,47 @@ mod tests {
         let w = p.warnings().join("\n");
         assert_eq!(
             w,
-            "kdp: warning: security.protocol is PLAINTEXT: ignoring sasl.jaas.config\n\
+            "kdp: warning: security.protocol does not use: sasl.jaas.config\n\
              kdp: warning: --command-config: ignoring properties kdp does not use: retries"
         );
         assert!(!w.contains("secret"));
         assert!(from_str("client.id=a\n").unwrap().warnings().is_empty());
+    }
+
+    #[test]
+    fn command_properties_override_the_file() {
+        let dir = std::env::temp_dir().join(format!("kdp-props-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("client.properties");
+        std::fs::write(&file, "client.id=from-file\nrequest.timeout.ms=100\n").unwrap();
+        let args = ClientArgs {
+            command_config: Some(file),
+            command_property: vec![parse_key_value("client.id=cli").unwrap()],
+        };
+        let p = args.load().unwrap();
+        assert_eq!(p.client_id.as_deref(), Some("cli"));
+        assert_eq!(p.request_timeout, Some(Duration::from_millis(100)));
+        let secret = ClientArgs {
+            command_config: None,
+            command_property: vec![parse_key_value("sasl.password=hunter2").unwrap()],
+        };
+        assert!(!format!("{secret:?}").contains("hunter2"));
+        assert!(parse("k=\\u12zzhunter2")
+            .unwrap_err()
+            .find("hunter2")
+            .is_none());
+        assert!(parse_key_value("novalue").is_err());
+        assert!(parse_key_value("=v").is_err());
+        let e = ClientArgs {
+            command_config: None,
+            command_property: vec![parse_key_value("security.protocol=SSH").unwrap()],
+        }
+        .load()
+        .unwrap_err();
+        assert!(
+            e.starts_with("--command-property: security.protocol:"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

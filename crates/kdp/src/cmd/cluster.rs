@@ -2,7 +2,6 @@
 //! (named as in Kafka's tools), connecting within `--timeout`, and turning
 //! `--topic`/`--partition` into a selection.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,10 +17,8 @@ pub struct ClusterArgs {
     /// Brokers to bootstrap from, tried in order.
     #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
     pub bootstrap_server: String,
-    /// Kafka client properties file, as `kafka-transactions.sh --command-config` reads
-    /// (client.id, request.timeout.ms, ...).
-    #[arg(long, value_name = "FILE")]
-    pub command_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub client: properties::ClientArgs,
     /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse)]
     pub timeout: Duration,
@@ -62,17 +59,17 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
         eprintln!("kdp: --bootstrap-server: {e}");
         exit::USAGE
     })?;
-    let props = match &args.command_config {
-        Some(path) => properties::load(path).map_err(|msg| {
-            eprintln!("kdp: --command-config {}: {msg}", path.display());
-            exit::USAGE
-        })?,
-        None => properties::ClientProps::default(),
-    };
+    let props = args.client.load().map_err(|msg| {
+        eprintln!("kdp: {msg}");
+        exit::USAGE
+    })?;
     for warning in props.warnings() {
         eprintln!("{warning}");
     }
-    let (config, request_timeout) = client_config(&props, args.timeout);
+    let (config, request_timeout) = client_config(&props, args.timeout).map_err(|msg| {
+        eprintln!("kdp: {msg}");
+        exit::USAGE
+    })?;
     match tokio::time::timeout_at(deadline, Client::connect(bootstrap, config)).await {
         Ok(Ok(c)) => Ok(Connected {
             client: Arc::new(c),
@@ -93,13 +90,17 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
     }
 }
 
-/// The client settings a properties file and a command's timeout give; the
-/// second value is one request's bound.
+/// The client settings the properties (security included) and a command's
+/// timeout give; the second value is one request's bound.
 pub fn client_config(
     props: &properties::ClientProps,
     timeout: Duration,
-) -> (ClientConfig, Duration) {
+) -> Result<(ClientConfig, Duration), String> {
     let mut config = ClientConfig::default();
+    props
+        .security
+        .apply(&mut config)
+        .map_err(|e| e.to_string())?;
     config.connection.client_id = Some(props.client_id.clone().unwrap_or_else(|| "kdp".into()));
     let request_timeout = props
         .request_timeout
@@ -112,7 +113,7 @@ pub fn client_config(
         .connect_timeout
         .unwrap_or(Duration::from_secs(10))
         .min(timeout);
-    (config, request_timeout)
+    Ok((config, request_timeout))
 }
 
 /// `--topic` and `--partition` as a selection; `None` is the whole cluster.

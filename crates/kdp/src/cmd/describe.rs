@@ -5,7 +5,6 @@
 //! line by line, `table` and `json` at the end (they are sorted and merged).
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kdp_client::DescribeEvent;
@@ -16,6 +15,7 @@ use crate::exit;
 use crate::output::producers::Renderer;
 use crate::output::Output;
 use crate::progress::Progress;
+use crate::properties;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "\
@@ -36,7 +36,8 @@ Output (stdout): table (default; sorted; partitions without producers are summed
 `kdp decode`'s JSON reader), jsonl (one object per producer and per failed partition, streamed).
 
 Exit status: 0 every partition described, 1 some partitions failed (the rest is printed),
-2 bad usage, 3 the cluster could not be reached within --timeout.
+2 bad usage (a bad --command-config included), 3 the cluster could not be reached within --timeout,
+or TLS or SASL failed (unknown CA, hostname mismatch, expired or missing certificate, wrong password).
 
 Examples:
   kdp describe --bootstrap-server localhost:9092 --topic orders --partition 0
@@ -62,10 +63,8 @@ pub struct Args {
     /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse)]
     pub timeout: Duration,
-    /// Kafka client properties file (client.id, request.timeout.ms, ...). Only
-    /// security.protocol=PLAINTEXT is supported for now.
-    #[arg(long, value_name = "FILE")]
-    pub command_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub client: properties::ClientArgs,
     /// List partitions without active producers too (table: a row each; jsonl: a line each).
     #[arg(long)]
     pub show_empty: bool,
@@ -85,7 +84,7 @@ impl Args {
             broker_id: None,
             output: Output::Table,
             timeout: Duration::from_secs(30),
-            command_config: None,
+            client: properties::ClientArgs::default(),
             show_empty: false,
             with_transactions: false,
         }
@@ -117,7 +116,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let start = tokio::time::Instant::now();
     let cluster_args = ClusterArgs {
         bootstrap_server: args.bootstrap_server.clone(),
-        command_config: args.command_config.clone(),
+        client: args.client.clone(),
         timeout: args.timeout,
     };
     let conn = match cluster::connect(&cluster_args).await {

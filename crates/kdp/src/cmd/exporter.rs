@@ -53,10 +53,8 @@ pub struct Args {
     /// Brokers to bootstrap from, tried in order.
     #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
     pub bootstrap_server: String,
-    /// Kafka client properties file (client.id, request.timeout.ms, ...). Only
-    /// security.protocol=PLAINTEXT is supported for now.
-    #[arg(long, value_name = "FILE")]
-    pub command_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub client: properties::ClientArgs,
     /// Where to serve the metrics. Bound exactly as given.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9308")]
     pub listen: String,
@@ -102,15 +100,12 @@ pub fn run(args: Args) -> i32 {
             return exit::USAGE;
         }
     };
-    let props = match &args.command_config {
-        Some(path) => match properties::load(path) {
-            Ok(p) => p,
-            Err(msg) => {
-                eprintln!("kdp: --command-config {}: {msg}", path.display());
-                return exit::USAGE;
-            }
-        },
-        None => properties::ClientProps::default(),
+    let props = match args.client.load() {
+        Ok(p) => p,
+        Err(msg) => {
+            eprintln!("kdp: {msg}");
+            return exit::USAGE;
+        }
     };
     for warning in props.warnings() {
         tracing::warn!("{warning}");
@@ -118,7 +113,13 @@ pub fn run(args: Args) -> i32 {
     let timeout = args
         .timeout
         .unwrap_or_else(|| args.interval.min(Duration::from_secs(30)));
-    let (client, request_timeout) = client_config(&props, timeout);
+    let (client, request_timeout) = match client_config(&props, timeout) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("kdp: {msg}");
+            return exit::USAGE;
+        }
+    };
     let diagnose: Arc<dyn Diagnose> = match args.diagnosis_file {
         Some(path) => Arc::new(FileDiagnosis(path)),
         None => Arc::new(NoDiagnosis),

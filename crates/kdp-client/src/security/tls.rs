@@ -1,0 +1,303 @@
+//! TLS over TCP with rustls: the broker's certificate and name are verified
+//! (unless `ssl.endpoint.identification.algorithm` is empty), SNI is sent
+//! for host names (never for IP addresses), and a client certificate is
+//! presented when one is configured.
+
+use std::io;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    AlertDescription, CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+
+use super::config::{Identity, TlsConfig, Trust};
+use super::secret::Secret;
+use super::ConfigError;
+use crate::error::Error;
+use crate::transport::{connect_tcp, BoxStream, BrokerAddress, ConnectFuture, Connector};
+
+/// Opens TCP, then runs the TLS handshake over it.
+pub struct TlsConnector {
+    inner: tokio_rustls::TlsConnector,
+    has_identity: bool,
+}
+
+impl std::fmt::Debug for TlsConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsConnector")
+            .field("has_identity", &self.has_identity)
+            .finish_non_exhaustive()
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+impl TlsConnector {
+    pub fn new(config: &TlsConfig) -> Result<Self, ConfigError> {
+        let provider = provider();
+        let roots = Arc::new(roots(&config.trust)?);
+        let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+            .build()
+            .map_err(|e| {
+                ConfigError::new(
+                    trust_key(&config.trust),
+                    format!("no usable CA certificate: {e}"),
+                )
+            })?;
+        let verifier: Arc<dyn ServerCertVerifier> = if config.verify_hostname {
+            webpki
+        } else {
+            Arc::new(AnyName(webpki))
+        };
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ConfigError::new("security.protocol", e.to_string()))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier);
+        let client = match &config.identity {
+            Some(id) => {
+                let (chain, key) = identity(id)?;
+                builder.with_client_auth_cert(chain, key).map_err(|e| {
+                    ConfigError::new(
+                        id.origin.clone(),
+                        format!("unusable client certificate or key: {e}"),
+                    )
+                })?
+            }
+            None => builder.with_no_client_auth(),
+        };
+        Ok(TlsConnector {
+            inner: tokio_rustls::TlsConnector::from(Arc::new(client)),
+            has_identity: config.identity.is_some(),
+        })
+    }
+}
+
+fn trust_key(trust: &Trust) -> String {
+    match trust {
+        Trust::System => "ssl.truststore.location".into(),
+        Trust::Pem { origin, .. } => origin.clone(),
+    }
+}
+
+fn roots(trust: &Trust) -> Result<RootCertStore, ConfigError> {
+    let mut roots = RootCertStore::empty();
+    match trust {
+        Trust::System => {
+            let found = rustls_native_certs::load_native_certs();
+            for e in &found.errors {
+                tracing::debug!(error = %e, "skipping a system CA store");
+            }
+            let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+            if added == 0 {
+                return Err(ConfigError::new(
+                    "ssl.truststore.location",
+                    "no system CA certificates found: set ssl.truststore.type=PEM and ssl.truststore.location",
+                ));
+            }
+        }
+        Trust::Pem { origin, pem } => {
+            let mut n = 0;
+            for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+                let cert = cert.map_err(|e| {
+                    ConfigError::new(origin.clone(), format!("bad PEM certificate: {e}"))
+                })?;
+                roots.add(cert).map_err(|e| {
+                    ConfigError::new(origin.clone(), format!("unusable CA certificate: {e}"))
+                })?;
+                n += 1;
+            }
+            if n == 0 {
+                return Err(ConfigError::new(origin.clone(), "no PEM certificate found"));
+            }
+        }
+    }
+    Ok(roots)
+}
+
+fn identity(
+    id: &Identity,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), ConfigError> {
+    let chain = CertificateDer::pem_slice_iter(id.cert_chain_pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ConfigError::new(id.origin.clone(), format!("bad PEM certificate: {e}")))?;
+    if chain.is_empty() {
+        return Err(ConfigError::new(
+            id.origin.clone(),
+            "no client certificate found",
+        ));
+    }
+    if let Some(password) = &id.key_password {
+        if let Some(pem) = pem_block(id.key_pem.expose(), "ENCRYPTED PRIVATE KEY") {
+            return Ok((chain, decrypt_key(&id.origin, pem, password)?));
+        }
+    }
+    // the error of a key parser may quote key bytes: only its kind is kept
+    let key = PrivateKeyDer::from_pem_slice(id.key_pem.expose().as_bytes()).map_err(|_| {
+        ConfigError::new(
+            id.origin.clone(),
+            "no usable private key found (expected a PKCS#8, PKCS#1 or SEC1 PEM key)",
+        )
+    })?;
+    Ok((chain, key))
+}
+
+/// The first `-----BEGIN {label}-----` ... `-----END {label}-----` block of `text`.
+fn pem_block<'a>(text: &'a str, label: &str) -> Option<&'a str> {
+    let begin = format!("-----BEGIN {label}-----");
+    let end = format!("-----END {label}-----");
+    let start = text.find(&begin)?;
+    let stop = text[start..].find(&end)? + start + end.len();
+    text.get(start..stop)
+}
+
+/// An encrypted PKCS#8 key (PBES2: PBKDF2 or scrypt with AES-CBC, what
+/// `openssl pkcs8 -topk8` writes) decrypted with `ssl.key.password`.
+fn decrypt_key(
+    origin: &str,
+    pem: &str,
+    password: &Secret,
+) -> Result<PrivateKeyDer<'static>, ConfigError> {
+    use pkcs8::der::Decode;
+    let bad = |what: &str| ConfigError::new(origin.to_string(), what.to_string());
+    let (_, doc) = pkcs8::Document::from_pem(pem)
+        .map_err(|_| bad("the encrypted private key is not valid PEM"))?;
+    let info = pkcs8::EncryptedPrivateKeyInfo::from_der(doc.as_bytes())
+        .map_err(|_| bad("the encrypted private key is not PKCS#8"))?;
+    let plain = info.decrypt(password.expose().as_bytes()).map_err(|_| {
+        bad("cannot decrypt the private key: wrong ssl.key.password, or a cipher other than PBES2 with AES-CBC")
+    })?;
+    Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()))
+}
+
+impl Connector for TlsConnector {
+    fn connect<'a>(&'a self, addr: &'a BrokerAddress) -> ConnectFuture<'a> {
+        Box::pin(async move {
+            let tcp = connect_tcp(addr).await?;
+            let name = ServerName::try_from(addr.host.clone()).map_err(|_| Error::Tls {
+                addr: addr.to_string(),
+                reason: format!("{:?} is not a valid TLS server name", addr.host),
+            })?;
+            let stream = self.inner.connect(name, tcp).await.map_err(|e| {
+                let e = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    // what a PLAINTEXT listener does with a TLS hello
+                    io::Error::new(
+                        e.kind(),
+                        "the broker closed the connection during the TLS handshake \
+                         (is this port a TLS listener? check security.protocol)",
+                    )
+                } else {
+                    e
+                };
+                Error::io(&addr.to_string(), e)
+            })?;
+            Ok(Box::new(stream) as BoxStream)
+        })
+    }
+}
+
+/// What a TLS failure inside an I/O error means, in words an operator can act
+/// on; `None` if the error is not a TLS one.
+pub(crate) fn explain(e: &io::Error) -> Option<String> {
+    let tls = e.get_ref()?.downcast_ref::<rustls::Error>()?;
+    Some(match tls {
+        rustls::Error::InvalidCertificate(c) => match c {
+            CertificateError::UnknownIssuer => {
+                "the broker's certificate is signed by an unknown CA \
+                (untrusted: add the CA to ssl.truststore.location / ssl.truststore.certificates)"
+                    .into()
+            }
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+                "hostname mismatch: the broker's certificate is not valid for this host name \
+                 (connect with a name the certificate lists)"
+                    .into()
+            }
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                "the broker's certificate has expired".into()
+            }
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                "the broker's certificate is not valid yet (check the clocks)".into()
+            }
+            CertificateError::Revoked => "the broker's certificate is revoked".into(),
+            other => format!("the broker's certificate is rejected: {other:?}"),
+        },
+        rustls::Error::AlertReceived(
+            AlertDescription::CertificateRequired
+            | AlertDescription::BadCertificate
+            | AlertDescription::HandshakeFailure,
+        ) => format!(
+            "the broker rejected the TLS handshake ({}): missing or rejected client certificate \
+             (set ssl.keystore.location or ssl.keystore.key and ssl.keystore.certificate.chain)",
+            alert_name(tls)
+        ),
+        rustls::Error::AlertReceived(AlertDescription::UnknownCA) => {
+            "the broker does not trust the client certificate (unknown CA)".into()
+        }
+        rustls::Error::AlertReceived(AlertDescription::CertificateExpired) => {
+            "the broker rejected the client certificate: it has expired".into()
+        }
+        other => format!("TLS failed: {other}"),
+    })
+}
+
+fn alert_name(e: &rustls::Error) -> String {
+    match e {
+        rustls::Error::AlertReceived(a) => format!("{a:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// Verifies the chain and signatures but not the name
+/// (`ssl.endpoint.identification.algorithm=`).
+#[derive(Debug)]
+struct AnyName(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for AnyName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}

@@ -1,0 +1,259 @@
+//! `kdp describe` against one secured Apache Kafka 4.1.1 node
+//! (scripts/kafka-secure.sh): SASL_SSL with every mechanism, mutual TLS,
+//! the TLS and SASL failures an operator meets, ACLs, and the same
+//! properties file given to Kafka's own `kafka-transactions.sh`.
+//!
+//! Run with scripts/test.sh, or `bash scripts/kafka-secure.sh start; set -a;
+//! . target/kafka-secure/secure.env; set +a` and
+//! `cargo test -p kdp --test real_kafka_secure -- --include-ignored`.
+//! Without the node the tests fail; they never skip.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{kdp, parse_json_doc, parse_kafka_table, run, ProducerRow, Run};
+
+struct Secure {
+    dir: String,
+    plaintext: String,
+    sasl_plaintext: String,
+    sasl_ssl: String,
+    ssl: String,
+    wronghost: String,
+    expired: String,
+    classpath: String,
+    java: String,
+    secrets: Vec<String>,
+}
+
+fn secure() -> Secure {
+    let need = |k: &str| {
+        std::env::var(k).unwrap_or_else(|_| {
+            panic!(
+                "{k} is not set: these tests need the secured Kafka node. Run scripts/test.sh, or \
+                 `bash scripts/kafka-secure.sh start; set -a; . target/kafka-secure/secure.env; set +a` first"
+            )
+        })
+    };
+    Secure {
+        dir: need("KDP_SECURE_DIR"),
+        plaintext: need("KDP_SECURE_PLAINTEXT"),
+        sasl_plaintext: need("KDP_SECURE_SASL_PLAINTEXT"),
+        sasl_ssl: need("KDP_SECURE_SASL_SSL"),
+        ssl: need("KDP_SECURE_SSL"),
+        wronghost: need("KDP_SECURE_WRONGHOST"),
+        expired: need("KDP_SECURE_EXPIRED"),
+        classpath: need("KDP_SECURE_CLASSPATH"),
+        java: std::env::var("KDP_SECURE_JAVA").unwrap_or_else(|_| "java".into()),
+        secrets: need("KDP_SECURE_SECRETS")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+    }
+}
+
+impl Secure {
+    fn props(&self, name: &str) -> String {
+        format!("{}/{name}.properties", self.dir)
+    }
+
+    /// `kdp -vvv describe` of both test topics, as JSON, with `props` (if any).
+    fn describe(&self, bootstrap: &str, props: Option<&str>, extra: &[&str]) -> Run {
+        let file = props.map(|p| self.props(p));
+        let mut args = vec![
+            "-vvv",
+            "describe",
+            "--bootstrap-server",
+            bootstrap,
+            "--timeout",
+            "60s",
+            "--topic",
+            "secure-read",
+            "--topic",
+            "secure-hidden",
+        ];
+        if let Some(f) = &file {
+            args.extend(["--command-config", f.as_str()]);
+        }
+        args.extend_from_slice(extra);
+        let r = kdp(&args);
+        self.assert_no_secret(&r);
+        r
+    }
+
+    /// No password, client secret or token appears in any output.
+    fn assert_no_secret(&self, r: &Run) {
+        let token = std::fs::read_to_string(format!("{}/token.jwt", self.dir)).unwrap_or_default();
+        let token = token.trim();
+        for s in self.secrets.iter().map(String::as_str).chain([token]) {
+            if s.is_empty() {
+                continue;
+            }
+            assert!(!r.stdout.contains(s), "a secret is in stdout");
+            assert!(!r.stderr.contains(s), "a secret is in stderr");
+        }
+    }
+}
+
+fn rows(doc_text: &str, topic: &str) -> Vec<ProducerRow> {
+    let doc = parse_json_doc(doc_text);
+    let mut rows = common::json_partition(&doc, topic, 0);
+    rows.sort_by_key(|r| r.producer_id);
+    rows
+}
+
+#[test]
+#[ignore = "needs the secured Kafka node: run scripts/test.sh"]
+fn every_mechanism_and_mutual_tls_see_what_plaintext_sees() {
+    let s = secure();
+    let base = s.describe(&s.plaintext, None, &["--output", "json"]);
+    assert_eq!(base.code, 0, "{}", base.stderr);
+    let want = (
+        rows(&base.stdout, "secure-read"),
+        rows(&base.stdout, "secure-hidden"),
+    );
+    assert_eq!(want.0.len(), 1, "one idempotent producer per topic");
+    for (props, bootstrap) in [
+        ("scram512", &s.sasl_ssl),
+        ("scram256", &s.sasl_ssl),
+        ("plain", &s.sasl_ssl),
+        ("oauth-file", &s.sasl_ssl),
+        ("oauth-cc", &s.sasl_ssl),
+        ("sasl-plaintext", &s.sasl_plaintext),
+        ("mtls", &s.ssl),
+        ("mtls-encrypted", &s.ssl),
+    ] {
+        let r = s.describe(bootstrap, Some(props), &["--output", "json"]);
+        assert_eq!(r.code, 0, "{props}: {}", r.stderr);
+        if bootstrap == &s.sasl_ssl {
+            // the listener sets connections.max.reauth.ms: kdp read the session's lifetime
+            assert!(
+                r.stderr.contains("SASL session lifetime"),
+                "{props}: {}",
+                r.stderr
+            );
+        }
+        let got = (
+            rows(&r.stdout, "secure-read"),
+            rows(&r.stdout, "secure-hidden"),
+        );
+        assert_eq!(got, want, "{props}");
+    }
+}
+
+#[test]
+#[ignore = "needs the secured Kafka node: run scripts/test.sh"]
+fn tls_and_sasl_failures_name_their_cause_and_exit_3() {
+    let s = secure();
+    let sasl_plaintext = ["--command-property", "security.protocol=SASL_PLAINTEXT"];
+    for (props, bootstrap, want, extra) in [
+        (
+            "wrong-password",
+            &s.sasl_ssl,
+            "SASL SCRAM-SHA-512 authentication failed: SASL_AUTHENTICATION_FAILED",
+            &[][..],
+        ),
+        // the SASL_PLAINTEXT listener enables SCRAM-SHA-512 only
+        (
+            "plain",
+            &s.sasl_plaintext,
+            "does not enable PLAIN (it enables: SCRAM-SHA-512)",
+            &sasl_plaintext[..],
+        ),
+        ("untrusted", &s.sasl_ssl, "unknown CA", &[]),
+        ("ssl-no-client-cert", &s.wronghost, "hostname mismatch", &[]),
+        (
+            "ssl-no-client-cert",
+            &s.expired,
+            "certificate has expired",
+            &[],
+        ),
+        ("ssl-no-client-cert", &s.ssl, "client certificate", &[]),
+    ] {
+        let r = s.describe(bootstrap, Some(props), extra);
+        assert_eq!(r.code, 3, "{props} @ {bootstrap}: {}", r.stderr);
+        let last = r.stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("kdp: cannot reach the cluster"),
+            "{props}: {last}"
+        );
+        assert!(last.contains(want), "{props}: want {want:?} in {last}");
+        // fails at once on the cause, not when --timeout runs out
+        assert!(!last.contains("did not finish within"), "{props}: {last}");
+        assert!(r.stdout.is_empty(), "{props}: {}", r.stdout);
+    }
+    // a mechanism kdp does not implement is a usage error, before any connection
+    let r = s.describe(&s.sasl_ssl, Some("gssapi"), &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("GSSAPI (Kerberos) is not supported"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+#[ignore = "needs the secured Kafka node: run scripts/test.sh"]
+fn a_user_without_read_sees_authorization_rows() {
+    let s = secure();
+    let r = s.describe(&s.sasl_ssl, Some("reader"), &["--output", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(rows(&r.stdout, "secure-read").len(), 1);
+    let doc = parse_json_doc(&r.stdout);
+    let hidden = doc
+        .topics
+        .iter()
+        .find(|t| t.name == "secure-hidden")
+        .expect("secure-hidden is reported");
+    for p in &hidden.partitions {
+        assert_eq!(
+            p.error_code,
+            kdp_wire::error_code::TOPIC_AUTHORIZATION_FAILED,
+            "{p:?}"
+        );
+        assert!(p.active_producers.is_empty());
+    }
+}
+
+/// The same properties files work for `kafka-transactions.sh --command-config`
+/// (TransactionsCommand) and kdp, with the same answer.
+#[test]
+#[ignore = "needs the secured Kafka node: run scripts/test.sh"]
+fn the_same_properties_file_works_for_kafka_transactions() {
+    let s = secure();
+    for (props, bootstrap) in [
+        ("scram512", &s.sasl_ssl),
+        ("plain", &s.sasl_ssl),
+        // not mtls-encrypted: Java 17's PemStore cannot read PBES2 (AES) keys,
+        // the ones `openssl pkcs8 -topk8` writes by default and kdp reads
+        ("mtls", &s.ssl),
+    ] {
+        let file = s.props(props);
+        let mut cmd = Command::new(&s.java);
+        cmd.args([
+            "-cp",
+            &s.classpath,
+            "org.apache.kafka.tools.TransactionsCommand",
+        ])
+        .args(["--bootstrap-server", bootstrap, "--command-config", &file])
+        .args([
+            "describe-producers",
+            "--topic",
+            "secure-read",
+            "--partition",
+            "0",
+        ]);
+        let java = run(&mut cmd, Duration::from_secs(120));
+        assert_eq!(
+            java.code, 0,
+            "{props}: TransactionsCommand failed:\n{}",
+            java.stderr
+        );
+        let theirs = parse_kafka_table(&java.stdout);
+        let ours = s.describe(bootstrap, Some(props), &["--output", "json"]);
+        assert_eq!(ours.code, 0, "{props}: {}", ours.stderr);
+        assert_eq!(rows(&ours.stdout, "secure-read"), theirs, "{props}");
+    }
+}
