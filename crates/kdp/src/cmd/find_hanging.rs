@@ -385,3 +385,73 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         exit::OK
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(
+        partition: i32,
+        verdict: &'static str,
+        id: Option<&str>,
+        state: Option<&str>,
+        tracked: bool,
+    ) -> Row {
+        Row {
+            topic: "t".into(),
+            partition,
+            producer_id: 100 + i64::from(partition),
+            producer_epoch: 3,
+            coordinator_epoch: -1,
+            start_offset: 10,
+            last_timestamp: 0,
+            last_timestamp_rfc3339: None,
+            transactional_id: id.map(str::to_string),
+            coordinator_state: state.map(str::to_string),
+            transaction_start_time_ms: tracked.then_some(1),
+            transaction_age_ms: 0,
+            blocked_records: Some(5),
+            verdict,
+            reason: String::new(),
+            kafka_says_hanging: false,
+            now_ms: 0,
+        }
+    }
+
+    #[test]
+    fn plan_prefers_force_terminate_and_leaves_unknown_and_decided_transactions_alone() {
+        let rows = vec![
+            row(0, "hanging", None, None, false),
+            row(1, "hanging", Some("a"), Some("Ongoing"), true),
+            row(2, "hanging", Some("a"), Some("Ongoing"), true),
+            row(3, "hanging", Some("b"), Some("Ongoing"), false),
+            row(4, "stuck", Some("c"), Some("PrepareCommit"), true),
+            row(5, "unknown", Some("d"), None, false),
+            row(6, "ok", Some("e"), Some("Ongoing"), true),
+        ];
+        let steps = plan(&rows);
+        let kinds: Vec<String> = steps
+            .iter()
+            .map(|s| match &s.action {
+                Action::Abort(a) => format!(
+                    "abort {} epoch {} ce {}",
+                    a.partition, a.producer_epoch, a.coordinator_epoch
+                ),
+                Action::ForceTerminate { transactional_id } => {
+                    format!("terminate {transactional_id} x{}", s.partitions.len())
+                }
+                Action::Skip { .. } => format!("skip {}", s.partitions[0].0 .1),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "abort 0 epoch 3 ce 0",
+                "terminate a x2",
+                "abort 3 epoch 3 ce 0",
+                "skip 4"
+            ]
+        );
+        assert_eq!(steps[1].blocked, Some(10));
+    }
+}

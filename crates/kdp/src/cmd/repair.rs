@@ -364,3 +364,79 @@ pub fn report(out: &mut dyn Write, done: &[Done]) -> i32 {
         exit::OK
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kdp_server::{MockCluster, MockConfig};
+
+    use super::*;
+    use crate::cmd::cluster::{connect, ClusterArgs};
+
+    async fn demo() -> (MockCluster, Connected) {
+        let cluster = kdp_server::demo::cluster().expect("demo cluster");
+        let config = MockConfig {
+            host: "127.0.0.1".into(),
+            port: 0,
+            ..MockConfig::default()
+        };
+        let mock = MockCluster::start(cluster, config).await.expect("mock");
+        let conn = connect(&ClusterArgs {
+            bootstrap_server: mock.bootstrap(),
+            command_config: None,
+            timeout: Duration::from_secs(20),
+        })
+        .await
+        .unwrap_or_else(|_| panic!("connect"));
+        (mock, conn)
+    }
+
+    fn payments_abort(producer_epoch: i32, start: i64) -> Step {
+        Step {
+            action: Action::Abort(AbortSpec {
+                topic: "payments".into(),
+                partition: 0,
+                producer_id: 7003,
+                producer_epoch: 0,
+                coordinator_epoch: 2,
+            }),
+            partitions: vec![(("payments".into(), 0), start)],
+            producer_id: 7003,
+            producer_epoch,
+            transactional_id: None,
+            state: None,
+            in_transaction: false,
+            blocked: None,
+        }
+    }
+
+    fn open_start(mock: &MockCluster) -> Option<i64> {
+        mock.cluster().partition("payments", 0).and_then(|p| {
+            p.producers_on(p.leader)
+                .iter()
+                .find(|s| s.producer_id == 7003)
+                .map(|s| s.current_txn_start_offset)
+        })
+    }
+
+    #[tokio::test]
+    async fn a_plan_the_cluster_no_longer_matches_sends_nothing() {
+        let (mock, conn) = demo().await;
+        assert_eq!(open_start(&mock), Some(40112));
+        // planned against another epoch, then another start offset
+        for step in [payments_abort(1, 40112), payments_abort(0, 40000)] {
+            let done = execute(&conn, vec![step]).await;
+            let err = done[0].result.as_ref().expect_err("refused");
+            assert!(err.contains("state changed since the plan"), "{err}");
+        }
+        assert_eq!(open_start(&mock), Some(40112));
+        // the plan that matches is carried out, and a second run is refused as stale
+        let done = execute(&conn, vec![payments_abort(0, 40112)]).await;
+        assert!(done[0].result.is_ok(), "{:?}", done[0].result);
+        assert_eq!(open_start(&mock), Some(-1));
+        let done = execute(&conn, vec![payments_abort(0, 40112)]).await;
+        assert!(done[0].result.is_err());
+        mock.shutdown().await;
+    }
+}
