@@ -7,7 +7,6 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::txn::offsets::{offsets, Offsets};
