@@ -329,3 +329,76 @@ fn dry_run_and_yes_need_repair_on_find_hanging() {
     let out = mock.kdp(&["find-hanging"], &["--yes"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
+
+#[test]
+fn a_stale_epoch_gets_the_error_and_what_to_do_and_a_retried_abort_is_harmless() {
+    let mock = Mock::demo("epochs");
+    let before = mock.state();
+    for (epoch, coordinator_epoch, error) in [
+        ("1", "4", "INVALID_PRODUCER_EPOCH"),
+        ("2", "3", "TRANSACTION_COORDINATOR_FENCED"),
+    ] {
+        let out = mock.kdp(
+            &["abort"],
+            &[
+                "--topic",
+                "ledger",
+                "--partition",
+                "0",
+                "--producer-id",
+                "8001",
+                "--producer-epoch",
+                epoch,
+                "--coordinator-epoch",
+                coordinator_epoch,
+                "--yes",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains(error), "{}", text(&out));
+        assert!(
+            text(&out).contains("describe the partition again"),
+            "{}",
+            text(&out)
+        );
+    }
+    assert_eq!(mock.state(), before);
+    // the producer's own epochs end it; sending the same abort again changes nothing more
+    let args = [
+        "--topic",
+        "ledger",
+        "--partition",
+        "0",
+        "--producer-id",
+        "8001",
+        "--producer-epoch",
+        "2",
+        "--coordinator-epoch",
+        "4",
+        "--yes",
+    ];
+    for _ in 0..2 {
+        let out = mock.kdp(&["abort"], &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let state = mock.state();
+        assert_eq!(
+            producer(&state, "ledger", 0, 8001)["CurrentTxnStartOffset"],
+            -1
+        );
+        assert_eq!(producer(&state, "ledger", 0, 8001)["ProducerEpoch"], 2);
+    }
+}
+
+#[test]
+fn help_teaches_the_preferred_lever_and_the_exit_statuses() {
+    for sub in ["abort", "force-terminate", "find-hanging"] {
+        let out = Command::new(KDP)
+            .args([sub, "--help"])
+            .output()
+            .expect("kdp --help");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("force-terminate"), "{sub}: {help}");
+        assert!(help.contains("2 bad usage"), "{sub}: {help}");
+        assert!(help.contains("--dry-run"), "{sub}: {help}");
+    }
+}
