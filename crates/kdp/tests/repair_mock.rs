@@ -402,3 +402,21 @@ fn help_teaches_the_preferred_lever_and_the_exit_statuses() {
         assert!(help.contains("--dry-run"), "{sub}: {help}");
     }
 }
+
+#[test]
+fn demo_shows_the_repair_plan_without_changing_anything() {
+    let out = Command::new(KDP)
+        .args(["demo", "--repair-dry-run"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("kdp demo --repair-dry-run");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("Plan ("), "{all}");
+    assert!(
+        all.contains("abort (WriteTxnMarkers to the leader): producer 7003"),
+        "{all}"
+    );
+    assert!(all.contains("nothing was changed"), "{all}");
+    assert!(!all.contains("Result:"), "{all}");
+}
