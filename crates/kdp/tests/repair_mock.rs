@@ -269,19 +269,10 @@ fn force_terminate_bumps_the_epoch_and_ends_the_transaction() {
     );
 }
 
-#[test]
-fn find_hanging_repair_fixes_what_it_plans() {
-    let mock = Mock::demo("all");
-    let out = mock.kdp(&["find-hanging"], &["--repair", "--yes"]);
-    let all = text(&out);
-    // the PrepareCommit transaction is skipped, so the run reports a failure
-    assert_eq!(out.status.code(), Some(1), "{all}");
-    assert!(all.contains("skip ledger-2"), "{all}");
-    assert_eq!(all.matches(": done: aborted").count(), 4, "{all}");
-    // what remains is the stuck transaction only
+fn hanging_rows(mock: &Mock) -> Vec<(String, i64, String)> {
     let out = mock.kdp(&["find-hanging"], &["--output", "json"]);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let rows: Vec<(String, i64)> = doc["Transactions"]
+    doc["Transactions"]
         .as_array()
         .expect("rows")
         .iter()
@@ -289,10 +280,31 @@ fn find_hanging_repair_fixes_what_it_plans() {
             (
                 r["Topic"].as_str().unwrap_or("").to_string(),
                 r["Partition"].as_i64().unwrap_or(-1),
+                r["Verdict"].as_str().unwrap_or("").to_string(),
             )
         })
+        .collect()
+}
+
+#[test]
+fn find_hanging_repair_fixes_what_it_plans_and_leaves_unknown_rows_alone() {
+    let mock = Mock::demo("all");
+    let before = hanging_rows(&mock);
+    // unknown rows are never touched; PrepareCommit/PrepareAbort ones are skipped
+    let untouched: Vec<_> = before
+        .iter()
+        .filter(|(_, _, v)| v == "unknown" || v == "stuck")
+        .cloned()
         .collect();
-    assert_eq!(rows, vec![("ledger".to_string(), 2)], "{doc}");
+    assert!(untouched.iter().any(|(t, p, _)| t == "ledger" && *p == 2));
+    let out = mock.kdp(&["find-hanging"], &["--repair", "--yes"]);
+    let all = text(&out);
+    // the stuck PrepareCommit transaction is skipped, so the run reports a failure
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("skip ledger-2"), "{all}");
+    let repaired = before.len() - untouched.len();
+    assert_eq!(all.matches(": done: aborted").count(), repaired, "{all}");
+    assert_eq!(hanging_rows(&mock), untouched);
 }
 
 #[test]
