@@ -37,6 +37,10 @@ enum Command {
     Describe(cmd::describe::Args),
     /// Find open transactions no coordinator will end (hanging) or whose markers never land (stuck).
     FindHanging(cmd::find_hanging::Args),
+    /// Abort one partition's open transaction at its leader (raw; prefer force-terminate).
+    Abort(cmd::abort::Args),
+    /// End transactional ids' transactions at their coordinators and fence their producers.
+    ForceTerminate(cmd::force_terminate::Args),
     /// List and describe transactions at their coordinators.
     Transactions(cmd::transactions::Command),
     /// Ask every replica of each partition and show where their producer state differs.
@@ -64,6 +68,8 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Describe(args) => cmd::describe::run(args),
         Command::FindHanging(args) => cmd::find_hanging::run(args),
+        Command::Abort(args) => cmd::abort::run(args),
+        Command::ForceTerminate(args) => cmd::force_terminate::run(args),
         Command::Transactions(args) => cmd::transactions::run(args),
         Command::CompareReplicas(args) => cmd::compare_replicas::run(args),
         Command::Decode(args) => cmd::decode::run(args),

@@ -7,6 +7,7 @@
 //! - [`configs`]: DescribeConfigs of each broker (timeouts and expirations).
 //! - [`offsets`]: ListOffsets on leaders: high watermark and LSO.
 //! - [`features`]: the cluster's finalized `transaction.version`.
+//! - [`repair`]: abort (WriteTxnMarkers) and force-terminate (InitProducerId).
 
 pub mod configs;
 pub mod coordinator;
@@ -15,6 +16,7 @@ pub mod features;
 pub mod join;
 pub mod list;
 pub mod offsets;
+pub mod repair;
 
 use std::sync::Arc;
 

@@ -12,7 +12,9 @@ use kdp_wire::frame::response_frame_to_vec;
 use kdp_wire::messages::{
     ApiVersion, ApiVersionsResponse, DescribeProducersRequest, DescribeProducersResponse,
     MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-    PartitionResponse, ProducerState, TopicResponse,
+    PartitionResponse, ProducerState, TopicResponse, WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult, WritableTxnMarkerTopicResult, WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
 };
 use kdp_wire::{decode_exact, Reader, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
@@ -49,6 +51,13 @@ pub struct State {
     pub frozen: HashSet<i32>,
     /// Called before each Metadata answer, to move leadership.
     pub on_metadata: Option<OnMetadata>,
+    /// Leadership that moves right after the next Metadata answer: the
+    /// client routes by a leader that is already stale.
+    pub move_after_metadata: Leaders,
+    /// WriteTxnMarkers requests received: broker and request. Only the
+    /// current leader writes a partition's marker; others answer
+    /// NOT_LEADER_OR_FOLLOWER.
+    pub wtm_calls: Vec<(i32, WriteTxnMarkersRequest)>,
 }
 
 #[derive(Clone)]
@@ -73,6 +82,8 @@ impl MemCluster {
                 freeze_on_dp: HashSet::new(),
                 frozen: HashSet::new(),
                 on_metadata: None,
+                move_after_metadata: Leaders::new(),
+                wtm_calls: Vec::new(),
             })),
             dp,
         }
@@ -125,11 +136,55 @@ impl MemCluster {
                         Answer::Never => continue,
                     }
                 }
+                27 => {
+                    let req: WriteTxnMarkersRequest = decode_exact(body, v).unwrap();
+                    let resp = self.write_txn_markers(id, &req);
+                    self.state().wtm_calls.push((id, req));
+                    response_frame_to_vec(cid, &resp, v)
+                }
                 k => panic!("unexpected api key {k}"),
             };
             if s.write_all(&frame).await.is_err() {
                 return;
             }
+        }
+    }
+
+    fn write_txn_markers(&self, id: i32, req: &WriteTxnMarkersRequest) -> WriteTxnMarkersResponse {
+        let st = self.state();
+        WriteTxnMarkersResponse {
+            markers: req
+                .markers
+                .iter()
+                .map(|m| WritableTxnMarkerResult {
+                    producer_id: m.producer_id,
+                    topics: m
+                        .topics
+                        .iter()
+                        .map(|t| WritableTxnMarkerTopicResult {
+                            name: t.name.clone(),
+                            partitions: t
+                                .partition_indexes
+                                .iter()
+                                .map(|p| WritableTxnMarkerPartitionResult {
+                                    partition_index: *p,
+                                    error_code: if st.leaders.get(&(t.name.clone(), *p))
+                                        == Some(&id)
+                                    {
+                                        0
+                                    } else {
+                                        6 // NOT_LEADER_OR_FOLLOWER
+                                    },
+                                    ..Default::default()
+                                })
+                                .collect(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
         }
     }
 
@@ -154,7 +209,8 @@ impl MemCluster {
                     ..Default::default()
                 });
         }
-        MetadataResponse {
+        let moved = std::mem::take(&mut st.move_after_metadata);
+        let resp = MetadataResponse {
             brokers: st
                 .brokers
                 .iter()
@@ -175,7 +231,9 @@ impl MemCluster {
                 })
                 .collect(),
             ..Default::default()
-        }
+        };
+        st.leaders.extend(moved);
+        resp
     }
 }
 
@@ -205,6 +263,7 @@ pub fn api_versions() -> ApiVersionsResponse {
         api_keys: vec![
             ApiVersion::new(3, 0, 12),
             ApiVersion::new(18, 0, 4),
+            ApiVersion::new(27, 1, 2),
             ApiVersion::new(61, 0, 0),
         ],
         ..Default::default()

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use kdp_server::{MockCluster, MockConfig};
 
-use crate::cmd::describe;
+use crate::cmd::cluster::ClusterArgs;
+use crate::cmd::repair::ConfirmArgs;
+use crate::cmd::{describe, find_hanging};
 use crate::exit;
 use crate::output::Output;
 
@@ -33,6 +35,10 @@ pub struct Args {
     /// Print the built-in cluster file (for `kdp mock-broker --cluster`) and exit.
     #[arg(long, conflicts_with_all = ["output", "show_empty"])]
     pub print_cluster_file: bool,
+
+    /// Show what `kdp find-hanging --repair --dry-run` would do to the demo cluster.
+    #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file"])]
+    pub repair_dry_run: bool,
 }
 
 pub fn run(args: Args) -> i32 {
@@ -79,6 +85,30 @@ pub async fn run_async(args: Args) -> i32 {
         "kdp demo: a built-in mock cluster of {} brokers at {bootstrap}",
         mock.listeners().len()
     );
+    if args.repair_dry_run {
+        let fh = find_hanging::Args {
+            cluster: ClusterArgs {
+                bootstrap_server: bootstrap.clone(),
+                command_config: None,
+                timeout: Duration::from_secs(20),
+            },
+            topic: Vec::new(),
+            partition: Vec::new(),
+            broker_id: None,
+            max_transaction_timeout: None,
+            all: false,
+            output: args.output,
+            repair: true,
+            confirm: ConfirmArgs {
+                dry_run: true,
+                yes: false,
+            },
+        };
+        let stdout = std::io::stdout();
+        let code = find_hanging::run_to(fh, &mut stdout.lock()).await;
+        mock.shutdown_within(Duration::from_secs(2)).await;
+        return code;
+    }
     let mut describe_args = describe::Args::new(bootstrap.clone());
     describe_args.output = args.output;
     describe_args.show_empty = args.show_empty;

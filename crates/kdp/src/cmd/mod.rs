@@ -1,3 +1,4 @@
+pub mod abort;
 pub mod cluster;
 pub mod compare_replicas;
 pub mod decode;
@@ -7,6 +8,8 @@ pub mod describe_txn;
 pub mod encode;
 pub mod exporter;
 pub mod find_hanging;
+pub mod force_terminate;
 pub mod mock_broker;
+pub mod repair;
 pub mod transactions;
 mod wire_io;

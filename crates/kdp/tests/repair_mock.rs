@@ -1,0 +1,434 @@
+//! `kdp abort`, `kdp force-terminate` and `kdp find-hanging --repair`
+//! against `kdp mock-broker` serving the demo cluster (the mock answers
+//! WriteTxnMarkers and InitProducerId with Kafka's semantics and updates its
+//! state). The claims about real brokers are the real-Kafka tests' job.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+
+use kdp_client::admin::DriverOptions;
+use kdp_client::txn::offsets::{offsets, Offsets};
+use kdp_client::{BrokerAddress, Client, ClientConfig};
+use serde_json::Value;
+
+const KDP: &str = env!("CARGO_BIN_EXE_kdp");
+
+struct Mock {
+    child: Child,
+    bootstrap: String,
+    _dir: PathBuf,
+}
+
+fn demo_cluster() -> Value {
+    let out = Command::new(KDP)
+        .args(["demo", "--print-cluster-file"])
+        .output()
+        .expect("kdp demo --print-cluster-file");
+    serde_json::from_slice(&out.stdout).expect("the demo cluster is JSON")
+}
+
+impl Mock {
+    fn start(name: &str, cluster: &Value) -> Mock {
+        let dir = std::env::temp_dir().join(format!("kdp-repair-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("cluster.json");
+        std::fs::write(&file, cluster.to_string()).expect("write cluster file");
+        let mut child = Command::new(KDP)
+            .args(["mock-broker", "--listen", "127.0.0.1:0", "--cluster"])
+            .arg(&file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start kdp mock-broker");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("bootstrap line");
+        Mock {
+            child,
+            bootstrap: line.trim().to_string(),
+            _dir: dir,
+        }
+    }
+
+    fn demo(name: &str) -> Mock {
+        Mock::start(name, &demo_cluster())
+    }
+
+    /// Runs kdp with stdin closed (not a terminal).
+    fn kdp(&self, sub: &[&str], args: &[&str]) -> Output {
+        Command::new(KDP)
+            .args(sub)
+            .args(["--bootstrap-server", &self.bootstrap, "--timeout", "20s"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run kdp")
+    }
+
+    /// Every partition's producers, as `kdp describe --output json` gives them.
+    fn state(&self) -> Value {
+        let out = self.kdp(&["describe"], &["--output", "json"]);
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+
+    fn transaction(&self, id: &str) -> Value {
+        let out = Command::new(KDP)
+            .args(["transactions", "--bootstrap-server", &self.bootstrap])
+            .args(["describe", "--transactional-id", id, "--output", "json"])
+            .output()
+            .expect("kdp transactions describe");
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        doc["Transactions"][0].clone()
+    }
+
+    fn offsets(&self, topic: &str, partition: i32) -> Offsets {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let bootstrap = BrokerAddress::parse_list(&self.bootstrap).expect("bootstrap");
+            let client = Arc::new(
+                Client::connect(bootstrap, ClientConfig::default())
+                    .await
+                    .expect("connect"),
+            );
+            let tp = (topic.to_string(), partition);
+            let mut all = offsets(&client, vec![tp.clone()], &DriverOptions::default()).await;
+            all.remove(&tp)
+                .expect("an answer")
+                .expect("offsets of the partition")
+        })
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn producer<'a>(state: &'a Value, topic: &str, partition: i64, id: i64) -> &'a Value {
+    state["Topics"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["Name"] == topic))
+        .and_then(|t| t["Partitions"].as_array())
+        .and_then(|ps| ps.iter().find(|p| p["PartitionIndex"] == partition))
+        .and_then(|p| p["ActiveProducers"].as_array())
+        .and_then(|ps| ps.iter().find(|p| p["ProducerId"] == id))
+        .unwrap_or_else(|| panic!("{topic}-{partition} producer {id} missing from {state}"))
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let mock = Mock::demo("dry");
+    let before = mock.state();
+    let out = mock.kdp(&["find-hanging"], &["--repair", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("Plan ("), "{}", text(&out));
+    let out = mock.kdp(
+        &["abort"],
+        &[
+            "--topic",
+            "payments",
+            "--partition",
+            "0",
+            "--start-offset",
+            "40112",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = mock.kdp(
+        &["force-terminate"],
+        &["--transactional-id", "ledger-writer", "--dry-run"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(mock.state(), before);
+    assert_eq!(
+        mock.transaction("ledger-writer")["TransactionState"],
+        "Ongoing"
+    );
+}
+
+#[test]
+fn abort_at_the_start_offset_ends_the_transaction_and_the_lso_reaches_the_high_watermark() {
+    let mock = Mock::demo("abort");
+    let before = mock.offsets("payments", 0);
+    assert!(before.blocked() > 0, "{before:?}");
+    let out = mock.kdp(
+        &["abort"],
+        &[
+            "--topic",
+            "payments",
+            "--partition",
+            "0",
+            "--start-offset",
+            "40112",
+            "--yes",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let state = mock.state();
+    assert_eq!(
+        producer(&state, "payments", 0, 7003)["CurrentTxnStartOffset"],
+        -1
+    );
+    let after = mock.offsets("payments", 0);
+    assert_eq!(after.last_stable_offset, after.high_watermark, "{after:?}");
+}
+
+#[test]
+fn abort_where_no_transaction_starts_is_refused_and_changes_nothing() {
+    let mock = Mock::demo("nostart");
+    let before = mock.state();
+    let out = mock.kdp(
+        &["abort"],
+        &[
+            "--topic",
+            "payments",
+            "--partition",
+            "0",
+            "--start-offset",
+            "40111",
+            "--yes",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("no open transaction starts at offset 40111"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(mock.state(), before);
+}
+
+#[test]
+fn without_a_terminal_and_without_yes_nothing_is_changed() {
+    let mock = Mock::demo("noterm");
+    let before = mock.state();
+    for (sub, args) in [
+        (
+            "abort",
+            &[
+                "--topic",
+                "payments",
+                "--partition",
+                "0",
+                "--start-offset",
+                "40112",
+            ][..],
+        ),
+        (
+            "force-terminate",
+            &["--transactional-id", "ledger-writer"][..],
+        ),
+        ("find-hanging", &["--repair"][..]),
+    ] {
+        let out = mock.kdp(&[sub], args);
+        assert_eq!(out.status.code(), Some(2), "{sub}: {}", text(&out));
+        assert!(text(&out).contains("pass --yes"), "{sub}: {}", text(&out));
+    }
+    assert_eq!(mock.state(), before);
+    assert_eq!(
+        mock.transaction("ledger-writer")["TransactionState"],
+        "Ongoing"
+    );
+}
+
+#[test]
+fn force_terminate_bumps_the_epoch_and_ends_the_transaction() {
+    let mock = Mock::demo("fence");
+    let before = mock.transaction("ledger-writer");
+    let epoch = before["ProducerEpoch"].as_i64().expect("epoch");
+    let out = mock.kdp(
+        &["force-terminate"],
+        &["--transactional-id", "ledger-writer", "--yes"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let after = mock.transaction("ledger-writer");
+    assert_ne!(after["TransactionState"], "Ongoing", "{after}");
+    // fenced: the epoch moved past every epoch the old instance could use
+    assert!(
+        after["ProducerEpoch"].as_i64().expect("epoch") > epoch,
+        "{after}"
+    );
+}
+
+fn hanging_rows(mock: &Mock) -> Vec<(String, i64, String)> {
+    let out = mock.kdp(&["find-hanging"], &["--output", "json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    doc["Transactions"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["Topic"].as_str().unwrap_or("").to_string(),
+                r["Partition"].as_i64().unwrap_or(-1),
+                r["Verdict"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn find_hanging_repair_fixes_what_it_plans_and_leaves_unknown_rows_alone() {
+    let mock = Mock::demo("all");
+    let before = hanging_rows(&mock);
+    // unknown rows are never touched; PrepareCommit/PrepareAbort ones are skipped
+    let untouched: Vec<_> = before
+        .iter()
+        .filter(|(_, _, v)| v == "unknown" || v == "stuck")
+        .cloned()
+        .collect();
+    assert!(untouched.iter().any(|(t, p, _)| t == "ledger" && *p == 2));
+    let out = mock.kdp(&["find-hanging"], &["--repair", "--yes"]);
+    let all = text(&out);
+    // the stuck PrepareCommit transaction is skipped, so the run reports a failure
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("skip ledger-2"), "{all}");
+    let repaired = before.len() - untouched.len();
+    assert_eq!(all.matches(": done: aborted").count(), repaired, "{all}");
+    assert_eq!(hanging_rows(&mock), untouched);
+}
+
+#[test]
+fn a_denied_cluster_acl_gives_the_clear_error_and_changes_nothing() {
+    let mut cluster = demo_cluster();
+    cluster["acls"]["cluster_deny"] = serde_json::json!(["ALTER", "CLUSTER_ACTION"]);
+    let mock = Mock::start("acl", &cluster);
+    let before = mock.state();
+    let out = mock.kdp(
+        &["abort"],
+        &[
+            "--topic",
+            "payments",
+            "--partition",
+            "0",
+            "--start-offset",
+            "40112",
+            "--yes",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("CLUSTER_AUTHORIZATION_FAILED")
+            && text(&out).contains("ALTER or CLUSTER_ACTION on the cluster"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(mock.state(), before);
+}
+
+#[test]
+fn dry_run_and_yes_need_repair_on_find_hanging() {
+    let mock = Mock::demo("usage");
+    let out = mock.kdp(&["find-hanging"], &["--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+#[test]
+fn a_stale_epoch_gets_the_error_and_what_to_do_and_a_retried_abort_is_harmless() {
+    let mock = Mock::demo("epochs");
+    let before = mock.state();
+    for (epoch, coordinator_epoch, error) in [
+        ("1", "4", "INVALID_PRODUCER_EPOCH"),
+        ("2", "3", "TRANSACTION_COORDINATOR_FENCED"),
+    ] {
+        let out = mock.kdp(
+            &["abort"],
+            &[
+                "--topic",
+                "ledger",
+                "--partition",
+                "0",
+                "--producer-id",
+                "8001",
+                "--producer-epoch",
+                epoch,
+                "--coordinator-epoch",
+                coordinator_epoch,
+                "--yes",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains(error), "{}", text(&out));
+        assert!(
+            text(&out).contains("describe the partition again"),
+            "{}",
+            text(&out)
+        );
+    }
+    assert_eq!(mock.state(), before);
+    // the producer's own epochs end it; sending the same abort again changes nothing more
+    let args = [
+        "--topic",
+        "ledger",
+        "--partition",
+        "0",
+        "--producer-id",
+        "8001",
+        "--producer-epoch",
+        "2",
+        "--coordinator-epoch",
+        "4",
+        "--yes",
+    ];
+    for _ in 0..2 {
+        let out = mock.kdp(&["abort"], &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let state = mock.state();
+        assert_eq!(
+            producer(&state, "ledger", 0, 8001)["CurrentTxnStartOffset"],
+            -1
+        );
+        assert_eq!(producer(&state, "ledger", 0, 8001)["ProducerEpoch"], 2);
+    }
+}
+
+#[test]
+fn help_teaches_the_preferred_lever_and_the_exit_statuses() {
+    for sub in ["abort", "force-terminate", "find-hanging"] {
+        let out = Command::new(KDP)
+            .args([sub, "--help"])
+            .output()
+            .expect("kdp --help");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("force-terminate"), "{sub}: {help}");
+        assert!(help.contains("2 bad usage"), "{sub}: {help}");
+        assert!(help.contains("--dry-run"), "{sub}: {help}");
+    }
+}
+
+#[test]
+fn demo_shows_the_repair_plan_without_changing_anything() {
+    let out = Command::new(KDP)
+        .args(["demo", "--repair-dry-run"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("kdp demo --repair-dry-run");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("Plan ("), "{all}");
+    assert!(
+        all.contains("abort (WriteTxnMarkers to the leader): producer 7003"),
+        "{all}"
+    );
+    assert!(all.contains("nothing was changed"), "{all}");
+    assert!(!all.contains("Result:"), "{all}");
+}
