@@ -208,15 +208,26 @@ pub enum Error {
     /// The TLS handshake failed, or the broker ended the TLS session with an
     /// alert; `reason` names the cause (unknown CA, hostname mismatch, ...).
     #[error("{addr}: TLS: {reason}")]
-    Tls { addr: String, reason: String },
+    Tls {
+        /// The broker address the TLS session was with.
+        addr: String,
+        /// Why the handshake or session failed.
+        reason: String,
+    },
 
     /// SASL authentication failed (wrong credentials, mechanism not enabled,
     /// token endpoint failure). Never holds a secret.
     #[error("{addr}: SASL {mechanism} authentication failed: {message}")]
     Authentication {
+        /// The broker address that refused the authentication.
         addr: String,
+        /// The `sasl.mechanism` that was tried (`PLAIN`, `SCRAM-SHA-256`, `OAUTHBEARER`, ...).
         mechanism: &'static str,
+        /// The Kafka error code from SaslHandshake or SaslAuthenticate
+        /// (`UNSUPPORTED_SASL_MECHANISM`, ...), or `SASL_AUTHENTICATION_FAILED`
+        /// when the client gave up (bad SCRAM server signature, token fetch failure).
         error_code: i16,
+        /// The broker's error message, or the client's reason when it gave up first.
         message: String,
     },
 

@@ -426,7 +426,7 @@ fn demo_shows_the_repair_plan_without_changing_anything() {
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert!(all.contains("Plan ("), "{all}");
     assert!(
-        all.contains("abort (WriteTxnMarkers to the leader): producer 7003"),
+        all.contains("abort (WriteTxnMarkers to the leader): producer 8001"),
         "{all}"
     );
     assert!(all.contains("nothing was changed"), "{all}");

@@ -10,9 +10,13 @@ use super::ConfigError;
 /// `security.protocol`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecurityProtocol {
+    /// `PLAINTEXT`: neither TLS nor SASL; the connection is unencrypted and unauthenticated.
     Plaintext,
+    /// `SSL`: TLS, optionally with a client certificate (mutual TLS), and no SASL.
     Ssl,
+    /// `SASL_PLAINTEXT`: SASL authentication over an unencrypted connection.
     SaslPlaintext,
+    /// `SASL_SSL`: SASL authentication inside a TLS session.
     SaslSsl,
 }
 
@@ -34,10 +38,12 @@ impl SecurityProtocol {
         })
     }
 
+    /// Whether connections start with a TLS handshake (`SSL` and `SASL_SSL`).
     pub fn uses_tls(self) -> bool {
         matches!(self, Self::Ssl | Self::SaslSsl)
     }
 
+    /// Whether connections authenticate with SASL after connecting (`SASL_*`).
     pub fn uses_sasl(self) -> bool {
         matches!(self, Self::SaslPlaintext | Self::SaslSsl)
     }
@@ -46,8 +52,11 @@ impl SecurityProtocol {
 /// How to connect: TLS (for SSL and SASL_SSL) and SASL (for SASL_*).
 #[derive(Debug, Clone)]
 pub struct SecurityConfig {
+    /// `security.protocol`: which of TLS and SASL connections use.
     pub protocol: SecurityProtocol,
+    /// The `ssl.*` settings; set when `security.protocol` is `SSL` or `SASL_SSL`.
     pub tls: Option<TlsConfig>,
+    /// The `sasl.*` settings; set when `security.protocol` is `SASL_PLAINTEXT` or `SASL_SSL`.
     pub sasl: Option<SaslConfig>,
 }
 
@@ -67,34 +76,51 @@ pub enum Trust {
     /// The operating system's roots.
     System,
     /// PEM certificates; `origin` says where they came from, for errors.
-    Pem { origin: String, pem: String },
+    Pem {
+        /// The property or file the certificates were read from
+        /// (`ssl.truststore.certificates` or the `ssl.truststore.location` path).
+        origin: String,
+        /// The CA certificates, as PEM `CERTIFICATE` blocks.
+        pem: String,
+    },
 }
 
 /// A client certificate chain and its private key (mutual TLS).
 #[derive(Debug, Clone)]
 pub struct Identity {
+    /// Where the certificate and key came from (a keystore path or property name), for errors.
     pub origin: String,
+    /// The client certificate chain, leaf first, presented to brokers that require
+    /// `ssl.client.auth`.
     pub cert_chain_pem: String,
+    /// The private key of the leaf certificate, as PEM (possibly encrypted PKCS#8).
     pub key_pem: Secret,
     /// `ssl.key.password`, for an encrypted PKCS#8 key (`ENCRYPTED PRIVATE KEY`).
     pub key_password: Option<Secret>,
 }
 
+/// The `ssl.*` settings: how to verify brokers and, for mutual TLS, who the client is.
 #[derive(Debug, Clone)]
 pub struct TlsConfig {
+    /// The CAs that brokers' certificates must chain to (`ssl.truststore.*`).
     pub trust: Trust,
+    /// The client certificate for mutual TLS (`ssl.keystore.*`), if configured.
     pub identity: Option<Identity>,
     /// `ssl.endpoint.identification.algorithm=https` (the default); empty disables it.
     pub verify_hostname: bool,
 }
 
+/// The SCRAM variant of `sasl.mechanism` (RFC 5802 / RFC 7677), by hash function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScramMechanism {
+    /// `SCRAM-SHA-256`.
     Sha256,
+    /// `SCRAM-SHA-512`.
     Sha512,
 }
 
 impl ScramMechanism {
+    /// The mechanism name sent in SaslHandshake, as written in `sasl.mechanism`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Sha256 => "SCRAM-SHA-256",
@@ -103,21 +129,35 @@ impl ScramMechanism {
     }
 }
 
+/// The `sasl.mechanism` and the credentials it needs (from `sasl.jaas.config` or
+/// `sasl.username`/`sasl.password`).
 #[derive(Debug, Clone)]
 pub enum SaslConfig {
+    /// `PLAIN` (RFC 4616): the user name and password are sent as they are, so use it with
+    /// `SASL_SSL`.
     Plain {
+        /// The user to authenticate as (the JAAS `username` option).
         username: String,
+        /// The user's password (the JAAS `password` option).
         password: Secret,
     },
+    /// `SCRAM-SHA-256` or `SCRAM-SHA-512`: a salted challenge-response that never sends the
+    /// password.
     Scram {
+        /// Which SCRAM hash `sasl.mechanism` names.
         mechanism: ScramMechanism,
+        /// The SCRAM user to authenticate as (the JAAS `username` option).
         username: String,
+        /// The SCRAM user's password (the JAAS `password` option); only proofs derived from it are
+        /// sent.
         password: Secret,
     },
+    /// `OAUTHBEARER` (RFC 7628): a bearer token from an OAuth 2 issuer.
     OAuthBearer(OAuthConfig),
 }
 
 impl SaslConfig {
+    /// The `sasl.mechanism` name requested in SaslHandshake.
     pub fn mechanism(&self) -> &'static str {
         match self {
             SaslConfig::Plain { .. } => "PLAIN",
@@ -127,8 +167,10 @@ impl SaslConfig {
     }
 }
 
+/// The `sasl.oauthbearer.*` settings for `sasl.mechanism=OAUTHBEARER`.
 #[derive(Debug, Clone)]
 pub struct OAuthConfig {
+    /// Where each authentication gets its bearer token.
     pub token: TokenSource,
 }
 
@@ -140,9 +182,13 @@ pub enum TokenSource {
     File(PathBuf),
     /// The OAuth 2 client-credentials grant against an HTTPS token endpoint.
     ClientCredentials {
+        /// `sasl.oauthbearer.token.endpoint.url`: the issuer's token endpoint.
         endpoint: String,
+        /// `sasl.oauthbearer.client.credentials.client.id` (or the JAAS `clientId` option).
         client_id: String,
+        /// `sasl.oauthbearer.client.credentials.client.secret` (or the JAAS `clientSecret` option).
         client_secret: Secret,
+        /// `sasl.oauthbearer.scope` (or the JAAS `scope` option), requested with the token if set.
         scope: Option<String>,
     },
 }

@@ -13,7 +13,10 @@ use super::ConfigError;
 /// which ones are secret depends on the module, and none is ever printed.
 #[derive(Debug)]
 pub struct JaasEntry {
+    /// The login module's fully qualified class name, e.g.
+    /// `org.apache.kafka.common.security.scram.ScramLoginModule`.
     pub login_module: String,
+    /// The module options (`username`, `password`, `clientId`, ...), by key.
     pub options: BTreeMap<String, Secret>,
 }
 
@@ -23,6 +26,8 @@ impl JaasEntry {
         self.options.get(key).map(|v| v.expose().to_string())
     }
 
+    /// The option's value, still redacted, for options that hold credentials (`password`,
+    /// `clientSecret`).
     pub fn secret(&self, key: &str) -> Option<Secret> {
         self.options.get(key).cloned()
     }

@@ -23,7 +23,9 @@ const MAX_RESPONSE: u64 = 1 << 20;
 /// A bearer token and how long it is good for, if the issuer said.
 #[derive(Debug, Clone)]
 pub struct Token {
+    /// The access token, sent in the OAUTHBEARER initial client response as `auth=Bearer ...`.
     pub value: Secret,
+    /// The token's lifetime from the issuer's `expires_in`, used to decide when to fetch a new one.
     pub expires_in: Option<Duration>,
 }
 
@@ -247,6 +249,8 @@ pub struct TokenCache {
 }
 
 impl TokenCache {
+    /// The cached token while it is fresh, otherwise a newly fetched one; the error holds no
+    /// secret.
     pub async fn get(&self, source: &TokenSource) -> Result<Token, String> {
         let mut guard = self.cached.lock().await;
         if let Some((t, fresh_until)) = guard.as_ref() {

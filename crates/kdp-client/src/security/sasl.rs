@@ -30,6 +30,7 @@ pub struct SaslSetup {
 }
 
 impl SaslSetup {
+    /// A setup that runs SaslHandshake and SaslAuthenticate with `config` on each connection.
     pub fn new(config: SaslConfig) -> Self {
         SaslSetup {
             config,

@@ -31,6 +31,7 @@ fn fail<T>(s: impl Into<String>) -> Result<T, ScramError> {
     Err(ScramError(s.into()))
 }
 
+/// The client side of one SCRAM-SHA-256/512 exchange (RFC 5802), used once per connection.
 pub struct ScramClient {
     mechanism: ScramMechanism,
     password: Secret,

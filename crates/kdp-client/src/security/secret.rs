@@ -12,6 +12,7 @@ use zeroize::Zeroize;
 pub struct Secret(String);
 
 impl Secret {
+    /// Wraps a password, key or token so that it is redacted when formatted and zeroed on drop.
     pub fn new(s: impl Into<String>) -> Self {
         Secret(s.into())
     }
@@ -21,6 +22,7 @@ impl Secret {
         &self.0
     }
 
+    /// Whether the secret is empty, e.g. to reject a blank `sasl.password` without exposing it.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -61,10 +63,12 @@ impl fmt::Display for Secret {
 pub struct SecretBytes(Vec<u8>);
 
 impl SecretBytes {
+    /// Wraps secret bytes so that they are redacted when formatted and zeroed on drop.
     pub fn new(b: Vec<u8>) -> Self {
         SecretBytes(b)
     }
 
+    /// The secret bytes, for the wire or a key parser only.
     pub fn expose(&self) -> &[u8] {
         &self.0
     }

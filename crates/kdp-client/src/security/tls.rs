@@ -40,6 +40,8 @@ fn provider() -> Arc<CryptoProvider> {
 }
 
 impl TlsConnector {
+    /// A connector that verifies brokers against `ssl.truststore.*` and presents the
+    /// `ssl.keystore.*` identity, if any.
     pub fn new(config: &TlsConfig) -> Result<Self, ConfigError> {
         let provider = provider();
         let roots = Arc::new(roots(&config.trust)?);

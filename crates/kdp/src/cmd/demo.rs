@@ -89,7 +89,7 @@ pub async fn run_async(args: Args) -> i32 {
         let fh = find_hanging::Args {
             cluster: ClusterArgs {
                 bootstrap_server: bootstrap.clone(),
-                command_config: None,
+                client: Default::default(),
                 timeout: Duration::from_secs(20),
             },
             topic: Vec::new(),

@@ -384,7 +384,7 @@ mod tests {
         let mock = MockCluster::start(cluster, config).await.expect("mock");
         let conn = connect(&ClusterArgs {
             bootstrap_server: mock.bootstrap(),
-            command_config: None,
+            client: Default::default(),
             timeout: Duration::from_secs(20),
         })
         .await
