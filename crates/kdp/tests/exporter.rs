@@ -734,3 +734,59 @@ fn soak_every_scrape_is_answered_while_the_broker_stops_and_restarts() {
         scans(&m, "failed")
     );
 }
+
+/// Without the test hook the exporter diagnoses the cluster itself, with
+/// the same code as `kdp find-hanging`: on the demo cluster the partition
+/// missing from its transaction hangs, the PrepareCommit long past its
+/// timeout is stuck, the fenced instances are counted and the records held
+/// back are exported; the ACL-hidden ids (unknown) are not counted.
+#[test]
+fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
+    let dir = TempDir::new("diagnose");
+    let demo = Command::new(KDP)
+        .args(["demo", "--print-cluster-file"])
+        .output()
+        .expect("kdp demo --print-cluster-file");
+    let cluster = dir.write("demo.json", &String::from_utf8_lossy(&demo.stdout));
+    let (_broker, bootstrap) = mock(&cluster, 0);
+    let (_exp, addr) = exporter(
+        &bootstrap,
+        &["--interval", "200ms", "--timeout", "10s"],
+        &dir.0.join("exporter.log"),
+    );
+    let m = wait_until("a scan with the diagnosis", || {
+        let m = metrics(&addr);
+        (sample(&m, "kdp_diagnosis_available") == Some(1.0)).then_some(m)
+    });
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_hanging_transactions{topic="ledger",reason="partition_not_in_transaction"}"#
+        ),
+        Some(1.0),
+        "{m}"
+    );
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_stuck_transactions{topic="ledger",reason="prepare_commit"}"#
+        ),
+        Some(1.0),
+        "{m}"
+    );
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_hanging_transactions{topic="payments",reason="no_transaction"}"#
+        ),
+        Some(0.0),
+        "hidden by ACLs: unknown, not hanging: {m}"
+    );
+    let blocked = sample(&m, r#"kdp_blocked_records{topic="ledger"}"#).unwrap_or(0.0);
+    assert!(blocked >= 80.0 + 68.0 + 28.0, "{m}");
+    assert_eq!(
+        sample(&m, r#"kdp_fenced_producers{topic="ledger"}"#),
+        Some(1.0),
+        "{m}"
+    );
+}

@@ -11,7 +11,7 @@ use kdp_client::BrokerAddress;
 
 use crate::cmd::cluster::{client_config, selection as topic_selection};
 use crate::exit;
-use crate::exporter::diagnosis::{Diagnose, FileDiagnosis, NoDiagnosis};
+use crate::exporter::diagnosis::{ClusterDiagnosis, Diagnose, FileDiagnosis};
 use crate::exporter::scan::ScanConfig;
 use crate::exporter::{self, Config};
 use crate::properties;
@@ -122,7 +122,14 @@ pub fn run(args: Args) -> i32 {
     };
     let diagnose: Arc<dyn Diagnose> = match args.diagnosis_file {
         Some(path) => Arc::new(FileDiagnosis(path)),
-        None => Arc::new(NoDiagnosis),
+        None => Arc::new(ClusterDiagnosis {
+            describe: kdp_client::DescribeOptions {
+                topics: topic_selection(&args.topic, &[]),
+                timeout,
+                request_timeout,
+                ..Default::default()
+            },
+        }),
     };
     let config = Config {
         scan: ScanConfig {

@@ -1,9 +1,9 @@
 //! The diagnosis input of the exporter: hanging and stuck transactions,
 //! fenced producers, diverged replicas and the records an open transaction
 //! blocks. Its metrics are registered today (so rules and dashboards can use
-//! them) and stay without series until a [`Diagnose`] source feeds them: the
-//! diagnosis of issue 8 (`kdp find-hanging`, `compare-replicas`) plugs in as
-//! one more implementation of [`Diagnose`], called after each scan.
+//! them) and stay without series until a [`Diagnose`] source feeds them:
+//! [`ClusterDiagnosis`] (the joined scan of `kdp find-hanging`), called
+//! after each scan, or the test hook [`FileDiagnosis`].
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -71,7 +71,7 @@ pub struct PartitionValue {
     pub value: u64,
 }
 
-/// What the diagnosis found after one scan. Empty until issue 8 lands.
+/// What the diagnosis found after one scan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Diagnosis {
@@ -98,15 +98,6 @@ pub type DiagnoseFuture<'a> = Pin<Box<dyn Future<Output = Option<Diagnosis>> + S
 /// `kdp_diagnosis_available` is 0).
 pub trait Diagnose: Send + Sync {
     fn diagnose(&self, client: Arc<Client>) -> DiagnoseFuture<'_>;
-}
-
-/// Today's source: none.
-pub struct NoDiagnosis;
-
-impl Diagnose for NoDiagnosis {
-    fn diagnose(&self, _client: Arc<Client>) -> DiagnoseFuture<'_> {
-        Box::pin(async { None })
-    }
 }
 
 /// A diagnosis read from a JSON file after each scan: the test hook behind
@@ -156,5 +147,116 @@ mod tests {
             r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "made_up"}]}"#
         )
         .is_err());
+    }
+}
+
+/// The real diagnosis, after each scan: the joined scan behind
+/// `kdp find-hanging` and `describe --with-transactions` (hanging and stuck
+/// transactions by Kafka's rule and kdp's, fenced producers under
+/// transaction protocol v1, records held back by open transactions).
+/// Replica divergence needs every replica asked and is left to
+/// `kdp compare-replicas`: its metric has no series from this source.
+pub struct ClusterDiagnosis {
+    /// The partitions and bounds of each run.
+    pub describe: kdp_client::DescribeOptions,
+}
+
+impl ClusterDiagnosis {
+    fn findings(joined: &kdp_client::txn::join::Joined) -> Diagnosis {
+        use kdp_client::diagnose::flags::{flags, Context, Coordinator, Flag};
+        use kdp_client::diagnose::hanging::{
+            decide, is_candidate, Description, HangingReason, OpenTxn, Verdict,
+        };
+        use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
+        use std::collections::BTreeMap;
+
+        let max_timeout = joined
+            .cluster_max_timeout_ms
+            .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+        let mut out = Diagnosis::default();
+        for (topic, partition, p) in joined.open_transactions() {
+            if !is_candidate(p, joined.now_ms, max_timeout) {
+                continue;
+            }
+            let txn = OpenTxn {
+                topic: topic.to_string(),
+                partition,
+                producer: p.clone(),
+            };
+            let reason = match decide(&txn, &joined.view, joined.now_ms, max_timeout) {
+                Verdict::Hanging(HangingReason::NoTransaction) => Reason::NoTransaction,
+                Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
+                    Reason::PartitionNotInTransaction
+                }
+                Verdict::Stuck { state } if state == "PrepareCommit" => Reason::PrepareCommit,
+                Verdict::Stuck { .. } => Reason::PrepareAbort,
+                Verdict::NotHanging | Verdict::Unknown(_) => continue,
+            };
+            out.transactions.push(Finding {
+                topic: topic.to_string(),
+                partition,
+                reason,
+            });
+        }
+        let cx = Context {
+            now_ms: joined.now_ms,
+            protocol: joined.protocol,
+            max_transaction_timeout_ms: max_timeout,
+            producer_id_expiration_ms: joined.producer_id_expiration_ms,
+        };
+        let mut fenced: BTreeMap<(String, i32), u64> = BTreeMap::new();
+        for (topic, partition, p) in joined.producers() {
+            let coordinator = match joined
+                .view
+                .listed
+                .get(&p.producer_id)
+                .and_then(|id| joined.view.descriptions.get(id))
+            {
+                Some(Description::Described(t)) => Coordinator::Known(t),
+                _ => Coordinator::Unseen,
+            };
+            if flags(p, topic, partition, &coordinator, &cx).contains(&Flag::Fenced) {
+                *fenced.entry((topic.to_string(), partition)).or_default() += 1;
+            }
+        }
+        out.fenced_producers = fenced
+            .into_iter()
+            .map(|((topic, partition), value)| PartitionValue {
+                topic,
+                partition,
+                value,
+            })
+            .collect();
+        out.blocked_records = joined
+            .offsets
+            .iter()
+            .filter_map(|((topic, partition), o)| {
+                let o = o.as_ref().ok()?;
+                Some(PartitionValue {
+                    topic: topic.clone(),
+                    partition: *partition,
+                    value: u64::try_from(o.blocked()).unwrap_or(0),
+                })
+            })
+            .collect();
+        out
+    }
+}
+
+impl Diagnose for ClusterDiagnosis {
+    fn diagnose(&self, client: Arc<Client>) -> DiagnoseFuture<'_> {
+        Box::pin(async move {
+            let opts = kdp_client::txn::join::JoinOptions {
+                describe: self.describe.clone(),
+                open_only: false,
+            };
+            match kdp_client::txn::join::join(&client, &opts).await {
+                Ok(joined) => Some(ClusterDiagnosis::findings(&joined)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "diagnosis failed; its metrics keep no series this scan");
+                    None
+                }
+            }
+        })
     }
 }
