@@ -128,28 +128,6 @@ impl Diagnose for FileDiagnosis {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_the_documented_shape_and_refuses_unknown_fields() {
-        let d: Diagnosis = serde_json::from_str(
-            r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "prepare_abort"}],
-                "blocked_records": [{"topic": "t", "partition": 0, "value": 12}]}"#,
-        )
-        .unwrap();
-        assert_eq!(d.transactions[0].reason, Reason::PrepareAbort);
-        assert!(d.transactions[0].reason.is_stuck());
-        assert!(d.fenced_producers.is_empty());
-        assert!(serde_json::from_str::<Diagnosis>(r#"{"hanging": []}"#).is_err());
-        assert!(serde_json::from_str::<Diagnosis>(
-            r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "made_up"}]}"#
-        )
-        .is_err());
-    }
-}
-
 /// The real diagnosis, after each scan: the joined scan behind
 /// `kdp find-hanging` and `describe --with-transactions` (hanging and stuck
 /// transactions by Kafka's rule and kdp's, fenced producers under
@@ -258,5 +236,27 @@ impl Diagnose for ClusterDiagnosis {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_documented_shape_and_refuses_unknown_fields() {
+        let d: Diagnosis = serde_json::from_str(
+            r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "prepare_abort"}],
+                "blocked_records": [{"topic": "t", "partition": 0, "value": 12}]}"#,
+        )
+        .unwrap();
+        assert_eq!(d.transactions[0].reason, Reason::PrepareAbort);
+        assert!(d.transactions[0].reason.is_stuck());
+        assert!(d.fenced_producers.is_empty());
+        assert!(serde_json::from_str::<Diagnosis>(r#"{"hanging": []}"#).is_err());
+        assert!(serde_json::from_str::<Diagnosis>(
+            r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "made_up"}]}"#
+        )
+        .is_err());
     }
 }
