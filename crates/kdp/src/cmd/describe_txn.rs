@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::cmd::cluster::Connected;
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
-use crate::output::{age, rfc3339, Output};
+use crate::output::{rfc3339, Output};
 
 /// One producer on one partition, joined.
 #[derive(Debug, Serialize)]
@@ -45,11 +45,7 @@ impl Record for Row {
             self.producer_id.to_string(),
             self.producer_epoch.to_string(),
             self.last_sequence.to_string(),
-            format!(
-                "{} ({})",
-                or_dash(self.last_timestamp_rfc3339.as_deref()),
-                age(self.last_timestamp, self.now_ms)
-            ),
+            records::when(self.last_timestamp, self.now_ms),
             self.coordinator_epoch.to_string(),
             if self.current_txn_start_offset >= 0 {
                 self.current_txn_start_offset.to_string()

@@ -118,11 +118,7 @@ impl Record for Row {
             self.producer_epoch.to_string(),
             self.coordinator_epoch.to_string(),
             self.start_offset.to_string(),
-            format!(
-                "{} ({})",
-                or_dash(self.last_timestamp_rfc3339.as_deref()),
-                age(self.last_timestamp, self.now_ms)
-            ),
+            records::when(self.last_timestamp, self.now_ms),
             or_dash(self.transactional_id.as_deref()),
             age(
                 self.now_ms.saturating_sub(self.transaction_age_ms),

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
-use crate::output::{age, rfc3339, Output};
+use crate::output::{rfc3339, Output};
 
 /// `kdp transactions`.
 #[derive(clap::Args, Debug, Clone)]
@@ -136,11 +136,7 @@ impl Record for DescribeRow {
             self.transaction_state.clone(),
             self.transaction_timeout_ms.to_string(),
             match self.current_transaction_start_time_ms {
-                Some(ms) => format!(
-                    "{} ({})",
-                    or_dash(self.current_transaction_start_time.as_deref()),
-                    age(ms, self.now_ms)
-                ),
+                Some(ms) => records::when(ms, self.now_ms),
                 None => "None".into(),
             },
             or_dash(self.transaction_duration_ms),

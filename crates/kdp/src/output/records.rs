@@ -53,3 +53,12 @@ pub fn write<R: Record>(
 pub fn or_dash<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
+
+/// A time as RFC 3339 with its age, e.g. `2026-11-30T08:10:37.146Z (2h5m ago)`.
+pub fn when(ms: i64, now_ms: i64) -> String {
+    format!(
+        "{} ({})",
+        or_dash(super::rfc3339(ms)),
+        super::age(ms, now_ms)
+    )
+}
