@@ -194,6 +194,9 @@ listener.name.sasl_ssl.connections.max.reauth.ms=3600000
 # one mechanism only here, so that a client asking for another is refused
 listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-512
 sasl.oauthbearer.jwks.endpoint.url=$jwks
+# Kafka 4.4 refuses to start without an audience and an issuer to check (the IdP sets both)
+sasl.oauthbearer.expected.audience=kdp-secure
+sasl.oauthbearer.expected.issuer=https://kdp-idp.invalid
 EOF
     local l m
     for l in sasl_ssl sasl_plaintext; do

@@ -37,7 +37,8 @@ def token(sub, lifetime=3600):
     now = int(time.time())
     header = b64url(json.dumps({"alg": "RS256", "typ": "JWT", "kid": KID}).encode())
     claims = b64url(json.dumps({"sub": sub, "iat": now, "exp": now + lifetime,
-                                "scope": "kafka"}).encode())
+                                "scope": "kafka", "aud": "kdp-secure",
+                                "iss": "https://kdp-idp.invalid"}).encode())
     signing_input = f"{header}.{claims}".encode()
     sig = subprocess.run(["openssl", "dgst", "-sha256", "-sign", KEY], input=signing_input,
                          check=True, capture_output=True).stdout
