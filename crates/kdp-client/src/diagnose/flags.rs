@@ -20,7 +20,7 @@
 
 use kdp_wire::messages::{ProducerState, TransactionState};
 
-use super::TxnProtocol;
+use super::{includes, TxnProtocol};
 
 /// One flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -72,12 +72,6 @@ pub struct Context {
     pub max_transaction_timeout_ms: i64,
     /// The cluster's `producer.id.expiration.ms`, if known.
     pub producer_id_expiration_ms: Option<i64>,
-}
-
-fn includes(t: &TransactionState, topic: &str, partition: i32) -> bool {
-    t.topics
-        .iter()
-        .any(|td| td.topic == topic && td.partitions.contains(&partition))
 }
 
 /// The flags of producer `p` on `topic`/`partition`, ascending.

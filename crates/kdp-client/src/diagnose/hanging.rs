@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 use kdp_wire::messages::{ProducerState, TransactionState};
 
-use super::txn_state;
+use super::{includes as includes_partition, txn_state};
 
 /// One producer's open transaction on one partition, as its replica
 /// reported it.
@@ -163,12 +163,6 @@ pub fn transactional_id<'a>(view: &'a CoordinatorView, txn: &OpenTxn) -> Option<
     view.listed
         .get(&txn.producer.producer_id)
         .map(String::as_str)
-}
-
-fn includes_partition(t: &TransactionState, topic: &str, partition: i32) -> bool {
-    t.topics
-        .iter()
-        .any(|td| td.topic == topic && td.partitions.contains(&partition))
 }
 
 /// kdp's verdict on one candidate (see the module docs).

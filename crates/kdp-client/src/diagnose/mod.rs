@@ -44,6 +44,15 @@ impl TxnProtocol {
     }
 }
 
+/// Whether the coordinator's transaction `t` holds `topic`/`partition`: it
+/// will write that partition's marker (Ongoing: all its partitions;
+/// Prepare*: those still waiting for a marker).
+pub fn includes(t: &kdp_wire::messages::TransactionState, topic: &str, partition: i32) -> bool {
+    t.topics
+        .iter()
+        .any(|td| td.topic == topic && td.partitions.contains(&partition))
+}
+
 /// A transaction state as the coordinator names it
 /// (`TransactionState` in Kafka's coordinator).
 pub mod txn_state {

@@ -20,6 +20,7 @@ use crate::client::Client;
 use crate::describe::{
     describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionOutcome,
 };
+use crate::diagnose::flags::Coordinator;
 use crate::diagnose::hanging::{CoordinatorView, Description};
 use crate::diagnose::TxnProtocol;
 use crate::error::Result;
@@ -88,6 +89,25 @@ impl Joined {
         match self.view.descriptions.get(id)? {
             Description::Described(t) => Some(t),
             _ => None,
+        }
+    }
+
+    /// What the coordinators say about producer `p`, as the flags take it:
+    /// described; unknown (the id is not found, or an open transaction's
+    /// producer has no description although every id is visible and every
+    /// broker answered); or unseen (kdp cannot tell).
+    pub fn coordinator(&self, p: &ProducerState) -> Coordinator<'_> {
+        let id = self.view.listed.get(&p.producer_id);
+        match id.and_then(|id| self.view.descriptions.get(id)) {
+            Some(Description::Described(t)) => Coordinator::Known(t),
+            Some(Description::NotFound) => Coordinator::Unknown,
+            None if p.current_txn_start_offset >= 0
+                && self.view.may_describe_any
+                && self.view.listing_complete =>
+            {
+                Coordinator::Unknown
+            }
+            _ => Coordinator::Unseen,
         }
     }
 

@@ -197,11 +197,8 @@ fn plan(args: &Args, joined: &Joined) -> Result<Step, String> {
     let state = producer
         .as_ref()
         .and_then(|p| joined.coordinator_state(p.producer_id));
-    let in_transaction = state.is_some_and(|t| {
-        t.topics
-            .iter()
-            .any(|td| td.topic == args.topic && td.partitions.contains(&args.partition))
-    });
+    let in_transaction =
+        state.is_some_and(|t| kdp_client::diagnose::includes(t, &args.topic, args.partition));
     Ok(Step {
         in_transaction,
         partitions: vec![((args.topic.clone(), args.partition), start)],

@@ -5,7 +5,6 @@
 use std::io::{self, Write};
 
 use kdp_client::diagnose::flags::{flags, Context, Coordinator};
-use kdp_client::diagnose::hanging::Description;
 use kdp_client::txn::join::{join, JoinOptions, Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use kdp_client::DescribeOptions;
 use serde::Serialize;
@@ -95,18 +94,7 @@ pub fn rows(joined: &Joined) -> Vec<Row> {
         .producers()
         .map(|(topic, partition, p)| {
             let id = joined.view.listed.get(&p.producer_id);
-            let desc = id.and_then(|id| joined.view.descriptions.get(id));
-            let coordinator = match desc {
-                Some(Description::Described(t)) => Coordinator::Known(t),
-                Some(Description::NotFound) => Coordinator::Unknown,
-                None if p.current_txn_start_offset >= 0
-                    && joined.view.may_describe_any
-                    && joined.view.listing_complete =>
-                {
-                    Coordinator::Unknown
-                }
-                _ => Coordinator::Unseen,
-            };
+            let coordinator = joined.coordinator(p);
             let t = match &coordinator {
                 Coordinator::Known(t) => Some(*t),
                 _ => None,

@@ -161,11 +161,7 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
             continue;
         }
         let state = joined.coordinator_state(p.producer_id);
-        let tracked = state.filter(|t| {
-            t.topics
-                .iter()
-                .any(|td| td.topic == topic && td.partitions.contains(&partition))
-        });
+        let tracked = state.filter(|t| kdp_client::diagnose::includes(t, topic, partition));
         let start = tracked
             .map(|t| t.transaction_start_time_ms)
             .filter(|s| *s >= 0)

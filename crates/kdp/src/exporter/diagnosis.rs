@@ -141,9 +141,9 @@ pub struct ClusterDiagnosis {
 
 impl ClusterDiagnosis {
     fn findings(joined: &kdp_client::txn::join::Joined) -> Diagnosis {
-        use kdp_client::diagnose::flags::{flags, Context, Coordinator, Flag};
+        use kdp_client::diagnose::flags::{flags, Context, Flag};
         use kdp_client::diagnose::hanging::{
-            decide, is_candidate, Description, HangingReason, OpenTxn, Verdict,
+            decide, is_candidate, HangingReason, OpenTxn, Verdict,
         };
         use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
         use std::collections::BTreeMap;
@@ -184,15 +184,7 @@ impl ClusterDiagnosis {
         };
         let mut fenced: BTreeMap<(String, i32), u64> = BTreeMap::new();
         for (topic, partition, p) in joined.producers() {
-            let coordinator = match joined
-                .view
-                .listed
-                .get(&p.producer_id)
-                .and_then(|id| joined.view.descriptions.get(id))
-            {
-                Some(Description::Described(t)) => Coordinator::Known(t),
-                _ => Coordinator::Unseen,
-            };
+            let coordinator = joined.coordinator(p);
             if flags(p, topic, partition, &coordinator, &cx).contains(&Flag::Fenced) {
                 *fenced.entry((topic.to_string(), partition)).or_default() += 1;
             }
