@@ -198,8 +198,11 @@ fn parse_token_response(raw: &[u8]) -> Result<Token, String> {
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .ok_or("token endpoint: the answer is not HTTP")?;
-    let head = String::from_utf8_lossy(&raw[..split]);
-    let body = &raw[split + 4..];
+    let (head, body) = raw
+        .split_at_checked(split)
+        .ok_or("token endpoint: the answer is not HTTP")?;
+    let head = String::from_utf8_lossy(head);
+    let body = body.get(4..).unwrap_or_default();
     let status: u16 = head
         .split_whitespace()
         .nth(1)

@@ -156,7 +156,7 @@ fn pem_block<'a>(text: &'a str, label: &str) -> Option<&'a str> {
     let begin = format!("-----BEGIN {label}-----");
     let end = format!("-----END {label}-----");
     let start = text.find(&begin)?;
-    let stop = text[start..].find(&end)? + start + end.len();
+    let stop = text.get(start..)?.find(&end)? + start + end.len();
     text.get(start..stop)
 }
 
