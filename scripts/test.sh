@@ -54,7 +54,7 @@ for i in "${!versions[@]}"; do
         # (kdp-server's java_tool runs Kafka's tool against the mock, not a broker)
         cargo test -p kdp --locked --no-fail-fast --test real_kafka \
             --test real_kafka_broker_stop --test real_kafka_scenarios \
-            --test real_kafka_diagnose -- --include-ignored ||
+            --test real_kafka_diagnose --test real_kafka_repair -- --include-ignored ||
             failed+=("$v")
     fi
     bash scripts/kafka-cluster.sh stop

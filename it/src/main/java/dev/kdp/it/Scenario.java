@@ -99,6 +99,7 @@ public final class Scenario {
                 case "idempotent": s.idempotent(); break;
                 case "txn-commit": s.txnCommit(); break;
                 case "txn-open": s.txnOpen(); break; // never returns: halts the JVM
+                case "txn-zombie": s.txnZombie(); break;
                 case "fence": s.fence(); break;
                 case "describe-txn": s.describeTxn(); break;
                 case "txn-two-partitions": s.txnTwoPartitions(); break;
@@ -158,6 +159,9 @@ public final class Scenario {
             "  txn-commit    --topic T --partition P --records N --transactional-id ID",
             "  txn-open      --topic T --partition P --records N --transactional-id ID [--hold-seconds S]",
             "                [--transaction-timeout-ms MS (default 3600000)]",
+            "  txn-zombie    --topic T --partition P --records N --transactional-id ID --resume-file PATH",
+            "                [--transaction-timeout-ms MS]: like txn-open but stays alive; once PATH exists it",
+            "                sends one more record and commits, and prints a second JSON line with the outcome",
             "  fence         --topic T --partition P --records N --transactional-id ID",
             "  describe-txn  --transactional-id ID",
             "  txn-two-partitions --topic T --partition-a A --partition-b B --records N --transactional-id ID",
@@ -383,6 +387,71 @@ public final class Scenario {
     }
 
     /** A new producer instance with the same transactional.id: initTransactions (fences), then one committed txn of N records. */
+    /**
+     * A live producer inside an open transaction that an operator repairs behind its back: prints
+     * the txn-open line, waits (bounded by --timeout-seconds) until --resume-file exists, then goes
+     * on with its old epoch (one more record, then commit) and prints what happened. After a
+     * force-terminate the broker must refuse it; the second line names the exception.
+     */
+    private void txnZombie() throws Exception {
+        TopicPartition tp = tp();
+        int n = reqInt("records");
+        if (n < 1) throw new UsageException("--records must be >= 1");
+        String tid = req("transactional-id");
+        java.nio.file.Path resume = java.nio.file.Path.of(req("resume-file"));
+        int timeoutMs = optInt("transaction-timeout-ms", TXN_TIMEOUT_MS);
+        try (Admin admin = admin(bootstrap)) {
+            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid, timeoutMs));
+            producer.initTransactions();
+            short initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+            producer.beginTransaction();
+            long[] offsets = sendAll(producer, tp, n, "zombie");
+            short dataEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+            int clientLastSeq = clientNextSequence(producer, tp) - 1;
+            TransactionDescription txn = waitTxnState(admin, tid, "Ongoing");
+            TopicDescription td = describeTopic(admin, tp.topic());
+            ProducerState leaderState = waitProducerState(admin, tp, td, txn.producerId(),
+                s -> s.lastSequence() == clientLastSeq && s.currentTransactionStartOffset().isPresent(),
+                "ongoing txn with lastSequence == " + clientLastSeq);
+            emit(producerJson("txn-zombie", tp, n, txn.producerId(), leaderState, offsets, td)
+                .put("transactionalId", tid)
+                .put("txnState", txn.state().toString())
+                .put("clientInitEpoch", (int) initEpoch)
+                .put("clientProducerEpoch", (int) dataEpoch));
+            OUT.flush();
+            while (!java.nio.file.Files.exists(resume)) {
+                sleepOrFail(100, "resume file never appeared: " + resume, null);
+            }
+            String sendError = null;
+            String commitError = null;
+            try {
+                producer.send(new ProducerRecord<>(tp.topic(), tp.partition(),
+                    "k-zombie".getBytes(StandardCharsets.UTF_8), "zombie-late".getBytes(StandardCharsets.UTF_8))).get();
+            } catch (Exception e) {
+                sendError = rootName(e);
+            }
+            if (sendError == null) {
+                try {
+                    producer.commitTransaction();
+                } catch (Exception e) {
+                    commitError = rootName(e);
+                }
+            }
+            producer.close(Duration.ZERO);
+            emit(new Json()
+                .put("scenario", "txn-zombie-resumed")
+                .put("transactionalId", tid)
+                .put("sendError", sendError)
+                .put("commitError", commitError)
+                .put("committed", sendError == null && commitError == null));
+        }
+    }
+
+    private static String rootName(Exception e) {
+        Throwable c = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+        return c.getClass().getSimpleName();
+    }
+
     private void fence() throws Exception {
         TopicPartition tp = tp();
         int n = reqInt("records");
