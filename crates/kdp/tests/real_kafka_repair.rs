@@ -515,7 +515,7 @@ fn raw_abort_marker_epoch_rules_of_this_generation() {
             .and_then(|t| t.range(kdp_wire::api::WRITE_TXN_MARKERS))
             .expect("the leader speaks WriteTxnMarkers");
         let mut answers = BTreeMap::new();
-        let mut ask = |version, epoch, tv| {
+        let ask = |version, epoch, tv| {
             let conn = &conn;
             let topic = topic.clone();
             async move {
