@@ -10,6 +10,8 @@
 //! `.ci/run` installs. The tests that need them are `#[ignore]`d, like the
 //! real-Kafka ones, so a bare `cargo test` stays self-contained;
 //! `scripts/test.sh` runs them, and without the tools they fail (never skip).
+//!
+//! One test watches a real Kafka cluster instead (`scripts/test.sh` starts it).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -19,6 +21,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
+
+mod common;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
@@ -787,6 +791,95 @@ fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
     assert_eq!(
         sample(&m, r#"kdp_fenced_producers{topic="ledger"}"#),
         Some(1.0),
+        "{m}"
+    );
+}
+
+/// A real cluster: a producer killed inside a transaction shows in the
+/// metrics with its age and the records it blocks, and the series go back to
+/// zero once `kdp abort` ends the transaction.
+#[test]
+#[ignore = "needs a real Kafka cluster: run scripts/test.sh"]
+fn a_killed_producers_transaction_appears_then_goes_after_kdp_abort_on_real_kafka() {
+    let env = common::env();
+    let topic = common::unique("kdp-exp-real");
+    common::create_topic(&env, &topic, 1);
+    let tid = common::unique("kdp-exp-real-tx");
+    let opened_before = std::time::SystemTime::now();
+    let open = common::scenario(
+        &env,
+        "txn-open",
+        &[
+            "--topic",
+            &topic,
+            "--partition",
+            "0",
+            "--records",
+            "5",
+            "--transactional-id",
+            &tid,
+            "--transaction-timeout-ms",
+            "3600000",
+        ],
+    );
+    let start = open["baseOffset"].as_i64().expect("baseOffset");
+
+    let dir = TempDir::new("real");
+    let (_exporter, addr) = exporter(
+        &env.bootstrap,
+        &["--interval", "1s", "--timeout", "20s", "--topic", &topic],
+        &dir.0.join("exporter.log"),
+    );
+    let series = |name: &str| format!("{name}{{topic=\"{topic}\"}}");
+    let m = wait_until("the open transaction in the metrics", || {
+        let m = metrics(&addr);
+        (sample(&m, &series("kdp_open_transactions")) == Some(1.0)
+            && sample(&m, &series("kdp_blocked_records")).is_some())
+        .then_some(m)
+    });
+    assert_eq!(sample(&m, &series("kdp_producers")), Some(1.0), "{m}");
+    assert_eq!(sample(&m, &series("kdp_blocked_records")), Some(5.0), "{m}");
+    let age = sample(&m, &series("kdp_oldest_open_transaction_age_seconds")).expect("age");
+    let since_open = opened_before.elapsed().expect("clock").as_secs_f64();
+    assert!(
+        (0.0..=since_open + 1.0).contains(&age),
+        "the age ({age}) is at most the time since the producer wrote ({since_open})"
+    );
+    // the coordinator still tracks it (timeout 1 h): not hanging
+    assert!(
+        !m.lines().any(|l| l.starts_with("kdp_hanging_transactions{")
+            && l.contains(&topic)
+            && !l.ends_with(" 0")),
+        "{m}"
+    );
+
+    let so = start.to_string();
+    let abort = common::kdp(&[
+        "abort",
+        "--bootstrap-server",
+        &env.bootstrap,
+        "--topic",
+        &topic,
+        "--partition",
+        "0",
+        "--start-offset",
+        &so,
+        "--yes",
+    ]);
+    assert_eq!(abort.code, 0, "{}\n{}", abort.stdout, abort.stderr);
+    let m = wait_until("the transaction gone from the metrics", || {
+        let m = metrics(&addr);
+        (sample(&m, &series("kdp_open_transactions")) == Some(0.0)).then_some(m)
+    });
+    assert_eq!(sample(&m, &series("kdp_producers")), Some(1.0), "{m}");
+    assert_eq!(
+        sample(&m, &series("kdp_blocked_records")).unwrap_or(0.0),
+        0.0,
+        "{m}"
+    );
+    assert_eq!(
+        sample(&m, &series("kdp_oldest_open_transaction_age_seconds")).unwrap_or(0.0),
+        0.0,
         "{m}"
     );
 }
