@@ -410,6 +410,7 @@ fn force_terminate_releases_the_lso_and_fences_the_live_producer() {
 
     // the producer comes back with the epoch it was fenced at
     let resumed = zombie.resume();
+    eprintln!("Kafka {}: the fenced producer resumed: {resumed}", env.kafka_version);
     assert_eq!(resumed["committed"], false, "{resumed}");
     let refused = resumed["sendError"]
         .as_str()
