@@ -806,22 +806,7 @@ fn a_killed_producers_transaction_appears_then_goes_after_kdp_abort_on_real_kafk
     common::create_topic(&env, &topic, 1);
     let tid = common::unique("kdp-exp-real-tx");
     let opened_before = std::time::SystemTime::now();
-    let open = common::scenario(
-        &env,
-        "txn-open",
-        &[
-            "--topic",
-            &topic,
-            "--partition",
-            "0",
-            "--records",
-            "5",
-            "--transactional-id",
-            &tid,
-            "--transaction-timeout-ms",
-            "3600000",
-        ],
-    );
+    let open = common::open_txn(&env, &topic, 0, &tid, 5);
     let start = open["baseOffset"].as_i64().expect("baseOffset");
 
     let dir = TempDir::new("real");

@@ -61,20 +61,7 @@ fn one_partition_matches_producers_and_kafka_tool() {
         ],
     );
     let tid_o = unique("kdp-tx-o");
-    let open = scenario(
-        &env,
-        "txn-open",
-        &[
-            "--topic",
-            &topic,
-            "--partition",
-            "1",
-            "--records",
-            "3",
-            "--transactional-id",
-            &tid_o,
-        ],
-    );
+    let open = open_txn(&env, &topic, 1, &tid_o, 3);
 
     // what the producers did (it/README.md, per transaction protocol)
     let idem_row = scenario_row(&idem);
@@ -191,20 +178,7 @@ fn broker_id_followers_match_kafka_tool() {
         &["--topic", &topic, "--partition", "0", "--records", "3"],
     );
     let tid = unique("kdp-tx-f");
-    let open = scenario(
-        &env,
-        "txn-open",
-        &[
-            "--topic",
-            &topic,
-            "--partition",
-            "0",
-            "--records",
-            "2",
-            "--transactional-id",
-            &tid,
-        ],
-    );
+    let open = open_txn(&env, &topic, 0, &tid, 2);
     let want = sorted(vec![scenario_row(&idem), scenario_row(&open)]);
     let leader = created["partitions"][0]["leader"].as_i64().unwrap() as i32;
     let replicas: Vec<i32> = created["partitions"][0]["replicas"]

@@ -25,25 +25,6 @@ fn kdp_json(env: &Env, cmd: &[&str], args: &[&str], key: &str) -> (i32, Vec<Valu
     (r.code, doc[key].as_array().cloned().unwrap_or_default())
 }
 
-fn open_txn(env: &Env, topic: &str, tid: &str, records: &str) -> Value {
-    scenario(
-        env,
-        "txn-open",
-        &[
-            "--topic",
-            topic,
-            "--partition",
-            "0",
-            "--records",
-            records,
-            "--transactional-id",
-            tid,
-            "--transaction-timeout-ms",
-            "3600000",
-        ],
-    )
-}
-
 /// A producer killed inside a transaction with a long timeout: its open
 /// transaction shows with its transactional id and the records it blocks,
 /// and it is not hanging while the coordinator tracks it, even at a zero
@@ -55,7 +36,7 @@ fn a_tracked_open_transaction_is_never_hanging_and_shows_what_it_blocks() {
     let topic = unique("kdp-dg-open");
     create_topic(&env, &topic, 1);
     let tid = unique("kdp-dg-open-tx");
-    let open = open_txn(&env, &topic, &tid, "5");
+    let open = open_txn(&env, &topic, 0, &tid, 5);
     let pid = i(&open, "producerId");
 
     let (code, rows) = kdp_json(
@@ -109,7 +90,7 @@ fn transactions_list_and_describe_agree_with_kafka_transactions() {
     let topic = unique("kdp-dg-list");
     create_topic(&env, &topic, 1);
     let tid = unique("kdp-dg-list-tx");
-    open_txn(&env, &topic, &tid, "2");
+    open_txn(&env, &topic, 0, &tid, 2);
 
     let r = kdp(&[
         "transactions",

@@ -62,25 +62,6 @@ fn consume(env: &Env, topic: &str) -> (i64, i64) {
     (i(&c, "records"), i(&c, "position"))
 }
 
-fn open_txn(env: &Env, topic: &str, tid: &str, records: &str) -> Value {
-    scenario(
-        env,
-        "txn-open",
-        &[
-            "--topic",
-            topic,
-            "--partition",
-            "0",
-            "--records",
-            records,
-            "--transactional-id",
-            tid,
-            "--transaction-timeout-ms",
-            "3600000",
-        ],
-    )
-}
-
 /// Three committed records written after `open`'s transaction started: a
 /// read_committed consumer must not see them while it stays open.
 fn write_after(env: &Env, topic: &str) {
@@ -96,6 +77,13 @@ fn kdp_in(env: &Env, cmd: &[&str], args: &[&str]) -> Run {
     all.extend(["--bootstrap-server", &env.bootstrap, "--timeout", "40s"]);
     all.extend(args);
     kdp(&all)
+}
+
+/// `kdp abort --topic T --partition 0 <args>`.
+fn abort(env: &Env, topic: &str, args: &[&str]) -> Run {
+    let mut all = vec!["--topic", topic, "--partition", "0"];
+    all.extend(args);
+    kdp_in(env, &["abort"], &all)
 }
 
 /// The pinned partition as the consumer sees it: it reaches the open
@@ -142,7 +130,7 @@ fn abort_by_start_offset_releases_the_lso_and_refuses_what_is_not_there() {
     let topic = unique("kdp-rp-abort");
     create_topic(&env, &topic, 1);
     let tid = unique("kdp-rp-abort-tx");
-    let open = open_txn(&env, &topic, &tid, "5");
+    let open = open_txn(&env, &topic, 0, &tid, 5);
     let (pid, start) = (i(&open, "producerId"), i(&open, "baseOffset"));
     write_after(&env, &topic);
     assert_pinned(&env, &topic, start);
@@ -155,19 +143,7 @@ fn abort_by_start_offset_releases_the_lso_and_refuses_what_is_not_there() {
     // the dry run prints the plan (producer, transactional id, records it
     // unblocks) and changes nothing
     let so = start.to_string();
-    let dry = kdp_in(
-        &env,
-        &["abort"],
-        &[
-            "--topic",
-            &topic,
-            "--partition",
-            "0",
-            "--start-offset",
-            &so,
-            "--dry-run",
-        ],
-    );
+    let dry = abort(&env, &topic, &["--start-offset", &so, "--dry-run"]);
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     for part in [
         format!("producer {pid} "),
@@ -183,27 +159,11 @@ fn abort_by_start_offset_releases_the_lso_and_refuses_what_is_not_there() {
         );
     }
     // without a terminal and without --yes: refused, nothing sent
-    let unconfirmed = kdp_in(
-        &env,
-        &["abort"],
-        &["--topic", &topic, "--partition", "0", "--start-offset", &so],
-    );
+    let unconfirmed = abort(&env, &topic, &["--start-offset", &so]);
     assert_eq!(unconfirmed.code, 2, "{}", unconfirmed.stderr);
     // an offset no open transaction starts at: refused, says where they start
     let wrong = (start + 1).to_string();
-    let refused = kdp_in(
-        &env,
-        &["abort"],
-        &[
-            "--topic",
-            &topic,
-            "--partition",
-            "0",
-            "--start-offset",
-            &wrong,
-            "--yes",
-        ],
-    );
+    let refused = abort(&env, &topic, &["--start-offset", &wrong, "--yes"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     assert!(
         refused
@@ -215,19 +175,7 @@ fn abort_by_start_offset_releases_the_lso_and_refuses_what_is_not_there() {
     );
     assert_eq!(seen(&env, &topic, Some(&tid)), before, "nothing changed");
 
-    let done = kdp_in(
-        &env,
-        &["abort"],
-        &[
-            "--topic",
-            &topic,
-            "--partition",
-            "0",
-            "--start-offset",
-            &so,
-            "--yes",
-        ],
-    );
+    let done = abort(&env, &topic, &["--start-offset", &so, "--yes"]);
     assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
     assert!(done.stdout.contains("done"), "{}", done.stdout);
     let after = kafka_describe_producers(&env, &topic, 0, None);
@@ -241,14 +189,10 @@ fn abort_by_start_offset_releases_the_lso_and_refuses_what_is_not_there() {
         .coordinator_epoch
         .max(0)
         .to_string();
-    let again = kdp_in(
+    let again = abort(
         &env,
-        &["abort"],
+        &topic,
         &[
-            "--topic",
-            &topic,
-            "--partition",
-            "0",
             "--producer-id",
             &pid.to_string(),
             "--producer-epoch",
@@ -410,7 +354,10 @@ fn force_terminate_releases_the_lso_and_fences_the_live_producer() {
 
     // the producer comes back with the epoch it was fenced at
     let resumed = zombie.resume();
-    eprintln!("Kafka {}: the fenced producer resumed: {resumed}", env.kafka_version);
+    eprintln!(
+        "Kafka {}: the fenced producer resumed: {resumed}",
+        env.kafka_version
+    );
     assert_eq!(resumed["committed"], false, "{resumed}");
     let refused = resumed["sendError"]
         .as_str()
@@ -492,7 +439,7 @@ fn raw_abort_marker_epoch_rules_of_this_generation() {
             &tid,
         ],
     );
-    let open = open_txn(&env, &topic, &tid, "5");
+    let open = open_txn(&env, &topic, 0, &tid, 5);
     let pid = i(&open, "producerId");
     let epoch = i16::try_from(i(&open, "producerEpoch")).unwrap();
     let coordinator_epoch = i32::try_from(i(&open, "coordinatorEpoch")).unwrap().max(0);

@@ -79,22 +79,7 @@ fn txn_open_pins_the_lso_until_fenced() {
         &["--topic", &topic, "--partition", "0", "--records", "3"],
     );
     let tid = unique("kdp-sc-open-tx");
-    let open = scenario(
-        &env,
-        "txn-open",
-        &[
-            "--topic",
-            &topic,
-            "--partition",
-            "0",
-            "--records",
-            "4",
-            "--transactional-id",
-            &tid,
-            "--transaction-timeout-ms",
-            "3600000",
-        ],
-    );
+    let open = open_txn(&env, &topic, 0, &tid, 4);
     let first = i(&open, "baseOffset");
     assert_eq!(first, 3, "after the 3 idempotent records");
     assert_eq!(i(&open, "lastOffset"), 6);
@@ -311,20 +296,7 @@ fn transactions_command_list_and_bad_usage() {
     let topic = unique("kdp-sc-list");
     create_topic(&env, &topic, 1);
     let tid = unique("kdp-sc-list-tx");
-    let open = scenario(
-        &env,
-        "txn-open",
-        &[
-            "--topic",
-            &topic,
-            "--partition",
-            "0",
-            "--records",
-            "1",
-            "--transactional-id",
-            &tid,
-        ],
-    );
+    let open = open_txn(&env, &topic, 0, &tid, 1);
     let r = transactions_command(&env, &["list"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let rows = parse_tool_table(&r.stdout);

@@ -228,6 +228,28 @@ pub fn kafka_describe_transaction(
     rows.remove(0)
 }
 
+/// A producer killed inside a transaction of `records` records on
+/// `topic`-`partition` (Scenario txn-open, transaction timeout one hour): its
+/// one JSON line.
+pub fn open_txn(env: &Env, topic: &str, partition: i32, tid: &str, records: u32) -> Value {
+    scenario(
+        env,
+        "txn-open",
+        &[
+            "--topic",
+            topic,
+            "--partition",
+            &partition.to_string(),
+            "--records",
+            &records.to_string(),
+            "--transactional-id",
+            tid,
+            "--transaction-timeout-ms",
+            "3600000",
+        ],
+    )
+}
+
 pub fn create_topic(env: &Env, topic: &str, partitions: u32) -> Value {
     scenario(
         env,

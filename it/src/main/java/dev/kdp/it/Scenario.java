@@ -345,48 +345,72 @@ public final class Scenario {
      * transaction.timeout.ms (1 hour).
      */
     private void txnOpen() throws Exception {
-        TopicPartition tp = tp();
-        int n = reqInt("records");
-        if (n < 1) throw new UsageException("--records must be >= 1");
-        String tid = req("transactional-id");
         long holdSeconds = Long.parseLong(opts.getOrDefault("hold-seconds", "0"));
-        int timeoutMs = optInt("transaction-timeout-ms", TXN_TIMEOUT_MS);
-        Admin admin = admin(bootstrap);
-        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid, timeoutMs));
-        producer.initTransactions();
-        short initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
-        producer.beginTransaction();
-        long[] offsets = sendAll(producer, tp, n, "open");
-        short dataEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
-        int clientLastSeq = clientNextSequence(producer, tp) - 1;
-        TransactionDescription txn = waitTxnState(admin, tid, "Ongoing");
-        TopicDescription td = describeTopic(admin, tp.topic());
-        ProducerState leaderState = waitProducerState(admin, tp, td, txn.producerId(),
-            s -> s.lastSequence() == clientLastSeq && s.currentTransactionStartOffset().isPresent(),
-            "ongoing txn with lastSequence == " + clientLastSeq);
-        Json j = producerJson("txn-open", tp, n, txn.producerId(), leaderState, offsets, td)
-            .put("transactionalId", tid)
-            .put("txnState", txn.state().toString())
-            .put("txnProducerEpoch", txn.producerEpoch())
-            .put("clientInitEpoch", (int) initEpoch)
-            .put("clientProducerEpoch", (int) dataEpoch)
-            .put("clientLastSequence", clientLastSeq)
-            .put("holdSeconds", holdSeconds)
-            .put("transactionTimeoutMs", txn.transactionTimeoutMs())
-            .put("producerIdSource", "Admin.describeTransactions");
-        emit(j);
+        Opened o = openTransaction("txn-open");
+        emit(o.json.put("holdSeconds", holdSeconds));
         OUT.flush();
         if (holdSeconds > 0) {
             hardDeadlineNanos = System.nanoTime() + Duration.ofSeconds(holdSeconds + 5).toNanos();
             Thread.sleep(holdSeconds * 1000L);
         }
-        System.err.println("txn-open: halting JVM without commit/abort/close; transaction " + tid + " stays open");
+        System.err.println("txn-open: halting JVM without commit/abort/close; transaction " + o.tid + " stays open");
         System.err.flush();
         // Not producer.close(): a graceful close would send EndTxn(abort) for the ongoing transaction.
         Runtime.getRuntime().halt(0);
     }
 
-    /** A new producer instance with the same transactional.id: initTransactions (fences), then one committed txn of N records. */
+    /** A transactional producer inside an open transaction, as txn-open and txn-zombie leave it. */
+    private static final class Opened {
+        final KafkaProducer<byte[], byte[]> producer;
+        final TopicPartition tp;
+        final String tid;
+        final Json json;
+
+        Opened(KafkaProducer<byte[], byte[]> producer, TopicPartition tp, String tid, Json json) {
+            this.producer = producer;
+            this.tp = tp;
+            this.tid = tid;
+            this.json = json;
+        }
+    }
+
+    /**
+     * init, begin, --records N to --topic/--partition, and wait until the coordinator says Ongoing
+     * and the leader shows the open transaction with the client's last sequence. The JSON line is
+     * not printed yet.
+     */
+    private Opened openTransaction(String scenario) throws Exception {
+        TopicPartition tp = tp();
+        int n = reqInt("records");
+        if (n < 1) throw new UsageException("--records must be >= 1");
+        String tid = req("transactional-id");
+        int timeoutMs = optInt("transaction-timeout-ms", TXN_TIMEOUT_MS);
+        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid, timeoutMs));
+        producer.initTransactions();
+        short initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+        producer.beginTransaction();
+        long[] offsets = sendAll(producer, tp, n, scenario);
+        short dataEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
+        int clientLastSeq = clientNextSequence(producer, tp) - 1;
+        try (Admin admin = admin(bootstrap)) {
+            TransactionDescription txn = waitTxnState(admin, tid, "Ongoing");
+            TopicDescription td = describeTopic(admin, tp.topic());
+            ProducerState leaderState = waitProducerState(admin, tp, td, txn.producerId(),
+                s -> s.lastSequence() == clientLastSeq && s.currentTransactionStartOffset().isPresent(),
+                "ongoing txn with lastSequence == " + clientLastSeq);
+            Json j = producerJson(scenario, tp, n, txn.producerId(), leaderState, offsets, td)
+                .put("transactionalId", tid)
+                .put("txnState", txn.state().toString())
+                .put("txnProducerEpoch", txn.producerEpoch())
+                .put("clientInitEpoch", (int) initEpoch)
+                .put("clientProducerEpoch", (int) dataEpoch)
+                .put("clientLastSequence", clientLastSeq)
+                .put("transactionTimeoutMs", txn.transactionTimeoutMs())
+                .put("producerIdSource", "Admin.describeTransactions");
+            return new Opened(producer, tp, tid, j);
+        }
+    }
+
     /**
      * A live producer inside an open transaction that an operator repairs behind its back: prints
      * the txn-open line, waits (bounded by --timeout-seconds) until --resume-file exists, then goes
@@ -394,57 +418,35 @@ public final class Scenario {
      * force-terminate the broker must refuse it; the second line names the exception.
      */
     private void txnZombie() throws Exception {
-        TopicPartition tp = tp();
-        int n = reqInt("records");
-        if (n < 1) throw new UsageException("--records must be >= 1");
-        String tid = req("transactional-id");
         java.nio.file.Path resume = java.nio.file.Path.of(req("resume-file"));
-        int timeoutMs = optInt("transaction-timeout-ms", TXN_TIMEOUT_MS);
-        try (Admin admin = admin(bootstrap)) {
-            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProps(tid, timeoutMs));
-            producer.initTransactions();
-            short initEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
-            producer.beginTransaction();
-            long[] offsets = sendAll(producer, tp, n, "zombie");
-            short dataEpoch = (short) field(producerIdAndEpoch(producer), "epoch");
-            int clientLastSeq = clientNextSequence(producer, tp) - 1;
-            TransactionDescription txn = waitTxnState(admin, tid, "Ongoing");
-            TopicDescription td = describeTopic(admin, tp.topic());
-            ProducerState leaderState = waitProducerState(admin, tp, td, txn.producerId(),
-                s -> s.lastSequence() == clientLastSeq && s.currentTransactionStartOffset().isPresent(),
-                "ongoing txn with lastSequence == " + clientLastSeq);
-            emit(producerJson("txn-zombie", tp, n, txn.producerId(), leaderState, offsets, td)
-                .put("transactionalId", tid)
-                .put("txnState", txn.state().toString())
-                .put("clientInitEpoch", (int) initEpoch)
-                .put("clientProducerEpoch", (int) dataEpoch));
-            OUT.flush();
-            while (!java.nio.file.Files.exists(resume)) {
-                sleepOrFail(100, "resume file never appeared: " + resume, null);
-            }
-            String sendError = null;
-            String commitError = null;
-            try {
-                producer.send(new ProducerRecord<>(tp.topic(), tp.partition(),
-                    "k-zombie".getBytes(StandardCharsets.UTF_8), "zombie-late".getBytes(StandardCharsets.UTF_8))).get();
-            } catch (Exception e) {
-                sendError = rootName(e);
-            }
-            if (sendError == null) {
-                try {
-                    producer.commitTransaction();
-                } catch (Exception e) {
-                    commitError = rootName(e);
-                }
-            }
-            producer.close(Duration.ZERO);
-            emit(new Json()
-                .put("scenario", "txn-zombie-resumed")
-                .put("transactionalId", tid)
-                .put("sendError", sendError)
-                .put("commitError", commitError)
-                .put("committed", sendError == null && commitError == null));
+        Opened o = openTransaction("txn-zombie");
+        emit(o.json);
+        OUT.flush();
+        while (!java.nio.file.Files.exists(resume)) {
+            sleepOrFail(100, "resume file never appeared: " + resume, null);
         }
+        String sendError = null;
+        String commitError = null;
+        try {
+            o.producer.send(new ProducerRecord<>(o.tp.topic(), o.tp.partition(),
+                "k-zombie".getBytes(StandardCharsets.UTF_8), "zombie-late".getBytes(StandardCharsets.UTF_8))).get();
+        } catch (Exception e) {
+            sendError = rootName(e);
+        }
+        if (sendError == null) {
+            try {
+                o.producer.commitTransaction();
+            } catch (Exception e) {
+                commitError = rootName(e);
+            }
+        }
+        o.producer.close(Duration.ZERO);
+        emit(new Json()
+            .put("scenario", "txn-zombie-resumed")
+            .put("transactionalId", o.tid)
+            .put("sendError", sendError)
+            .put("commitError", commitError)
+            .put("committed", sendError == null && commitError == null));
     }
 
     private static String rootName(Exception e) {
@@ -452,6 +454,7 @@ public final class Scenario {
         return c.getClass().getSimpleName();
     }
 
+    /** A new producer instance with the same transactional.id: initTransactions (fences), then one committed txn of N records. */
     private void fence() throws Exception {
         TopicPartition tp = tp();
         int n = reqInt("records");
