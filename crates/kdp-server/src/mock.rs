@@ -251,6 +251,12 @@ impl MockCluster {
         self.shared.read().clone()
     }
 
+    /// Changes the cluster while it serves, between two requests: a leader
+    /// election, a producer appearing. What `f` returns is returned.
+    pub fn update<R>(&self, f: impl FnOnce(&mut Cluster) -> R) -> R {
+        f(&mut self.shared.write())
+    }
+
     /// Stops accepting, lets each connection finish the request it is
     /// handling, closes them, and waits (at most `grace`) until all are gone.
     pub async fn shutdown_within(mut self, grace: Duration) {

@@ -432,3 +432,83 @@ fn demo_shows_the_repair_plan_without_changing_anything() {
     assert!(all.contains("nothing was changed"), "{all}");
     assert!(!all.contains("Result:"), "{all}");
 }
+
+/// The mock in this process, so that its leader can move between the plan
+/// (DescribeProducers at broker 1) and the abort: the marker must land on
+/// broker 2, which ends the transaction (broker 1 would answer
+/// NOT_LEADER_OR_FOLLOWER). A metadata answer that is itself stale is
+/// kdp-client's `tests/repair.rs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
+    use kdp_client::describe::{DescribeOptions, TopicSelection};
+    use kdp_client::txn::join::{join, JoinOptions};
+    use kdp_client::txn::repair::{abort, marker_coordinator_epoch, AbortSpec};
+    use kdp_server::cluster::Cluster;
+    use kdp_server::mock::{MockCluster, MockConfig};
+
+    let cluster = Cluster::from_json(
+        r#"{"cluster_id": "move", "brokers": [{"id": 1}, {"id": 2}], "topics": [
+            {"name": "t", "partitions": [{"partition": 0, "leader": 1, "replicas": [1, 2],
+             "high_watermark": 50,
+             "producers": [{"ProducerId": 7, "ProducerEpoch": 3, "LastSequence": 9,
+                            "CoordinatorEpoch": 2, "CurrentTxnStartOffset": 40}]}]},
+            {"name": "__transaction_state", "partitions": [
+                {"partition": 0, "leader": 2, "replicas": [2, 1]}]}]}"#,
+    )
+    .expect("cluster");
+    let mock = MockCluster::start(cluster, MockConfig::default())
+        .await
+        .expect("mock");
+    let bootstrap = BrokerAddress::parse_list(&mock.bootstrap()).expect("bootstrap");
+    let client = Arc::new(
+        Client::connect(bootstrap, ClientConfig::default())
+            .await
+            .expect("connect"),
+    );
+
+    let plan = join(
+        &client,
+        &JoinOptions {
+            describe: DescribeOptions {
+                topics: Some(vec![TopicSelection {
+                    name: "t".into(),
+                    partitions: None,
+                }]),
+                ..Default::default()
+            },
+            open_only: true,
+        },
+    )
+    .await
+    .expect("plan");
+    let open: Vec<_> = plan.open_transactions().collect();
+    assert_eq!(open.len(), 1, "{open:?}");
+    let (_, _, p) = open[0];
+    let spec = AbortSpec {
+        topic: "t".into(),
+        partition: 0,
+        producer_id: p.producer_id,
+        producer_epoch: i16::try_from(p.producer_epoch).expect("epoch"),
+        coordinator_epoch: marker_coordinator_epoch(p.coordinator_epoch),
+    };
+    assert_eq!(p.current_txn_start_offset, 40);
+
+    mock.update(|c| {
+        let p = c.partition_mut("t", 0).expect("t-0");
+        p.leader = 2;
+        p.leader_epoch += 1;
+    });
+    let results = abort(&client, vec![spec], &DriverOptions::default()).await;
+    assert_eq!(
+        results.get(&("t".to_string(), 0)),
+        Some(&Ok(())),
+        "{results:?}"
+    );
+
+    let after = mock.cluster();
+    let p = after.partition("t", 0).expect("t-0");
+    assert_eq!(p.leader, 2);
+    assert_eq!(p.producers[0].current_txn_start_offset, -1);
+    assert_eq!(p.high_watermark, 51, "one marker appended");
+    assert_eq!(p.last_stable_offset(), 51);
+}
