@@ -120,6 +120,8 @@ pub mod cluster;
 pub mod demo;
 pub mod mock;
 pub mod responder;
+pub mod sasl;
+pub mod tls;
 pub mod txn;
 
 pub use cluster::{Cluster, ClusterError};
