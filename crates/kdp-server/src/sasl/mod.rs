@@ -20,7 +20,7 @@ use kdp_wire::frame::encode_response_frame;
 use kdp_wire::messages::{
     SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
-use kdp_wire::{decode_exact, Message, Reader, RequestHeader};
+use kdp_wire::{decode_exact, Message, Reader, Request, RequestHeader};
 
 use self::scram::{ScramServer, ScramStep};
 pub use self::users::{SaslMechanism, User, Users};
@@ -147,29 +147,15 @@ impl SaslGate {
     }
 
     fn handshake(&mut self, users: &Users, payload: &[u8]) -> Verdict {
-        let (header, body) = match split(payload) {
+        // ApiVersions is served as a normal request (which reads its header).
+        if payload.get(..2) == Some(&api::API_VERSIONS.to_be_bytes()[..]) {
+            return Verdict::Serve;
+        }
+        let (header, req) = match expect::<SaslHandshakeRequest>(payload, "handshake") {
             Ok(x) => x,
             Err(why) => return Verdict::Close(why),
         };
-        let key = header.request_api_key;
-        if key == api::API_VERSIONS {
-            return Verdict::Serve;
-        }
-        if key != api::SASL_HANDSHAKE {
-            return Verdict::Close(format!(
-                "Unexpected Kafka request of type {} during SASL handshake.",
-                api::name(key).unwrap_or("unknown")
-            ));
-        }
         let version = header.request_api_version;
-        let req: SaslHandshakeRequest = match decode_exact(body, version) {
-            Ok(r) => r,
-            Err(e) => {
-                return Verdict::Close(format!(
-                    "cannot read SaslHandshake v{version} request body: {e}"
-                ))
-            }
-        };
         let enabled = users.enabled_mechanisms();
         let mechanisms: Vec<String> = enabled.iter().map(|m| m.name().to_string()).collect();
         match SaslMechanism::from_name(&req.mechanism).filter(|m| enabled.contains(m)) {
@@ -205,28 +191,14 @@ impl SaslGate {
     }
 
     fn authenticate(&mut self, users: &Users, payload: &[u8]) -> Verdict {
-        let (header, body) = match split(payload) {
+        let (header, req) = match expect::<SaslAuthenticateRequest>(payload, "authentication") {
             Ok(x) => x,
-            Err(why) => return Verdict::Close(why),
-        };
-        let key = header.request_api_key;
-        if key != api::SASL_AUTHENTICATE {
-            self.state = State::Failed;
-            return Verdict::Close(format!(
-                "Unexpected Kafka request of type {} during SASL authentication.",
-                api::name(key).unwrap_or("unknown")
-            ));
-        }
-        let version = header.request_api_version;
-        let req: SaslAuthenticateRequest = match decode_exact(body, version) {
-            Ok(r) => r,
-            Err(e) => {
+            Err(why) => {
                 self.state = State::Failed;
-                return Verdict::Close(format!(
-                    "cannot read SaslAuthenticate v{version} request body: {e}"
-                ));
+                return Verdict::Close(why);
             }
         };
+        let version = header.request_api_version;
         let answer = |error_code, error_message, auth_bytes| {
             let resp = SaslAuthenticateResponse {
                 error_code,
@@ -290,13 +262,23 @@ impl SaslGate {
     }
 }
 
-/// A request's header and body; an unreadable header closes the connection.
-fn split(payload: &[u8]) -> Result<(RequestHeader, &[u8]), String> {
+/// The request of type `M` that `payload` must be, in the SASL `phase`;
+/// anything else (another request, a malformed one) is the reason to close.
+fn expect<M: Request>(payload: &[u8], phase: &str) -> Result<(RequestHeader, M), String> {
     let mut r = Reader::new(payload);
     let (header, _) =
         RequestHeader::decode_auto(&mut r).map_err(|e| format!("malformed request header: {e}"))?;
+    let (key, version) = (header.request_api_key, header.request_api_version);
+    let name = api::name(key).unwrap_or("unknown");
+    if key != M::API_KEY {
+        return Err(format!(
+            "Unexpected Kafka request of type {name} during SASL {phase}."
+        ));
+    }
     let body = r.take(r.remaining(), "body").unwrap_or_default();
-    Ok((header, body))
+    let req = decode_exact(body, version)
+        .map_err(|e| format!("cannot read {name} v{version} request body: {e}"))?;
+    Ok((header, req))
 }
 
 #[cfg(test)]
@@ -304,7 +286,6 @@ mod tests {
     use super::*;
     use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
     use kdp_wire::messages::{ApiVersionsRequest, MetadataRequest};
-    use kdp_wire::Request;
 
     fn users() -> Users {
         Users::new(vec![User::new(

@@ -148,11 +148,8 @@ fn client_first(
         _ => return fail("the client-first-message-bare has no r= after n="),
     };
     // Extensions (Kafka's tokenauth=true, ...) are k=v pairs; a mandatory one (m=) cannot be honoured.
-    for part in parts {
-        match part {
-            Some(('m', _)) => return fail("the client requires a mandatory SCRAM extension"),
-            _ => {}
-        }
+    if parts.any(|p| matches!(p, Some(('m', _)))) {
+        return fail("the client requires a mandatory SCRAM extension");
     }
     if let Some(a) = authzid.strip_prefix("a=") {
         if unescape_saslname(a).as_deref() != Some(user.as_str()) {
