@@ -117,6 +117,11 @@ struct Mock {
 
 impl Mock {
     fn start(cluster: &str, extra: &[&str]) -> Mock {
+        Mock::start_logging(cluster, extra, Stdio::null())
+    }
+
+    /// A mock whose stderr (its log) goes to `log`.
+    fn start_logging(cluster: &str, extra: &[&str], log: Stdio) -> Mock {
         let mut child = Command::new(KDP)
             .args([
                 "mock-broker",
@@ -127,7 +132,7 @@ impl Mock {
             ])
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .expect("start kdp mock-broker");
         let mut line = String::new();
@@ -294,7 +299,20 @@ fn an_untrusted_ca_fails_with_status_3() {
 fn a_wrong_password_fails_with_status_3_and_is_never_shown() {
     let s = setup();
     let wrong = "wrong-Pw-5e93aa";
-    let sasl_ssl = Mock::tls(&s, &s.secure_cluster, &[]);
+    // The mock logs everything it does (-vvv) to a file checked at the end.
+    let log_path = s.dir.0.join("mock.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let sasl_ssl = Mock::start_logging(
+        &s.secure_cluster,
+        &[
+            "-vvv",
+            "--tls-cert",
+            &s.server_cert,
+            "--tls-key",
+            &s.server_key,
+        ],
+        Stdio::from(log),
+    );
     for (mechanism, message) in [
         (
             "SCRAM-SHA-512",
@@ -324,6 +342,14 @@ fn a_wrong_password_fails_with_status_3_and_is_never_shown() {
     let props = sasl_props(&s, "SASL_SSL", "PLAIN", "reader", READER_PW);
     let out = describe(&sasl_ssl, Some(&props), &[]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    drop(sasl_ssl);
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    // The log says why each attempt failed, and holds no password.
+    assert!(log.contains("the client proof is wrong"), "{log}");
+    assert!(log.contains("Invalid username or password"), "{log}");
+    for secret in [wrong, ALICE_PW, READER_PW] {
+        assert!(!log.contains(secret), "a password in the mock's log");
+    }
 }
 
 #[test]
