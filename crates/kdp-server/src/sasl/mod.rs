@@ -184,7 +184,7 @@ impl SaslGate {
                 };
                 Verdict::AnswerAndClose(
                     frame(header.correlation_id, &resp, version),
-                    format!("Unsupported SASL mechanism {:?}", req.mechanism),
+                    format!("Unsupported SASL mechanism {:?}", shown(&req.mechanism)),
                 )
             }
         }
@@ -259,6 +259,14 @@ impl SaslGate {
             Step::Challenge(_) => {}
         }
         step
+    }
+}
+
+/// A client-chosen string as the log shows it: at most 64 characters.
+fn shown(s: &str) -> String {
+    match s.char_indices().nth(64) {
+        Some((at, _)) => format!("{}...", s.get(..at).unwrap_or_default()),
+        None => s.to_string(),
     }
 }
 
@@ -431,6 +439,13 @@ mod tests {
         assert_eq!(hs.error_code, error_code::UNSUPPORTED_SASL_MECHANISM);
         assert_eq!(hs.mechanisms, vec!["PLAIN".to_string()]);
         assert!(why.contains("SCRAM-SHA-512"), "{why}");
+        // A long name is cut short in the log.
+        let mut gate = SaslGate::new(&users);
+        let long = "X".repeat(100_000);
+        let Verdict::AnswerAndClose(_, why) = handshake(&mut gate, &users, &long, 1) else {
+            panic!("not refused")
+        };
+        assert!(why.len() < 200, "{}", why.len());
     }
 
     #[test]

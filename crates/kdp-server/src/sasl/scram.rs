@@ -15,6 +15,11 @@ use kdp_scram::{keys, Mechanism};
 
 use super::users::{ScramCredential, Users};
 
+/// The longest SCRAM message taken. Real ones are about 100 bytes (a
+/// user name, a nonce, a proof); anything longer is refused before it is
+/// parsed, and a name quoted in the log is therefore short too.
+pub const MAX_MESSAGE: usize = 1024;
+
 /// Why an exchange failed; never holds a secret or a proof.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScramFailure(pub String);
@@ -84,7 +89,14 @@ impl ScramServer {
         message: &[u8],
         server_nonce: &str,
     ) -> Result<ScramStep, ScramFailure> {
-        match std::mem::replace(self, ScramServer::Over) {
+        let state = std::mem::replace(self, ScramServer::Over);
+        if message.len() > MAX_MESSAGE {
+            return fail(format!(
+                "a SCRAM message of {} bytes, above {MAX_MESSAGE}",
+                message.len()
+            ));
+        }
+        match state {
             ScramServer::First { mechanism } => {
                 let (next, challenge) = client_first(mechanism, users, message, server_nonce)?;
                 *self = next;
@@ -367,6 +379,12 @@ mod tests {
         first(&mut s, &users, "n,,n=a=2Cb=3Dc,r=CLI");
         let e = s.step(&users, &[0xff, 0xfe], "x").unwrap_err();
         assert!(e.0.contains("not UTF-8"), "{e:?}");
+        // A huge message is refused unread, and ends the exchange.
+        let mut s = ScramServer::new(Mechanism::Sha512);
+        let huge = format!("n,,n={},r=1", "u".repeat(MAX_MESSAGE));
+        let e = s.step(&users, huge.as_bytes(), "x").unwrap_err();
+        assert!(e.0.contains("above 1024"), "{e:?}");
+        assert!(s.step(&users, b"n,,n=a=2Cb=3Dc,r=CLI", "x").is_err());
     }
 
     #[test]

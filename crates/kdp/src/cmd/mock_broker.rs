@@ -15,7 +15,8 @@ use kdp_server::{Cluster, MockCluster, MockConfig};
 const SECURITY_HELP: &str = "\
 Secured listeners:
   TLS: --tls-cert and --tls-key (PEM) make every broker speak TLS; add
-  --tls-client-ca to require client certificates (mutual TLS).
+  --tls-client-ca to require client certificates (mutual TLS). The
+  certificate must name the host clients connect to (e.g. 127.0.0.1).
   SASL: users in the cluster file make every broker require SASL (PLAIN,
   SCRAM-SHA-256, SCRAM-SHA-512) before any request but ApiVersions; the
   file's ACLs can then differ per principal (User:<name>):
