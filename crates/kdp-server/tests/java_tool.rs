@@ -164,6 +164,23 @@ impl std::fmt::Display for Run {
     }
 }
 
+/// A runtime with two workers, and the mock serving `cluster` with
+/// `config` on free ports (idle connections kept for a minute).
+fn start_mock(cluster: Cluster, config: MockConfig) -> (tokio::runtime::Runtime, MockCluster) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let config = MockConfig {
+        port: 0,
+        idle_timeout: Duration::from_secs(60),
+        ..config
+    };
+    let mock = rt.block_on(MockCluster::start(cluster, config)).unwrap();
+    (rt, mock)
+}
+
 /// The rows the tool must print for `topic`-`partition` on `broker`.
 fn expected_rows(cluster: &Cluster, topic: &str, partition: i32, broker: i32) -> Vec<Vec<String>> {
     let p = cluster.partition(topic, partition).unwrap();
@@ -197,24 +214,15 @@ fn expected_rows(cluster: &Cluster, topic: &str, partition: i32, broker: i32) ->
 fn kafka_transactions_describe_producers_against_the_mock() {
     let tool = Arc::new(Tool::from_env());
     let cluster = Cluster::from_json(CLUSTER).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mock = rt
-        .block_on(MockCluster::start(
-            cluster.clone(),
-            MockConfig {
-                port: 0,
-                idle_timeout: Duration::from_secs(60),
-                // READ on `secret` is denied (DESCRIBE is not checked by the
-                // mock's Metadata, as with an ACL that grants DESCRIBE only).
-                authorizer: Arc::new(|_: &RequestContext, topic: &str| topic != "secret"),
-                ..MockConfig::default()
-            },
-        ))
-        .unwrap();
+    let (rt, mock) = start_mock(
+        cluster.clone(),
+        MockConfig {
+            // READ on `secret` is denied (DESCRIBE is not checked by the
+            // mock's Metadata, as with an ACL that grants DESCRIBE only).
+            authorizer: Arc::new(|_: &RequestContext, topic: &str| topic != "secret"),
+            ..MockConfig::default()
+        },
+    );
     let bootstrap = mock.bootstrap();
 
     // (args, what to expect); run a few JVMs at a time.
@@ -395,21 +403,7 @@ fn kafka_transactions_describe_producers_against_the_mock() {
 fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
     let tool = Arc::new(Tool::from_env());
     let cluster = kdp_server::demo::cluster().unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mock = rt
-        .block_on(MockCluster::start(
-            cluster.clone(),
-            MockConfig {
-                port: 0,
-                idle_timeout: Duration::from_secs(60),
-                ..MockConfig::default()
-            },
-        ))
-        .unwrap();
+    let (rt, mock) = start_mock(cluster.clone(), MockConfig::default());
     let bootstrap = mock.bootstrap();
     let cells = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
     let mut failures = Vec::new();
@@ -643,22 +637,13 @@ fn kafka_transactions_over_sasl_ssl_against_the_mock() {
     let mut file: serde_json::Value = serde_json::from_str(CLUSTER).unwrap();
     file["sasl"] = serde_json::json!({"users": [{"name": "alice", "password": "alice-Pw-java"}]});
     let cluster = Cluster::from_json(&file.to_string()).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mock = rt
-        .block_on(MockCluster::start(
-            cluster.clone(),
-            MockConfig {
-                port: 0,
-                idle_timeout: Duration::from_secs(60),
-                tls: Some(tls),
-                ..MockConfig::default()
-            },
-        ))
-        .unwrap();
+    let (rt, mock) = start_mock(
+        cluster.clone(),
+        MockConfig {
+            tls: Some(tls),
+            ..MockConfig::default()
+        },
+    );
     let ca_file = tempfile_lite::TempFile::with_contents("kdp-java-sasl-ca.pem", &ca.pem());
     let props = |name: &str, password: &str| {
         tempfile_lite::TempFile::with_contents(
