@@ -1216,4 +1216,76 @@ mod tests {
             handle_request(&s, 1, &[0, 61, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 1, 0], None).is_ok()
         );
     }
+
+    #[test]
+    fn a_principals_topic_acls_shape_metadata_and_describe_producers() {
+        let s = Shared {
+            cluster: RwLock::new(
+                Cluster::from_json(
+                    r#"{"brokers": [{"id": 1}],
+                        "topics": [{"name": "t", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]},
+                                   {"name": "u", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}],
+                        "acls": {"principals": {
+                            "User:blind": {"topic_describe_deny": ["t"]},
+                            "User:reader": {"topic_read_deny": ["t"]}}}}"#,
+                )
+                .unwrap(),
+            ),
+            ..shared()
+        };
+        let as_ = |principal: &str, frame: &[u8]| {
+            handle_request_as(&s, 1, &frame[4..], None, principal.to_string())
+                .unwrap()
+                .response
+        };
+        let named = MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic {
+                name: Some("t".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        let all = MetadataRequest::default();
+        let metadata = |principal: &str, req: &MetadataRequest| {
+            let bytes = as_(principal, &frame(req, 12));
+            decode_response_frame::<MetadataResponse>(&bytes, 12)
+                .unwrap()
+                .1
+        };
+        let codes = |r: MetadataResponse| -> Vec<(String, i16)> {
+            r.topics
+                .into_iter()
+                .map(|t| (t.name.unwrap_or_default(), t.error_code))
+                .collect()
+        };
+        let denied = error_code::TOPIC_AUTHORIZATION_FAILED;
+        assert_eq!(
+            codes(metadata("User:blind", &named)),
+            [("t".into(), denied)]
+        );
+        assert_eq!(codes(metadata("User:blind", &all)), [("u".into(), 0)]);
+        for p in ["User:reader", "User:ANONYMOUS"] {
+            assert_eq!(codes(metadata(p, &named)), [("t".into(), 0)]);
+        }
+        let dp = DescribeProducersRequest {
+            topics: vec![kdp_wire::messages::TopicRequest {
+                name: "t".into(),
+                partition_indexes: vec![0],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let describe = |principal: &str| {
+            let bytes = as_(principal, &frame(&dp, 0));
+            decode_response_frame::<DescribeProducersResponse>(&bytes, 0)
+                .unwrap()
+                .1
+                .topics[0]
+                .partitions[0]
+                .error_code
+        };
+        assert_eq!(describe("User:reader"), denied);
+        assert_eq!(describe("User:ANONYMOUS"), 0);
+        assert_eq!(describe("User:blind"), 0);
+    }
 }
