@@ -469,4 +469,44 @@ mod tests {
             Verdict::Close(_)
         ));
     }
+
+    /// A user for every mechanism (derived once: PBKDF2 is slow unoptimised).
+    fn every_mechanism() -> &'static Users {
+        static USERS: std::sync::OnceLock<Users> = std::sync::OnceLock::new();
+        USERS.get_or_init(|| {
+            Users::new(vec![User::new(
+                "alice",
+                "alice-pw",
+                &SaslMechanism::ALL,
+                4096,
+            )])
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever a client sends, in whichever phase, the gate answers,
+        /// serves or closes: it never panics.
+        #[test]
+        fn arbitrary_frames_never_panic(
+            mechanism in 0usize..3,
+            handshake_v0 in proptest::bool::ANY,
+            first in "n,,n=alice,r=[ -~]{0,40}",
+            frames in proptest::collection::vec(
+                proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+                0..6,
+            ),
+        ) {
+            let users = every_mechanism();
+            let mut gate = SaslGate::new(users);
+            let name = SaslMechanism::ALL[mechanism].name();
+            handshake(&mut gate, users, name, if handshake_v0 { 0 } else { 1 });
+            // A plausible first token, then anything, raw and wrapped.
+            let _ = authenticate(&mut gate, users, first.as_bytes(), 2);
+            for f in &frames {
+                let _ = authenticate(&mut gate, users, f, 1);
+                let _ = gate.on_frame(users, f);
+            }
+            let _ = gate.principal();
+        }
+    }
 }
