@@ -6,7 +6,8 @@
 //! a non-admin principal's ACLs (ALLOW on some prefixes, nothing else).
 //!
 //! One set of rules applies to every principal (`User:ANONYMOUS` on a
-//! listener without SASL) unless the principal (`User:alice`, from SASL)
+//! listener without SASL) unless the principal (`User:alice` from SASL, or
+//! `User:CN=client` from a TLS client certificate)
 //! has its own set, which then replaces it: each principal is judged by
 //! exactly one set, so what a user may do is read in one place.
 

@@ -120,6 +120,7 @@
 pub mod acls;
 pub mod apis;
 pub mod broker;
+pub mod cert_principal;
 pub mod cluster;
 pub mod demo;
 pub mod mock;

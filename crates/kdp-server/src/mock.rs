@@ -354,13 +354,24 @@ async fn accept_loop(
             debug!(broker = broker_id, %peer, "connection opened");
             let why = match &conn.tls {
                 None => {
-                    serve_connection(stream, peer, broker_id, &shared, &conn, &stats, shutdown)
-                        .await
+                    serve_connection(
+                        stream, peer, broker_id, None, &shared, &conn, &stats, shutdown,
+                    )
+                    .await
                 }
                 Some(acceptor) => match timeout(conn.idle_timeout, acceptor.accept(stream)).await {
                     Ok(Ok(tls)) => {
-                        serve_connection(tls, peer, broker_id, &shared, &conn, &stats, shutdown)
-                            .await
+                        // Kafka's SSL principal: the client certificate's subject.
+                        let principal = tls
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|chain| chain.first())
+                            .and_then(|cert| crate::cert_principal::principal(cert));
+                        serve_connection(
+                            tls, peer, broker_id, principal, &shared, &conn, &stats, shutdown,
+                        )
+                        .await
                     }
                     Ok(Err(e)) => Closed::Rejected(format!("TLS handshake failed: {e}")),
                     Err(_) => Closed::Idle,
@@ -394,10 +405,12 @@ enum Closed {
     Rejected(String),
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     peer: SocketAddr,
     broker_id: i32,
+    certificate_principal: Option<String>,
     shared: &Arc<Shared>,
     conn: &ConnConfig,
     stats: &Stats,
@@ -406,7 +419,8 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
     let (rd, mut wr) = tokio::io::split(stream);
     let mut rd = BufReader::with_capacity(16 * 1024, rd);
     let mut out: Vec<u8> = Vec::new();
-    let mut gate = SaslGate::new(&shared.read().users);
+    let mut gate =
+        SaslGate::new(&shared.read().users).with_certificate_principal(certificate_principal);
     loop {
         let max = gate.max_frame(conn.max_request_size);
         let frame = tokio::select! {

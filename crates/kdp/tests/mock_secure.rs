@@ -223,6 +223,25 @@ fn sasl_props(s: &Setup, protocol: &str, mechanism: &str, user: &str, pw: &str) 
     )
 }
 
+/// One topic of a `kdp describe --output json` document.
+fn topic(doc: &Value, name: &str) -> Value {
+    doc["Topics"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["Name"] == name))
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} missing from {doc}"))
+}
+
+/// Every partition of `topic` is a TOPIC_AUTHORIZATION_FAILED row.
+fn assert_denied(topic: &Value) {
+    let partitions = topic["Partitions"].as_array().unwrap();
+    assert!(!partitions.is_empty());
+    for p in partitions {
+        assert_eq!(p["ErrorCode"], 29, "{p}");
+        assert_eq!(p["ActiveProducers"], json!([]), "{p}");
+    }
+}
+
 #[test]
 fn every_protocol_and_mechanism_gives_the_plain_answer() {
     let s = setup();
@@ -275,6 +294,32 @@ fn mutual_tls_needs_the_client_certificate() {
     );
     let out = describe(&mtls, Some(&without), &[]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+}
+
+/// On a TLS listener without SASL, Kafka's principal is the client
+/// certificate's subject (`User:CN=client`), and the file's rules for it apply.
+#[test]
+fn a_client_certificate_is_its_principal() {
+    let s = setup();
+    let want = plain_answer(&s);
+    let mut cluster: Value =
+        serde_json::from_str(&std::fs::read_to_string(&s.plain_cluster).unwrap()).unwrap();
+    cluster["acls"] = json!({"principals": {"User:CN=client": {"topic_read_deny": ["secret"]}}});
+    let cluster = s.dir.write("cert-acls.json", &cluster.to_string());
+    let mtls = Mock::tls(&s, &cluster, &["--tls-client-ca", &s.ca]);
+    let with_cert = s.dir.write(
+        "mtls.properties",
+        &format!(
+            "security.protocol=SSL\n{}ssl.keystore.type=PEM\nssl.keystore.location={}\n",
+            trust(&s.ca),
+            s.client_pem
+        ),
+    );
+    let out = describe(&mtls, Some(&with_cert), &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let got = json_of(&out);
+    assert_eq!(topic(&got, "orders"), topic(&want, "orders"));
+    assert_denied(&topic(&got, "secret"));
 }
 
 #[test]
@@ -361,21 +406,8 @@ fn a_user_without_read_sees_authorization_rows() {
     let out = describe(&sasl_ssl, Some(&props), &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let got = json_of(&out);
-    let topic = |doc: &Value, name: &str| {
-        doc["Topics"]
-            .as_array()
-            .and_then(|ts| ts.iter().find(|t| t["Name"] == name))
-            .cloned()
-            .unwrap_or_else(|| panic!("{name} missing from {doc}"))
-    };
     assert_eq!(topic(&got, "orders"), topic(&want, "orders"));
-    let secret = topic(&got, "secret");
-    let partitions = secret["Partitions"].as_array().unwrap();
-    assert!(!partitions.is_empty());
-    for p in partitions {
-        assert_eq!(p["ErrorCode"], 29, "{p}");
-        assert_eq!(p["ActiveProducers"], json!([]), "{p}");
-    }
+    assert_denied(&topic(&got, "secret"));
     // alice has no rules of her own: the general ones (none) let her read it.
     let props = sasl_props(&s, "SASL_SSL", "SCRAM-SHA-512", "alice", ALICE_PW);
     let out = describe(&sasl_ssl, Some(&props), &[]);

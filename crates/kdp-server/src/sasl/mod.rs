@@ -68,6 +68,9 @@ enum State {
 #[derive(Debug)]
 pub struct SaslGate {
     state: State,
+    /// The principal while SASL has not named one: `User:ANONYMOUS`, or a
+    /// TLS client certificate's on a listener without SASL.
+    unauthenticated: String,
 }
 
 /// The result of one authentication step.
@@ -101,14 +104,25 @@ impl SaslGate {
             } else {
                 State::Open
             },
+            unauthenticated: ANONYMOUS.to_string(),
         }
+    }
+
+    /// Names the connection's principal from its TLS client certificate
+    /// (see [`crate::cert_principal`]), used as Kafka uses it: where SASL is
+    /// off. With SASL on, the SASL user is the principal.
+    pub fn with_certificate_principal(mut self, principal: Option<String>) -> Self {
+        if let (State::Open, Some(p)) = (&self.state, principal) {
+            self.unauthenticated = p;
+        }
+        self
     }
 
     /// Who the connection's requests come from.
     pub fn principal(&self) -> String {
         match &self.state {
             State::Done(p) => p.clone(),
-            _ => ANONYMOUS.to_string(),
+            _ => self.unauthenticated.clone(),
         }
     }
 
@@ -342,6 +356,19 @@ mod tests {
         );
         assert_eq!(gate.principal(), ANONYMOUS);
         assert_eq!(gate.max_frame(1 << 30), 1 << 30);
+    }
+
+    #[test]
+    fn a_certificate_names_the_principal_only_without_sasl() {
+        let cert = Some("User:CN=client".to_string());
+        let gate = SaslGate::new(&Users::default()).with_certificate_principal(cert.clone());
+        assert_eq!(gate.principal(), "User:CN=client");
+        let users = users();
+        let mut gate = SaslGate::new(&users).with_certificate_principal(cert);
+        assert_eq!(gate.principal(), ANONYMOUS);
+        handshake(&mut gate, &users, "PLAIN", 1);
+        authenticate(&mut gate, &users, b"\0alice\0alice-pw", 2);
+        assert_eq!(gate.principal(), "User:alice");
     }
 
     #[test]
