@@ -6,10 +6,10 @@
 //! a non-admin principal's ACLs (ALLOW on some prefixes, nothing else).
 //!
 //! One set of rules applies to every principal (`User:ANONYMOUS` on a
-//! listener without SASL) unless the principal (`User:alice` from SASL, or
-//! `User:CN=client` from a TLS client certificate)
-//! has its own set, which then replaces it: each principal is judged by
-//! exactly one set, so what a user may do is read in one place.
+//! listener without SASL) unless the principal (`User:alice` from SASL,
+//! `User:CN=client` from a TLS client certificate) has its own set, which
+//! then replaces it: each principal is judged by exactly one set, so what a
+//! user may do is read in one place.
 
 use std::collections::BTreeMap;
 
