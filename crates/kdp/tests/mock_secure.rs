@@ -209,6 +209,18 @@ fn jaas(mechanism: &str, user: &str, password: &str) -> String {
     )
 }
 
+/// SSL with the client certificate (mutual TLS).
+fn mtls_props(s: &Setup) -> String {
+    s.dir.write(
+        "mtls.properties",
+        &format!(
+            "security.protocol=SSL\n{}ssl.keystore.type=PEM\nssl.keystore.location={}\n",
+            trust(&s.ca),
+            s.client_pem
+        ),
+    )
+}
+
 fn sasl_props(s: &Setup, protocol: &str, mechanism: &str, user: &str, pw: &str) -> String {
     let mut text = format!(
         "security.protocol={protocol}\n{}",
@@ -277,14 +289,7 @@ fn mutual_tls_needs_the_client_certificate() {
     let s = setup();
     let want = plain_answer(&s);
     let mtls = Mock::tls(&s, &s.plain_cluster, &["--tls-client-ca", &s.ca]);
-    let with_cert = s.dir.write(
-        "mtls.properties",
-        &format!(
-            "security.protocol=SSL\n{}ssl.keystore.type=PEM\nssl.keystore.location={}\n",
-            trust(&s.ca),
-            s.client_pem
-        ),
-    );
+    let with_cert = mtls_props(&s);
     let out = describe(&mtls, Some(&with_cert), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json_of(&out), want);
@@ -307,14 +312,7 @@ fn a_client_certificate_is_its_principal() {
     cluster["acls"] = json!({"principals": {"User:CN=client": {"topic_read_deny": ["secret"]}}});
     let cluster = s.dir.write("cert-acls.json", &cluster.to_string());
     let mtls = Mock::tls(&s, &cluster, &["--tls-client-ca", &s.ca]);
-    let with_cert = s.dir.write(
-        "mtls.properties",
-        &format!(
-            "security.protocol=SSL\n{}ssl.keystore.type=PEM\nssl.keystore.location={}\n",
-            trust(&s.ca),
-            s.client_pem
-        ),
-    );
+    let with_cert = mtls_props(&s);
     let out = describe(&mtls, Some(&with_cert), &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let got = json_of(&out);
