@@ -1,9 +1,17 @@
-//! The cluster file's ACLs: what the (single) client principal may do.
+//! The cluster file's ACLs: what a client principal may do.
 //! Everything not listed is allowed, as for a principal with broad ALLOW
 //! ACLs; a DENY wins over any ALLOW in Kafka's authorizer, so listing an
 //! operation here is enough to model a missing permission. DESCRIBE on
 //! transactional ids can also be given as an allow-list, the usual shape of
 //! a non-admin principal's ACLs (ALLOW on some prefixes, nothing else).
+//!
+//! One set of rules applies to every principal (`User:ANONYMOUS` on a
+//! listener without SASL) unless the principal (`User:alice` from SASL,
+//! `User:CN=client` from a TLS client certificate) has its own set, which
+//! then replaces it: each principal is judged by exactly one set, so what a
+//! user may do is read in one place.
+
+use std::collections::BTreeMap;
 
 /// One resource name pattern: a literal name, a prefix (`"secret-*"`,
 /// Kafka's PREFIXED pattern type) or `"*"` (every name).
@@ -61,6 +69,15 @@ pub enum TxnIdOperation {
     Write,
 }
 
+/// Operations on a topic that the file can deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopicOperation {
+    /// DescribeProducers (TOPIC_AUTHORIZATION_FAILED for every partition asked).
+    Read,
+    /// Metadata, ListOffsets, DescribeConfigs, and the topics DescribeTransactions shows.
+    Describe,
+}
+
 /// Operations on the cluster resource that the file can deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClusterOperation {
@@ -87,6 +104,10 @@ impl ClusterOperation {
 /// What the file denies.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Acls {
+    /// Topics on which READ is denied.
+    pub topic_read_deny: Vec<NamePattern>,
+    /// Topics on which DESCRIBE is denied.
+    pub topic_describe_deny: Vec<NamePattern>,
     /// Transactional ids on which DESCRIBE is denied (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, or left out of listings).
     pub transactional_id_describe_deny: Vec<NamePattern>,
     /// If set, the only transactional ids on which DESCRIBE is allowed (ALLOW
@@ -96,26 +117,45 @@ pub struct Acls {
     pub transactional_id_write_deny: Vec<NamePattern>,
     /// Operations denied on the cluster resource (CLUSTER_AUTHORIZATION_FAILED).
     pub cluster_deny: Vec<ClusterOperation>,
+    /// Principals (`User:alice`) with rules of their own, which replace the
+    /// rules above for them. Their own `principals` are empty.
+    pub principals: BTreeMap<String, Acls>,
 }
 
 impl Acls {
-    /// Whether `op` on transactional id `id` is allowed: no DENY pattern for
-    /// `op` matches it, and for DESCRIBE an allow-list, if given, does.
-    pub fn allows_transactional_id(&self, op: TxnIdOperation, id: &str) -> bool {
+    /// The rules `principal` is judged by: its own, or else the general ones.
+    pub fn rules_for(&self, principal: &str) -> &Acls {
+        self.principals.get(principal).unwrap_or(self)
+    }
+
+    /// Whether `principal` may `op` transactional id `id`: no DENY pattern
+    /// for `op` matches it, and for DESCRIBE an allow-list, if given, does.
+    pub fn allows_transactional_id(&self, principal: &str, op: TxnIdOperation, id: &str) -> bool {
+        let rules = self.rules_for(principal);
         let deny = match op {
-            TxnIdOperation::Describe => &self.transactional_id_describe_deny,
-            TxnIdOperation::Write => &self.transactional_id_write_deny,
+            TxnIdOperation::Describe => &rules.transactional_id_describe_deny,
+            TxnIdOperation::Write => &rules.transactional_id_write_deny,
         };
-        let allowed = match (op, &self.transactional_id_describe_allow) {
+        let allowed = match (op, &rules.transactional_id_describe_allow) {
             (TxnIdOperation::Describe, Some(allow)) => allow.iter().any(|p| p.matches(id)),
             _ => true,
         };
         allowed && !deny.iter().any(|p| p.matches(id))
     }
 
-    /// Whether `op` on the cluster is allowed: the file does not deny it.
-    pub fn allows_cluster(&self, op: ClusterOperation) -> bool {
-        !self.cluster_deny.contains(&op)
+    /// Whether `principal` may `op` topic `topic`: no DENY pattern for `op` matches it.
+    pub fn allows_topic(&self, principal: &str, op: TopicOperation, topic: &str) -> bool {
+        let rules = self.rules_for(principal);
+        let deny = match op {
+            TopicOperation::Read => &rules.topic_read_deny,
+            TopicOperation::Describe => &rules.topic_describe_deny,
+        };
+        !deny.iter().any(|p| p.matches(topic))
+    }
+
+    /// Whether `principal` may `op` the cluster: its rules do not deny it.
+    pub fn allows_cluster(&self, principal: &str, op: ClusterOperation) -> bool {
+        !self.rules_for(principal).cluster_deny.contains(&op)
     }
 }
 
@@ -140,15 +180,19 @@ mod tests {
     fn deny_lists_are_per_operation() {
         let acls = Acls {
             transactional_id_describe_deny: vec![NamePattern::parse("hidden-*").unwrap()],
-            transactional_id_describe_allow: None,
-            transactional_id_write_deny: vec![],
             cluster_deny: vec![ClusterOperation::Alter],
+            topic_read_deny: vec![NamePattern::parse("secret").unwrap()],
+            ..Default::default()
         };
-        assert!(!acls.allows_transactional_id(TxnIdOperation::Describe, "hidden-1"));
-        assert!(acls.allows_transactional_id(TxnIdOperation::Write, "hidden-1"));
-        assert!(acls.allows_transactional_id(TxnIdOperation::Describe, "open"));
-        assert!(!acls.allows_cluster(ClusterOperation::Alter));
-        assert!(acls.allows_cluster(ClusterOperation::ClusterAction));
+        let anon = "User:ANONYMOUS";
+        assert!(!acls.allows_transactional_id(anon, TxnIdOperation::Describe, "hidden-1"));
+        assert!(acls.allows_transactional_id(anon, TxnIdOperation::Write, "hidden-1"));
+        assert!(acls.allows_transactional_id(anon, TxnIdOperation::Describe, "open"));
+        assert!(!acls.allows_cluster(anon, ClusterOperation::Alter));
+        assert!(acls.allows_cluster(anon, ClusterOperation::ClusterAction));
+        assert!(!acls.allows_topic(anon, TopicOperation::Read, "secret"));
+        assert!(acls.allows_topic(anon, TopicOperation::Describe, "secret"));
+        assert!(acls.allows_topic(anon, TopicOperation::Read, "secret-2"));
     }
 
     #[test]
@@ -157,8 +201,31 @@ mod tests {
             transactional_id_describe_allow: Some(vec![NamePattern::parse("app-*").unwrap()]),
             ..Default::default()
         };
-        assert!(acls.allows_transactional_id(TxnIdOperation::Describe, "app-1"));
-        assert!(!acls.allows_transactional_id(TxnIdOperation::Describe, "other"));
-        assert!(acls.allows_transactional_id(TxnIdOperation::Write, "other"));
+        let anon = "User:ANONYMOUS";
+        assert!(acls.allows_transactional_id(anon, TxnIdOperation::Describe, "app-1"));
+        assert!(!acls.allows_transactional_id(anon, TxnIdOperation::Describe, "other"));
+        assert!(acls.allows_transactional_id(anon, TxnIdOperation::Write, "other"));
+    }
+
+    #[test]
+    fn a_principal_with_rules_of_its_own_is_judged_by_them_only() {
+        let bob = Acls {
+            topic_read_deny: vec![NamePattern::parse("payroll").unwrap()],
+            ..Default::default()
+        };
+        let acls = Acls {
+            transactional_id_describe_allow: Some(vec![NamePattern::parse("app-*").unwrap()]),
+            principals: BTreeMap::from([("User:bob".to_string(), bob)]),
+            ..Default::default()
+        };
+        // The general rules bind alice (no rules of her own) and the anonymous principal.
+        for p in ["User:alice", "User:ANONYMOUS"] {
+            assert!(!acls.allows_transactional_id(p, TxnIdOperation::Describe, "other"));
+            assert!(acls.allows_topic(p, TopicOperation::Read, "payroll"));
+        }
+        // Bob's replace them: no allow-list for him, but no READ on payroll.
+        assert!(acls.allows_transactional_id("User:bob", TxnIdOperation::Describe, "other"));
+        assert!(!acls.allows_topic("User:bob", TopicOperation::Read, "payroll"));
+        assert!(acls.allows_topic("User:bob", TopicOperation::Read, "orders"));
     }
 }

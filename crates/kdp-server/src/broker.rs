@@ -23,10 +23,12 @@ use kdp_wire::messages::{
     DescribeProducersRequest, DescribeTransactionsRequest, FindCoordinatorRequest,
     InitProducerIdRequest, ListOffsetsRequest, ListTransactionsRequest, MetadataRequest,
     MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
     WriteTxnMarkersRequest,
 };
 use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader, Uuid};
 
+use crate::acls::TopicOperation;
 use crate::apis::find_coordinator::Addresses;
 use crate::apis::{self, Caller};
 use crate::cluster::{is_internal_topic, validate_topic_name, Cluster, Topic};
@@ -84,6 +86,18 @@ pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &[
         api::INIT_PRODUCER_ID,
         InitProducerIdRequest::LOWEST_VERSION,
         InitProducerIdRequest::HIGHEST_VERSION,
+    ),
+    // Answered by [`crate::sasl::SaslGate`] while a client authenticates,
+    // and with ILLEGAL_SASL_STATE here, as KafkaApis does.
+    (
+        api::SASL_HANDSHAKE,
+        SaslHandshakeRequest::LOWEST_VERSION,
+        SaslHandshakeRequest::HIGHEST_VERSION,
+    ),
+    (
+        api::SASL_AUTHENTICATE,
+        SaslAuthenticateRequest::LOWEST_VERSION,
+        SaslAuthenticateRequest::HIGHEST_VERSION,
     ),
 ];
 
@@ -166,12 +180,30 @@ pub struct Handled {
 }
 
 /// Handles one request frame payload (the bytes after the size prefix) on
-/// broker `broker_id`.
+/// broker `broker_id`, from an unauthenticated client (`User:ANONYMOUS`).
 pub fn handle_request(
     shared: &Shared,
     broker_id: i32,
     payload: &[u8],
     client_address: Option<std::net::SocketAddr>,
+) -> Result<Handled, Reject> {
+    handle_request_as(
+        shared,
+        broker_id,
+        payload,
+        client_address,
+        crate::sasl::ANONYMOUS.to_string(),
+    )
+}
+
+/// [`handle_request`] for a request from `principal` (`User:alice` once
+/// SASL authenticated it): the cluster file's ACLs for it apply.
+pub fn handle_request_as(
+    shared: &Shared,
+    broker_id: i32,
+    payload: &[u8],
+    client_address: Option<std::net::SocketAddr>,
+    principal: String,
 ) -> Result<Handled, Reject> {
     let mut r = Reader::new(payload);
     let (header, _) = RequestHeader::decode_auto(&mut r)
@@ -180,9 +212,9 @@ pub fn handle_request(
     let api_name = api::name(key).unwrap_or("unknown");
     let body = r.take(r.remaining(), "body").unwrap_or_default();
     let ctx = RequestContext {
+        principal,
         client_id: header.client_id.clone(),
         client_address,
-        ..RequestContext::default()
     };
 
     let response = match key {
@@ -208,7 +240,7 @@ pub fn handle_request(
         }
         api::METADATA => {
             let req: MetadataRequest = decode_body(body, version, api_name)?;
-            let resp = metadata_response(shared, &req, version)?;
+            let resp = metadata_response(shared, &req, version, &ctx.principal)?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::DESCRIBE_PRODUCERS => {
@@ -223,21 +255,18 @@ pub fn handle_request(
             // state many times).
             let header_len = response_header_len(key, version);
             let limit = response_limit(shared).saturating_sub(header_len);
-            let resp = describe_producers_within(
-                &req,
-                &view,
-                shared.authorizer.as_ref(),
-                &ctx,
-                version,
-                limit,
-            )
-            .map_err(|e| {
-                too_large(
-                    &header,
-                    e.at_least.saturating_add(header_len),
-                    response_limit(shared),
-                )
-            })?;
+            let authorizer = FileAcls {
+                cluster: &cluster,
+                hook: shared.authorizer.as_ref(),
+            };
+            let resp = describe_producers_within(&req, &view, &authorizer, &ctx, version, limit)
+                .map_err(|e| {
+                    too_large(
+                        &header,
+                        e.at_least.saturating_add(header_len),
+                        response_limit(shared),
+                    )
+                })?;
             drop(cluster);
             bounded_frame(shared, &header, &resp, version)?
         }
@@ -332,6 +361,27 @@ pub fn handle_request(
             );
             bounded_frame(shared, &header, &resp, version)?
         }
+        // Reached only when no SASL exchange is running: SASL is off, or
+        // the client already authenticated (KafkaApis' answers).
+        api::SASL_HANDSHAKE => {
+            let _: SaslHandshakeRequest = decode_body(body, version, api_name)?;
+            let resp = SaslHandshakeResponse {
+                error_code: error_code::ILLEGAL_SASL_STATE,
+                ..Default::default()
+            };
+            bounded_frame(shared, &header, &resp, version)?
+        }
+        api::SASL_AUTHENTICATE => {
+            let _: SaslAuthenticateRequest = decode_body(body, version, api_name)?;
+            let resp = SaslAuthenticateResponse {
+                error_code: error_code::ILLEGAL_SASL_STATE,
+                error_message: Some(
+                    "SaslAuthenticate request received after successful authentication".into(),
+                ),
+                ..Default::default()
+            };
+            bounded_frame(shared, &header, &resp, version)?
+        }
         _ => {
             return Err(Reject(format!(
                 "api key {key} ({api_name}) v{version} is not served by this mock"
@@ -339,6 +389,22 @@ pub fn handle_request(
         }
     };
     Ok(Handled { header, response })
+}
+
+/// READ on topics for DescribeProducers (the only check it makes): the
+/// cluster file's ACLs for the request's principal, then the hook.
+struct FileAcls<'a> {
+    cluster: &'a Cluster,
+    hook: &'a dyn Authorizer,
+}
+
+impl Authorizer for FileAcls<'_> {
+    fn authorize_read_topic(&self, ctx: &RequestContext, topic: &str) -> bool {
+        self.cluster
+            .acls
+            .allows_topic(&ctx.principal, TopicOperation::Read, topic)
+            && self.hook.authorize_read_topic(ctx, topic)
+    }
 }
 
 fn caller<'a>(shared: &'a Shared, broker_id: i32, ctx: &'a RequestContext) -> Caller<'a> {
@@ -444,16 +510,33 @@ pub fn api_versions_response(req: &ApiVersionsRequest, version: i16) -> ApiVersi
 
 /// KafkaApis.handleTopicMetadataRequest over the cluster file, with
 /// auto-creation disabled and every broker alive.
+///
+/// Topics `principal` may not DESCRIBE (the cluster file's ACLs) are left
+/// out of an all-topics answer and answer TOPIC_AUTHORIZATION_FAILED when
+/// named, as Kafka does.
 pub fn metadata_response(
     shared: &Shared,
     req: &MetadataRequest,
     version: i16,
+    principal: &str,
 ) -> Result<MetadataResponse, Reject> {
     let cluster = &*shared.read();
+    let may_describe = |name: &str| {
+        cluster
+            .acls
+            .allows_topic(principal, TopicOperation::Describe, name)
+    };
+    let denied = |name: &str, topic_id: Uuid| MetadataResponseTopic {
+        error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
+        name: Some(name.to_string()),
+        topic_id,
+        is_internal: is_internal_topic(name),
+        ..Default::default()
+    };
     let mut topics = Vec::new();
     match &req.topics {
         None => {
-            for t in &cluster.topics {
+            for t in cluster.topics.iter().filter(|t| may_describe(&t.name)) {
                 topics.push(topic_metadata(t));
             }
         }
@@ -477,6 +560,15 @@ pub fn metadata_response(
                         continue;
                     }
                     match cluster.topic_by_id(t.topic_id) {
+                        // Kafka does not name a topic the client may not see.
+                        Some(topic) if !may_describe(&topic.name) => {
+                            topics.push(MetadataResponseTopic {
+                                error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
+                                name: None,
+                                topic_id: t.topic_id,
+                                ..Default::default()
+                            })
+                        }
                         Some(topic) => topics.push(topic_metadata(topic)),
                         None => topics.push(MetadataResponseTopic {
                             error_code: error_code::UNKNOWN_TOPIC_ID,
@@ -497,6 +589,11 @@ pub fn metadata_response(
                     continue;
                 };
                 if !seen_names.first_time(name) {
+                    continue;
+                }
+                if !may_describe(name) {
+                    // Before the existence check: names cannot be probed.
+                    topics.push(denied(name, Uuid::ZERO));
                     continue;
                 }
                 match cluster.topic(name) {
@@ -894,7 +991,7 @@ mod tests {
             topics: Some(asked),
             ..Default::default()
         };
-        let resp = metadata_response(&s, &req, 12).unwrap();
+        let resp = metadata_response(&s, &req, 12, crate::sasl::ANONYMOUS).unwrap();
         let got: Vec<&str> = resp
             .topics
             .iter()
@@ -1118,5 +1215,77 @@ mod tests {
         assert!(
             handle_request(&s, 1, &[0, 61, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 1, 0], None).is_ok()
         );
+    }
+
+    #[test]
+    fn a_principals_topic_acls_shape_metadata_and_describe_producers() {
+        let s = Shared {
+            cluster: RwLock::new(
+                Cluster::from_json(
+                    r#"{"brokers": [{"id": 1}],
+                        "topics": [{"name": "t", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]},
+                                   {"name": "u", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}],
+                        "acls": {"principals": {
+                            "User:blind": {"topic_describe_deny": ["t"]},
+                            "User:reader": {"topic_read_deny": ["t"]}}}}"#,
+                )
+                .unwrap(),
+            ),
+            ..shared()
+        };
+        let as_ = |principal: &str, frame: &[u8]| {
+            handle_request_as(&s, 1, &frame[4..], None, principal.to_string())
+                .unwrap()
+                .response
+        };
+        let named = MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic {
+                name: Some("t".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        let all = MetadataRequest::default();
+        let metadata = |principal: &str, req: &MetadataRequest| {
+            let bytes = as_(principal, &frame(req, 12));
+            decode_response_frame::<MetadataResponse>(&bytes, 12)
+                .unwrap()
+                .1
+        };
+        let codes = |r: MetadataResponse| -> Vec<(String, i16)> {
+            r.topics
+                .into_iter()
+                .map(|t| (t.name.unwrap_or_default(), t.error_code))
+                .collect()
+        };
+        let denied = error_code::TOPIC_AUTHORIZATION_FAILED;
+        assert_eq!(
+            codes(metadata("User:blind", &named)),
+            [("t".into(), denied)]
+        );
+        assert_eq!(codes(metadata("User:blind", &all)), [("u".into(), 0)]);
+        for p in ["User:reader", "User:ANONYMOUS"] {
+            assert_eq!(codes(metadata(p, &named)), [("t".into(), 0)]);
+        }
+        let dp = DescribeProducersRequest {
+            topics: vec![kdp_wire::messages::TopicRequest {
+                name: "t".into(),
+                partition_indexes: vec![0],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let describe = |principal: &str| {
+            let bytes = as_(principal, &frame(&dp, 0));
+            decode_response_frame::<DescribeProducersResponse>(&bytes, 0)
+                .unwrap()
+                .1
+                .topics[0]
+                .partitions[0]
+                .error_code
+        };
+        assert_eq!(describe("User:reader"), denied);
+        assert_eq!(describe("User:ANONYMOUS"), 0);
+        assert_eq!(describe("User:blind"), 0);
     }
 }

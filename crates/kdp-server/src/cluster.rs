@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use kdp_wire::messages::ProducerState;
 
 use crate::acls::{Acls, ClusterOperation, NamePattern};
+use crate::sasl::{SaslMechanism, User, Users};
 use crate::txn::{coordinator_partition, Transaction, TxnState};
 use kdp_wire::Uuid;
 use serde::de::{self, Deserializer, Visitor};
@@ -195,8 +196,10 @@ pub struct Cluster {
     pub topics: Vec<Topic>,
     /// What the transaction coordinators hold, in file order.
     pub transactions: Vec<Transaction>,
-    /// What the client principal is denied.
+    /// What client principals are denied.
     pub acls: Acls,
+    /// The SASL users; if there are any, every listener requires SASL.
+    pub users: Users,
     by_name: HashMap<String, usize>,
     by_id: HashMap<Uuid, usize>,
     by_transactional_id: HashMap<String, usize>,
@@ -483,6 +486,57 @@ struct ClusterFile {
     transactions: Vec<TransactionFile>,
     #[serde(default)]
     acls: AclsFile,
+    #[serde(default)]
+    sasl: SaslFile,
+}
+
+/// `"sasl": {"users": [...]}`: who may authenticate, and how.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SaslFile {
+    #[serde(default)]
+    users: Vec<UserFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserFile {
+    name: String,
+    password: FilePassword,
+    /// Default: every mechanism the mock serves.
+    #[serde(default)]
+    mechanisms: Option<Vec<String>>,
+    /// SCRAM iteration count (Kafka's default for `kafka-configs --add-config SCRAM-...`).
+    #[serde(default = "default_scram_iterations")]
+    iterations: u32,
+}
+
+fn default_scram_iterations() -> u32 {
+    kdp_scram::MIN_ITERATIONS
+}
+
+/// A password: a string. A value of another type is refused without
+/// quoting it (serde's own message would).
+struct FilePassword(zeroize::Zeroizing<String>);
+
+impl<'de> Deserialize<'de> for FilePassword {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FilePassword;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FilePassword, E> {
+                Ok(FilePassword(zeroize::Zeroizing::new(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<FilePassword, E> {
+                Ok(FilePassword(zeroize::Zeroizing::new(v)))
+            }
+        }
+        d.deserialize_string(V)
+            .map_err(|_| de::Error::custom("a password must be a string"))
+    }
 }
 
 #[derive(Deserialize)]
@@ -519,6 +573,13 @@ struct AclsFile {
     transactional_id_write_deny: Vec<String>,
     #[serde(default)]
     cluster_deny: Vec<String>,
+    #[serde(default)]
+    topic_read_deny: Vec<String>,
+    #[serde(default)]
+    topic_describe_deny: Vec<String>,
+    /// `"User:alice": {...}`: rules replacing the ones above for one principal.
+    #[serde(default)]
+    principals: BTreeMap<String, AclsFile>,
 }
 
 #[derive(Deserialize)]
@@ -791,7 +852,8 @@ impl ClusterFile {
         for (i, t) in topics.iter().enumerate() {
             by_id.entry(t.topic_id).or_insert(i);
         }
-        let acls = self.acls.validate()?;
+        let acls = self.acls.validate("acls")?;
+        let users = self.sasl.validate()?;
         let mut cluster = Cluster {
             cluster_id,
             controller_id,
@@ -799,6 +861,7 @@ impl ClusterFile {
             topics,
             transactions: Vec::new(),
             acls,
+            users,
             by_name,
             by_id,
             by_transactional_id: HashMap::new(),
@@ -1092,13 +1155,13 @@ impl TransactionFile {
 }
 
 impl AclsFile {
-    fn validate(self) -> Result<Acls, ClusterError> {
+    fn validate(self, at: &str) -> Result<Acls, ClusterError> {
         let patterns = |name: &str, list: Vec<String>| {
             list.iter()
                 .enumerate()
                 .map(|(i, s)| {
                     NamePattern::parse(s)
-                        .map_err(|m| ClusterError::new(format!("acls.{name}[{i}]"), m))
+                        .map_err(|m| ClusterError::new(format!("{at}.{name}[{i}]"), m))
                 })
                 .collect::<Result<Vec<_>, _>>()
         };
@@ -1106,7 +1169,7 @@ impl AclsFile {
         for (i, op) in self.cluster_deny.iter().enumerate() {
             cluster_deny.push(ClusterOperation::parse(op).ok_or_else(|| {
                 ClusterError::new(
-                    format!("acls.cluster_deny[{i}]"),
+                    format!("{at}.cluster_deny[{i}]"),
                     format!("{op:?} is not one of ALTER, CLUSTER_ACTION, DESCRIBE_CONFIGS"),
                 )
             })?);
@@ -1115,6 +1178,27 @@ impl AclsFile {
             Some(list) => Some(patterns("transactional_id_describe_allow", list)?),
             None => None,
         };
+        let mut principals = BTreeMap::new();
+        for (principal, rules) in self.principals {
+            let path = format!("{at}.principals.{principal}");
+            if at != "acls" {
+                return Err(ClusterError::new(
+                    path,
+                    "a principal's rules cannot name other principals",
+                ));
+            }
+            match principal.strip_prefix("User:") {
+                Some(name) if !name.is_empty() => {}
+                _ => {
+                    return Err(ClusterError::new(
+                        path,
+                        "a principal is written User:<name>, e.g. User:alice or User:ANONYMOUS",
+                    ))
+                }
+            }
+            let rules = rules.validate(&path)?;
+            principals.insert(principal, rules);
+        }
         Ok(Acls {
             transactional_id_describe_allow,
             transactional_id_describe_deny: patterns(
@@ -1126,7 +1210,81 @@ impl AclsFile {
                 self.transactional_id_write_deny,
             )?,
             cluster_deny,
+            topic_read_deny: patterns("topic_read_deny", self.topic_read_deny)?,
+            topic_describe_deny: patterns("topic_describe_deny", self.topic_describe_deny)?,
+            principals,
         })
+    }
+}
+
+impl SaslFile {
+    fn validate(self) -> Result<Users, ClusterError> {
+        let mut users = Vec::with_capacity(self.users.len());
+        let mut names = BTreeSet::new();
+        for (i, u) in self.users.into_iter().enumerate() {
+            let path = format!("sasl.users[{i}]");
+            if u.name.is_empty() {
+                return Err(ClusterError::new(
+                    format!("{path}.name"),
+                    "a user name must not be empty",
+                ));
+            }
+            if !names.insert(u.name.clone()) {
+                return Err(ClusterError::new(
+                    format!("{path}.name"),
+                    format!("user {:?} appears twice", u.name),
+                ));
+            }
+            if u.password.0.is_empty() {
+                return Err(ClusterError::new(
+                    format!("{path}.password"),
+                    "a password must not be empty",
+                ));
+            }
+            if !(kdp_scram::MIN_ITERATIONS..=kdp_scram::MAX_ITERATIONS).contains(&u.iterations) {
+                return Err(ClusterError::new(
+                    format!("{path}.iterations"),
+                    format!(
+                        "{} is outside {}..={} (Kafka's bounds)",
+                        u.iterations,
+                        kdp_scram::MIN_ITERATIONS,
+                        kdp_scram::MAX_ITERATIONS
+                    ),
+                ));
+            }
+            let mechanisms = match u.mechanisms {
+                None => SaslMechanism::ALL.to_vec(),
+                Some(list) => {
+                    if list.is_empty() {
+                        return Err(ClusterError::new(
+                            format!("{path}.mechanisms"),
+                            "a user needs at least one mechanism (leave the field out for all)",
+                        ));
+                    }
+                    let mut out = Vec::with_capacity(list.len());
+                    for (j, name) in list.iter().enumerate() {
+                        let m = SaslMechanism::from_name(name).ok_or_else(|| {
+                            ClusterError::new(
+                                format!("{path}.mechanisms[{j}]"),
+                                format!(
+                                    "{name:?} is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
+                                ),
+                            )
+                        })?;
+                        if out.contains(&m) {
+                            return Err(ClusterError::new(
+                                format!("{path}.mechanisms[{j}]"),
+                                format!("{name} appears twice"),
+                            ));
+                        }
+                        out.push(m);
+                    }
+                    out
+                }
+            };
+            users.push(User::new(&u.name, &u.password.0, &mechanisms, u.iterations));
+        }
+        Ok(Users::new(users))
     }
 }
 
@@ -1330,6 +1488,50 @@ mod tests {
                 "acls.cluster_deny[0]",
             ),
             (r#""acls": {"topic_deny": []}"#, "acls.topic_deny"),
+            (
+                r#""acls": {"topic_read_deny": ["a*b"]}"#,
+                "acls.topic_read_deny[0]",
+            ),
+            (
+                r#""acls": {"principals": {"alice": {}}}"#,
+                "acls.principals.alice",
+            ),
+            (
+                r#""acls": {"principals": {"User:a": {"topic_describe_deny": ["x*y"]}}}"#,
+                "acls.principals.User:a.topic_describe_deny[0]",
+            ),
+            (
+                r#""acls": {"principals": {"User:a": {"principals": {"User:b": {}}}}}"#,
+                "acls.principals.User:a.principals.User:b",
+            ),
+            (
+                r#""sasl": {"users": [{"name": "", "password": "p"}]}"#,
+                "sasl.users[0].name",
+            ),
+            (
+                r#""sasl": {"users": [{"name": "a", "password": "p"}, {"name": "a", "password": "q"}]}"#,
+                "sasl.users[1].name",
+            ),
+            (
+                r#""sasl": {"users": [{"name": "a", "password": ""}]}"#,
+                "sasl.users[0].password",
+            ),
+            (
+                r#""sasl": {"users": [{"name": "a", "password": "p", "mechanisms": ["GSSAPI"]}]}"#,
+                "sasl.users[0].mechanisms[0]",
+            ),
+            (
+                r#""sasl": {"users": [{"name": "a", "password": "p", "mechanisms": []}]}"#,
+                "sasl.users[0].mechanisms",
+            ),
+            (
+                r#""sasl": {"users": [{"name": "a", "password": "p", "iterations": 100}]}"#,
+                "sasl.users[0].iterations",
+            ),
+            (
+                r#""sasl": {"users": [{"name": "a", "pasword": "p"}]}"#,
+                "sasl.users[0].pasword",
+            ),
         ];
         for (extra, path) in cases {
             let text = format!("{{{TXN_BASE}, {extra}}}");
@@ -1444,5 +1646,49 @@ mod tests {
             validate_topic_name("a/b").unwrap_err(),
             "Topic name is invalid: 'a/b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
         );
+    }
+
+    #[test]
+    fn users_and_principal_rules() {
+        let c = Cluster::from_json(
+            r#"{"brokers": [{"id": 1}],
+                "sasl": {"users": [
+                    {"name": "alice", "password": "alice-pw"},
+                    {"name": "bob", "password": "bob-pw", "mechanisms": ["SCRAM-SHA-512"], "iterations": 8192}
+                ]},
+                "acls": {"transactional_id_describe_allow": ["app-*"],
+                         "principals": {"User:bob": {"topic_read_deny": ["payroll"]}}}}"#,
+        )
+        .unwrap();
+        assert!(c.users.is_enabled());
+        let alice = c.users.get("alice").unwrap();
+        assert!(alice.plain_password_matches(b"alice-pw"));
+        let bob = c.users.get("bob").unwrap();
+        assert!(!bob.plain_password_matches(b"bob-pw"));
+        assert_eq!(
+            bob.scram(kdp_scram::Mechanism::Sha512).unwrap().iterations,
+            8192
+        );
+        assert!(!format!("{c:?}").contains("-pw"));
+        use crate::acls::{TopicOperation, TxnIdOperation};
+        assert!(!c
+            .acls
+            .allows_topic("User:bob", TopicOperation::Read, "payroll"));
+        assert!(c
+            .acls
+            .allows_topic("User:alice", TopicOperation::Read, "payroll"));
+        assert!(!c
+            .acls
+            .allows_transactional_id("User:alice", TxnIdOperation::Describe, "x"));
+        assert!(c
+            .acls
+            .allows_transactional_id("User:bob", TxnIdOperation::Describe, "x"));
+        // A password of the wrong type is refused without being quoted.
+        let e = Cluster::from_json(
+            r#"{"brokers": [{"id": 1}], "sasl": {"users": [{"name": "a", "password": 918273645}]}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.path, "sasl.users[0].password");
+        assert!(!e.to_string().contains("918273645"), "{e}");
     }
 }

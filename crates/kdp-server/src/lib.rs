@@ -8,12 +8,16 @@
 //!   InitProducerId) over a cluster, with Kafka's semantics. No sockets.
 //! * [`cluster`]: the cluster file (brokers and their configuration, topics,
 //!   replicas, offline logs, producer state per replica, offsets,
-//!   transactions, ACLs), strictly parsed; [`txn`] and [`acls`] hold the
+//!   transactions, ACLs per principal, SASL users), strictly parsed; [`txn`] and [`acls`] hold the
 //!   transaction and ACL model.
 //! * [`mock`]: a tokio server that runs every broker of a cluster file, each
 //!   on its own listener, serving ApiVersions, Metadata, DescribeProducers
 //!   and the transaction APIs well enough for Kafka's own Admin client and
 //!   tools.
+//! * [`sasl`] and [`tls`]: the mock's secured listeners: SASL PLAIN and
+//!   SCRAM-SHA-256/512 for the cluster file's users (SaslHandshake and
+//!   SaslAuthenticate as Kafka's authenticator runs them), and rustls TLS
+//!   with optional client certificates.
 //!
 //! # Answer from your own producer state
 //!
@@ -116,10 +120,13 @@
 pub mod acls;
 pub mod apis;
 pub mod broker;
+pub mod cert_principal;
 pub mod cluster;
 pub mod demo;
 pub mod mock;
 pub mod responder;
+pub mod sasl;
+pub mod tls;
 pub mod txn;
 
 pub use cluster::{Cluster, ClusterError};

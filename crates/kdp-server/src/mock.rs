@@ -9,6 +9,12 @@
 //! connections is capped; requests of a connection are handled in order
 //! (pipelined requests get their responses in order); a malformed or
 //! unsupported request closes its connection only, and is logged.
+//!
+//! Security: with [`MockConfig::tls`] every listener speaks TLS (the
+//! handshake runs in the connection's own task, bounded by the idle
+//! timeout); with users in the cluster file every connection must
+//! authenticate with SASL first ([`crate::sasl`]), and its requests are
+//! then judged by the file's ACLs for its principal.
 
 use std::io;
 use std::net::SocketAddr;
@@ -17,15 +23,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kdp_wire::frame::{FrameReader, DEFAULT_MAX_FRAME_SIZE};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::timeout;
 use tracing::{debug, info, warn};
 
-use crate::broker::{handle_request, Advertised, Handled, Reject, Shared};
+use crate::broker::{handle_request_as, Advertised, Handled, Reject, Shared};
 use crate::cluster::Cluster;
 use crate::responder::{AllowAll, Authorizer};
+use crate::sasl::{SaslGate, Verdict};
 
 /// Kafka's `connections.max.idle.ms` default (10 minutes).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
@@ -69,6 +76,8 @@ pub struct MockConfig {
     pub max_connections: usize,
     /// Decides READ on topics for DescribeProducers.
     pub authorizer: Arc<dyn Authorizer>,
+    /// If set, every listener speaks TLS with this configuration (see [`crate::tls::server_config`]).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for MockConfig {
@@ -81,6 +90,7 @@ impl Default for MockConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             authorizer: Arc::new(AllowAll),
+            tls: None,
         }
     }
 }
@@ -94,6 +104,7 @@ impl std::fmt::Debug for MockConfig {
             .field("max_response_size", &self.max_response_size)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_connections", &self.max_connections)
+            .field("tls", &self.tls.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -195,6 +206,7 @@ impl MockCluster {
         let conn = Arc::new(ConnConfig {
             max_request_size: config.max_request_size,
             idle_timeout: config.idle_timeout,
+            tls: config.tls.clone().map(tokio_rustls::TlsAcceptor::from),
         });
         for (id, listener, local, _) in bound {
             info!(broker = id, addr = %local, "listening");
@@ -303,6 +315,7 @@ fn join_host_port(host: &str, port: u16) -> String {
 struct ConnConfig {
     max_request_size: usize,
     idle_timeout: Duration,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -345,8 +358,31 @@ async fn accept_loop(
         let done = done.clone();
         tokio::spawn(async move {
             debug!(broker = broker_id, %peer, "connection opened");
-            let why =
-                serve_connection(stream, peer, broker_id, &shared, &conn, &stats, shutdown).await;
+            let why = match &conn.tls {
+                None => {
+                    serve_connection(
+                        stream, peer, broker_id, None, &shared, &conn, &stats, shutdown,
+                    )
+                    .await
+                }
+                Some(acceptor) => match timeout(conn.idle_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(tls)) => {
+                        // Kafka's SSL principal: the client certificate's subject.
+                        let principal = tls
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|chain| chain.first())
+                            .and_then(|cert| crate::cert_principal::principal(cert));
+                        serve_connection(
+                            tls, peer, broker_id, principal, &shared, &conn, &stats, shutdown,
+                        )
+                        .await
+                    }
+                    Ok(Err(e)) => Closed::Rejected(format!("TLS handshake failed: {e}")),
+                    Err(_) => Closed::Idle,
+                },
+            };
             match why {
                 Closed::ByClient => {
                     debug!(broker = broker_id, %peer, "connection closed by client")
@@ -375,21 +411,26 @@ enum Closed {
     Rejected(String),
 }
 
-async fn serve_connection(
-    stream: TcpStream,
+#[allow(clippy::too_many_arguments)]
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
     peer: SocketAddr,
     broker_id: i32,
+    certificate_principal: Option<String>,
     shared: &Arc<Shared>,
     conn: &ConnConfig,
     stats: &Stats,
     mut shutdown: watch::Receiver<bool>,
 ) -> Closed {
-    let (rd, mut wr) = stream.into_split();
+    let (rd, mut wr) = tokio::io::split(stream);
     let mut rd = BufReader::with_capacity(16 * 1024, rd);
     let mut out: Vec<u8> = Vec::new();
+    let mut gate =
+        SaslGate::new(&shared.read().users).with_certificate_principal(certificate_principal);
     loop {
+        let max = gate.max_frame(conn.max_request_size);
         let frame = tokio::select! {
-            f = read_frame(&mut rd, conn) => f,
+            f = read_frame(&mut rd, max, conn.idle_timeout) => f,
             _ = shutdown.changed() => return Closed::Shutdown,
         };
         let payload = match frame {
@@ -398,7 +439,33 @@ async fn serve_connection(
             Err(c) => return c,
         };
         stats.requests.fetch_add(1, Ordering::Relaxed);
-        match handle(shared, broker_id, payload, peer).await {
+        let verdict = if gate.passes() {
+            Verdict::Serve
+        } else {
+            gate.on_frame(&shared.read().users, &payload)
+        };
+        match verdict {
+            Verdict::Serve => {}
+            Verdict::Answer(frame) => {
+                out.extend_from_slice(&frame);
+                if let Err(c) = write_out(&mut wr, &mut out, conn.idle_timeout).await {
+                    return c;
+                }
+                continue;
+            }
+            Verdict::AnswerAndClose(frame, reason) => {
+                stats.rejected_requests.fetch_add(1, Ordering::Relaxed);
+                out.extend_from_slice(&frame);
+                let _ = write_out(&mut wr, &mut out, conn.idle_timeout).await;
+                return Closed::Rejected(reason);
+            }
+            Verdict::Close(reason) => {
+                stats.rejected_requests.fetch_add(1, Ordering::Relaxed);
+                let _ = write_out(&mut wr, &mut out, conn.idle_timeout).await;
+                return Closed::Rejected(reason);
+            }
+        }
+        match handle(shared, broker_id, payload, peer, gate.principal()).await {
             Ok(handled) => {
                 debug!(
                     broker = broker_id,
@@ -437,18 +504,21 @@ async fn handle(
     broker_id: i32,
     payload: Vec<u8>,
     peer: SocketAddr,
+    principal: String,
 ) -> Result<Handled, Reject> {
     if payload.len() <= INLINE_REQUEST_MAX {
-        return handle_request(shared, broker_id, &payload, Some(peer));
+        return handle_request_as(shared, broker_id, &payload, Some(peer), principal);
     }
     let shared = Arc::clone(shared);
-    tokio::task::spawn_blocking(move || handle_request(&shared, broker_id, &payload, Some(peer)))
-        .await
-        .unwrap_or_else(|e| Err(Reject(format!("handling the request failed: {e}"))))
+    tokio::task::spawn_blocking(move || {
+        handle_request_as(&shared, broker_id, &payload, Some(peer), principal)
+    })
+    .await
+    .unwrap_or_else(|e| Err(Reject(format!("handling the request failed: {e}"))))
 }
 
-async fn write_out(
-    wr: &mut tokio::net::tcp::OwnedWriteHalf,
+async fn write_out<W: AsyncWrite + Unpin>(
+    wr: &mut W,
     out: &mut Vec<u8>,
     idle: Duration,
 ) -> Result<(), Closed> {
@@ -473,11 +543,12 @@ async fn write_out(
 /// `Ok(None)`: the client closed the connection between requests.
 async fn read_frame<R: AsyncBufRead + Unpin>(
     rd: &mut R,
-    conn: &ConnConfig,
+    max_request_size: usize,
+    idle_timeout: Duration,
 ) -> Result<Option<Vec<u8>>, Closed> {
-    let mut frames = FrameReader::new(conn.max_request_size);
+    let mut frames = FrameReader::new(max_request_size);
     loop {
-        let input = match timeout(conn.idle_timeout, rd.fill_buf()).await {
+        let input = match timeout(idle_timeout, rd.fill_buf()).await {
             Err(_) => return Err(Closed::Idle),
             Ok(Err(e)) => return Err(Closed::Io(e)),
             Ok(Ok(input)) => input,
@@ -505,8 +576,7 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
             Ok(None) => {}
             Err(e) => {
                 return Err(Closed::Rejected(format!(
-                    "{e} (max.request.size here: {} bytes)",
-                    conn.max_request_size
+                    "{e} (max.request.size here: {max_request_size} bytes)"
                 )))
             }
         }

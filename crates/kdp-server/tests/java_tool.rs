@@ -76,6 +76,17 @@ impl Tool {
 
     /// `kafka-transactions.sh COMMAND ARGS...`.
     fn run(&self, bootstrap: &str, command: &str, args: &[&str]) -> Run {
+        self.run_with(self.config.path(), bootstrap, command, args)
+    }
+
+    /// [`Tool::run`] with another `--command-config` file.
+    fn run_with(
+        &self,
+        config: &std::path::Path,
+        bootstrap: &str,
+        command: &str,
+        args: &[&str],
+    ) -> Run {
         let out = Command::new(&self.java)
             .arg("-Xshare:auto")
             .arg("-XX:TieredStopAtLevel=1")
@@ -85,7 +96,7 @@ impl Tool {
             .arg("--bootstrap-server")
             .arg(bootstrap)
             .arg("--command-config")
-            .arg(self.config.path())
+            .arg(config)
             .arg(command)
             .args(args)
             .output()
@@ -153,6 +164,23 @@ impl std::fmt::Display for Run {
     }
 }
 
+/// A runtime with two workers, and the mock serving `cluster` with
+/// `config` on free ports (idle connections kept for a minute).
+fn start_mock(cluster: Cluster, config: MockConfig) -> (tokio::runtime::Runtime, MockCluster) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let config = MockConfig {
+        port: 0,
+        idle_timeout: Duration::from_secs(60),
+        ..config
+    };
+    let mock = rt.block_on(MockCluster::start(cluster, config)).unwrap();
+    (rt, mock)
+}
+
 /// The rows the tool must print for `topic`-`partition` on `broker`.
 fn expected_rows(cluster: &Cluster, topic: &str, partition: i32, broker: i32) -> Vec<Vec<String>> {
     let p = cluster.partition(topic, partition).unwrap();
@@ -186,24 +214,15 @@ fn expected_rows(cluster: &Cluster, topic: &str, partition: i32, broker: i32) ->
 fn kafka_transactions_describe_producers_against_the_mock() {
     let tool = Arc::new(Tool::from_env());
     let cluster = Cluster::from_json(CLUSTER).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mock = rt
-        .block_on(MockCluster::start(
-            cluster.clone(),
-            MockConfig {
-                port: 0,
-                idle_timeout: Duration::from_secs(60),
-                // READ on `secret` is denied (DESCRIBE is not checked by the
-                // mock's Metadata, as with an ACL that grants DESCRIBE only).
-                authorizer: Arc::new(|_: &RequestContext, topic: &str| topic != "secret"),
-                ..MockConfig::default()
-            },
-        ))
-        .unwrap();
+    let (rt, mock) = start_mock(
+        cluster.clone(),
+        MockConfig {
+            // READ on `secret` is denied (DESCRIBE is not checked by the
+            // mock's Metadata, as with an ACL that grants DESCRIBE only).
+            authorizer: Arc::new(|_: &RequestContext, topic: &str| topic != "secret"),
+            ..MockConfig::default()
+        },
+    );
     let bootstrap = mock.bootstrap();
 
     // (args, what to expect); run a few JVMs at a time.
@@ -384,21 +403,7 @@ fn kafka_transactions_describe_producers_against_the_mock() {
 fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
     let tool = Arc::new(Tool::from_env());
     let cluster = kdp_server::demo::cluster().unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mock = rt
-        .block_on(MockCluster::start(
-            cluster.clone(),
-            MockConfig {
-                port: 0,
-                idle_timeout: Duration::from_secs(60),
-                ..MockConfig::default()
-            },
-        ))
-        .unwrap();
+    let (rt, mock) = start_mock(cluster.clone(), MockConfig::default());
     let bootstrap = mock.bootstrap();
     let cells = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
     let mut failures = Vec::new();
@@ -604,6 +609,76 @@ fn kafka_transactions_list_describe_find_hanging_abort_against_the_demo() {
     });
     rt.block_on(mock.shutdown());
     assert!(failures.is_empty(), "failed: {failures:?}");
+}
+
+/// Kafka's own tool accepts the mock's SASL_SSL listener, configured as for
+/// a real cluster: SCRAM-SHA-512 over TLS, the CA as a PEM truststore. A
+/// wrong password fails with the broker's message.
+#[test]
+#[ignore = "needs the Kafka jars: run scripts/test.sh"]
+fn kafka_transactions_over_sasl_ssl_against_the_mock() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let tool = Tool::from_env();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let tls = kdp_server::tls::server_config(kdp_server::tls::TlsPem {
+        cert_chain: cert.pem().as_bytes(),
+        key: key.serialize_pem().as_bytes(),
+        client_ca: None,
+    })
+    .unwrap();
+    let mut file: serde_json::Value = serde_json::from_str(CLUSTER).unwrap();
+    file["sasl"] = serde_json::json!({"users": [{"name": "alice", "password": "alice-Pw-java"}]});
+    let cluster = Cluster::from_json(&file.to_string()).unwrap();
+    let (rt, mock) = start_mock(
+        cluster.clone(),
+        MockConfig {
+            tls: Some(tls),
+            ..MockConfig::default()
+        },
+    );
+    let ca_file = tempfile_lite::TempFile::with_contents("kdp-java-sasl-ca.pem", &ca.pem());
+    let props = |name: &str, password: &str| {
+        tempfile_lite::TempFile::with_contents(
+            name,
+            &format!(
+                "default.api.timeout.ms=25000\nrequest.timeout.ms=20000\n\
+                 security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n\
+                 sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
+                 username=\"alice\" password=\"{password}\";\n\
+                 ssl.truststore.type=PEM\nssl.truststore.location={}\n",
+                ca_file.path().display()
+            ),
+        )
+    };
+    let good = props("kdp-java-sasl-good.properties", "alice-Pw-java");
+    let args = ["--topic", "orders", "--partition", "3"];
+    let run = tool.run_with(good.path(), &mock.bootstrap(), "describe-producers", &args);
+    assert_eq!(
+        run.table(),
+        expected_rows(&cluster, "orders", 3, 1),
+        "{run}"
+    );
+    let run = tool.run_with(good.path(), &mock.bootstrap(), "list", &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+
+    let bad = props("kdp-java-sasl-bad.properties", "wrong-Pw-java");
+    let run = tool.run_with(bad.path(), &mock.bootstrap(), "describe-producers", &args);
+    assert_eq!(run.code, Some(1), "{run}");
+    assert!(
+        run.stderr.contains(
+            "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
+        ),
+        "{run}"
+    );
+    rt.block_on(mock.shutdown());
 }
 
 /// Replaces every run of digits that follows `=` or `at ` or `after ` with `#`.

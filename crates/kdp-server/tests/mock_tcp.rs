@@ -629,3 +629,68 @@ async fn answers_up_to_max_response_size_and_closes_above() {
     healthy(&mock).await;
     mock.shutdown().await;
 }
+
+/// The test cluster with one SASL user, `alice`, for PLAIN.
+async fn start_with_users() -> MockCluster {
+    let mut file: serde_json::Value = serde_json::from_str(CLUSTER).unwrap();
+    file["sasl"] = serde_json::json!({"users": [{"name": "alice", "password": "pw", "mechanisms": ["PLAIN"]}]});
+    let config = MockConfig {
+        port: 0,
+        idle_timeout: NEVER_IDLE,
+        ..MockConfig::default()
+    };
+    MockCluster::start(Cluster::from_json(&file.to_string()).unwrap(), config)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn with_users_only_an_authenticated_client_is_served() {
+    use kdp_wire::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+    let mock = start_with_users().await;
+
+    // ApiVersions before authenticating: served, and it offers SASL.
+    let mut s = connect(&mock, 1).await;
+    let v = call(&mut s, &api_versions(), 3, 1).await;
+    assert!(v.api_keys.iter().any(|k| k.api_key == 17), "{v:?}");
+    assert!(v.api_keys.iter().any(|k| k.api_key == 36), "{v:?}");
+    // Anything else closes the connection.
+    s.write_all(&frame(&describe("orders", &[3]), 0, 2))
+        .await
+        .unwrap();
+    assert!(closed_within(&mut s, HANG_GUARD).await);
+
+    // Before authentication a frame may not exceed 512 KiB: the size prefix
+    // alone closes the connection.
+    let mut s = connect(&mock, 1).await;
+    s.write_all(&(600 * 1024i32).to_be_bytes()).await.unwrap();
+    assert!(closed_within(&mut s, HANG_GUARD).await);
+
+    // PLAIN, then the same request is served.
+    let mut s = connect(&mock, 1).await;
+    let hs = SaslHandshakeRequest {
+        mechanism: "PLAIN".into(),
+        ..Default::default()
+    };
+    let hs = call(&mut s, &hs, 1, 3).await;
+    assert_eq!(
+        (hs.error_code, hs.mechanisms),
+        (0, vec!["PLAIN".to_string()])
+    );
+    let auth = SaslAuthenticateRequest {
+        auth_bytes: b"\0alice\0pw".to_vec(),
+        ..Default::default()
+    };
+    assert_eq!(call(&mut s, &auth, 2, 4).await.error_code, 0);
+    let r = call(&mut s, &describe("orders", &[3]), 0, 5).await;
+    assert_eq!(r.topics[0].partitions[0].active_producers.len(), 2);
+    // A second handshake on an authenticated connection: ILLEGAL_SASL_STATE.
+    let again = SaslHandshakeRequest {
+        mechanism: "PLAIN".into(),
+        ..Default::default()
+    };
+    assert_eq!(
+        call(&mut s, &again, 1, 6).await.error_code,
+        error_code::ILLEGAL_SASL_STATE
+    );
+}

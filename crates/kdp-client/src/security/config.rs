@@ -110,24 +110,9 @@ pub struct TlsConfig {
     pub verify_hostname: bool,
 }
 
-/// The SCRAM variant of `sasl.mechanism` (RFC 5802 / RFC 7677), by hash function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScramMechanism {
-    /// `SCRAM-SHA-256`.
-    Sha256,
-    /// `SCRAM-SHA-512`.
-    Sha512,
-}
-
-impl ScramMechanism {
-    /// The mechanism name sent in SaslHandshake, as written in `sasl.mechanism`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Sha256 => "SCRAM-SHA-256",
-            Self::Sha512 => "SCRAM-SHA-512",
-        }
-    }
-}
+/// The SCRAM variant of `sasl.mechanism` (RFC 5802 / RFC 7677), by hash
+/// function; shared with the mock broker's SCRAM server.
+pub use kdp_scram::Mechanism as ScramMechanism;
 
 /// The `sasl.mechanism` and the credentials it needs (from `sasl.jaas.config` or
 /// `sasl.username`/`sasl.password`).

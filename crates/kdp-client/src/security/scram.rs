@@ -3,19 +3,13 @@
 //! [`ScramClient::respond`] answers the server's first message, and
 //! [`ScramClient::verify`] checks the server's signature in its final one.
 
-use std::num::NonZeroU32;
-
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use ring::{digest, hmac, pbkdf2};
+use kdp_scram::message::{attributes, escape_saslname};
+use kdp_scram::{keys, ScramKeys, MAX_ITERATIONS, MIN_ITERATIONS};
 
 use super::config::ScramMechanism;
 use super::secret::{Secret, SecretBytes};
-
-/// Kafka's bounds on the iteration count: fewer is weak, more is a way for a
-/// hostile server to burn the client's CPU.
-const MIN_ITERATIONS: u32 = 4096;
-const MAX_ITERATIONS: u32 = 16384;
 
 /// Why a SCRAM exchange failed. Holds no secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,11 +43,6 @@ impl std::fmt::Debug for ScramClient {
     }
 }
 
-/// `=` and `,` escaped as RFC 5802's saslname requires.
-fn saslname(user: &str) -> String {
-    user.replace('=', "=3D").replace(',', "=2C")
-}
-
 impl ScramClient {
     /// A client with a fresh random nonce.
     pub fn new(
@@ -81,7 +70,7 @@ impl ScramClient {
         ScramClient {
             mechanism,
             password,
-            client_first_bare: format!("n={},r={nonce}", saslname(username)),
+            client_first_bare: format!("n={},r={nonce}", escape_saslname(username)),
             client_nonce: nonce,
             server_signature: None,
         }
@@ -99,15 +88,13 @@ impl ScramClient {
         let mut nonce = None;
         let mut salt = None;
         let mut iterations = None;
-        for attr in server_first.split(',') {
-            match attr.split_once('=') {
-                Some(("r", v)) => nonce = Some(v),
-                Some(("s", v)) => salt = Some(v),
-                Some(("i", v)) => iterations = Some(v),
-                Some(("e", v)) => return fail(format!("the server refused: {v}")),
-                Some(("m", _)) => {
-                    return fail("the server requires a SCRAM extension kdp does not know")
-                }
+        for attr in attributes(server_first).flatten() {
+            match attr {
+                ('r', v) => nonce = Some(v),
+                ('s', v) => salt = Some(v),
+                ('i', v) => iterations = Some(v),
+                ('e', v) => return fail(format!("the server refused: {v}")),
+                ('m', _) => return fail("the server requires a SCRAM extension kdp does not know"),
                 _ => {}
             }
         }
@@ -128,56 +115,22 @@ impl ScramClient {
                 "the server asks for {iterations} iterations, outside {MIN_ITERATIONS}..={MAX_ITERATIONS}"
             ));
         }
-        let (prf, mac, dig, len) = match self.mechanism {
-            ScramMechanism::Sha256 => (
-                pbkdf2::PBKDF2_HMAC_SHA256,
-                hmac::HMAC_SHA256,
-                &digest::SHA256,
-                32,
-            ),
-            ScramMechanism::Sha512 => (
-                pbkdf2::PBKDF2_HMAC_SHA512,
-                hmac::HMAC_SHA512,
-                &digest::SHA512,
-                64,
-            ),
-        };
-        let rounds = NonZeroU32::new(iterations).unwrap_or(NonZeroU32::MIN);
-        let mut buf = vec![0u8; len];
-        pbkdf2::derive(
-            prf,
-            rounds,
-            &salt,
+        let keys = ScramKeys::derive(
+            self.mechanism,
             self.password.expose().as_bytes(),
-            &mut buf,
+            &salt,
+            iterations,
         );
-        let salted = SecretBytes::new(buf);
-        let salted_key = hmac::Key::new(mac, salted.expose());
-        let client_key = SecretBytes::new(hmac::sign(&salted_key, b"Client Key").as_ref().to_vec());
-        let stored_key = digest::digest(dig, client_key.expose());
         let without_proof = format!("c=biws,r={nonce}");
         let auth_message = format!("{},{server_first},{without_proof}", self.client_first_bare);
-        let client_sig = hmac::sign(
-            &hmac::Key::new(mac, stored_key.as_ref()),
-            auth_message.as_bytes(),
-        );
-        let proof: Vec<u8> = client_key
-            .expose()
-            .iter()
-            .zip(client_sig.as_ref())
-            .map(|(k, s)| k ^ s)
-            .collect();
-        let server_key = hmac::sign(&salted_key, b"Server Key");
-        let server_sig = hmac::sign(
-            &hmac::Key::new(mac, server_key.as_ref()),
-            auth_message.as_bytes(),
-        );
-        self.server_signature = Some(SecretBytes::new(server_sig.as_ref().to_vec()));
+        let client_sig = keys::sign(self.mechanism, &keys.stored_key, auth_message.as_bytes());
+        let proof = keys::xor(&keys.client_key, &client_sig);
+        let server_sig = keys::sign(self.mechanism, &keys.server_key, auth_message.as_bytes());
+        self.server_signature = Some(SecretBytes::new(server_sig.to_vec()));
         Ok(SecretBytes::new(
-            format!("{without_proof},p={}", B64.encode(proof)).into_bytes(),
+            format!("{without_proof},p={}", B64.encode(&proof[..])).into_bytes(),
         ))
     }
-
     /// Checks the server-final-message: the server proves it knows the password too.
     pub fn verify(&self, server_final: &[u8]) -> Result<(), ScramError> {
         let text = std::str::from_utf8(server_final)
@@ -185,20 +138,14 @@ impl ScramClient {
         let Some(expected) = &self.server_signature else {
             return fail("the server's final message came before its first");
         };
-        for attr in text.split(',') {
-            match attr.split_once('=') {
-                Some(("e", v)) => return fail(format!("the server refused: {v}")),
-                Some(("v", v)) => {
+        for attr in attributes(text).flatten() {
+            match attr {
+                ('e', v) => return fail(format!("the server refused: {v}")),
+                ('v', v) => {
                     let got = B64
                         .decode(v)
                         .or_else(|_| fail("the server's signature is not base64"))?;
-                    let same = got.len() == expected.expose().len()
-                        && got
-                            .iter()
-                            .zip(expected.expose())
-                            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                            == 0;
-                    return if same {
+                    return if keys::ct_eq(&got, expected.expose()) {
                         Ok(())
                     } else {
                         fail("the server's signature is wrong: it does not know the password (a rogue broker?)")

@@ -182,10 +182,7 @@ fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
 }
 
 fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
-    if !caller
-        .authorizer
-        .authorize_describe_topic(caller.request, name)
-    {
+    if !caller.may_describe_topic(cluster, name) {
         let code = error_code::TOPIC_AUTHORIZATION_FAILED;
         return Err((code, Some(default_message(code))));
     }

@@ -104,11 +104,7 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str) -> Transaction
         topics: t
             .partitions
             .iter()
-            .filter(|(topic, _)| {
-                caller
-                    .authorizer
-                    .authorize_describe_topic(caller.request, topic)
-            })
+            .filter(|(topic, _)| caller.may_describe_topic(cluster, topic))
             .map(|(topic, partitions)| TopicData {
                 topic: topic.clone(),
                 partitions: partitions.clone(),

@@ -58,10 +58,7 @@ pub fn list_offsets(
     let mut authorized = Vec::new();
     let mut denied = Vec::new();
     for t in &req.topics {
-        if !caller
-            .authorizer
-            .authorize_describe_topic(caller.request, &t.name)
-        {
+        if !caller.may_describe_topic(cluster, &t.name) {
             denied.push(ListOffsetsTopicResponse {
                 name: t.name.clone(),
                 partitions: t

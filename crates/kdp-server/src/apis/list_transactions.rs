@@ -93,6 +93,7 @@ fn full_match(pattern: &str) -> Option<regex::Regex> {
 mod tests {
     use super::*;
     use crate::apis::testing::*;
+    use crate::responder::RequestContext;
 
     fn ids(c: &Cluster, broker: i32, req: ListTransactionsRequest, v: i16) -> Vec<String> {
         let r = list_transactions(c, &caller(broker), &req, v);
@@ -166,5 +167,36 @@ mod tests {
         let r = list_transactions(&c, &caller(1), &req(&["ongoing"]), 0);
         assert_eq!(r.unknown_state_filters, vec!["ongoing"]);
         assert!(r.transaction_states.is_empty());
+    }
+
+    #[test]
+    fn each_principal_sees_what_its_rules_let_it_describe() {
+        // The general rules hide secret-*; admin's own rules hide nothing,
+        // and app-reader's allow only app-a.
+        let text = TXN_CLUSTER.replace(
+            r#""acls": {"#,
+            r#""acls": {"principals": {"User:admin": {},
+                "User:app-reader": {"transactional_id_describe_allow": ["app-a"]}}, "#,
+        );
+        let c = cluster(&text);
+        let as_ = |principal: &str| {
+            let ctx = RequestContext {
+                principal: principal.into(),
+                ..RequestContext::default()
+            };
+            let who = Caller {
+                request: &ctx,
+                ..caller(1)
+            };
+            let r = list_transactions(&c, &who, &Default::default(), 0);
+            r.transaction_states
+                .into_iter()
+                .map(|t| t.transactional_id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(as_("User:ANONYMOUS"), vec!["app-a", "app-b"]);
+        assert_eq!(as_("User:alice"), vec!["app-a", "app-b"]);
+        assert_eq!(as_("User:admin"), vec!["app-a", "app-b", "secret-c"]);
+        assert_eq!(as_("User:app-reader"), vec!["app-a"]);
     }
 }

@@ -15,7 +15,7 @@ pub mod list_offsets;
 pub mod list_transactions;
 pub mod write_txn_markers;
 
-use crate::acls::{ClusterOperation, TxnIdOperation};
+use crate::acls::{ClusterOperation, TopicOperation, TxnIdOperation};
 use crate::cluster::Cluster;
 use crate::responder::{Authorizer, RequestContext};
 
@@ -35,7 +35,9 @@ pub struct Caller<'a> {
 impl Caller<'_> {
     /// An operation on a transactional id: the file's ACLs and the hook.
     pub fn may_transactional_id(&self, cluster: &Cluster, op: TxnIdOperation, id: &str) -> bool {
-        cluster.acls.allows_transactional_id(op, id)
+        cluster
+            .acls
+            .allows_transactional_id(&self.request.principal, op, id)
             && self
                 .authorizer
                 .authorize_transactional_id(self.request, op, id)
@@ -43,7 +45,18 @@ impl Caller<'_> {
 
     /// An operation on the cluster: the file's ACLs and the hook.
     pub fn may_cluster(&self, cluster: &Cluster, op: ClusterOperation) -> bool {
-        cluster.acls.allows_cluster(op) && self.authorizer.authorize_cluster(self.request, op)
+        cluster.acls.allows_cluster(&self.request.principal, op)
+            && self.authorizer.authorize_cluster(self.request, op)
+    }
+
+    /// DESCRIBE on a topic: the file's ACLs and the hook.
+    pub fn may_describe_topic(&self, cluster: &Cluster, topic: &str) -> bool {
+        cluster
+            .acls
+            .allows_topic(&self.request.principal, TopicOperation::Describe, topic)
+            && self
+                .authorizer
+                .authorize_describe_topic(self.request, topic)
     }
 }
 
