@@ -218,6 +218,9 @@ offsets.topic.num.partitions=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=1
+# as in scripts/kafka-cluster.sh: Scenario's transactions last up to an hour (a killed
+# producer's stays open that long)
+transaction.max.timeout.ms=3600000
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
@@ -295,6 +298,7 @@ KDP_SECURE_WRONGHOST=127.0.0.1:$wrong
 KDP_SECURE_EXPIRED=127.0.0.1:$expired
 KDP_SECURE_CLASSPATH=$cp
 KDP_SECURE_JAVA=$JAVA
+KDP_SECURE_KAFKA_VERSION=$VERSION
 KDP_SECURE_SECRETS="$admin_pw $reader_pw $wrong_pw $client_secret $KEY_PW"
 EOF
     log "ready: plaintext=127.0.0.1:$plain sasl_ssl=127.0.0.1:$sasl_ssl ssl=127.0.0.1:$ssl env=${STATE#"$ROOT/"}/secure.env"

@@ -1,4 +1,4 @@
-//! `kdp describe` against one secured Apache Kafka 4.1.1 node
+//! `kdp describe` against one secured Apache Kafka node
 //! (scripts/kafka-secure.sh): SASL_SSL with every mechanism, mutual TLS,
 //! the TLS and SASL failures an operator meets, ACLs, and the same
 //! properties file given to Kafka's own `kafka-transactions.sh`.
@@ -13,52 +13,10 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
+use common::secure::{secure, Secure};
 use common::{kdp, parse_json_doc, parse_kafka_table, run, ProducerRow, Run};
 
-struct Secure {
-    dir: String,
-    plaintext: String,
-    sasl_plaintext: String,
-    sasl_ssl: String,
-    ssl: String,
-    wronghost: String,
-    expired: String,
-    classpath: String,
-    java: String,
-    secrets: Vec<String>,
-}
-
-fn secure() -> Secure {
-    let need = |k: &str| {
-        std::env::var(k).unwrap_or_else(|_| {
-            panic!(
-                "{k} is not set: these tests need the secured Kafka node. Run scripts/test.sh, or \
-                 `bash scripts/kafka-secure.sh start; set -a; . target/kafka-secure/secure.env; set +a` first"
-            )
-        })
-    };
-    Secure {
-        dir: need("KDP_SECURE_DIR"),
-        plaintext: need("KDP_SECURE_PLAINTEXT"),
-        sasl_plaintext: need("KDP_SECURE_SASL_PLAINTEXT"),
-        sasl_ssl: need("KDP_SECURE_SASL_SSL"),
-        ssl: need("KDP_SECURE_SSL"),
-        wronghost: need("KDP_SECURE_WRONGHOST"),
-        expired: need("KDP_SECURE_EXPIRED"),
-        classpath: need("KDP_SECURE_CLASSPATH"),
-        java: std::env::var("KDP_SECURE_JAVA").unwrap_or_else(|_| "java".into()),
-        secrets: need("KDP_SECURE_SECRETS")
-            .split_whitespace()
-            .map(str::to_string)
-            .collect(),
-    }
-}
-
 impl Secure {
-    fn props(&self, name: &str) -> String {
-        format!("{}/{name}.properties", self.dir)
-    }
-
     /// `kdp -vvv describe` of both test topics, as JSON, with `props` (if any).
     fn describe(&self, bootstrap: &str, props: Option<&str>, extra: &[&str]) -> Run {
         let file = props.map(|p| self.props(p));
@@ -81,19 +39,6 @@ impl Secure {
         let r = kdp(&args);
         self.assert_no_secret(&r);
         r
-    }
-
-    /// No password, client secret or token appears in any output.
-    fn assert_no_secret(&self, r: &Run) {
-        let token = std::fs::read_to_string(format!("{}/token.jwt", self.dir)).unwrap_or_default();
-        let token = token.trim();
-        for s in self.secrets.iter().map(String::as_str).chain([token]) {
-            if s.is_empty() {
-                continue;
-            }
-            assert!(!r.stdout.contains(s), "a secret is in stdout");
-            assert!(!r.stderr.contains(s), "a secret is in stderr");
-        }
     }
 }
 
