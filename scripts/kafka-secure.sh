@@ -255,8 +255,10 @@ EOF
         "${scen[@]}" idempotent --bootstrap "$boot" --topic "$t" --partition 0 --records 3 \
             >"$STATE/produce-$t.json" 2>>"$STATE/setup.log"
     done
+    # kafka.logs.dir: the log configuration writes there (unset, it is a directory named
+    # "${sys:kafka.logs.dir}" in the working directory)
     "$JAVA" -cp "$LIB/*" -Dlog4j2.configurationFile="$IT/config/broker-log4j2.properties" \
-        org.apache.kafka.tools.AclCommand --bootstrap-server "$boot" --add --allow-principal User:reader \
+        -Dkafka.logs.dir="$STATE" org.apache.kafka.tools.AclCommand --bootstrap-server "$boot" --add --allow-principal User:reader \
         --operation Read --topic secure-read >>"$STATE/setup.log" 2>&1
 
     # client properties files (the same for kdp and kafka-transactions.sh)
