@@ -7,6 +7,7 @@
 //! an error, a log line or `Debug` output.
 
 mod config;
+mod encrypted_key;
 pub mod jaas;
 pub mod oauth;
 pub mod sasl;
