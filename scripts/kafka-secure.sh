@@ -285,6 +285,12 @@ ssl.truststore.location=$c/ca.pem"
         "$c/client.pem" "$trust" >"$STATE/mtls.properties"
     printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=%s\nssl.key.password=%s\n%s\n' \
         "$c/client-enc.pem" "$KEY_PW" "$trust" >"$STATE/mtls-encrypted.properties"
+    # the same, inline: each PEM as one property value, its base64 on one line (as Java reads it)
+    oneline() { awk '/^-----BEGIN/ { b = $0; next } /^-----END/ { e = $0; next } { s = s $0 }
+        END { printf "%s\\n%s\\n%s", b, s, e }' "$1"; }
+    printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.key=%s\nssl.keystore.certificate.chain=%s\nssl.key.password=%s\n%s\n' \
+        "$(oneline "$c/client-enc.key")" "$(oneline "$c/client.crt")" "$KEY_PW" "$trust" \
+        >"$STATE/mtls-encrypted-inline.properties"
     printf 'security.protocol=SSL\n%s\n' "$trust" >"$STATE/ssl-no-client-cert.properties"
     printf 'security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="%s";\nssl.truststore.type=PEM\nssl.truststore.location=%s\n' \
         "$admin_pw" "$c/other-ca.pem" >"$STATE/untrusted.properties"

@@ -69,6 +69,7 @@ fn every_mechanism_and_mutual_tls_see_what_plaintext_sees() {
         ("sasl-plaintext", &s.sasl_plaintext),
         ("mtls", &s.ssl),
         ("mtls-encrypted", &s.ssl),
+        ("mtls-encrypted-inline", &s.ssl),
     ] {
         let r = s.describe(bootstrap, Some(props), &["--output", "json"]);
         assert_eq!(r.code, 0, "{props}: {}", r.stderr);
@@ -223,28 +224,42 @@ fn java_25() -> String {
 
 /// One properties file with a PBES2 (PBKDF2-HMAC-SHA256, AES-256-CBC)
 /// encrypted PKCS#8 key and `ssl.key.password`, as `openssl pkcs8 -topk8`
-/// writes it: kdp and Kafka's tool on Java 25 both read it and get the same
-/// answer over mutual TLS. (Java 17's PemStore cannot: "PBES2 SecretKeyFactory
-/// not available".)
+/// writes it, in a file (`ssl.keystore.location`) or inline with its base64
+/// on one line (`ssl.keystore.key`): kdp and Kafka's tool on Java 25 both read
+/// it and get the same answer over mutual TLS. (Java 17's PemStore cannot:
+/// "PBES2 SecretKeyFactory not available".)
 #[test]
 #[ignore = "needs the secured Kafka node: run scripts/test.sh"]
 fn an_encrypted_pkcs8_key_works_for_kdp_and_for_kafka_on_java_25() {
     let s = secure();
-    let props =
-        std::fs::read_to_string(s.props("mtls-encrypted")).expect("mtls-encrypted.properties");
-    let keystore = props
-        .lines()
-        .find_map(|l| l.strip_prefix("ssl.keystore.location="))
-        .expect("ssl.keystore.location");
-    let pem = std::fs::read_to_string(keystore).expect("the keystore");
-    // the key really is encrypted (not a plain key the password is ignored for)
-    assert!(pem.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----"));
-    assert!(!pem.contains("-----BEGIN PRIVATE KEY-----"));
-    assert!(props.lines().any(|l| l.starts_with("ssl.key.password=")));
+    for name in ["mtls-encrypted", "mtls-encrypted-inline"] {
+        let props = std::fs::read_to_string(s.props(name)).expect("the properties file");
+        let key = match props
+            .lines()
+            .find_map(|l| l.strip_prefix("ssl.keystore.location="))
+        {
+            Some(file) => std::fs::read_to_string(file).expect("the keystore"),
+            None => props.clone(),
+        };
+        // the key really is encrypted (not a plain key the password is ignored for)
+        assert!(
+            key.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----"),
+            "{name}"
+        );
+        assert!(!key.contains("-----BEGIN PRIVATE KEY-----"), "{name}");
+        assert!(
+            props.lines().any(|l| l.starts_with("ssl.key.password=")),
+            "{name}"
+        );
 
-    let theirs = kafka_describe_producers(&s, &java_25(), &s.ssl, "mtls-encrypted");
-    let ours = s.describe(&s.ssl, Some("mtls-encrypted"), &["--output", "json"]);
-    assert_eq!(ours.code, 0, "{}", ours.stderr);
-    assert_eq!(rows(&ours.stdout, "secure-read"), theirs);
-    assert_eq!(theirs.len(), 1, "the idempotent producer of the setup");
+        let theirs = kafka_describe_producers(&s, &java_25(), &s.ssl, name);
+        let ours = s.describe(&s.ssl, Some(name), &["--output", "json"]);
+        assert_eq!(ours.code, 0, "{name}: {}", ours.stderr);
+        assert_eq!(rows(&ours.stdout, "secure-read"), theirs, "{name}");
+        assert_eq!(
+            theirs.len(),
+            1,
+            "{name}: the idempotent producer of the setup"
+        );
+    }
 }

@@ -65,6 +65,7 @@ impl Secure {
             (Some("sasl-plaintext"), &self.sasl_plaintext),
             (Some("mtls"), &self.ssl),
             (Some("mtls-encrypted"), &self.ssl),
+            (Some("mtls-encrypted-inline"), &self.ssl),
         ]
     }
 
