@@ -1,12 +1,11 @@
 //! An encrypted PKCS#8 private key (`-----BEGIN ENCRYPTED PRIVATE KEY-----`)
 //! opened with `ssl.key.password`.
 //!
-//! kdp reads PBES2 with PBKDF2 (HMAC-SHA-1 or SHA-2) or scrypt and AES-CBC:
-//! what `openssl pkcs8 -topk8` writes, and what Kafka's Java clients read on
-//! Java 25 (Java 17 reads no PBES2 key; see docs/SECURITY.md). The older
-//! password-based schemes (PBES1 and PKCS#12's, such as the
-//! pbeWithSHA1And3-KeyTripleDES-CBC of `openssl pkcs8 -topk8 -v1
-//! PBE-SHA1-3DES`) are refused with the command that re-encrypts the key.
+//! kdp reads PBES2 with PBKDF2 (HMAC-SHA-1 or SHA-2) or scrypt and AES-CBC
+//! (what `openssl pkcs8 -topk8` writes; Kafka's Java clients read it on Java
+//! 25, not on Java 17), and pbeWithSHA1And3-KeyTripleDES-CBC (`-v1
+//! PBE-SHA1-3DES`; read on Java 17 and 25): see docs/SECURITY.md. Other
+//! schemes are refused by name with the command that re-encrypts the key.
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
@@ -15,6 +14,7 @@ use pkcs8::der::{Decode, Reader, SliceReader};
 use pkcs8::spki::AlgorithmIdentifierRef;
 use rustls::pki_types::PrivateKeyDer;
 
+use super::pbe_sha1_3des;
 use super::secret::Secret;
 use super::ConfigError;
 
@@ -37,15 +37,28 @@ pub(crate) fn decrypt(
     let der = B64
         .decode(der)
         .map_err(|_| bad("the encrypted private key is not valid PEM (bad base64)".into()))?;
-    let info = pkcs8::EncryptedPrivateKeyInfo::from_der(&der).map_err(|_| {
-        bad(match scheme(&der) {
-            Some(oid) => unsupported(oid),
-            None => "the encrypted private key is not PKCS#8".into(),
-        })
-    })?;
+    let wrong_password = || bad("cannot decrypt the private key: wrong ssl.key.password".into());
+    let Ok(info) = pkcs8::EncryptedPrivateKeyInfo::from_der(&der) else {
+        // a scheme pkcs8 does not know: Java 17's PBES1, or one kdp refuses by name
+        return match outer(&der) {
+            Some((alg, data)) if alg.oid == pbe_sha1_3des::OID => {
+                match pbe_sha1_3des::decrypt(alg.parameters, data, password.expose()) {
+                    Ok(plain) => Ok(Some(PrivateKeyDer::Pkcs8(plain.to_vec().into()))),
+                    Err(pbe_sha1_3des::Failure::Decrypt) => Err(wrong_password()),
+                    Err(pbe_sha1_3des::Failure::Parameters) => Err(bad(
+                        "the encrypted private key's pbeWithSHA1And3-KeyTripleDES-CBC parameters \
+                         are malformed"
+                            .into(),
+                    )),
+                }
+            }
+            Some((alg, _)) => Err(bad(unsupported(alg.oid))),
+            None => Err(bad("the encrypted private key is not PKCS#8".into())),
+        };
+    };
     let plain = info
         .decrypt(password.expose().as_bytes())
-        .map_err(|_| bad("cannot decrypt the private key: wrong ssl.key.password".into()))?;
+        .map_err(|_| wrong_password())?;
     Ok(Some(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into())))
 }
 
@@ -58,23 +71,24 @@ fn pem_body<'a>(text: &'a str, label: &str) -> Option<&'a str> {
     rest.get(..rest.find(&end)?)
 }
 
-/// The encryption scheme's OID of an EncryptedPrivateKeyInfo whose scheme
-/// kdp may not know.
-fn scheme(der: &[u8]) -> Option<ObjectIdentifier> {
+/// An EncryptedPrivateKeyInfo's algorithm and encrypted data, whatever the
+/// algorithm.
+fn outer(der: &[u8]) -> Option<(AlgorithmIdentifierRef<'_>, &[u8])> {
     let mut r = SliceReader::new(der).ok()?;
-    r.sequence(|r| {
-        let alg: AlgorithmIdentifierRef<'_> = r.decode()?;
-        let _data: OctetStringRef<'_> = r.decode()?;
-        Ok(alg.oid)
-    })
-    .ok()
+    let (alg, data) = r
+        .sequence(|r| {
+            let alg: AlgorithmIdentifierRef<'_> = r.decode()?;
+            let data: OctetStringRef<'_> = r.decode()?;
+            Ok((alg, data.as_bytes()))
+        })
+        .ok()?;
+    r.finish((alg, data)).ok()
 }
 
 /// Why a key encrypted with `oid` is refused, and how to convert it.
 fn unsupported(oid: ObjectIdentifier) -> String {
     let dotted = oid.to_string();
     let name = match dotted.as_str() {
-        "1.2.840.113549.1.12.1.3" => "pbeWithSHA1And3-KeyTripleDES-CBC (PKCS#12 PBE)".to_string(),
         "1.2.840.113549.1.5.13" => "PBES2 with a cipher other than AES-CBC".to_string(),
         d if d.starts_with("1.2.840.113549.1.12.1.") => format!("PKCS#12 PBE {d}"),
         d if d.starts_with("1.2.840.113549.1.5.") => format!("PBES1 {d}"),
@@ -109,10 +123,11 @@ mod tests {
     }
 
     #[test]
-    fn pbes2_keys_open_whatever_the_line_breaks() {
+    fn pbes2_and_pbe_sha1_3des_keys_open_whatever_the_line_breaks() {
         for (what, pem) in [
             ("-v2 aes-256-cbc", AES256_SHA256),
             ("-v2 aes-128-cbc -v2prf hmacWithSHA1", AES128_SHA1),
+            ("-v1 PBE-SHA1-3DES", PBE_SHA1_3DES),
         ] {
             let want = open(pem).unwrap_or_else(|e| panic!("{what}: {e}"));
             let Some(PrivateKeyDer::Pkcs8(want)) = want else {
@@ -133,16 +148,38 @@ mod tests {
 
     #[test]
     fn a_wrong_password_is_named_and_not_quoted() {
-        let e = decrypt("test key", AES256_SHA256, &Secret::new("not-the-password")).unwrap_err();
-        assert!(e.to_string().contains("wrong ssl.key.password"), "{e}");
-        assert!(!e.to_string().contains("not-the-password"), "{e}");
+        for pem in [AES256_SHA256, PBE_SHA1_3DES] {
+            let e = decrypt("test key", pem, &Secret::new("not-the-password")).unwrap_err();
+            assert!(e.to_string().contains("wrong ssl.key.password"), "{e}");
+            assert!(!e.to_string().contains("not-the-password"), "{e}");
+        }
     }
 
     #[test]
-    fn older_schemes_are_refused_with_the_command_that_converts_them() {
+    fn other_schemes_are_refused_by_name_with_the_command_that_converts_them() {
+        // pbeWithSHAAnd2-KeyTripleDES-CBC: the 3DES vector with its OID's last arc 3 -> 4
+        let der = B64
+            .decode(
+                PBE_SHA1_3DES
+                    .lines()
+                    .filter(|l| !l.starts_with("-----"))
+                    .collect::<String>(),
+            )
+            .unwrap();
+        let oid = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x0c, 0x01, 0x03];
+        let at = der
+            .windows(oid.len())
+            .position(|w| w == oid)
+            .expect("the OID");
+        let mut two_key = der.clone();
+        two_key[at + oid.len() - 1] = 0x04;
+        let two_key = format!(
+            "-----BEGIN {LABEL}-----\n{}\n-----END {LABEL}-----\n",
+            B64.encode(two_key)
+        );
         for (pem, name) in [
-            (PBE_SHA1_3DES, "pbeWithSHA1And3-KeyTripleDES-CBC"),
             (PBES2_DES3, "PBES2 with a cipher other than AES-CBC"),
+            (two_key.as_str(), "PKCS#12 PBE 1.2.840.113549.1.12.1.4"),
         ] {
             let e = open(pem).unwrap_err().to_string();
             assert!(e.contains(name), "{e}");
