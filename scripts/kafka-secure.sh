@@ -106,6 +106,9 @@ certs() {
     # the same client identity with its key encrypted (ssl.key.password)
     openssl pkcs8 -topk8 -v2 aes-256-cbc -in client.key -passout "pass:$KEY_PW" -out client-enc.key
     cat client-enc.key client.crt >client-enc.pem
+    # and with PBES1 (pbeWithSHA1And3-KeyTripleDES-CBC), the one encrypted key Java 17 reads too
+    openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in client.key -passout "pass:$KEY_PW" -out client-pbes1.key
+    cat client-pbes1.key client.crt >client-pbes1.pem
     # expired: `openssl ca` takes explicit start and end dates
     $key -out expired.key 2>/dev/null
     openssl req -new -key expired.key -subj "/CN=localhost" -out expired.csr \
@@ -285,7 +288,9 @@ ssl.truststore.location=$c/ca.pem"
         "$c/client.pem" "$trust" >"$STATE/mtls.properties"
     printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=%s\nssl.key.password=%s\n%s\n' \
         "$c/client-enc.pem" "$KEY_PW" "$trust" >"$STATE/mtls-encrypted.properties"
-    # the same, inline: each PEM as one property value, its base64 on one line (as Java reads it)
+    printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=%s\nssl.key.password=%s\n%s\n' \
+        "$c/client-pbes1.pem" "$KEY_PW" "$trust" >"$STATE/mtls-pbes1.properties"
+    # the PBES2 one inline: each PEM as one property value, its base64 on one line (as Java reads it)
     oneline() { awk '/^-----BEGIN/ { b = $0; next } /^-----END/ { e = $0; next } { s = s $0 }
         END { printf "%s\\n%s\\n%s", b, s, e }' "$1"; }
     printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.key=%s\nssl.keystore.certificate.chain=%s\nssl.key.password=%s\n%s\n' \

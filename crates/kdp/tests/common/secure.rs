@@ -66,6 +66,7 @@ impl Secure {
             (Some("mtls"), &self.ssl),
             (Some("mtls-encrypted"), &self.ssl),
             (Some("mtls-encrypted-inline"), &self.ssl),
+            (Some("mtls-pbes1"), &self.ssl),
         ]
     }
 
