@@ -416,7 +416,8 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 /// cluster asks for a raw abort of a real open transaction: the broker refuses
 /// with CLUSTER_AUTHORIZATION_FAILED, kdp says which ACL is missing, and the
 /// transaction stays open (partition, coordinator and offsets compared before
-/// and after). The admin's abort then goes through.
+/// and after). Its force-terminate (no WRITE on the transactional id) is
+/// refused too. The admin's abort then goes through.
 #[test]
 #[ignore = "needs the secured Kafka node: run scripts/test.sh"]
 fn a_user_without_cluster_alter_cannot_abort_and_the_transaction_stays_open() {
@@ -537,6 +538,38 @@ fn a_user_without_cluster_alter_cannot_abort_and_the_transaction_stays_open() {
         "{result}"
     );
     assert!(result.contains("--operation Alter --cluster"), "{result}");
+    // nor force-terminate (no WRITE on the transactional id): refused before anything is
+    // sent; and the id it may not DESCRIBE is reported as such
+    let r = kdp_via(
+        &s,
+        Some("reader"),
+        &s.sasl_ssl,
+        &["force-terminate"],
+        &["--transactional-id", &f.open, "--yes"],
+    );
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+            && r.stderr.contains("WRITE on the transactional id"),
+        "{}",
+        r.stderr
+    );
+    let r = kdp_via(
+        &s,
+        Some("reader"),
+        &s.sasl_ssl,
+        &["transactions"],
+        &["describe", "--transactional-id", &f.open],
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "{}: TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+            f.open
+        )),
+        "{}",
+        r.stderr
+    );
     let after = (state(&s, &f), coordinator(), offsets(&env, &f.topic));
     assert_eq!(after, before, "a refused abort changed the cluster");
 
