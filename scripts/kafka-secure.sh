@@ -106,6 +106,9 @@ certs() {
     # the same client identity with its key encrypted (ssl.key.password)
     openssl pkcs8 -topk8 -v2 aes-256-cbc -in client.key -passout "pass:$KEY_PW" -out client-enc.key
     cat client-enc.key client.crt >client-enc.pem
+    # and with PBES1 (pbeWithSHA1And3-KeyTripleDES-CBC), the one encrypted key Java 17 reads too
+    openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES -in client.key -passout "pass:$KEY_PW" -out client-pbes1.key
+    cat client-pbes1.key client.crt >client-pbes1.pem
     # expired: `openssl ca` takes explicit start and end dates
     $key -out expired.key 2>/dev/null
     openssl req -new -key expired.key -subj "/CN=localhost" -out expired.csr \
@@ -218,6 +221,9 @@ offsets.topic.num.partitions=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=1
+# as in scripts/kafka-cluster.sh: Scenario's transactions last up to an hour (a killed
+# producer's stays open that long)
+transaction.max.timeout.ms=3600000
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
@@ -252,8 +258,10 @@ EOF
         "${scen[@]}" idempotent --bootstrap "$boot" --topic "$t" --partition 0 --records 3 \
             >"$STATE/produce-$t.json" 2>>"$STATE/setup.log"
     done
+    # kafka.logs.dir: the log configuration writes there (unset, it is a directory named
+    # "${sys:kafka.logs.dir}" in the working directory)
     "$JAVA" -cp "$LIB/*" -Dlog4j2.configurationFile="$IT/config/broker-log4j2.properties" \
-        org.apache.kafka.tools.AclCommand --bootstrap-server "$boot" --add --allow-principal User:reader \
+        -Dkafka.logs.dir="$STATE" org.apache.kafka.tools.AclCommand --bootstrap-server "$boot" --add --allow-principal User:reader \
         --operation Read --topic secure-read >>"$STATE/setup.log" 2>&1
 
     # client properties files (the same for kdp and kafka-transactions.sh)
@@ -280,6 +288,14 @@ ssl.truststore.location=$c/ca.pem"
         "$c/client.pem" "$trust" >"$STATE/mtls.properties"
     printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=%s\nssl.key.password=%s\n%s\n' \
         "$c/client-enc.pem" "$KEY_PW" "$trust" >"$STATE/mtls-encrypted.properties"
+    printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=%s\nssl.key.password=%s\n%s\n' \
+        "$c/client-pbes1.pem" "$KEY_PW" "$trust" >"$STATE/mtls-pbes1.properties"
+    # the PBES2 one inline: each PEM as one property value, its base64 on one line (as Java reads it)
+    oneline() { awk '/^-----BEGIN/ { b = $0; next } /^-----END/ { e = $0; next } { s = s $0 }
+        END { printf "%s\\n%s\\n%s", b, s, e }' "$1"; }
+    printf 'security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.key=%s\nssl.keystore.certificate.chain=%s\nssl.key.password=%s\n%s\n' \
+        "$(oneline "$c/client-enc.key")" "$(oneline "$c/client.crt")" "$KEY_PW" "$trust" \
+        >"$STATE/mtls-encrypted-inline.properties"
     printf 'security.protocol=SSL\n%s\n' "$trust" >"$STATE/ssl-no-client-cert.properties"
     printf 'security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="%s";\nssl.truststore.type=PEM\nssl.truststore.location=%s\n' \
         "$admin_pw" "$c/other-ca.pem" >"$STATE/untrusted.properties"
@@ -295,6 +311,7 @@ KDP_SECURE_WRONGHOST=127.0.0.1:$wrong
 KDP_SECURE_EXPIRED=127.0.0.1:$expired
 KDP_SECURE_CLASSPATH=$cp
 KDP_SECURE_JAVA=$JAVA
+KDP_SECURE_KAFKA_VERSION=$VERSION
 KDP_SECURE_SECRETS="$admin_pw $reader_pw $wrong_pw $client_secret $KEY_PW"
 EOF
     log "ready: plaintext=127.0.0.1:$plain sasl_ssl=127.0.0.1:$sasl_ssl ssl=127.0.0.1:$ssl env=${STATE#"$ROOT/"}/secure.env"

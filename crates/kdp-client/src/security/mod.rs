@@ -7,8 +7,10 @@
 //! an error, a log line or `Debug` output.
 
 mod config;
+mod encrypted_key;
 pub mod jaas;
 pub mod oauth;
+mod pbe_sha1_3des;
 pub mod sasl;
 pub mod scram;
 pub mod secret;

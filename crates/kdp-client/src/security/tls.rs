@@ -16,7 +16,7 @@ use rustls::{
 };
 
 use super::config::{Identity, TlsConfig, Trust};
-use super::secret::Secret;
+use super::encrypted_key;
 use super::ConfigError;
 use crate::error::Error;
 use crate::transport::{connect_tcp, BoxStream, BrokerAddress, ConnectFuture, Connector};
@@ -137,8 +137,8 @@ fn identity(
         ));
     }
     if let Some(password) = &id.key_password {
-        if let Some(pem) = pem_block(id.key_pem.expose(), "ENCRYPTED PRIVATE KEY") {
-            return Ok((chain, decrypt_key(&id.origin, pem, password)?));
+        if let Some(key) = encrypted_key::decrypt(&id.origin, id.key_pem.expose(), password)? {
+            return Ok((chain, key));
         }
     }
     // the error of a key parser may quote key bytes: only its kind is kept
@@ -149,34 +149,6 @@ fn identity(
         )
     })?;
     Ok((chain, key))
-}
-
-/// The first `-----BEGIN {label}-----` ... `-----END {label}-----` block of `text`.
-fn pem_block<'a>(text: &'a str, label: &str) -> Option<&'a str> {
-    let begin = format!("-----BEGIN {label}-----");
-    let end = format!("-----END {label}-----");
-    let start = text.find(&begin)?;
-    let stop = text.get(start..)?.find(&end)? + start + end.len();
-    text.get(start..stop)
-}
-
-/// An encrypted PKCS#8 key (PBES2: PBKDF2 or scrypt with AES-CBC, what
-/// `openssl pkcs8 -topk8` writes) decrypted with `ssl.key.password`.
-fn decrypt_key(
-    origin: &str,
-    pem: &str,
-    password: &Secret,
-) -> Result<PrivateKeyDer<'static>, ConfigError> {
-    use pkcs8::der::Decode;
-    let bad = |what: &str| ConfigError::new(origin.to_string(), what.to_string());
-    let (_, doc) = pkcs8::Document::from_pem(pem)
-        .map_err(|_| bad("the encrypted private key is not valid PEM"))?;
-    let info = pkcs8::EncryptedPrivateKeyInfo::from_der(doc.as_bytes())
-        .map_err(|_| bad("the encrypted private key is not PKCS#8"))?;
-    let plain = info.decrypt(password.expose().as_bytes()).map_err(|_| {
-        bad("cannot decrypt the private key: wrong ssl.key.password, or a cipher other than PBES2 with AES-CBC")
-    })?;
-    Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()))
 }
 
 impl Connector for TlsConnector {

@@ -2,6 +2,8 @@
 //! cluster started by `scripts/kafka-cluster.sh` (see it/README.md).
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod secure;
+
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
