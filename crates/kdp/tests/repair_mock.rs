@@ -512,3 +512,25 @@ async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
     assert_eq!(p.high_watermark, 51, "one marker appended");
     assert_eq!(p.last_stable_offset(), 51);
 }
+
+/// force-terminate's plan says what it unblocks: where the producer's open
+/// transaction starts on each partition of the transaction and the records
+/// held behind it (the demo's ledger-1: open at 3301, 9 records pinned).
+#[test]
+fn force_terminate_plan_shows_start_offsets_and_what_it_unblocks() {
+    let mock = Mock::demo("fence-plan");
+    let out = mock.kdp(
+        &["force-terminate"],
+        &["--transactional-id", "ledger-writer", "--dry-run"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        plan.contains("partitions ledger-1@3301;") && plan.contains("unblocks 9 record(s)"),
+        "{plan}"
+    );
+    assert_eq!(
+        mock.transaction("ledger-writer")["TransactionState"],
+        "Ongoing"
+    );
+}

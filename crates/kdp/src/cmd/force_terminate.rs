@@ -1,10 +1,13 @@
 //! `kdp force-terminate`: end transactional ids' open transactions at their
 //! coordinators and fence their producers, with a plan and a confirmation.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use kdp_client::describe::TopicSelection;
 use kdp_client::txn::describe::describe_transactions;
 use kdp_client::txn::driver_options;
+use kdp_client::txn::join::{join, JoinOptions};
 use kdp_client::txn::repair::Action;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -52,6 +55,49 @@ pub fn run(args: Args) -> i32 {
         let mut out = stdout.lock();
         run_to(args, &mut out).await
     })
+}
+
+/// Fills each step's partitions with where its producer's open transaction
+/// starts there and the records it pins (DescribeProducers and ListOffsets
+/// on the leaders), so that the plan says what the repair unblocks. Without
+/// an answer the plan shows `-1` and `?`: it is only what the plan prints.
+async fn show_what_it_unblocks(conn: &cluster::Connected, steps: &mut [Step]) {
+    let mut wanted: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    for ((topic, partition), _) in steps.iter().flat_map(|s| &s.partitions) {
+        wanted.entry(topic.clone()).or_default().push(*partition);
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    let selection = wanted
+        .into_iter()
+        .map(|(name, partitions)| TopicSelection {
+            name,
+            partitions: Some(partitions),
+        })
+        .collect();
+    let opts = JoinOptions {
+        describe: conn.describe_options(Some(selection), None),
+        open_only: true,
+    };
+    let Ok(joined) = join(&conn.client, &opts).await else {
+        return;
+    };
+    for step in steps.iter_mut() {
+        let mut blocked = None;
+        for ((topic, partition), start) in &mut step.partitions {
+            let open = joined.open_transactions().find(|(t, p, producer)| {
+                t == topic && p == partition && producer.producer_id == step.producer_id
+            });
+            if let Some((_, _, producer)) = open {
+                *start = producer.current_txn_start_offset;
+                if let Some(Ok(o)) = joined.offsets.get(&(topic.clone(), *partition)) {
+                    blocked = Some(blocked.unwrap_or(0) + o.blocked());
+                }
+            }
+        }
+        step.blocked = blocked;
+    }
 }
 
 /// The command, output on `out`.
@@ -105,6 +151,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         eprintln!("kdp: nothing to do; nothing was changed");
         return exit::USAGE;
     }
+    show_what_it_unblocks(&conn, &mut steps).await;
     for s in &steps {
         if matches!(s.state.as_deref(), Some("PrepareCommit" | "PrepareAbort")) {
             eprintln!(
