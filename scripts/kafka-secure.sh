@@ -165,15 +165,15 @@ cmd_start() {
     [[ -n "$idp_port" ]] || { log "the IdP did not start"; cat "$STATE/idp.log" >&2; exit 1; }
     local jwks="http://127.0.0.1:$idp_port/jwks.json"
 
-    local p; read -r -a p <<<"$(free_ports 7)"
-    local plain=${p[0]} sasl_plain=${p[1]} sasl_ssl=${p[2]} ssl=${p[3]} wrong=${p[4]} expired=${p[5]} ctl=${p[6]}
+    local p; read -r -a p <<<"$(free_ports 8)"
+    local plain=${p[0]} sasl_plain=${p[1]} sasl_ssl=${p[2]} ssl=${p[3]} wrong=${p[4]} expired=${p[5]} ctl=${p[6]} reauth=${p[7]}
     local jaas_plain="org.apache.kafka.common.security.plain.PlainLoginModule required user_admin=\"$admin_pw\" user_reader=\"$reader_pw\";"
     cat >"$STATE/node.properties" <<EOF
 node.id=1
 process.roles=broker,controller
-listeners=PLAINTEXT://127.0.0.1:$plain,SASL_PLAINTEXT://127.0.0.1:$sasl_plain,SASL_SSL://127.0.0.1:$sasl_ssl,SSL://127.0.0.1:$ssl,WRONGHOST://127.0.0.1:$wrong,EXPIRED://127.0.0.1:$expired,CONTROLLER://127.0.0.1:$ctl
-advertised.listeners=PLAINTEXT://127.0.0.1:$plain,SASL_PLAINTEXT://127.0.0.1:$sasl_plain,SASL_SSL://127.0.0.1:$sasl_ssl,SSL://127.0.0.1:$ssl,WRONGHOST://127.0.0.1:$wrong,EXPIRED://127.0.0.1:$expired
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,WRONGHOST:SSL,EXPIRED:SSL,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:$plain,SASL_PLAINTEXT://127.0.0.1:$sasl_plain,SASL_SSL://127.0.0.1:$sasl_ssl,SSL://127.0.0.1:$ssl,WRONGHOST://127.0.0.1:$wrong,EXPIRED://127.0.0.1:$expired,REAUTH://127.0.0.1:$reauth,CONTROLLER://127.0.0.1:$ctl
+advertised.listeners=PLAINTEXT://127.0.0.1:$plain,SASL_PLAINTEXT://127.0.0.1:$sasl_plain,SASL_SSL://127.0.0.1:$sasl_ssl,SSL://127.0.0.1:$ssl,WRONGHOST://127.0.0.1:$wrong,EXPIRED://127.0.0.1:$expired,REAUTH://127.0.0.1:$reauth
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,WRONGHOST:SSL,EXPIRED:SSL,REAUTH:SASL_SSL,CONTROLLER:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 controller.quorum.bootstrap.servers=127.0.0.1:$ctl
@@ -194,6 +194,11 @@ listener.name.expired.ssl.keystore.location=$c/expired.pem
 sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN,OAUTHBEARER
 # SASL sessions with a lifetime: kdp must read it (and renew before it ends)
 listener.name.sasl_ssl.connections.max.reauth.ms=3600000
+# sessions of 5 s: a long run (the exporter) must authenticate anew before each ends, or the
+# broker closes the connection under it
+listener.name.reauth.connections.max.reauth.ms=5000
+listener.name.reauth.sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.reauth.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 # one mechanism only here, so that a client asking for another is refused
 listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-512
 sasl.oauthbearer.jwks.endpoint.url=$jwks
@@ -309,6 +314,7 @@ KDP_SECURE_SASL_SSL=127.0.0.1:$sasl_ssl
 KDP_SECURE_SSL=127.0.0.1:$ssl
 KDP_SECURE_WRONGHOST=127.0.0.1:$wrong
 KDP_SECURE_EXPIRED=127.0.0.1:$expired
+KDP_SECURE_REAUTH=127.0.0.1:$reauth
 KDP_SECURE_CLASSPATH=$cp
 KDP_SECURE_JAVA=$JAVA
 KDP_SECURE_KAFKA_VERSION=$VERSION

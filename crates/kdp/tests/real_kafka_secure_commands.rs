@@ -169,7 +169,7 @@ fn offsets(env: &Env, topic: &str) -> (i64, i64) {
 /// Polls until `done` holds; a bound on the number of polls turns a hang
 /// into a failure (it asserts nothing about time).
 fn wait_until<T>(what: &str, mut done: impl FnMut() -> Option<T>) -> T {
-    for _ in 0..300 {
+    for _ in 0..1200 {
         if let Some(v) = done() {
             return v;
         }
@@ -338,11 +338,70 @@ impl Drop for Proc {
     }
 }
 
+/// A listener whose SASL sessions last 5 s (`connections.max.reauth.ms`): an
+/// exporter running for several lifetimes authenticates a fresh connection
+/// before each session ends: the broker never has to close an expired
+/// session's connection under a request, and every scan succeeds.
+#[test]
+#[ignore = "needs the secured Kafka node: run scripts/test.sh"]
+fn a_long_run_outlives_the_brokers_sasl_session_lifetime() {
+    let s = secure();
+    let env = s.env();
+    let topic = unique("kdp-sec-reauth");
+    scenario(
+        &env,
+        "create-topic",
+        &[
+            "--topic",
+            &topic,
+            "--partitions",
+            "1",
+            "--replication-factor",
+            "1",
+        ],
+    );
+    let tp = ["--topic", topic.as_str(), "--partition", "0"];
+    scenario(&env, "idempotent", &[&tp[..], &["--records", "2"]].concat());
+
+    // 16 scans a second apart: more than three 5-second sessions
+    let (m, log) = exporter_run(&s, "scram512", &s.reauth, &topic, 16.0);
+    for result in ["failed", "partial"] {
+        let series = format!("kdp_scans_total{{result=\"{result}\"}}");
+        assert_eq!(sample(&m, &series).unwrap_or(0.0), 0.0, "{m}\n{log}");
+    }
+    let series = format!("kdp_producers{{topic=\"{topic}\"}}");
+    assert_eq!(sample(&m, &series), Some(1.0), "{m}");
+    let sessions = log.matches("SASL session lifetime").count();
+    assert!(
+        sessions >= 3,
+        "a session of 5 s, renewed at least 3 times in 16 scans ({sessions} seen):\n{log}"
+    );
+    // renewed before the end: no connection is cut under a request (scans
+    // would still succeed on a retry, so this is what tells)
+    assert!(
+        !log.contains("connection closed by the peer"),
+        "a session ran out on a connection in use:\n{log}"
+    );
+}
+
 /// `kdp exporter` over `props` watching `topic`: its metrics once a scan has
 /// succeeded.
 fn exporter_scrape(s: &Secure, props: &str, bootstrap: &str, topic: &str) -> String {
+    exporter_run(s, props, bootstrap, topic, 1.0).0
+}
+
+/// `kdp exporter` over `props` watching `topic`, with kdp-client's debug log,
+/// until `scans` scans have succeeded: its metrics then, and its log.
+fn exporter_run(
+    s: &Secure,
+    props: &str,
+    bootstrap: &str,
+    topic: &str,
+    scans: f64,
+) -> (String, String) {
     let file = s.props(props);
     let mut child = Command::new(env!("CARGO_BIN_EXE_kdp"))
+        .env("RUST_LOG", "kdp_client=debug")
         .args([
             "exporter",
             "--bootstrap-server",
@@ -373,20 +432,21 @@ fn exporter_scrape(s: &Secure, props: &str, bootstrap: &str, topic: &str) -> Str
         .expect("the exporter's address");
     let addr = addr.trim().to_string();
     assert!(!addr.is_empty(), "the exporter exited before it listened");
-    let m = wait_until("a successful scan", || {
+    let m = wait_until("successful scans", || {
         let m = get(&addr, "/metrics");
-        (sample(&m, "kdp_scans_total{result=\"ok\"}").unwrap_or(0.0) >= 1.0).then_some(m)
+        (sample(&m, "kdp_scans_total{result=\"ok\"}").unwrap_or(0.0) >= scans).then_some(m)
     });
     drop(proc);
     let mut log = String::new();
     let _ = BufReader::new(stderr).read_to_string(&mut log);
-    s.assert_no_secret(&Run {
+    let run = Run {
         code: 0,
-        stdout: m.clone(),
+        stdout: m,
         stderr: log,
         elapsed: Duration::ZERO,
-    });
-    m
+    };
+    s.assert_no_secret(&run);
+    (run.stdout, run.stderr)
 }
 
 /// One HTTP/1.0 GET's body (the server closes).

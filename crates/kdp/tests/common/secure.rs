@@ -12,6 +12,8 @@ pub struct Secure {
     pub ssl: String,
     pub wronghost: String,
     pub expired: String,
+    /// SASL_SSL (SCRAM-SHA-512) with 5-second sessions (connections.max.reauth.ms).
+    pub reauth: String,
     pub classpath: String,
     pub java: String,
     pub secrets: Vec<String>,
@@ -36,6 +38,7 @@ pub fn secure() -> Secure {
         ssl: need("KDP_SECURE_SSL"),
         wronghost: need("KDP_SECURE_WRONGHOST"),
         expired: need("KDP_SECURE_EXPIRED"),
+        reauth: need("KDP_SECURE_REAUTH"),
         classpath: need("KDP_SECURE_CLASSPATH"),
         java: std::env::var("KDP_SECURE_JAVA").unwrap_or_else(|_| "java".into()),
         secrets: need("KDP_SECURE_SECRETS")
