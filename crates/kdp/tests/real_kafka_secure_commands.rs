@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::secure::{secure, Secure};
-use common::{kdp, run, scenario, unique, Env, Run};
+use common::{create_topic_rf, kdp, run, scenario, unique, Env, Run};
 use serde_json::Value;
 
 /// A topic with one idempotent producer, one committed transaction and one
@@ -37,18 +37,7 @@ struct Fixture {
 fn populate(env: &Env, prefix: &str) -> Fixture {
     let topic = unique(prefix);
     let (committed, open) = (format!("{topic}-c"), format!("{topic}-o"));
-    scenario(
-        env,
-        "create-topic",
-        &[
-            "--topic",
-            &topic,
-            "--partitions",
-            "1",
-            "--replication-factor",
-            "1",
-        ],
-    );
+    create_topic_rf(env, &topic, 1, 1);
     let tp = ["--topic", topic.as_str(), "--partition", "0"];
     scenario(env, "idempotent", &[&tp[..], &["--records", "2"]].concat());
     scenario(
@@ -348,18 +337,7 @@ fn a_long_run_outlives_the_brokers_sasl_session_lifetime() {
     let s = secure();
     let env = s.env();
     let topic = unique("kdp-sec-reauth");
-    scenario(
-        &env,
-        "create-topic",
-        &[
-            "--topic",
-            &topic,
-            "--partitions",
-            "1",
-            "--replication-factor",
-            "1",
-        ],
-    );
+    create_topic_rf(&env, &topic, 1, 1);
     let tp = ["--topic", topic.as_str(), "--partition", "0"];
     scenario(&env, "idempotent", &[&tp[..], &["--records", "2"]].concat());
 
@@ -485,18 +463,7 @@ fn a_user_without_cluster_alter_cannot_abort_and_the_transaction_stays_open() {
     let env = s.env();
     let topic = unique("sec-acl");
     let tid = format!("{topic}-o");
-    scenario(
-        &env,
-        "create-topic",
-        &[
-            "--topic",
-            &topic,
-            "--partitions",
-            "1",
-            "--replication-factor",
-            "1",
-        ],
-    );
+    create_topic_rf(&env, &topic, 1, 1);
     let acl = run(
         Command::new(&s.java)
             .args(["-cp", &s.classpath, "org.apache.kafka.tools.AclCommand"])

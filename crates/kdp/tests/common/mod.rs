@@ -253,6 +253,11 @@ pub fn open_txn(env: &Env, topic: &str, partition: i32, tid: &str, records: u32)
 }
 
 pub fn create_topic(env: &Env, topic: &str, partitions: u32) -> Value {
+    create_topic_rf(env, topic, partitions, 3)
+}
+
+/// `topic` with `partitions` partitions of `replication_factor` replicas.
+pub fn create_topic_rf(env: &Env, topic: &str, partitions: u32, replication_factor: u32) -> Value {
     scenario(
         env,
         "create-topic",
@@ -262,7 +267,7 @@ pub fn create_topic(env: &Env, topic: &str, partitions: u32) -> Value {
             "--partitions",
             &partitions.to_string(),
             "--replication-factor",
-            "3",
+            &replication_factor.to_string(),
         ],
     )
 }
