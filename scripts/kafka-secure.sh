@@ -24,6 +24,15 @@ STATE="$ROOT/target/kafka-secure"
 VERSION="${KDP_KAFKA_VERSION:-4.4.0}"
 LIB="$IT/target/kafka-$VERSION/lib"
 CLASSES="$IT/target/kafka-$VERSION/classes"
+# Kafka 3.x logs with log4j 1.x (reload4j) and has AclCommand in the core jar; 4.x uses log4j2
+# and kafka-tools
+if [[ "$VERSION" == 3.* ]]; then
+    LOG_OPT="-Dlog4j.configuration=file:$IT/config/broker-log4j.properties"
+    ACL_COMMAND=kafka.admin.AclCommand
+else
+    LOG_OPT="-Dlog4j2.configurationFile=$IT/config/broker-log4j2.properties"
+    ACL_COMMAND=org.apache.kafka.tools.AclCommand
+fi
 JAVA="${KDP_IT_JAVA:-java}"
 READY_TIMEOUT="${KDP_IT_READY_TIMEOUT:-90}"
 CLUSTER_ID="a2RwLXNlY3VyZS1ub2RlMQ" # base64url of "kdp-secure-node1"
@@ -237,7 +246,7 @@ num.io.threads=2
 EOF
     chmod 600 "$STATE/node.properties"
 
-    local jvm=("$JAVA" -Dlog4j2.configurationFile="$IT/config/broker-log4j2.properties" -Dkafka.logs.dir="$STATE")
+    local jvm=("$JAVA" "$LOG_OPT" -Dkafka.logs.dir="$STATE")
     "${jvm[@]}" -Xmx256m -cp "$LIB/*" kafka.tools.StorageTool format -t "$CLUSTER_ID" \
         -c "$STATE/node.properties" --standalone \
         --add-scram "SCRAM-SHA-512=[name=admin,password=$admin_pw]" \
@@ -265,8 +274,8 @@ EOF
     done
     # kafka.logs.dir: the log configuration writes there (unset, it is a directory named
     # "${sys:kafka.logs.dir}" in the working directory)
-    "$JAVA" -cp "$LIB/*" -Dlog4j2.configurationFile="$IT/config/broker-log4j2.properties" \
-        -Dkafka.logs.dir="$STATE" org.apache.kafka.tools.AclCommand --bootstrap-server "$boot" --add --allow-principal User:reader \
+    "$JAVA" -cp "$LIB/*" "$LOG_OPT" \
+        -Dkafka.logs.dir="$STATE" "$ACL_COMMAND" --bootstrap-server "$boot" --add --allow-principal User:reader \
         --operation Read --topic secure-read >>"$STATE/setup.log" 2>&1
 
     # client properties files (the same for kdp and kafka-transactions.sh)

@@ -40,23 +40,24 @@ for i in "${!versions[@]}"; do
     # --include-ignored: the tests that need Kafka or its jars are #[ignore]d so
     # that a bare `cargo test` stays self-contained; here they run, and fail
     # (never skip) if the cluster is not there.
+    # one secured node (TLS, SASL, ACLs) beside the cluster, for tests/real_kafka_secure*.rs
+    KDP_KAFKA_VERSION="$v" bash scripts/kafka-secure.sh start
+    set -a
+    # shellcheck disable=SC1091
+    . target/kafka-secure/secure.env
+    set +a
     if [[ "$i" == 0 ]]; then
-        # one secured node (TLS, SASL, ACLs) beside the cluster, for tests/real_kafka_secure.rs
-        KDP_KAFKA_VERSION="$v" bash scripts/kafka-secure.sh start
-        set -a
-        # shellcheck disable=SC1091
-        . target/kafka-secure/secure.env
-        set +a
         cargo test --workspace --locked --no-fail-fast -- --include-ignored || failed+=("$v")
-        bash scripts/kafka-secure.sh stop
     else
         # only the tests that talk to a broker: the rest does not depend on its version
         # (kdp-server's java_tool runs Kafka's tool against the mock, not a broker)
         cargo test -p kdp --locked --no-fail-fast --test real_kafka \
             --test real_kafka_broker_stop --test real_kafka_scenarios \
-            --test real_kafka_diagnose --test real_kafka_repair -- --include-ignored ||
+            --test real_kafka_diagnose --test real_kafka_repair \
+            --test real_kafka_secure --test real_kafka_secure_commands -- --include-ignored ||
             failed+=("$v")
     fi
+    bash scripts/kafka-secure.sh stop
     bash scripts/kafka-cluster.sh stop
 done
 if ((${#failed[@]})); then

@@ -362,6 +362,15 @@ fn a_long_run_outlives_the_brokers_sasl_session_lifetime() {
     );
 }
 
+/// Kafka's AclCommand: in kafka-tools from 4.0, in the core jar before.
+fn acl_command(kafka_version: &str) -> &'static str {
+    if kafka_version.starts_with("3.") {
+        "kafka.admin.AclCommand"
+    } else {
+        "org.apache.kafka.tools.AclCommand"
+    }
+}
+
 /// `kdp exporter` over `props` watching `topic`: its metrics once a scan has
 /// succeeded.
 fn exporter_scrape(s: &Secure, props: &str, bootstrap: &str, topic: &str) -> String {
@@ -466,7 +475,7 @@ fn a_user_without_cluster_alter_cannot_abort_and_the_transaction_stays_open() {
     create_topic_rf(&env, &topic, 1, 1);
     let acl = run(
         Command::new(&s.java)
-            .args(["-cp", &s.classpath, "org.apache.kafka.tools.AclCommand"])
+            .args(["-cp", &s.classpath, acl_command(&env.kafka_version)])
             .args(["--bootstrap-server", &s.plaintext, "--add"])
             .args(["--allow-principal", "User:reader", "--operation", "Read"])
             .args(["--topic", &topic]),
