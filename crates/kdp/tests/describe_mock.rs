@@ -3,16 +3,18 @@
 //! whole cluster. (The mock is kdp's own; the claims about Kafka's behaviour
 //! are made against a real broker in real_kafka.rs.)
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
+
+mod mock_broker;
+use mock_broker::MockBroker;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
 struct Mock {
-    child: Child,
+    _broker: MockBroker,
     bootstrap: String,
 }
 
@@ -20,20 +22,10 @@ impl Mock {
     fn start() -> Mock {
         let file =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kdp-server/tests/data/cluster.json");
-        let mut child = Command::new(KDP)
-            .args(["mock-broker", "--listen", "127.0.0.1:0", "--cluster"])
-            .arg(file)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start kdp mock-broker");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("bootstrap line");
+        let broker = MockBroker::start(file, &[], Stdio::null());
         Mock {
-            child,
-            bootstrap: line.trim().to_string(),
+            bootstrap: broker.bootstrap.clone(),
+            _broker: broker,
         }
     }
 
@@ -53,13 +45,6 @@ impl Mock {
         let doc = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
         (out.status.code().unwrap_or(-1), doc)
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -6,16 +6,18 @@
 //! kdp-server's java_tool.rs; the claims about a real broker are in
 //! real_kafka_diagnose.rs.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
+
+mod mock_broker;
+use mock_broker::MockBroker;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
 struct Mock {
-    child: Child,
+    _broker: MockBroker,
     bootstrap: String,
     _dir: TempDir,
 }
@@ -49,20 +51,10 @@ impl Mock {
     }
 
     fn start(file: &Path, dir: TempDir) -> Mock {
-        let mut child = Command::new(KDP)
-            .args(["mock-broker", "--listen", "127.0.0.1:0", "--cluster"])
-            .arg(file)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start kdp mock-broker");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("bootstrap line");
+        let broker = MockBroker::start(file, &[], Stdio::null());
         Mock {
-            child,
-            bootstrap: line.trim().to_string(),
+            bootstrap: broker.bootstrap.clone(),
+            _broker: broker,
             _dir: dir,
         }
     }
@@ -95,13 +87,6 @@ impl Mock {
             .cloned()
             .unwrap_or_else(|| panic!("no {key} in {doc}"));
         (code, rows)
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

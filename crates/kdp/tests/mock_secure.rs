@@ -4,13 +4,15 @@
 //! mock, and each way of failing fails with exit status 3 and no secret in
 //! any output. Certificates are made here, at test time.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use serde_json::{json, Value};
+
+mod mock_broker;
+use mock_broker::MockBroker;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 const ALICE_PW: &str = "alice-Pw-8c1f0e";
@@ -111,7 +113,7 @@ fn setup() -> Setup {
 }
 
 struct Mock {
-    child: Child,
+    _broker: MockBroker,
     bootstrap: String,
 }
 
@@ -122,27 +124,10 @@ impl Mock {
 
     /// A mock whose stderr (its log) goes to `log`.
     fn start_logging(cluster: &str, extra: &[&str], log: Stdio) -> Mock {
-        let mut child = Command::new(KDP)
-            .args([
-                "mock-broker",
-                "--listen",
-                "127.0.0.1:0",
-                "--cluster",
-                cluster,
-            ])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .expect("start kdp mock-broker");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("bootstrap line");
-        assert!(!line.trim().is_empty(), "the mock did not start");
+        let broker = MockBroker::start(cluster, extra, log);
         Mock {
-            child,
-            bootstrap: line.trim().to_string(),
+            bootstrap: broker.bootstrap.clone(),
+            _broker: broker,
         }
     }
 
@@ -150,13 +135,6 @@ impl Mock {
         let mut args = vec!["--tls-cert", &s.server_cert, "--tls-key", &s.server_key];
         args.extend_from_slice(extra);
         Mock::start(cluster, &args)
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -3,9 +3,8 @@
 //! WriteTxnMarkers and InitProducerId with Kafka's semantics and updates its
 //! state). The claims about real brokers are the real-Kafka tests' job.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
@@ -13,10 +12,13 @@ use kdp_client::txn::offsets::{offsets, Offsets};
 use kdp_client::{BrokerAddress, Client, ClientConfig};
 use serde_json::Value;
 
+mod mock_broker;
+use mock_broker::MockBroker;
+
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
 struct Mock {
-    child: Child,
+    _broker: MockBroker,
     bootstrap: String,
     _dir: PathBuf,
 }
@@ -35,20 +37,10 @@ impl Mock {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let file = dir.join("cluster.json");
         std::fs::write(&file, cluster.to_string()).expect("write cluster file");
-        let mut child = Command::new(KDP)
-            .args(["mock-broker", "--listen", "127.0.0.1:0", "--cluster"])
-            .arg(&file)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start kdp mock-broker");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("bootstrap line");
+        let broker = MockBroker::start(&file, &[], Stdio::null());
         Mock {
-            child,
-            bootstrap: line.trim().to_string(),
+            bootstrap: broker.bootstrap.clone(),
+            _broker: broker,
             _dir: dir,
         }
     }
@@ -104,13 +96,6 @@ impl Mock {
                 .expect("an answer")
                 .expect("offsets of the partition")
         })
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
