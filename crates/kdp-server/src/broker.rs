@@ -260,13 +260,7 @@ pub fn handle_request_as(
                 hook: shared.authorizer.as_ref(),
             };
             let resp = describe_producers_within(&req, &view, &authorizer, &ctx, version, limit)
-                .map_err(|e| {
-                    too_large(
-                        &header,
-                        e.at_least.saturating_add(header_len),
-                        response_limit(shared),
-                    )
-                })?;
+                .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
             drop(cluster);
             bounded_frame(shared, &header, &resp, version)?
         }
@@ -302,13 +296,7 @@ pub fn handle_request_as(
                 &req,
                 limit,
             )
-            .map_err(|e| {
-                too_large(
-                    &header,
-                    e.at_least.saturating_add(header_len),
-                    response_limit(shared),
-                )
-            })?;
+            .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::DESCRIBE_CONFIGS => {
@@ -322,13 +310,7 @@ pub fn handle_request_as(
                 version,
                 limit,
             )
-            .map_err(|e| {
-                too_large(
-                    &header,
-                    e.at_least.saturating_add(header_len),
-                    response_limit(shared),
-                )
-            })?;
+            .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::LIST_OFFSETS => {
@@ -435,14 +417,21 @@ fn bounded_frame<M: Message>(
 ) -> Result<Vec<u8>, Reject> {
     let size = response_header_len(M::API_KEY, version).saturating_add(body.encoded_len(version));
     if size > response_limit(shared) {
-        return Err(too_large(header, size, response_limit(shared)));
+        return Err(too_large(header, size, 0, shared));
     }
     let mut out = Vec::with_capacity(4 + size);
     encode_response_frame(&mut out, header.correlation_id, body, version);
     Ok(out)
 }
 
-fn too_large(header: &RequestHeader, at_least: usize, limit: usize) -> Reject {
+fn too_large(
+    header: &RequestHeader,
+    body_at_least: usize,
+    header_len: usize,
+    shared: &Shared,
+) -> Reject {
+    let at_least = body_at_least.saturating_add(header_len);
+    let limit = response_limit(shared);
     let key = header.request_api_key;
     Reject(format!(
         "the response to {} v{} (correlation id {}) would be at least {at_least} bytes, \
