@@ -2,7 +2,7 @@
 //! (WriteTxnMarkers to the leader, as `kafka-transactions.sh abort`), with a
 //! plan, a confirmation and a re-check before anything is sent.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use kdp_client::diagnose::hanging::{self, OpenTxn};
 use kdp_client::txn::join::{join, JoinOptions, Joined};
@@ -73,11 +73,7 @@ pub struct Args {
 
 /// `kdp abort`.
 pub fn run(args: Args) -> i32 {
-    cluster::block_on(async {
-        let stdout = io::stdout();
-        let mut out = stdout.lock();
-        run_to(args, &mut out).await
-    })
+    cluster::block_on_stdout(async |out| run_to(args, out).await)
 }
 
 /// The command, output on `out`.

@@ -142,6 +142,16 @@ pub fn selection(topics: &[String], partitions: &[i32]) -> Option<Vec<TopicSelec
     )
 }
 
+/// Runs a command on a fresh single-threaded runtime with stdout, locked
+/// once, as its output.
+pub fn block_on_stdout(command: impl AsyncFnOnce(&mut dyn std::io::Write) -> i32) -> i32 {
+    block_on(async {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        command(&mut out).await
+    })
+}
+
 /// Runs a command's future on a fresh single-threaded runtime.
 pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
     match tokio::runtime::Builder::new_current_thread()

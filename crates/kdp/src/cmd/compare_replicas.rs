@@ -74,11 +74,7 @@ type Replicas = BTreeMap<(String, i32), BTreeMap<i32, Vec<ProducerState>>>;
 
 /// `kdp compare-replicas`.
 pub fn run(args: Args) -> i32 {
-    cluster::block_on(async {
-        let stdout = io::stdout();
-        let mut out = stdout.lock();
-        run_to(args, &mut out).await
-    })
+    cluster::block_on_stdout(async |out| run_to(args, out).await)
 }
 
 /// The command, output on `out`.

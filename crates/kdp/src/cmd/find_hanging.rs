@@ -256,11 +256,7 @@ pub fn plan(rows: &[Row]) -> Vec<Step> {
 
 /// `kdp find-hanging`.
 pub fn run(args: Args) -> i32 {
-    cluster::block_on(async {
-        let stdout = io::stdout();
-        let mut out = stdout.lock();
-        run_to(args, &mut out).await
-    })
+    cluster::block_on_stdout(async |out| run_to(args, out).await)
 }
 
 /// The command, output on `out`.

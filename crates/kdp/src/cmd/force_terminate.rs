@@ -2,7 +2,7 @@
 //! coordinators and fence their producers, with a plan and a confirmation.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io::Write;
 
 use kdp_client::describe::TopicSelection;
 use kdp_client::txn::describe::describe_transactions;
@@ -50,11 +50,7 @@ pub struct Args {
 
 /// `kdp force-terminate`.
 pub fn run(args: Args) -> i32 {
-    cluster::block_on(async {
-        let stdout = io::stdout();
-        let mut out = stdout.lock();
-        run_to(args, &mut out).await
-    })
+    cluster::block_on_stdout(async |out| run_to(args, out).await)
 }
 
 /// Fills each step's partitions with where its producer's open transaction

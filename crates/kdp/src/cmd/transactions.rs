@@ -147,11 +147,7 @@ impl Record for DescribeRow {
 
 /// `kdp transactions ...`.
 pub fn run(cmd: Command) -> i32 {
-    cluster::block_on(async {
-        let stdout = io::stdout();
-        let mut out = stdout.lock();
-        run_to(cmd, &mut out).await
-    })
+    cluster::block_on_stdout(async |out| run_to(cmd, out).await)
 }
 
 /// The command, output on `out`.
