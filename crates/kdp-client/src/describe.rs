@@ -84,6 +84,22 @@ pub struct DescribeOptions {
     pub unknown_topic_attempts: u32,
 }
 
+impl DescribeOptions {
+    /// The admin driver's bounds and retry policy these options give, so
+    /// that every command shares one `--timeout` and the same retries.
+    pub fn driver_options(&self) -> DriverOptions {
+        DriverOptions {
+            timeout: self.timeout,
+            request_timeout: self.request_timeout,
+            max_keys_per_request: self.max_partitions_per_request,
+            max_concurrent_brokers: self.max_concurrent_brokers,
+            max_attempts: self.max_attempts,
+            retry_backoff: self.retry_backoff,
+            retry_backoff_max: self.retry_backoff_max,
+        }
+    }
+}
+
 impl Default for DescribeOptions {
     fn default() -> Self {
         DescribeOptions {
@@ -182,14 +198,10 @@ where
         chosen_broker: opts.broker_id,
         explicit: selected.explicit,
     };
+    // what is left of the deadline after the selection was resolved
     let driver_opts = DriverOptions {
         timeout: deadline.saturating_duration_since(Instant::now()),
-        request_timeout: opts.request_timeout,
-        max_keys_per_request: opts.max_partitions_per_request,
-        max_concurrent_brokers: opts.max_concurrent_brokers,
-        max_attempts: opts.max_attempts,
-        retry_backoff: opts.retry_backoff,
-        retry_backoff_max: opts.retry_backoff_max,
+        ..opts.driver_options()
     };
     let stats = drive(
         &client,

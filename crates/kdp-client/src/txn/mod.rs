@@ -25,17 +25,9 @@ use crate::client::Client;
 use crate::describe::DescribeOptions;
 
 /// Driver bounds taken from a describe's options, so every command shares
-/// one `--timeout` and the same retry policy.
+/// one `--timeout` and the same retry policy ([`DescribeOptions::driver_options`]).
 pub fn driver_options(opts: &DescribeOptions) -> DriverOptions {
-    DriverOptions {
-        timeout: opts.timeout,
-        request_timeout: opts.request_timeout,
-        max_keys_per_request: opts.max_partitions_per_request,
-        max_concurrent_brokers: opts.max_concurrent_brokers,
-        max_attempts: opts.max_attempts,
-        retry_backoff: opts.retry_backoff,
-        retry_backoff_max: opts.retry_backoff_max,
-    }
+    opts.driver_options()
 }
 
 /// Collects every key's result of a driver run.
