@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use kdp_client::diagnose::hanging::{self, OpenTxn};
-use kdp_client::txn::join::{join, JoinOptions, Joined};
+use kdp_client::txn::join::Joined;
 use kdp_client::txn::repair::{marker_coordinator_epoch, AbortSpec, Action};
 use kdp_wire::messages::ProducerState;
 
@@ -82,30 +82,15 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let opts = JoinOptions {
-        describe: conn.describe_options(
-            cluster::selection(std::slice::from_ref(&args.topic), &[args.partition]),
-            None,
-        ),
-        open_only: true,
-    };
-    let joined = match join(&conn.client, &opts).await {
+    let describe = conn.describe_options(
+        cluster::selection(std::slice::from_ref(&args.topic), &[args.partition]),
+        None,
+    );
+    let joined = match cluster::join(&conn, describe, true).await {
         Ok(j) => j,
-        Err(e) => {
-            eprintln!("kdp: cannot reach the cluster: {e}");
-            return exit::UNREACHABLE;
-        }
+        Err(code) => return code,
     };
-    if let Some(o) = joined.partitions.iter().find(|o| o.result.is_err()) {
-        if let Err(e) = &o.result {
-            eprintln!(
-                "kdp: {}-{}: {} {}",
-                o.topic,
-                o.partition,
-                e.name(),
-                e.message.as_deref().unwrap_or("")
-            );
-        }
+    if cluster::report_failed_partitions(&joined) > 0 {
         return exit::PARTIAL;
     }
     let step = match plan(&args, &joined) {

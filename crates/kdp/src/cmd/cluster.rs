@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kdp_client::txn::join::{JoinOptions, Joined};
 use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions, TopicSelection};
 use tokio::time::Instant;
 
@@ -140,6 +141,44 @@ pub fn selection(topics: &[String], partitions: &[i32]) -> Option<Vec<TopicSelec
             })
             .collect(),
     )
+}
+
+/// The joined describe (producers, their coordinators' transactions, the
+/// partitions' offsets); a cluster that cannot be reached is reported on
+/// stderr and gives the exit status.
+pub async fn join(
+    conn: &Connected,
+    describe: DescribeOptions,
+    open_only: bool,
+) -> Result<Joined, i32> {
+    let opts = JoinOptions {
+        describe,
+        open_only,
+    };
+    kdp_client::txn::join::join(&conn.client, &opts)
+        .await
+        .map_err(|e| {
+            eprintln!("kdp: cannot reach the cluster: {e}");
+            exit::UNREACHABLE
+        })
+}
+
+/// Reports on stderr each partition the join could not describe; how many.
+pub fn report_failed_partitions(joined: &Joined) -> usize {
+    let mut failed = 0;
+    for o in &joined.partitions {
+        if let Err(e) = &o.result {
+            failed += 1;
+            eprintln!(
+                "kdp: {}-{}: {} {}",
+                o.topic,
+                o.partition,
+                e.name(),
+                e.message.as_deref().unwrap_or("")
+            );
+        }
+    }
+    failed
 }
 
 /// Runs a command on a fresh single-threaded runtime with stdout, locked

@@ -5,11 +5,11 @@
 use std::io::{self, Write};
 
 use kdp_client::diagnose::flags::{flags, Context, Coordinator};
-use kdp_client::txn::join::{join, JoinOptions, Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
+use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use kdp_client::DescribeOptions;
 use serde::Serialize;
 
-use crate::cmd::cluster::Connected;
+use crate::cmd::cluster::{self, Connected};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
 use crate::output::{rfc3339, Output};
@@ -134,38 +134,12 @@ pub async fn run_to(
     output: Output,
     out: &mut dyn Write,
 ) -> i32 {
-    let joined = match join(
-        &conn.client,
-        &JoinOptions {
-            describe: opts,
-            open_only: false,
-        },
-    )
-    .await
-    {
+    let joined = match cluster::join(conn, opts, false).await {
         Ok(j) => j,
-        Err(e) => {
-            eprintln!("kdp: cannot reach the cluster: {e}");
-            return exit::UNREACHABLE;
-        }
+        Err(code) => return code,
     };
     let rows = rows(&joined);
-    let failed: Vec<_> = joined
-        .partitions
-        .iter()
-        .filter(|o| o.result.is_err())
-        .collect();
-    for o in &failed {
-        if let Err(e) = &o.result {
-            eprintln!(
-                "kdp: {}-{}: {} {}",
-                o.topic,
-                o.partition,
-                e.name(),
-                e.message.as_deref().unwrap_or("")
-            );
-        }
-    }
+    let failed = cluster::report_failed_partitions(&joined);
     if output == Output::Table {
         eprintln!(
             "kdp: transaction protocol {} ({}); flags: {}",
@@ -187,7 +161,7 @@ pub async fn run_to(
             return exit::PARTIAL;
         }
     }
-    if failed.is_empty() {
+    if failed == 0 {
         exit::OK
     } else {
         exit::PARTIAL

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use kdp_client::diagnose::hanging::{self, OpenTxn, Verdict};
-use kdp_client::txn::join::{join, JoinOptions, Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
+use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use serde::Serialize;
 
 use kdp_client::txn::repair::{marker_coordinator_epoch, AbortSpec, Action};
@@ -269,19 +269,13 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let opts = JoinOptions {
-        describe: conn.describe_options(
-            cluster::selection(&args.topic, &args.partition),
-            args.broker_id,
-        ),
-        open_only: true,
-    };
-    let joined = match join(&conn.client, &opts).await {
+    let describe = conn.describe_options(
+        cluster::selection(&args.topic, &args.partition),
+        args.broker_id,
+    );
+    let joined = match cluster::join(&conn, describe, true).await {
         Ok(j) => j,
-        Err(e) => {
-            eprintln!("kdp: cannot reach the cluster: {e}");
-            return exit::UNREACHABLE;
-        }
+        Err(code) => return code,
     };
     let (max_timeout_ms, source) = match args.max_transaction_timeout {
         Some(d) => (
@@ -305,22 +299,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             e.message.as_deref().unwrap_or("")
         );
     }
-    let failed: Vec<_> = joined
-        .partitions
-        .iter()
-        .filter(|o| o.result.is_err())
-        .collect();
-    for o in &failed {
-        if let Err(e) = &o.result {
-            eprintln!(
-                "kdp: {}-{}: {} {}",
-                o.topic,
-                o.partition,
-                e.name(),
-                e.message.as_deref().unwrap_or("")
-            );
-        }
-    }
+    let failed = cluster::report_failed_partitions(&joined);
     if let Err(e) = records::write(out, args.output, "Transactions", HEADER, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
             eprintln!("kdp: cannot write output: {e}");
@@ -367,7 +346,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     }
     if problems > 0 {
         exit::FOUND
-    } else if unknown > 0 || !failed.is_empty() || !joined.listing_errors.is_empty() {
+    } else if unknown > 0 || failed > 0 || !joined.listing_errors.is_empty() {
         exit::PARTIAL
     } else {
         exit::OK
