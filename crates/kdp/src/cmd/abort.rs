@@ -101,15 +101,9 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         }
     };
     let steps = vec![step];
-    let _ = repair::print_plan(out, &steps);
-    let _ = out.flush();
-    match repair::confirm(&args.confirm) {
-        Ok(true) => {}
-        Ok(false) => return exit::OK,
-        Err(code) => return code,
-    }
-    let done = repair::execute(&conn, steps).await;
-    repair::report(out, &done)
+    repair::carry_out(&conn, out, steps, &args.confirm)
+        .await
+        .unwrap_or_else(|stopped| stopped)
 }
 
 fn plan(args: &Args, joined: &Joined) -> Result<Step, String> {

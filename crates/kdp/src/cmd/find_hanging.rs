@@ -333,16 +333,9 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             &mut err
         };
         let _ = writeln!(to);
-        let _ = repair::print_plan(to, &steps);
-        let _ = to.flush();
-        return match repair::confirm(&args.confirm) {
-            Ok(true) => {
-                let done = repair::execute(&conn, steps).await;
-                repair::report(to, &done)
-            }
-            Ok(false) => exit::OK,
-            Err(code) => code,
-        };
+        return repair::carry_out(&conn, to, steps, &args.confirm)
+            .await
+            .unwrap_or_else(|stopped| stopped);
     }
     if problems > 0 {
         exit::FOUND

@@ -157,18 +157,9 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             );
         }
     }
-    let _ = repair::print_plan(out, &steps);
-    let _ = out.flush();
-    match repair::confirm(&args.confirm) {
-        Ok(true) => {}
-        Ok(false) => return exit::OK,
-        Err(code) => return code,
-    }
-    let done = repair::execute(&conn, steps).await;
-    let code = repair::report(out, &done);
-    if refused > 0 {
-        exit::PARTIAL
-    } else {
-        code
+    match repair::carry_out(&conn, out, steps, &args.confirm).await {
+        // the ids that could not be described were left alone
+        Ok(_) if refused > 0 => exit::PARTIAL,
+        Ok(code) | Err(code) => code,
     }
 }

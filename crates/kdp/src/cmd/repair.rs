@@ -109,6 +109,26 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
+/// The plan on `out`, the confirmation, then the steps and the table of
+/// what was done: `Ok(status of the report)` once executed, `Err(status)`
+/// when it stopped before sending anything (0 for a dry run).
+pub async fn carry_out(
+    conn: &Connected,
+    out: &mut dyn Write,
+    steps: Vec<Step>,
+    args: &ConfirmArgs,
+) -> Result<i32, i32> {
+    let _ = print_plan(out, &steps);
+    let _ = out.flush();
+    match confirm(args) {
+        Ok(true) => {}
+        Ok(false) => return Err(exit::OK),
+        Err(code) => return Err(code),
+    }
+    let done = execute(conn, steps).await;
+    Ok(report(out, &done))
+}
+
 /// Whether to go ahead: `Ok(false)` for a dry run, `Err(status)` when
 /// refused.
 pub fn confirm(args: &ConfirmArgs) -> Result<bool, i32> {
