@@ -60,6 +60,20 @@ impl Mock {
             .expect("run kdp")
     }
 
+    /// `kdp abort` of payments-0's transaction at `start_offset`, then `extra`.
+    fn abort_payments(&self, start_offset: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "--topic",
+            "payments",
+            "--partition",
+            "0",
+            "--start-offset",
+            start_offset,
+        ];
+        args.extend_from_slice(extra);
+        self.kdp(&["abort"], &args)
+    }
+
     /// Every partition's producers, as `kdp describe --output json` gives them.
     fn state(&self) -> Value {
         let out = self.kdp(&["describe"], &["--output", "json"]);
@@ -125,18 +139,7 @@ fn dry_run_changes_nothing() {
     let out = mock.kdp(&["find-hanging"], &["--repair", "--dry-run"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("Plan ("), "{}", text(&out));
-    let out = mock.kdp(
-        &["abort"],
-        &[
-            "--topic",
-            "payments",
-            "--partition",
-            "0",
-            "--start-offset",
-            "40112",
-            "--dry-run",
-        ],
-    );
+    let out = mock.abort_payments("40112", &["--dry-run"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = mock.kdp(
         &["force-terminate"],
@@ -155,18 +158,7 @@ fn abort_at_the_start_offset_ends_the_transaction_and_the_lso_reaches_the_high_w
     let mock = Mock::demo("abort");
     let before = mock.offsets("payments", 0);
     assert!(before.blocked() > 0, "{before:?}");
-    let out = mock.kdp(
-        &["abort"],
-        &[
-            "--topic",
-            "payments",
-            "--partition",
-            "0",
-            "--start-offset",
-            "40112",
-            "--yes",
-        ],
-    );
+    let out = mock.abort_payments("40112", &["--yes"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let state = mock.state();
     assert_eq!(
@@ -181,18 +173,7 @@ fn abort_at_the_start_offset_ends_the_transaction_and_the_lso_reaches_the_high_w
 fn abort_where_no_transaction_starts_is_refused_and_changes_nothing() {
     let mock = Mock::demo("nostart");
     let before = mock.state();
-    let out = mock.kdp(
-        &["abort"],
-        &[
-            "--topic",
-            "payments",
-            "--partition",
-            "0",
-            "--start-offset",
-            "40111",
-            "--yes",
-        ],
-    );
+    let out = mock.abort_payments("40111", &["--yes"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         text(&out).contains("no open transaction starts at offset 40111"),
@@ -298,18 +279,7 @@ fn a_denied_cluster_acl_gives_the_clear_error_and_changes_nothing() {
     cluster["acls"]["cluster_deny"] = serde_json::json!(["ALTER", "CLUSTER_ACTION"]);
     let mock = Mock::start("acl", &cluster);
     let before = mock.state();
-    let out = mock.kdp(
-        &["abort"],
-        &[
-            "--topic",
-            "payments",
-            "--partition",
-            "0",
-            "--start-offset",
-            "40112",
-            "--yes",
-        ],
-    );
+    let out = mock.abort_payments("40112", &["--yes"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         text(&out).contains("CLUSTER_AUTHORIZATION_FAILED")
