@@ -17,6 +17,7 @@ pub mod join;
 pub mod list;
 pub mod offsets;
 pub mod repair;
+pub mod replicas;
 
 use std::sync::Arc;
 

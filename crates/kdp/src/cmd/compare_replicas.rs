@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use kdp_client::diagnose::replicas::compare;
-use kdp_client::{describe_producers, DescribeEvent};
-use kdp_wire::messages::ProducerState;
+use kdp_client::txn::replicas::{describe_every_replica, ReplicaError};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -70,8 +69,6 @@ impl Record for Row {
     }
 }
 
-type Replicas = BTreeMap<(String, i32), BTreeMap<i32, Vec<ProducerState>>>;
-
 /// `kdp compare-replicas`.
 pub fn run(args: Args) -> i32 {
     cluster::block_on_stdout(async |out| run_to(args, out).await)
@@ -83,67 +80,30 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let brokers = match kdp_client::admin::AllBrokers::keys(&conn.client).await {
-        Ok(b) => b,
+    let opts = conn.describe_options(cluster::selection(&args.topic, &args.partition), None);
+    let (replicas, failures) = match describe_every_replica(&conn.client, &opts).await {
+        Ok(r) => r,
         Err(e) => {
             eprintln!("kdp: cannot reach the cluster: {e}");
             return exit::UNREACHABLE;
         }
     };
-    let selection = cluster::selection(&args.topic, &args.partition);
-    let mut scans = tokio::task::JoinSet::new();
-    for &b in &brokers {
-        let opts = conn.describe_options(selection.clone(), Some(b));
-        let client = conn.client.clone();
-        scans.spawn(async move {
-            let mut outcomes = Vec::new();
-            let r = describe_producers(client, &opts, |ev| {
-                if let DescribeEvent::Results { outcomes: o, .. } = ev {
-                    outcomes.extend(o);
-                }
-            })
-            .await;
-            (b, r.map(|_| outcomes))
-        });
-    }
-    let mut replicas: Replicas = BTreeMap::new();
-    let mut errors = 0;
-    while let Some(joined) = scans.join_next().await {
-        let Ok((broker, result)) = joined else {
-            errors += 1;
-            continue;
-        };
-        let outcomes = match result {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("kdp: broker {broker}: {e}");
-                errors += 1;
-                continue;
-            }
-        };
-        for o in outcomes {
-            match o.result {
-                Ok(ps) => {
-                    replicas
-                        .entry((o.topic, o.partition))
-                        .or_default()
-                        .insert(broker, ps);
-                }
-                // a partition named explicitly that this broker does not host
-                Err(e) if e.code == kdp_wire::error_code::NOT_LEADER_OR_FOLLOWER => {}
-                Err(e) => {
-                    errors += 1;
-                    eprintln!(
-                        "kdp: {}-{} on broker {broker}: {} {}",
-                        o.topic,
-                        o.partition,
-                        e.name(),
-                        e.message.as_deref().unwrap_or("")
-                    );
-                }
-            }
+    for f in &failures {
+        match f {
+            ReplicaError::Broker { broker, error } => eprintln!("kdp: broker {broker}: {error}"),
+            ReplicaError::Lost => eprintln!("kdp: a broker's scan ended without an answer"),
+            ReplicaError::Partition {
+                partition: (topic, partition),
+                broker,
+                error,
+            } => eprintln!(
+                "kdp: {topic}-{partition} on broker {broker}: {} {}",
+                error.name(),
+                error.message.as_deref().unwrap_or("")
+            ),
         }
     }
+    let errors = failures.len();
     let mut rows = Vec::new();
     for ((topic, partition), by_broker) in &replicas {
         for d in compare(by_broker) {

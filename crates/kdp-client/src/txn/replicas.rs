@@ -1,0 +1,102 @@
+//! Every replica of each partition asked for its producer state
+//! (DescribeProducers with a chosen broker, one scan per broker side by
+//! side): what `kdp compare-replicas` and the exporter's divergence metric
+//! compare with [`crate::diagnose::replicas::compare`].
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kdp_wire::error_code;
+use kdp_wire::messages::ProducerState;
+
+use crate::admin::{AllBrokers, KeyError, TopicPartition};
+use crate::client::Client;
+use crate::describe::{describe_producers, DescribeEvent, DescribeOptions};
+use crate::error::{Error, Result};
+
+/// Each partition's producers, by the broker that answered.
+pub type Replicas = BTreeMap<TopicPartition, BTreeMap<i32, Vec<ProducerState>>>;
+
+/// What could not be asked.
+#[derive(Debug)]
+pub enum ReplicaError {
+    /// A broker's whole scan failed.
+    Broker {
+        /// The broker.
+        broker: i32,
+        /// Why.
+        error: Error,
+    },
+    /// A broker's scan ended without an answer (its task failed).
+    Lost,
+    /// One partition on one broker.
+    Partition {
+        /// The partition.
+        partition: TopicPartition,
+        /// The broker.
+        broker: i32,
+        /// Its error.
+        error: KeyError,
+    },
+}
+
+/// Asks every broker of the cluster for the producers of its replicas of
+/// the partitions `opts` selects (its `broker_id` is ignored). A broker
+/// that does not host a partition named explicitly is not an error.
+/// `Err`: the cluster's brokers could not be listed.
+pub async fn describe_every_replica(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+) -> Result<(Replicas, Vec<ReplicaError>)> {
+    let brokers = AllBrokers::keys(client).await?;
+    let mut scans = tokio::task::JoinSet::new();
+    for broker in brokers {
+        let opts = DescribeOptions {
+            broker_id: Some(broker),
+            ..opts.clone()
+        };
+        let client = client.clone();
+        scans.spawn(async move {
+            let mut outcomes = Vec::new();
+            let r = describe_producers(client, &opts, |ev| {
+                if let DescribeEvent::Results { outcomes: o, .. } = ev {
+                    outcomes.extend(o);
+                }
+            })
+            .await;
+            (broker, r.map(|_| outcomes))
+        });
+    }
+    let mut replicas = Replicas::new();
+    let mut errors = Vec::new();
+    while let Some(joined) = scans.join_next().await {
+        let Ok((broker, result)) = joined else {
+            errors.push(ReplicaError::Lost);
+            continue;
+        };
+        let outcomes = match result {
+            Ok(o) => o,
+            Err(error) => {
+                errors.push(ReplicaError::Broker { broker, error });
+                continue;
+            }
+        };
+        for o in outcomes {
+            match o.result {
+                Ok(ps) => {
+                    replicas
+                        .entry((o.topic, o.partition))
+                        .or_default()
+                        .insert(broker, ps);
+                }
+                Err(e) if e.code == error_code::NOT_LEADER_OR_FOLLOWER => {}
+                Err(error) => errors.push(ReplicaError::Partition {
+                    partition: (o.topic, o.partition),
+                    broker,
+                    error,
+                }),
+            }
+        }
+    }
+    Ok((replicas, errors))
+}
