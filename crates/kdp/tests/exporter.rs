@@ -792,7 +792,45 @@ fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
         sample(&m, r#"kdp_fenced_producers{topic="ledger"}"#),
         Some(1.0),
         "{m}"
+    ); // replicas are asked only with --compare-replicas
+    assert!(
+        !m.lines().any(|l| l.starts_with("kdp_replica_divergences{")),
+        "{m}"
     );
+}
+
+/// With --compare-replicas every replica is asked, as `kdp compare-replicas`
+/// does: the demo's diverged followers show as the producers that differ
+/// (inventory-0: 9101's sequence and 9102 missing on broker 1; orders-2:
+/// 5002 older on broker 2), and the topics whose replicas agree as 0.
+#[test]
+fn compare_replicas_feeds_the_divergence_metric() {
+    let dir = TempDir::new("diverge");
+    let demo = Command::new(KDP)
+        .args(["demo", "--print-cluster-file"])
+        .output()
+        .expect("kdp demo --print-cluster-file");
+    let cluster = dir.write("demo.json", &String::from_utf8_lossy(&demo.stdout));
+    let (_broker, bootstrap) = mock(&cluster, 0);
+    let (_exp, addr) = exporter(
+        &bootstrap,
+        &[
+            "--interval",
+            "200ms",
+            "--timeout",
+            "10s",
+            "--compare-replicas",
+        ],
+        &dir.0.join("exporter.log"),
+    );
+    let m = wait_until("a scan with the divergences", || {
+        let m = metrics(&addr);
+        sample(&m, r#"kdp_replica_divergences{topic="inventory"}"#).map(|_| m)
+    });
+    for (topic, producers) in [("inventory", 2.0), ("orders", 1.0), ("ledger", 0.0)] {
+        let series = format!("kdp_replica_divergences{{topic=\"{topic}\"}}");
+        assert_eq!(sample(&m, &series), Some(producers), "{topic}: {m}");
+    }
 }
 
 /// A real cluster: a producer killed inside a transaction shows in the

@@ -38,8 +38,9 @@ Metrics (labels: topic; topic and partition with --per-partition):
   producer's LastTimestamp: a lower bound of the transaction's age), and the exporter's own:
   kdp_scans_total{result}, kdp_scan_errors_total{error}, kdp_scan_duration_seconds,
   kdp_last_successful_scan_timestamp_seconds, kdp_scan_stale, kdp_build_info{version}.
-  Registered for the diagnosis, without series until it lands: kdp_hanging_transactions,
-  kdp_stuck_transactions, kdp_fenced_producers, kdp_replica_divergences, kdp_blocked_records.
+  From the diagnosis after each scan (as find-hanging): kdp_hanging_transactions,
+  kdp_stuck_transactions, kdp_fenced_producers, kdp_blocked_records; with --compare-replicas
+  also kdp_replica_divergences (producers whose state differs between replicas).
 
 A failed scan keeps the last values (kdp_scan_stale 1, kdp_scan_errors_total counts it); a partial
 one keeps the last values of the topics it could not describe. Scans never overlap: one longer than
@@ -70,6 +71,11 @@ pub struct Args {
     /// Label the per-topic metrics by partition too (many series on a big cluster).
     #[arg(long)]
     pub per_partition: bool,
+    /// Also ask every replica of each partition each scan and export
+    /// kdp_replica_divergences (as kdp compare-replicas); multiplies the
+    /// scan's requests by the replication factor.
+    #[arg(long)]
+    pub compare_replicas: bool,
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -129,6 +135,7 @@ pub fn run(args: Args) -> i32 {
                 request_timeout,
                 ..Default::default()
             },
+            compare_replicas: args.compare_replicas,
         }),
     };
     let config = Config {

@@ -82,9 +82,11 @@ pub struct Diagnosis {
     /// has fenced, counted per partition.
     #[serde(default)]
     pub fenced_producers: Vec<PartitionValue>,
-    /// Producers whose state differs between replicas, per partition.
+    /// Producers whose state differs between replicas, per partition;
+    /// `None` when the replicas were not asked (no series then, rather than
+    /// zeros that would claim they agree).
     #[serde(default)]
-    pub replica_divergences: Vec<PartitionValue>,
+    pub replica_divergences: Option<Vec<PartitionValue>>,
     /// Records between the last stable offset and the high watermark.
     #[serde(default)]
     pub blocked_records: Vec<PartitionValue>,
@@ -132,11 +134,34 @@ impl Diagnose for FileDiagnosis {
 /// `kdp find-hanging` and `describe --with-transactions` (hanging and stuck
 /// transactions by Kafka's rule and kdp's, fenced producers under
 /// transaction protocol v1, records held back by open transactions).
-/// Replica divergence needs every replica asked and is left to
-/// `kdp compare-replicas`: its metric has no series from this source.
+/// With `compare_replicas`, every replica is asked as well (what
+/// `kdp compare-replicas` does) and the producers whose state differs
+/// between replicas are counted per partition; that multiplies the scan's
+/// requests by the replication factor, so it is asked for explicitly.
 pub struct ClusterDiagnosis {
     /// The partitions and bounds of each run.
     pub describe: kdp_client::DescribeOptions,
+    /// Also ask every replica, for `kdp_replica_divergences`.
+    pub compare_replicas: bool,
+}
+
+/// The producers whose state differs between replicas, per partition; a
+/// partition whose replicas agree has a zero.
+fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionValue> {
+    use kdp_client::diagnose::replicas::compare;
+    use std::collections::BTreeSet;
+    replicas
+        .iter()
+        .map(|((topic, partition), by_broker)| {
+            let producers: BTreeSet<i64> =
+                compare(by_broker).iter().map(|d| d.producer_id).collect();
+            PartitionValue {
+                topic: topic.clone(),
+                partition: *partition,
+                value: u64::try_from(producers.len()).unwrap_or(u64::MAX),
+            }
+        })
+        .collect()
 }
 
 impl ClusterDiagnosis {
@@ -220,13 +245,29 @@ impl Diagnose for ClusterDiagnosis {
                 describe: self.describe.clone(),
                 open_only: false,
             };
-            match kdp_client::txn::join::join(&client, &opts).await {
-                Ok(joined) => Some(ClusterDiagnosis::findings(&joined)),
+            let mut found = match kdp_client::txn::join::join(&client, &opts).await {
+                Ok(joined) => ClusterDiagnosis::findings(&joined),
                 Err(e) => {
                     tracing::warn!(error = %e, "diagnosis failed; its metrics keep no series this scan");
-                    None
+                    return None;
+                }
+            };
+            if self.compare_replicas {
+                use kdp_client::txn::replicas::describe_every_replica;
+                match describe_every_replica(&client, &self.describe).await {
+                    Ok((replicas, failures)) => {
+                        if !failures.is_empty() {
+                            tracing::warn!(
+                                failures = failures.len(),
+                                "some replicas could not be asked; their divergences are not counted"
+                            );
+                        }
+                        found.replica_divergences = Some(divergences(&replicas));
+                    }
+                    Err(e) => tracing::warn!(error = %e, "cannot ask every replica this scan"),
                 }
             }
+            Some(found)
         })
     }
 }

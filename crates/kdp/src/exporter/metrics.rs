@@ -248,8 +248,11 @@ fn feed<'k>(
             };
             drop(family.get_or_create(&labels));
         }
-        for family in [&f.fenced, &f.divergences, &f.blocked] {
+        for family in [&f.fenced, &f.blocked] {
             drop(family.get_or_create(&key.labels()));
+        }
+        if d.replica_divergences.is_some() {
+            drop(f.divergences.get_or_create(&key.labels()));
         }
     }
     for t in &d.transactions {
@@ -263,9 +266,12 @@ fn feed<'k>(
         family.get_or_create(&labels).inc();
     }
     for (family, values) in [
-        (&f.fenced, &d.fenced_producers),
-        (&f.divergences, &d.replica_divergences),
-        (&f.blocked, &d.blocked_records),
+        (&f.fenced, d.fenced_producers.as_slice()),
+        (
+            &f.divergences,
+            d.replica_divergences.as_deref().unwrap_or_default(),
+        ),
+        (&f.blocked, d.blocked_records.as_slice()),
     ] {
         for v in values {
             let labels = Key::new(&v.topic, v.partition, per_partition).labels();
