@@ -739,6 +739,23 @@ fn soak_every_scrape_is_answered_while_the_broker_stops_and_restarts() {
     );
 }
 
+/// The demo cluster on a mock, and an exporter scanning it every 200 ms with
+/// `extra` flags: what keeps them running (dropped in order: the exporter,
+/// the mock, their directory), and the exporter's address.
+fn demo_exporter(name: &str, extra: &[&str]) -> ((Proc, Proc, TempDir), String) {
+    let dir = TempDir::new(name);
+    let demo = Command::new(KDP)
+        .args(["demo", "--print-cluster-file"])
+        .output()
+        .expect("kdp demo --print-cluster-file");
+    let cluster = dir.write("demo.json", &String::from_utf8_lossy(&demo.stdout));
+    let (broker, bootstrap) = mock(&cluster, 0);
+    let mut args = vec!["--interval", "200ms", "--timeout", "10s"];
+    args.extend_from_slice(extra);
+    let (exporter, addr) = exporter(&bootstrap, &args, &dir.0.join("exporter.log"));
+    ((exporter, broker, dir), addr)
+}
+
 /// Without the test hook the exporter diagnoses the cluster itself, with
 /// the same code as `kdp find-hanging`: on the demo cluster the partition
 /// missing from its transaction hangs, the PrepareCommit long past its
@@ -746,18 +763,7 @@ fn soak_every_scrape_is_answered_while_the_broker_stops_and_restarts() {
 /// back are exported; the ACL-hidden ids (unknown) are not counted.
 #[test]
 fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
-    let dir = TempDir::new("diagnose");
-    let demo = Command::new(KDP)
-        .args(["demo", "--print-cluster-file"])
-        .output()
-        .expect("kdp demo --print-cluster-file");
-    let cluster = dir.write("demo.json", &String::from_utf8_lossy(&demo.stdout));
-    let (_broker, bootstrap) = mock(&cluster, 0);
-    let (_exp, addr) = exporter(
-        &bootstrap,
-        &["--interval", "200ms", "--timeout", "10s"],
-        &dir.0.join("exporter.log"),
-    );
+    let (_running, addr) = demo_exporter("diagnose", &[]);
     let m = wait_until("a scan with the diagnosis", || {
         let m = metrics(&addr);
         (sample(&m, "kdp_diagnosis_available") == Some(1.0)).then_some(m)
@@ -805,24 +811,7 @@ fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
 /// 5002 older on broker 2), and the topics whose replicas agree as 0.
 #[test]
 fn compare_replicas_feeds_the_divergence_metric() {
-    let dir = TempDir::new("diverge");
-    let demo = Command::new(KDP)
-        .args(["demo", "--print-cluster-file"])
-        .output()
-        .expect("kdp demo --print-cluster-file");
-    let cluster = dir.write("demo.json", &String::from_utf8_lossy(&demo.stdout));
-    let (_broker, bootstrap) = mock(&cluster, 0);
-    let (_exp, addr) = exporter(
-        &bootstrap,
-        &[
-            "--interval",
-            "200ms",
-            "--timeout",
-            "10s",
-            "--compare-replicas",
-        ],
-        &dir.0.join("exporter.log"),
-    );
+    let (_running, addr) = demo_exporter("diverge", &["--compare-replicas"]);
     let m = wait_until("a scan with the divergences", || {
         let m = metrics(&addr);
         sample(&m, r#"kdp_replica_divergences{topic="inventory"}"#).map(|_| m)
