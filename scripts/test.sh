@@ -19,6 +19,9 @@ else
     versions=("$NEWEST" "$OLDER")
 fi
 
+# Java, Maven, Prometheus and the rest, when missing (also what .ci/run calls)
+bash scripts/install-deps.sh
+
 cargo build --workspace --all-targets --locked
 
 trap 'bash scripts/kafka-cluster.sh stop; bash scripts/kafka-secure.sh stop' EXIT
