@@ -198,6 +198,16 @@ pub enum Error {
     #[error("broker {0} is not in the cluster metadata")]
     UnknownBroker(i32),
 
+    /// A broker the caller chose (`--broker-id`) that the cluster does not
+    /// have: nothing about it can be answered, so nothing is.
+    #[error("broker {id} is not in the cluster; its brokers are {}", join_ids(.known))]
+    NoSuchBroker {
+        /// The id asked for.
+        id: i32,
+        /// The brokers the metadata lists.
+        known: Vec<i32>,
+    },
+
     /// None of the bootstrap servers could be reached.
     #[error("no bootstrap server could be reached: {}", join_attempts(.attempts))]
     Bootstrap {
@@ -273,6 +283,12 @@ impl Error {
         )
     }
 
+    /// Whether the caller asked for something the cluster does not have
+    /// (bad input, not a failure of the cluster).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, Error::NoSuchBroker { .. })
+    }
+
     /// Whether retrying cannot help: the configuration or credentials are
     /// wrong (TLS trust or identity, SASL). Bootstrap stops at once.
     pub fn is_fatal(&self) -> bool {
@@ -299,7 +315,9 @@ impl Error {
                 error_code::UNSUPPORTED_VERSION
             }
             Error::NoBrokers => error_code::BROKER_NOT_AVAILABLE,
-            Error::UnknownBroker(_) => error_code::BROKER_NOT_AVAILABLE,
+            Error::UnknownBroker(_) | Error::NoSuchBroker { .. } => {
+                error_code::BROKER_NOT_AVAILABLE
+            }
             Error::ApiVersions { error_code, .. } | Error::Broker { error_code, .. } => *error_code,
             Error::InvalidAddress { .. }
             | Error::Frame { .. }
@@ -320,6 +338,16 @@ fn unsupported_text(api: &str, client: (i16, i16), broker: Option<(i16, i16)>) -
             client.0, client.1
         ),
     }
+}
+
+fn join_ids(ids: &[i32]) -> String {
+    if ids.is_empty() {
+        return "none".into();
+    }
+    ids.iter()
+        .map(i32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn join_attempts(attempts: &[Error]) -> String {

@@ -68,6 +68,7 @@ pub mod error;
 pub mod metadata;
 pub mod security;
 pub mod setup;
+pub mod time;
 pub mod transport;
 pub mod txn;
 pub mod versions;

@@ -2,68 +2,8 @@
 //! (Kafka's `TransactionMetadata`), and the rule that places a
 //! transactional id on a coordinator.
 
-use std::fmt;
-
-/// A transaction's state, by the names Kafka puts on the wire
-/// (`TransactionState.name` in ListTransactions and DescribeTransactions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TxnState {
-    /// Empty: a producer id is assigned but no transaction is open.
-    Empty,
-    /// Ongoing: partitions have been added and records may be written.
-    Ongoing,
-    /// PrepareCommit: EndTxn(commit) accepted; commit markers are being written.
-    PrepareCommit,
-    /// PrepareAbort: EndTxn(abort) or a timeout; abort markers are being written.
-    PrepareAbort,
-    /// CompleteCommit: every commit marker is written; the id can start a new transaction.
-    CompleteCommit,
-    /// CompleteAbort: every abort marker is written; the id can start a new transaction.
-    CompleteAbort,
-    /// Dead: the id expired and is being removed; never listed nor described.
-    Dead,
-    /// PrepareEpochFence: a newer producer is fencing the old epoch by aborting its transaction.
-    PrepareEpochFence,
-}
-
-impl TxnState {
-    /// Every state, in Kafka's order.
-    pub const ALL: [TxnState; 8] = [
-        TxnState::Empty,
-        TxnState::Ongoing,
-        TxnState::PrepareCommit,
-        TxnState::PrepareAbort,
-        TxnState::CompleteCommit,
-        TxnState::CompleteAbort,
-        TxnState::Dead,
-        TxnState::PrepareEpochFence,
-    ];
-
-    /// The wire name.
-    pub fn name(self) -> &'static str {
-        match self {
-            TxnState::Empty => "Empty",
-            TxnState::Ongoing => "Ongoing",
-            TxnState::PrepareCommit => "PrepareCommit",
-            TxnState::PrepareAbort => "PrepareAbort",
-            TxnState::CompleteCommit => "CompleteCommit",
-            TxnState::CompleteAbort => "CompleteAbort",
-            TxnState::Dead => "Dead",
-            TxnState::PrepareEpochFence => "PrepareEpochFence",
-        }
-    }
-
-    /// `TransactionState.fromName`: exact, case-sensitive.
-    pub fn from_name(name: &str) -> Option<TxnState> {
-        TxnState::ALL.into_iter().find(|s| s.name() == name)
-    }
-}
-
-impl fmt::Display for TxnState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// A transaction's state: declared once, in kdp-wire.
+pub use kdp_wire::TxnState;
 
 /// One transactional id as its coordinator holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -96,6 +96,7 @@ pub mod messages;
 pub mod tagged;
 #[doc(hidden)]
 pub mod testgen;
+pub mod txn_state;
 pub mod wire;
 
 pub use codec::{PutWire, Reader, Uuid};
@@ -103,3 +104,4 @@ pub use error::{Context, DecodeError, DecodeErrorKind};
 pub use header::{RequestHeader, ResponseHeader};
 pub use message::{decode_exact, encode_to_vec, Message, Request};
 pub use tagged::{TaggedField, TaggedFields};
+pub use txn_state::{TxnState, UnknownTxnState};

@@ -11,3 +11,27 @@ pub const UNREACHABLE: i32 = 3;
 /// A diagnosis found something: a hanging or stuck transaction, diverged
 /// replicas.
 pub const FOUND: i32 = 4;
+
+/// The status for a request that failed as a whole: bad input (a broker
+/// the cluster does not have) is usage, a cluster that could not be reached
+/// (or TLS/SASL that failed) is unreachable, anything else a failed request.
+pub fn for_error(e: &kdp_client::Error) -> i32 {
+    if e.is_bad_input() {
+        USAGE
+    } else if e.is_connection_error() || e.is_fatal() {
+        UNREACHABLE
+    } else {
+        PARTIAL
+    }
+}
+
+/// Prints why a request failed as a whole and gives its status.
+pub fn report(e: &kdp_client::Error) -> i32 {
+    let code = for_error(e);
+    if code == UNREACHABLE {
+        eprintln!("kdp: cannot reach the cluster: {e}");
+    } else {
+        eprintln!("kdp: {e}");
+    }
+    code
+}

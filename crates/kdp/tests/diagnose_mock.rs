@@ -370,3 +370,76 @@ fn compare_replicas_shows_the_diverged_followers_field_by_field() {
     let (code, rows) = mock.json(&["compare-replicas"], &["--topic", "ledger"], "Differences");
     assert_eq!((code, rows.len()), (0, 0));
 }
+
+/// A broker the cluster does not have is bad input, answered with the
+/// brokers it does have: never "no hanging transaction in 0 partitions".
+#[test]
+fn a_broker_id_the_cluster_lacks_is_refused_with_the_brokers_it_has() {
+    let mock = Mock::demo(|_| {});
+    for cmd in [
+        &["find-hanging"][..],
+        &["describe"],
+        &["describe", "--with-transactions"],
+    ] {
+        let (code, stdout, stderr) = mock.run(cmd, &["--broker-id", "9"]);
+        assert_eq!(code, 2, "{cmd:?}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains("broker 9 is not in the cluster; its brokers are 1, 2, 3"),
+            "{cmd:?}: {stderr}"
+        );
+        assert!(!stderr.contains("no hanging"), "{cmd:?}: {stderr}");
+    }
+}
+
+/// A state Kafka does not have is refused before anything is asked, with
+/// the states it does have; an empty listing is never the answer.
+#[test]
+fn transactions_list_with_a_state_kafka_lacks_is_refused() {
+    let mock = Mock::demo(|_| {});
+    let (code, stdout, stderr) = mock.run(&["transactions"], &["list", "--state", "bogus"]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("\"bogus\""), "{stderr}");
+    assert!(stderr.contains("PrepareEpochFence"), "{stderr}");
+    // Kafka's names are case-sensitive, as the broker matches them
+    let (code, _, stderr) = mock.run(&["transactions"], &["list", "--state", "ongoing"]);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = mock.run(&["transactions"], &["list", "--state", "Ongoing"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// payments-2's replica on broker 3 has an offline log (KAFKA_STORAGE_ERROR):
+/// the replicas that answered agree, but that is not "all replicas agree".
+#[test]
+fn compare_replicas_never_says_all_agree_after_a_replica_failed() {
+    let mock = Mock::demo(|_| {});
+    let (code, stdout, stderr) = mock.run(&["compare-replicas"], &["--topic", "payments"]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stderr.contains("KAFKA_STORAGE_ERROR"), "{stderr}");
+    assert!(!stderr.contains("all replicas agree"), "{stderr}");
+    assert!(stderr.contains("not checked"), "{stderr}");
+    // a partition whose replicas all answer still gets the plain verdict
+    let (code, _, stderr) = mock.run(
+        &["compare-replicas"],
+        &["--topic", "payments", "--partition", "1"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("all replicas agree on 1 partitions"),
+        "{stderr}"
+    );
+}
+
+/// Nothing described is nothing checked: a selection that matches no
+/// partition, or whose every partition failed, is never all clear.
+#[test]
+fn find_hanging_over_nothing_is_never_all_clear() {
+    let mock = Mock::demo(|_| {});
+    let (code, _, stderr) = mock.run(&["find-hanging"], &["--topic", "no-such-topic"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("nothing was checked"), "{stderr}");
+    assert!(!stderr.contains("no hanging"), "{stderr}");
+    let (code, _, stderr) = mock.run(&["compare-replicas"], &["--topic", "no-such-topic"]);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(!stderr.contains("agree"), "{stderr}");
+}

@@ -197,7 +197,14 @@ async fn first_lookup(
     topics: Option<&[String]>,
 ) -> Result<ClusterMetadata> {
     match tokio::time::timeout_at(deadline, client.metadata(topics)).await {
-        Ok(r) => r,
+        Ok(Ok(md)) => match opts.broker_id {
+            Some(id) if !md.brokers.contains_key(&id) => Err(Error::NoSuchBroker {
+                id,
+                known: md.brokers.keys().copied().collect(),
+            }),
+            _ => Ok(md),
+        },
+        Ok(Err(e)) => Err(e),
         Err(_) => Err(Error::Deadline {
             what: "the first metadata request",
             timeout: opts.timeout,

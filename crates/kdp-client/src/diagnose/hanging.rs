@@ -20,7 +20,9 @@ use std::collections::HashMap;
 
 use kdp_wire::messages::{ProducerState, TransactionState};
 
-use super::{includes as includes_partition, txn_state};
+use kdp_wire::TxnState;
+
+use super::includes as includes_partition;
 
 /// One producer's open transaction on one partition, as its replica
 /// reported it.
@@ -81,8 +83,8 @@ pub enum Verdict {
     Hanging(HangingReason),
     /// The coordinator decided, but the markers were not written in time.
     Stuck {
-        /// The coordinator's state (PrepareCommit or PrepareAbort).
-        state: String,
+        /// The coordinator's state (PrepareCommit, PrepareAbort or PrepareEpochFence).
+        state: TxnState,
     },
     /// kdp cannot tell; never reported as hanging.
     Unknown(UnknownReason),
@@ -183,15 +185,14 @@ pub fn decide(txn: &OpenTxn, view: &CoordinatorView, now_ms: i64, max_timeout_ms
         Some(Description::Described(t)) => {
             if !includes_partition(t, &txn.topic, txn.partition) {
                 Verdict::Hanging(HangingReason::PartitionNotInTransaction)
-            } else if txn_state::is_prepare(&t.transaction_state)
-                && t.transaction_start_time_ms >= 0
-                && now_ms.saturating_sub(t.transaction_start_time_ms) > max_timeout_ms
-            {
-                Verdict::Stuck {
-                    state: t.transaction_state.clone(),
-                }
             } else {
-                Verdict::NotHanging
+                let decided = t.state().filter(|s| s.is_prepare());
+                let overdue = t.transaction_start_time_ms >= 0
+                    && now_ms.saturating_sub(t.transaction_start_time_ms) > max_timeout_ms;
+                match decided {
+                    Some(state) if overdue => Verdict::Stuck { state },
+                    _ => Verdict::NotHanging,
+                }
             }
         }
     }
@@ -377,7 +378,7 @@ mod tests {
         assert_eq!(
             decide(&t, &v, NOW, TIMEOUT),
             Verdict::Stuck {
-                state: "PrepareCommit".into()
+                state: TxnState::PrepareCommit
             }
         );
         assert!(!kafka_says_hanging(&t, &v), "Kafka's rule misses it");
@@ -408,7 +409,7 @@ mod tests {
         );
         assert_eq!(
             Verdict::Stuck {
-                state: "PrepareAbort".into()
+                state: TxnState::PrepareAbort
             }
             .explain(),
             "stuck: PrepareAbort for longer than the timeout, markers not written"

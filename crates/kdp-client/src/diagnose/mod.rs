@@ -52,21 +52,3 @@ pub fn includes(t: &kdp_wire::messages::TransactionState, topic: &str, partition
         .iter()
         .any(|td| td.topic == topic && td.partitions.contains(&partition))
 }
-
-/// A transaction state as the coordinator names it
-/// (`TransactionState` in Kafka's coordinator).
-pub mod txn_state {
-    /// A transaction is open.
-    pub const ONGOING: &str = "Ongoing";
-    /// Commit decided; markers being written.
-    pub const PREPARE_COMMIT: &str = "PrepareCommit";
-    /// Abort decided; markers being written.
-    pub const PREPARE_ABORT: &str = "PrepareAbort";
-    /// v2: the epoch was bumped for an abort that markers still finish.
-    pub const PREPARE_EPOCH_FENCE: &str = "PrepareEpochFence";
-
-    /// Whether markers are still to be written in this state.
-    pub fn is_prepare(state: &str) -> bool {
-        matches!(state, PREPARE_COMMIT | PREPARE_ABORT | PREPARE_EPOCH_FENCE)
-    }
-}

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{ListTransactionsRequest, ListTransactionsResponse, ListedTransaction};
+use kdp_wire::{error_code, TxnState};
 
 use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
 use crate::error::{Error, Result};
@@ -14,8 +14,8 @@ use crate::txn::{collect, SharedClient};
 /// What to list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListFilters {
-    /// States to keep (empty: all), e.g. `Ongoing`.
-    pub states: Vec<String>,
+    /// States to keep (empty: all).
+    pub states: Vec<TxnState>,
     /// Producer ids to keep (empty: all).
     pub producer_ids: Vec<i64>,
     /// Keep transactions running longer than this (ms); `None`: all.
@@ -47,7 +47,12 @@ impl AdminHandler for Handler<'_> {
 
     fn build_request(&self, _broker: i32, _keys: &[i32]) -> ListTransactionsRequest {
         ListTransactionsRequest {
-            state_filters: self.filters.states.clone(),
+            state_filters: self
+                .filters
+                .states
+                .iter()
+                .map(|s| s.name().to_string())
+                .collect(),
             producer_id_filters: self.filters.producer_ids.clone(),
             duration_filter: self.filters.min_duration_ms.unwrap_or(-1),
             transactional_id_pattern: self.filters.transactional_id_pattern.clone(),

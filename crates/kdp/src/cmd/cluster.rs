@@ -157,10 +157,7 @@ pub async fn join(
     };
     kdp_client::txn::join::join(&conn.client, &opts)
         .await
-        .map_err(|e| {
-            eprintln!("kdp: cannot reach the cluster: {e}");
-            exit::UNREACHABLE
-        })
+        .map_err(|e| exit::report(&e))
 }
 
 /// Reports on stderr each partition the join could not describe; how many.

@@ -83,10 +83,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let opts = conn.describe_options(cluster::selection(&args.topic, &args.partition), None);
     let (replicas, failures) = match describe_every_replica(&conn.client, &opts).await {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("kdp: cannot reach the cluster: {e}");
-            return exit::UNREACHABLE;
-        }
+        Err(e) => return exit::report(&e),
     };
     for f in &failures {
         match f {
@@ -123,8 +120,21 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             return exit::PARTIAL;
         }
     }
+    if replicas.is_empty() {
+        // an answer from nothing is no answer: never "all agree"
+        eprintln!("kdp: nothing was compared: no replica answered for any selected partition");
+        return exit::PARTIAL;
+    }
     if args.output == Output::Table && rows.is_empty() {
-        eprintln!("kdp: all replicas agree on {} partitions", replicas.len());
+        if errors > 0 {
+            eprintln!(
+                "kdp: no difference among the replicas that answered on {} partitions; not checked: \
+                 {errors} replica(s) or broker(s) that failed (above), so the replicas may still differ",
+                replicas.len()
+            );
+        } else {
+            eprintln!("kdp: all replicas agree on {} partitions", replicas.len());
+        }
     }
     if !rows.is_empty() {
         exit::FOUND

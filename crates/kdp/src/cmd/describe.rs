@@ -167,10 +167,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     progress.finish();
     let summary = match result {
         Ok(Ok(s)) => s,
-        Ok(Err(e)) => {
-            eprintln!("kdp: cannot reach the cluster: {e}");
-            return exit::UNREACHABLE;
-        }
+        Ok(Err(e)) => return exit::report(&e),
         Err(_) => {
             eprintln!("kdp: describe did not finish within the timeout");
             return exit::PARTIAL;

@@ -100,7 +100,7 @@ pub struct Row {
     transactional_id: Option<String>,
     coordinator_state: Option<String>,
     transaction_start_time_ms: Option<i64>,
-    transaction_age_ms: i64,
+    transaction_age_ms: Option<i64>,
     blocked_records: Option<i64>,
     verdict: &'static str,
     reason: String,
@@ -120,9 +120,9 @@ impl Record for Row {
             self.start_offset.to_string(),
             records::when(self.last_timestamp, self.now_ms),
             or_dash(self.transactional_id.as_deref()),
-            age(
-                self.now_ms.saturating_sub(self.transaction_age_ms),
-                self.now_ms,
+            self.transaction_age_ms.map_or_else(
+                || "-".into(),
+                |a| age(self.now_ms.saturating_sub(a), self.now_ms),
             ),
             or_dash(self.blocked_records),
             self.reason.clone(),
@@ -163,8 +163,7 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
         let state = joined.coordinator_state(p.producer_id);
         let tracked = state.filter(|t| kdp_client::diagnose::includes(t, topic, partition));
         let start = tracked
-            .map(|t| t.transaction_start_time_ms)
-            .filter(|s| *s >= 0)
+            .and_then(|t| kdp_client::time::known_ms(t.transaction_start_time_ms))
             .unwrap_or(p.last_timestamp);
         rows.push(Row {
             topic: topic.to_string(),
@@ -178,7 +177,7 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
             transactional_id: hanging::transactional_id(&joined.view, &txn).map(str::to_string),
             coordinator_state: state.map(|t| t.transaction_state.clone()),
             transaction_start_time_ms: tracked.map(|t| t.transaction_start_time_ms),
-            transaction_age_ms: joined.now_ms.saturating_sub(start),
+            transaction_age_ms: kdp_client::time::age_ms(start, joined.now_ms),
             blocked_records: joined
                 .offsets
                 .get(&(topic.to_string(), partition))
@@ -311,10 +310,33 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         .filter(|r| r.verdict == "hanging" || r.verdict == "stuck")
         .count();
     let unknown = rows.iter().filter(|r| r.verdict == "unknown").count();
-    if args.output == Output::Table && rows.is_empty() {
+    let checked = joined.summary.partitions.saturating_sub(failed);
+    if checked == 0 {
+        // an answer from nothing is no answer: never "all clear"
         eprintln!(
-            "kdp: no hanging or stuck transaction in {} partitions (candidates idle longer than {} from {})",
-            joined.summary.partitions,
+            "kdp: nothing was checked: {}",
+            if joined.summary.partitions == 0 {
+                "no partition matched the selection".to_string()
+            } else {
+                format!(
+                    "none of the {} partitions could be described",
+                    joined.summary.partitions
+                )
+            }
+        );
+        return exit::PARTIAL;
+    }
+    if args.output == Output::Table && rows.is_empty() {
+        let not_checked = if failed > 0 || !joined.listing_errors.is_empty() {
+            format!(
+                "; not checked: {failed} partition(s) not described, {} broker(s) that did not list their transactions",
+                joined.listing_errors.len()
+            )
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "kdp: no hanging or stuck transaction in {checked} partitions (candidates idle longer than {} from {}){not_checked}",
             humantime::format_duration(Duration::from_millis(u64::try_from(max_timeout_ms).unwrap_or(0))),
             source
         );
@@ -369,7 +391,7 @@ mod tests {
             transactional_id: id.map(str::to_string),
             coordinator_state: state.map(str::to_string),
             transaction_start_time_ms: tracked.then_some(1),
-            transaction_age_ms: 0,
+            transaction_age_ms: None,
             blocked_records: Some(5),
             verdict,
             reason: String::new(),

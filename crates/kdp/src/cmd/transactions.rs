@@ -43,9 +43,9 @@ Examples:
   kdp transactions --bootstrap-server localhost:9092 list
   kdp transactions --bootstrap-server localhost:9092 list --state Ongoing --min-duration 10m")]
     List {
-        /// Keep transactions in this state; repeat for several.
+        /// Keep transactions in this state (Kafka's names, case-sensitive); repeat for several.
         #[arg(long, value_name = "STATE")]
-        state: Vec<String>,
+        state: Vec<kdp_wire::TxnState>,
         /// Keep transactions of this producer id; repeat for several.
         #[arg(long, value_name = "ID")]
         producer_id: Vec<i64>,
@@ -137,7 +137,7 @@ impl Record for DescribeRow {
             self.transaction_timeout_ms.to_string(),
             match self.current_transaction_start_time_ms {
                 Some(ms) => records::when(ms, self.now_ms),
-                None => "None".into(),
+                None => "-".into(),
             },
             or_dash(self.transaction_duration_ms),
             self.topic_partitions.join(","),
@@ -234,8 +234,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             for (id, d) in described {
                 match d.result {
                     Ok(t) => {
-                        let start = (t.transaction_start_time_ms >= 0)
-                            .then_some(t.transaction_start_time_ms);
+                        let start = kdp_client::time::known_ms(t.transaction_start_time_ms);
                         rows.push(DescribeRow {
                             coordinator_id: d.coordinator.unwrap_or(-1),
                             transactional_id: id,

@@ -191,7 +191,9 @@ impl ClusterDiagnosis {
                 Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
                     Reason::PartitionNotInTransaction
                 }
-                Verdict::Stuck { state } if state == "PrepareCommit" => Reason::PrepareCommit,
+                Verdict::Stuck {
+                    state: kdp_wire::TxnState::PrepareCommit,
+                } => Reason::PrepareCommit,
                 Verdict::Stuck { .. } => Reason::PrepareAbort,
                 Verdict::NotHanging | Verdict::Unknown(_) => continue,
             };

@@ -19,19 +19,20 @@ pub enum Output {
     Jsonl,
 }
 
-/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T12:00:00.123Z`; `None` for -1.
+/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T12:00:00.123Z`;
+/// `None` for an unknown time (0 or below: see [`kdp_client::time`]).
 pub fn rfc3339(ms: i64) -> Option<String> {
-    let ms = u64::try_from(ms).ok()?;
+    let ms = u64::try_from(kdp_client::time::known_ms(ms)?).ok()?;
     let t = UNIX_EPOCH.checked_add(Duration::from_millis(ms))?;
     Some(humantime::format_rfc3339_millis(t).to_string())
 }
 
-/// How long ago `ms` was: `850ms ago`, `12s ago`, `3m12s ago`, `2h5m ago`, `4d3h ago`.
+/// How long ago `ms` was: `850ms ago`, `12s ago`, `3m12s ago`, `2h5m ago`,
+/// `4d3h ago`; `-` for an unknown time (0 or below).
 pub fn age(ms: i64, now_ms: i64) -> String {
-    if ms < 0 {
+    let Some(diff) = kdp_client::time::age_ms(ms, now_ms) else {
         return "-".into();
-    }
-    let diff = now_ms.saturating_sub(ms);
+    };
     let (d, suffix_future) = if diff < 0 {
         (-diff, true)
     } else {
@@ -64,7 +65,9 @@ mod tests {
     #[test]
     fn timestamps_and_ages() {
         assert_eq!(rfc3339(-1), None);
-        assert_eq!(rfc3339(0).as_deref(), Some("1970-01-01T00:00:00.000Z"));
+        // 0 is no moment in 1970: a producer without timestamps
+        assert_eq!(rfc3339(0), None);
+        assert_eq!(rfc3339(1).as_deref(), Some("1970-01-01T00:00:00.001Z"));
         assert_eq!(
             rfc3339(1_795_953_600_123).as_deref(),
             Some("2026-11-29T12:00:00.123Z")
@@ -76,5 +79,6 @@ mod tests {
         assert_eq!(age(now - 4 * 86_400_000 - 3 * 3_600_000, now), "4d3h ago");
         assert_eq!(age(now + 3_000, now), "in 3s");
         assert_eq!(age(-1, now), "-");
+        assert_eq!(age(0, now), "-");
     }
 }

@@ -511,7 +511,7 @@ orders  1          2       -           -              -             -           
             ],
         );
         r.finish(&DescribeSummary::default()).unwrap();
-        let p = r#"{"Topic":"t","Partition":0,"BrokerId":1,"ProducerId":9,"ProducerEpoch":1,"LastSequence":4,"LastTimestamp":0,"LastTimestampRfc3339":"1970-01-01T00:00:00.000Z","CoordinatorEpoch":2,"CurrentTxnStartOffset":-1}"#;
+        let p = r#"{"Topic":"t","Partition":0,"BrokerId":1,"ProducerId":9,"ProducerEpoch":1,"LastSequence":4,"LastTimestamp":0,"LastTimestampRfc3339":null,"CoordinatorEpoch":2,"CurrentTxnStartOffset":-1}"#;
         let expected = format!(
             "{p}\n{p}\n\
              {{\"Topic\":\"t\",\"Partition\":1,\"BrokerId\":1,\"ActiveProducers\":0}}\n\

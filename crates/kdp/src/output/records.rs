@@ -54,11 +54,11 @@ pub fn or_dash<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
-/// A time as RFC 3339 with its age, e.g. `2026-11-30T08:10:37.146Z (2h5m ago)`.
+/// A time as RFC 3339 with its age, e.g. `2026-11-30T08:10:37.146Z (2h5m ago)`;
+/// `-` for an unknown time (0 or below).
 pub fn when(ms: i64, now_ms: i64) -> String {
-    format!(
-        "{} ({})",
-        or_dash(super::rfc3339(ms)),
-        super::age(ms, now_ms)
-    )
+    match super::rfc3339(ms) {
+        Some(t) => format!("{t} ({})", super::age(ms, now_ms)),
+        None => "-".into(),
+    }
 }
