@@ -10,10 +10,10 @@
 //! cannot parse (`SocketServer` / `RequestContext.parseRequest` throw
 //! `InvalidRequestException`, and the processor closes the channel).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use kdp_wire::api;
 use kdp_wire::error_code;
@@ -24,15 +24,21 @@ use kdp_wire::messages::{
     InitProducerIdRequest, ListOffsetsRequest, ListTransactionsRequest, MetadataRequest,
     MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
     SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
-    WriteTxnMarkersRequest,
+    WritableTxnMarkerPartitionResult, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
+use kdp_wire::wire::Version;
 use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader, Uuid};
 
-use crate::acls::TopicOperation;
-use crate::apis::find_coordinator::Addresses;
-use crate::apis::{self, Caller};
+use crate::acls::{ClusterOperation, TopicOperation};
+use crate::apis::budget::Budget;
+use crate::apis::find_coordinator::{Addresses, Invalid};
+use crate::apis::write_txn_markers::MarkerPlan;
+use crate::apis::{self, Caller, Refusal};
+use crate::clock::{Clock, SystemClock};
 use crate::cluster::{is_internal_topic, validate_topic_name, Cluster, Topic};
-use crate::responder::{describe_producers_within, Authorizer, ClusterBroker, RequestContext};
+use crate::responder::{
+    describe_producers_within, Authorizer, ClusterBroker, RequestContext, TooLarge,
+};
 
 /// The APIs and versions the mock serves (and advertises: nothing else):
 /// every version kdp-wire can decode.
@@ -122,6 +128,10 @@ pub struct Advertised {
     pub port: u16,
 }
 
+/// Kafka's `transactions.remove.expired.transaction.cleanup.interval.ms`
+/// default (1 hour): how often expired transactional ids are removed.
+pub const TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS: i64 = 3_600_000;
+
 /// What every broker of one mock cluster shares.
 pub struct Shared {
     /// The cluster's state. WriteTxnMarkers and InitProducerId change it;
@@ -134,9 +144,63 @@ pub struct Shared {
     /// Largest response frame (its size prefix) sent; a request whose answer
     /// would be larger closes its connection instead.
     pub max_response_size: usize,
+    /// What "now" is (marker timestamps, durations, transactional-id expiry).
+    pub clock: Arc<dyn Clock>,
+    /// When expired transactional ids were last removed (ms since the epoch).
+    last_cleanup_ms: AtomicI64,
+    /// Position in `advertised` by broker id (the first, if one repeats).
+    address_index: HashMap<i32, usize>,
 }
 
 impl Shared {
+    /// What the brokers of a cluster share, with the system clock.
+    pub fn new(
+        cluster: Cluster,
+        advertised: Vec<Advertised>,
+        authorizer: Arc<dyn Authorizer>,
+        max_response_size: usize,
+    ) -> Shared {
+        let mut address_index = HashMap::with_capacity(advertised.len());
+        for (i, a) in advertised.iter().enumerate() {
+            address_index.entry(a.id).or_insert(i);
+        }
+        Shared {
+            cluster: RwLock::new(cluster),
+            advertised,
+            authorizer,
+            max_response_size,
+            clock: Arc::new(SystemClock),
+            last_cleanup_ms: AtomicI64::new(i64::MIN),
+            address_index,
+        }
+    }
+
+    /// The same, with `clock` for "now".
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Shared {
+        self.clock = clock;
+        self
+    }
+
+    /// Removes expired transactional ids once per
+    /// [`TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS`], as the coordinator's
+    /// periodic task does; a request between two runs costs a comparison.
+    /// Returns how many were removed.
+    pub fn remove_expired_transactional_ids(&self, now_ms: i64) -> usize {
+        let last = self.last_cleanup_ms.load(Ordering::Relaxed);
+        if last != i64::MIN && now_ms.saturating_sub(last) < TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS {
+            return 0;
+        }
+        // One request runs the cleanup; the others go on.
+        if self
+            .last_cleanup_ms
+            .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return 0;
+        }
+        self.write().expire_transactional_ids(now_ms)
+    }
+
     /// The cluster, for reading. A panic while it was written (none is
     /// known) leaves a consistent value: each change is made in one step.
     pub fn read(&self) -> RwLockReadGuard<'_, Cluster> {
@@ -151,18 +215,12 @@ impl Shared {
 
 impl Addresses for Shared {
     fn address(&self, id: i32) -> Option<(String, i32)> {
-        self.advertised
-            .iter()
-            .find(|a| a.id == id)
+        // Indexed: FindCoordinator asks once per key.
+        self.address_index
+            .get(&id)
+            .and_then(|&i| self.advertised.get(i))
             .map(|a| (a.host.clone(), i32::from(a.port)))
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 /// Why a request closes its connection.
@@ -216,6 +274,13 @@ pub fn handle_request_as(
         client_id: header.client_id.clone(),
         client_address,
     };
+    shared.remove_expired_transactional_ids(shared.clock.now_ms());
+    let header_len = response_header_len(key, version);
+    let limit = response_limit(shared).saturating_sub(header_len);
+    let refused = |e: Refusal| match e {
+        Refusal::Invalid(e) => Reject(format!("{api_name} v{version}: {e}")),
+        Refusal::TooLarge(e) => too_large(&header, e.at_least, header_len, shared),
+    };
 
     let response = match key {
         api::API_VERSIONS => {
@@ -240,7 +305,14 @@ pub fn handle_request_as(
         }
         api::METADATA => {
             let req: MetadataRequest = decode_body(body, version, api_name)?;
-            let resp = metadata_response(shared, &req, version, &ctx.principal)?;
+            let resp = metadata_within(
+                shared,
+                &req,
+                version,
+                &ctx.principal,
+                &mut Budget::new(limit),
+            )
+            .map_err(refused)?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::DESCRIBE_PRODUCERS => {
@@ -253,8 +325,6 @@ pub fn handle_request_as(
             // Bounded while it is built: a small request can ask for a huge
             // answer (one error message per partition, or one partition's
             // state many times).
-            let header_len = response_header_len(key, version);
-            let limit = response_limit(shared).saturating_sub(header_len);
             let authorizer = FileAcls {
                 cluster: &cluster,
                 hook: shared.authorizer.as_ref(),
@@ -266,14 +336,15 @@ pub fn handle_request_as(
         }
         api::FIND_COORDINATOR => {
             let req: FindCoordinatorRequest = decode_body(body, version, api_name)?;
-            let resp = apis::find_coordinator::find_coordinator(
+            let resp = apis::find_coordinator::find_coordinator_within(
                 &shared.read(),
                 &caller(shared, broker_id, &ctx),
                 shared,
                 &req,
                 version,
+                &mut Budget::new(limit),
             )
-            .map_err(|e| Reject(format!("{api_name} v{version}: {e}")))?;
+            .map_err(refused)?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::LIST_TRANSACTIONS => {
@@ -288,8 +359,6 @@ pub fn handle_request_as(
         }
         api::DESCRIBE_TRANSACTIONS => {
             let req: DescribeTransactionsRequest = decode_body(body, version, api_name)?;
-            let header_len = response_header_len(key, version);
-            let limit = response_limit(shared).saturating_sub(header_len);
             let resp = apis::describe_transactions::describe_transactions_within(
                 &shared.read(),
                 &caller(shared, broker_id, &ctx),
@@ -301,8 +370,6 @@ pub fn handle_request_as(
         }
         api::DESCRIBE_CONFIGS => {
             let req: DescribeConfigsRequest = decode_body(body, version, api_name)?;
-            let header_len = response_header_len(key, version);
-            let limit = response_limit(shared).saturating_sub(header_len);
             let resp = apis::describe_configs::describe_configs_within(
                 &shared.read(),
                 &caller(shared, broker_id, &ctx),
@@ -315,22 +382,20 @@ pub fn handle_request_as(
         }
         api::LIST_OFFSETS => {
             let req: ListOffsetsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::list_offsets::list_offsets(
+            let resp = apis::list_offsets::list_offsets_within(
                 &shared.read(),
                 &caller(shared, broker_id, &ctx),
                 &req,
                 version,
+                &Budget::new(limit),
             )
-            .map_err(|e| Reject(format!("{api_name} v{version}: {e}")))?;
+            .map_err(refused)?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::WRITE_TXN_MARKERS => {
             let req: WriteTxnMarkersRequest = decode_body(body, version, api_name)?;
-            let resp = apis::write_txn_markers::write_txn_markers(
-                &mut shared.write(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-            );
+            let resp = write_txn_markers(shared, &caller(shared, broker_id, &ctx), &req, version)
+                .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
             bounded_frame(shared, &header, &resp, version)?
         }
         api::INIT_PRODUCER_ID => {
@@ -394,8 +459,49 @@ fn caller<'a>(shared: &'a Shared, broker_id: i32, ctx: &'a RequestContext) -> Ca
         broker_id,
         authorizer: shared.authorizer.as_ref(),
         request: ctx,
-        now_ms: now_ms(),
+        now_ms: shared.clock.now_ms(),
     }
+}
+
+/// WriteTxnMarkers without holding the cluster longer than its share: the
+/// file's ACLs are read under a brief read lock and the authorizer hook is
+/// asked with no lock held; the request is laid out, and its answer's size
+/// checked, before anything is written (a refused answer writes nothing);
+/// then the markers are written a chunk at a time, each chunk under its
+/// own write lock.
+fn write_txn_markers(
+    shared: &Shared,
+    caller: &Caller<'_>,
+    req: &WriteTxnMarkersRequest,
+    version: i16,
+) -> Result<WriteTxnMarkersResponse, TooLarge> {
+    let limit =
+        response_limit(shared).saturating_sub(response_header_len(api::WRITE_TXN_MARKERS, version));
+    let budget = Budget::new(limit);
+    // Every partition named is answered, in an entry of a fixed size.
+    let v = Version::of::<WriteTxnMarkersResponse>(version);
+    let partitions = req
+        .markers
+        .iter()
+        .flat_map(|m| &m.topics)
+        .map(|t| t.partition_indexes.len())
+        .fold(0, usize::saturating_add);
+    budget.precheck(apis::budget::at_least::<WritableTxnMarkerPartitionResult>(
+        partitions, v, 0,
+    ))?;
+    let file_allows = {
+        let cluster = shared.read();
+        let acls = &cluster.acls;
+        [ClusterOperation::Alter, ClusterOperation::ClusterAction]
+            .map(|op| (op, acls.allows_cluster(&caller.request.principal, op)))
+    };
+    let allowed = file_allows
+        .into_iter()
+        .any(|(op, file)| file && caller.authorizer.authorize_cluster(caller.request, op));
+    let mut plan = MarkerPlan::new(req, allowed);
+    budget.precheck(plan.response().encoded_len(version))?;
+    plan.apply_in_chunks(|| shared.write(), caller, req);
+    Ok(plan.into_response())
 }
 
 /// `max_response_size`, and never more than a size prefix (an int32) can say.
@@ -509,6 +615,25 @@ pub fn metadata_response(
     version: i16,
     principal: &str,
 ) -> Result<MetadataResponse, Reject> {
+    metadata_within(shared, req, version, principal, &mut Budget::unlimited()).map_err(|e| {
+        Reject(format!(
+            "{} v{version}: {e}",
+            api::name(api::METADATA).unwrap_or("Metadata")
+        ))
+    })
+}
+
+/// As [`metadata_response`], within `budget`: each topic entry is charged
+/// as it is built (names are answered once each, so the request's count is
+/// no bound), and the answer is refused as soon as it is over.
+pub fn metadata_within(
+    shared: &Shared,
+    req: &MetadataRequest,
+    version: i16,
+    principal: &str,
+    budget: &mut Budget,
+) -> Result<MetadataResponse, Refusal> {
+    let v = Version::of::<MetadataResponse>(version);
     let cluster = &*shared.read();
     let may_describe = |name: &str| {
         cluster
@@ -523,10 +648,15 @@ pub fn metadata_response(
         ..Default::default()
     };
     let mut topics = Vec::new();
+    let mut put = |t: MetadataResponseTopic| -> Result<(), TooLarge> {
+        budget.charge(&t, v)?;
+        topics.push(t);
+        Ok(())
+    };
     match &req.topics {
         None => {
             for t in cluster.topics.iter().filter(|t| may_describe(&t.name)) {
-                topics.push(topic_metadata(t));
+                put(topic_metadata(t))?;
             }
         }
         Some(requested) => {
@@ -535,14 +665,16 @@ pub fn metadata_response(
             let mut seen_ids: Seen<Uuid> = Seen::default();
             for t in requested {
                 if version < 12 && t.name.is_none() {
-                    return Err(Reject(format!(
+                    return Err(Invalid(format!(
                         "Topic name can not be null for version {version}"
-                    )));
+                    ))
+                    .into());
                 }
                 if version < 12 && t.topic_id != Uuid::ZERO {
-                    return Err(Reject(format!(
+                    return Err(Invalid(format!(
                         "Topic IDs are not supported in requests for version {version}"
-                    )));
+                    ))
+                    .into());
                 }
                 if t.topic_id != Uuid::ZERO {
                     if !seen_ids.first_time(t.topic_id) {
@@ -550,31 +682,29 @@ pub fn metadata_response(
                     }
                     match cluster.topic_by_id(t.topic_id) {
                         // Kafka does not name a topic the client may not see.
-                        Some(topic) if !may_describe(&topic.name) => {
-                            topics.push(MetadataResponseTopic {
-                                error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
-                                name: None,
-                                topic_id: t.topic_id,
-                                ..Default::default()
-                            })
-                        }
-                        Some(topic) => topics.push(topic_metadata(topic)),
-                        None => topics.push(MetadataResponseTopic {
+                        Some(topic) if !may_describe(&topic.name) => put(MetadataResponseTopic {
+                            error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
+                            name: None,
+                            topic_id: t.topic_id,
+                            ..Default::default()
+                        })?,
+                        Some(topic) => put(topic_metadata(topic))?,
+                        None => put(MetadataResponseTopic {
                             error_code: error_code::UNKNOWN_TOPIC_ID,
                             name: None,
                             topic_id: t.topic_id,
                             ..Default::default()
-                        }),
+                        })?,
                     }
                     continue;
                 }
                 let Some(name) = t.name.as_deref() else {
                     // v12, neither a name nor an id: Kafka looks up a null name
                     // and finds nothing.
-                    topics.push(MetadataResponseTopic {
+                    put(MetadataResponseTopic {
                         error_code: error_code::UNKNOWN_TOPIC_OR_PARTITION,
                         ..Default::default()
-                    });
+                    })?;
                     continue;
                 };
                 if !seen_names.first_time(name) {
@@ -582,24 +712,24 @@ pub fn metadata_response(
                 }
                 if !may_describe(name) {
                     // Before the existence check: names cannot be probed.
-                    topics.push(denied(name, Uuid::ZERO));
+                    put(denied(name, Uuid::ZERO))?;
                     continue;
                 }
                 match cluster.topic(name) {
-                    Some(topic) => topics.push(topic_metadata(topic)),
+                    Some(topic) => put(topic_metadata(topic))?,
                     None => {
                         let error_code = if validate_topic_name(name).is_ok() {
                             error_code::UNKNOWN_TOPIC_OR_PARTITION
                         } else {
                             error_code::INVALID_TOPIC_EXCEPTION
                         };
-                        topics.push(MetadataResponseTopic {
+                        put(MetadataResponseTopic {
                             error_code,
                             name: Some(name.to_string()),
                             topic_id: Uuid::ZERO,
                             is_internal: is_internal_topic(name),
                             ..Default::default()
-                        });
+                        })?;
                     }
                 }
             }
@@ -700,9 +830,9 @@ mod tests {
                     {"partition": 1, "leader": -1, "replicas": [2]}]}]}"#,
         )
         .unwrap();
-        Shared {
-            cluster: RwLock::new(cluster),
-            advertised: vec![
+        Shared::new(
+            cluster,
+            vec![
                 Advertised {
                     id: 1,
                     host: "127.0.0.1".into(),
@@ -714,9 +844,9 @@ mod tests {
                     port: 9002,
                 },
             ],
-            authorizer: Arc::new(AllowAll),
-            max_response_size: kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE,
-        }
+            Arc::new(AllowAll),
+            kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE,
+        )
     }
 
     fn call<R: Request>(req: &R, version: i16) -> Result<R::Response, Reject> {

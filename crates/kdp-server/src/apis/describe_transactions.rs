@@ -12,6 +12,9 @@ use kdp_wire::messages::{
     DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData, TransactionState,
 };
 
+use kdp_wire::wire::{Version, Wire};
+
+use super::budget::Budget;
 use super::Caller;
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
@@ -40,6 +43,14 @@ pub fn describe_transactions_within(
     req: &DescribeTransactionsRequest,
     limit: usize,
 ) -> Result<DescribeTransactionsResponse, TooLarge> {
+    // Each id is answered once, with at least its name echoed.
+    let v = Version::of::<DescribeTransactionsResponse>(0);
+    let each = TransactionState::min_len(v);
+    Budget::new(limit).precheck_each(
+        req.transactional_ids
+            .iter()
+            .map(|id| each.saturating_add(id.len())),
+    )?;
     let mut at_least = 0usize;
     let mut states = Vec::with_capacity(req.transactional_ids.len().min(1024));
     for id in &req.transactional_ids {

@@ -100,6 +100,7 @@ pub fn init_producer_id(
             start_time_ms: -1,
             partitions: Vec::new(),
             coordinator_override: None,
+            last_update_ms: caller.now_ms,
         });
     }
     let Some(t) = cluster.transaction(id) else {
@@ -136,6 +137,7 @@ pub fn init_producer_id(
                 t.producer_epoch = bumped;
                 t.state = TxnState::CompleteAbort;
                 t.partitions.clear();
+                t.last_update_ms = caller.now_ms;
             }
             error(error_code::CONCURRENT_TRANSACTIONS)
         }
@@ -160,6 +162,7 @@ pub fn init_producer_id(
             t.timeout_ms = req.transaction_timeout_ms;
             t.partitions.clear();
             t.start_time_ms = -1;
+            t.last_update_ms = caller.now_ms;
             InitProducerIdResponse {
                 producer_id: t.producer_id,
                 producer_epoch: t.producer_epoch,

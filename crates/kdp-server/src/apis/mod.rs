@@ -7,6 +7,7 @@
 //! apache/kafka at 1eb7644, plus the transaction-version-2 marker rule of
 //! later releases); each file names what it mirrors.
 
+pub mod budget;
 pub mod describe_configs;
 pub mod describe_transactions;
 pub mod find_coordinator;
@@ -18,6 +19,19 @@ pub mod write_txn_markers;
 use crate::acls::{ClusterOperation, TopicOperation, TxnIdOperation};
 use crate::cluster::Cluster;
 use crate::responder::{Authorizer, RequestContext};
+
+/// Why a request gets no answer: it cannot be answered at all (Kafka
+/// closes the connection on the InvalidRequestException), or its answer
+/// would be larger than the client accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The request is invalid.
+    #[error(transparent)]
+    Invalid(#[from] find_coordinator::Invalid),
+    /// The answer would be too large.
+    #[error(transparent)]
+    TooLarge(#[from] crate::responder::TooLarge),
+}
 
 /// Who asks, on which broker, and when.
 #[derive(Clone, Copy)]
