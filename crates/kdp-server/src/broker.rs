@@ -1270,6 +1270,174 @@ mod tests {
     }
 
     #[test]
+    fn a_marker_request_whose_answer_is_too_large_writes_nothing() {
+        use kdp_wire::messages::{WritableTxnMarker, WritableTxnMarkerTopic};
+        let req = WriteTxnMarkersRequest {
+            markers: (0..1_000)
+                .map(|i| WritableTxnMarker {
+                    producer_id: 500 + i,
+                    topics: vec![WritableTxnMarkerTopic {
+                        name: "t".into(),
+                        partition_indexes: vec![0],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let frame = frame(&req, 1);
+        let mut s = shared();
+        let full = handle_request(&s, 1, &frame[4..], None).unwrap().response;
+        let size = full.len() - 4;
+        assert_eq!(s.read().partition("t", 0).unwrap().producers.len(), 1_000);
+        // One byte less: refused, and not one marker written.
+        let mut small = shared();
+        small.max_response_size = size - 1;
+        let before = small.read().clone();
+        let reject = handle_request(&small, 1, &frame[4..], None).unwrap_err();
+        assert!(reject.0.contains("WriteTxnMarkers v1"), "{reject}");
+        assert_eq!(*small.read(), before);
+        // Exactly the size: answered.
+        s = shared();
+        s.max_response_size = size;
+        assert_eq!(
+            handle_request(&s, 1, &frame[4..], None).unwrap().response,
+            full
+        );
+    }
+
+    #[test]
+    fn find_coordinator_for_many_keys_is_refused_from_their_count() {
+        let mut s = shared();
+        s.max_response_size = 1 << 20;
+        let req = FindCoordinatorRequest {
+            key_type: 0,
+            coordinator_keys: vec![String::new(); 500_000],
+            ..Default::default()
+        };
+        let reject = handle_request(&s, 1, &frame(&req, 4)[4..], None).unwrap_err();
+        assert!(reject.0.contains("FindCoordinator v4"), "{reject}");
+        assert!(
+            reject.0.ends_with("above max.response.size 1048576"),
+            "{reject}"
+        );
+        // Refused at the first key over the limit: 14 bytes each, at least.
+        let at_least: usize = reject
+            .0
+            .split("at least ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert!(at_least <= (1 << 20) + 64, "{reject}");
+        // A few keys are answered.
+        let few = FindCoordinatorRequest {
+            coordinator_keys: vec![String::new(); 3],
+            ..req
+        };
+        assert_eq!(on(&s, 1, &few, 4).coordinators.len(), 3);
+    }
+
+    fn expiring_shared(clock: Arc<crate::clock::ManualClock>) -> Shared {
+        let cluster = Cluster::from_json_at(
+            r#"{"brokers": [{"id": 1, "configs": {"transactional.id.expiration.ms": "60000"}}, {"id": 2}],
+                "topics": [{"name": "t", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]},
+                           {"name": "__transaction_state", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}],
+                "transactions": [
+                    {"transactional_id": "open", "producer_id": 5, "state": "Ongoing",
+                     "start_time": "now-30d", "last_update": "now-30d", "partitions": {"t": [0]}, "coordinator": 1},
+                    {"transactional_id": "old", "producer_id": 6, "state": "CompleteCommit",
+                     "last_update": "now-30d", "coordinator": 2},
+                    {"transactional_id": "settled", "producer_id": 7, "state": "CompleteAbort", "coordinator": 1}
+                ]}"#,
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(crate::clock::Clock::now_ms(&*clock) as u64),
+        )
+        .unwrap();
+        Shared {
+            cluster: RwLock::new(cluster),
+            ..shared()
+        }
+        .with_clock(clock)
+    }
+
+    fn listed(s: &Shared, broker: i32) -> Vec<String> {
+        on(s, broker, &ListTransactionsRequest::default(), 0)
+            .transaction_states
+            .into_iter()
+            .map(|t| t.transactional_id)
+            .collect()
+    }
+
+    #[test]
+    fn transactional_ids_expire_as_their_coordinators_setting_says() {
+        use crate::clock::ManualClock;
+        use std::time::Duration;
+        let clock = Arc::new(ManualClock::at(1_700_000_000_000));
+        let s = expiring_shared(clock.clone());
+        // The first request runs the cleanup: "old" (broker 2, Kafka's 7
+        // days) has been idle 30 days; "open" has a transaction open.
+        assert_eq!(listed(&s, 1), ["open", "settled"]);
+        assert!(listed(&s, 2).is_empty());
+        // InitProducerId creates "fresh" on broker 1 (its setting: 1 minute).
+        let init = InitProducerIdRequest {
+            transactional_id: Some("fresh".into()),
+            transaction_timeout_ms: 60_000,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        };
+        let first = on(&s, 1, &init, 4);
+        assert_eq!(first.error_code, 0);
+        let fresh_pid = first.producer_id;
+        // Idle but not for a cleanup interval yet: the cleanup has not run again.
+        clock.advance(Duration::from_secs(59 * 60));
+        assert_eq!(listed(&s, 1), ["open", "settled", "fresh"]);
+        // An hour after the last cleanup, it runs: both idle ids of broker 1
+        // go, the open transaction stays however old it is.
+        clock.advance(Duration::from_secs(60));
+        assert_eq!(listed(&s, 1), ["open"]);
+        let describe = DescribeTransactionsRequest {
+            transactional_ids: vec!["fresh".into(), "open".into()],
+            ..Default::default()
+        };
+        let d = on(&s, 1, &describe, 0);
+        assert_eq!(
+            d.transaction_states
+                .iter()
+                .map(|t| t.error_code)
+                .collect::<Vec<_>>(),
+            [error_code::TRANSACTIONAL_ID_NOT_FOUND, 0]
+        );
+        // Asked again, the id starts over with a new producer id.
+        let again = on(&s, 1, &init, 4);
+        assert_eq!((again.error_code, again.producer_epoch), (0, 0));
+        assert_ne!(again.producer_id, fresh_pid);
+    }
+
+    #[test]
+    fn a_used_transactional_id_does_not_expire() {
+        use crate::clock::ManualClock;
+        use std::time::Duration;
+        let clock = Arc::new(ManualClock::at(1_700_000_000_000));
+        let s = expiring_shared(clock.clone());
+        let init = InitProducerIdRequest {
+            transactional_id: Some("settled".into()),
+            transaction_timeout_ms: 60_000,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        };
+        // Used every 50 s, for longer than its 1-minute expiration and the
+        // cleanup interval: each use counts as an update.
+        for _ in 0..100 {
+            assert_eq!(on(&s, 1, &init, 4).error_code, 0);
+            clock.advance(Duration::from_secs(50));
+        }
+        assert!(listed(&s, 1).contains(&"settled".to_string()));
+    }
+
+    #[test]
     fn find_coordinator_answers_with_the_advertised_address() {
         let s = shared();
         // No __transaction_state in this cluster.

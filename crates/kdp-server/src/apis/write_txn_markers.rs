@@ -530,6 +530,111 @@ mod tests {
     }
 
     #[test]
+    fn a_hundred_thousand_markers_take_the_lock_a_chunk_at_a_time() {
+        let n = 100_000usize;
+        let req = WriteTxnMarkersRequest {
+            markers: (0..n as i64)
+                .map(|i| WritableTxnMarker {
+                    producer_id: 1_000 + i,
+                    producer_epoch: 1,
+                    topics: vec![WritableTxnMarkerTopic {
+                        name: "orders".into(),
+                        partition_indexes: vec![0],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let cell = std::cell::RefCell::new(cluster(TXN_CLUSTER));
+        let mut plan = MarkerPlan::new(&req, true);
+        assert_eq!(plan.steps(), n);
+        let mut locks = 0;
+        plan.apply_in_chunks(
+            || {
+                locks += 1;
+                cell.borrow_mut()
+            },
+            &caller(1),
+            &req,
+        );
+        // Never more than CHUNK markers under one taking of the lock.
+        assert_eq!(locks, n.div_ceil(CHUNK));
+        let r = plan.into_response();
+        assert_eq!(r.markers.len(), n);
+        assert_eq!(r.markers[n - 1].producer_id, 1_000 + n as i64 - 1);
+        assert!(codes(&r).iter().all(|&c| c == 0));
+        let c = cell.into_inner();
+        let p = c.partition("orders", 0).unwrap();
+        // The file's producers (two; broker 3's own list one), and one
+        // entry per marker on every replica.
+        for (broker, file) in [(1, 2), (2, 2), (3, 1)] {
+            assert_eq!(p.producers_on(broker).len(), file + n, "broker {broker}");
+        }
+        assert_eq!(p.high_watermark, 500 + n as i64);
+    }
+
+    #[test]
+    fn markers_of_one_producer_merge_by_topic_in_order_of_first_appearance() {
+        let m = |pid: i64, topics: &[(&str, i32)]| WritableTxnMarker {
+            producer_id: pid,
+            producer_epoch: 3,
+            coordinator_epoch: 7,
+            topics: topics
+                .iter()
+                .map(|&(t, p)| WritableTxnMarkerTopic {
+                    name: t.into(),
+                    partition_indexes: vec![p],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let req = WriteTxnMarkersRequest {
+            markers: vec![
+                m(10, &[("orders", 0), ("x", 1)]),
+                m(99, &[("y", 0)]),
+                m(10, &[("x", 2), ("orders", 0), ("z", 0)]),
+            ],
+            ..Default::default()
+        };
+        let mut c = cluster(TXN_CLUSTER);
+        let r = write_txn_markers(&mut c, &caller(1), &req);
+        let shape: Vec<(i64, Vec<(&str, Vec<i32>)>)> = r
+            .markers
+            .iter()
+            .map(|m| {
+                (
+                    m.producer_id,
+                    m.topics
+                        .iter()
+                        .map(|t| {
+                            (
+                                t.name.as_str(),
+                                t.partitions.iter().map(|p| p.partition_index).collect(),
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (
+                    10,
+                    vec![("orders", vec![0, 0]), ("x", vec![1, 2]), ("z", vec![0])]
+                ),
+                (99, vec![("y", vec![0])]),
+            ]
+        );
+        // orders-0 got both of producer 10's markers (the second a retry).
+        assert_eq!(codes(&r), vec![0, 0, 3, 3, 3, 3]);
+        assert_eq!(c.partition("orders", 0).unwrap().high_watermark, 502);
+    }
+
+    #[test]
     fn a_producer_without_an_entry_gets_one() {
         let mut c = cluster(TXN_CLUSTER);
         let r = write_txn_markers(&mut c, &caller(2), &abort(77, 1, 0, 0, &[("orders", 1)]));
