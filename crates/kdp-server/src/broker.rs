@@ -2,120 +2,87 @@
 //! frame payload in, a whole response frame (or the reason to close the
 //! connection) out.
 //!
-//! Served: ApiVersions, Metadata, DescribeProducers, and the transaction
-//! APIs of [`crate::apis`] (FindCoordinator, ListTransactions,
-//! DescribeTransactions, DescribeConfigs, ListOffsets, WriteTxnMarkers,
-//! InitProducerId), each in every version kdp-wire decodes. Anything
-//! else closes the connection, as a Kafka broker does for a request it
-//! cannot parse (`SocketServer` / `RequestContext.parseRequest` throw
-//! `InvalidRequestException`, and the processor closes the channel).
+//! Served: every API of kdp-wire's registry ([`kdp_wire::registry`]), in
+//! every version kdp-wire decodes, each by its [`Handler`] in
+//! [`crate::apis`]. Anything else closes the connection, as a Kafka broker
+//! does for a request it cannot parse (`SocketServer` /
+//! `RequestContext.parseRequest` throw `InvalidRequestException`, and the
+//! processor closes the channel).
 
-use std::collections::{HashMap, HashSet};
-use std::hash::Hash;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use kdp_wire::api;
 use kdp_wire::error_code;
 use kdp_wire::frame::encode_response_frame;
-use kdp_wire::messages::{
-    ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeConfigsRequest,
-    DescribeProducersRequest, DescribeTransactionsRequest, FindCoordinatorRequest,
-    InitProducerIdRequest, ListOffsetsRequest, ListTransactionsRequest, MetadataRequest,
-    MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
-    WritableTxnMarkerPartitionResult, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
-};
-use kdp_wire::wire::Version;
-use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader, Uuid};
+use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kdp_wire::registry::DECLARED;
+use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader};
 
-use crate::acls::{ClusterOperation, TopicOperation};
-use crate::apis::budget::Budget;
-use crate::apis::find_coordinator::{Addresses, Invalid};
-use crate::apis::write_txn_markers::MarkerPlan;
-use crate::apis::{self, Caller, Refusal};
-use crate::clock::{Clock, SystemClock};
-use crate::cluster::{is_internal_topic, validate_topic_name, Cluster, Topic};
-use crate::responder::{
-    describe_producers_within, Authorizer, ClusterBroker, RequestContext, TooLarge,
+use crate::apis::api_versions::api_range;
+pub use crate::apis::api_versions::api_versions_response;
+use crate::apis::find_coordinator::Addresses;
+pub use crate::apis::metadata::{
+    metadata_response, metadata_within, CLUSTER_ALL_OPERATIONS, TOPIC_ALL_OPERATIONS,
 };
+use crate::apis::{Call, Caller, Handler, Refusal};
+use crate::clock::{Clock, SystemClock};
+use crate::cluster::Cluster;
+use crate::responder::{Authorizer, RequestContext};
 
 /// The APIs and versions the mock serves (and advertises: nothing else):
-/// every version kdp-wire can decode.
-pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &[
-    (
-        api::METADATA,
-        MetadataRequest::LOWEST_VERSION,
-        MetadataRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::API_VERSIONS,
-        ApiVersionsRequest::LOWEST_VERSION,
-        ApiVersionsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::DESCRIBE_PRODUCERS,
-        DescribeProducersRequest::LOWEST_VERSION,
-        DescribeProducersRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::FIND_COORDINATOR,
-        FindCoordinatorRequest::LOWEST_VERSION,
-        FindCoordinatorRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::LIST_TRANSACTIONS,
-        ListTransactionsRequest::LOWEST_VERSION,
-        ListTransactionsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::DESCRIBE_TRANSACTIONS,
-        DescribeTransactionsRequest::LOWEST_VERSION,
-        DescribeTransactionsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::DESCRIBE_CONFIGS,
-        DescribeConfigsRequest::LOWEST_VERSION,
-        DescribeConfigsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::LIST_OFFSETS,
-        ListOffsetsRequest::LOWEST_VERSION,
-        ListOffsetsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::WRITE_TXN_MARKERS,
-        WriteTxnMarkersRequest::LOWEST_VERSION,
-        WriteTxnMarkersRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::INIT_PRODUCER_ID,
-        InitProducerIdRequest::LOWEST_VERSION,
-        InitProducerIdRequest::HIGHEST_VERSION,
-    ),
-    // Answered by [`crate::sasl::SaslGate`] while a client authenticates,
-    // and with ILLEGAL_SASL_STATE here, as KafkaApis does.
-    (
-        api::SASL_HANDSHAKE,
-        SaslHandshakeRequest::LOWEST_VERSION,
-        SaslHandshakeRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::SASL_AUTHENTICATE,
-        SaslAuthenticateRequest::LOWEST_VERSION,
-        SaslAuthenticateRequest::HIGHEST_VERSION,
-    ),
-];
+/// `(key, lowest, highest)` of every API in kdp-wire's registry, in its
+/// order.
+pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &SUPPORTED;
 
-/// `TopicAuthorizedOperations` when everything is allowed: READ, WRITE,
-/// CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
-/// (`AclEntry.supportedOperations(TOPIC)` as a bitfield of AclOperation codes).
-pub const TOPIC_ALL_OPERATIONS: i32 =
-    (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
-/// `ClusterAuthorizedOperations` when everything is allowed: CREATE, ALTER,
-/// DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
-pub const CLUSTER_ALL_OPERATIONS: i32 =
-    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+const SUPPORTED: [(i16, i16, i16); DECLARED.len()] = {
+    let mut out = [(0, 0, 0); DECLARED.len()];
+    let mut i = 0;
+    while i < DECLARED.len() {
+        out[i] = (
+            DECLARED[i].key,
+            DECLARED[i].lowest_version,
+            DECLARED[i].highest_version,
+        );
+        i += 1;
+    }
+    out
+};
+
+/// The registry's APIs, each to its handler: a request of an API the
+/// registry has is decoded as its declared request and answered by that
+/// type's [`Handler`] (`None` for any other key).
+macro_rules! dispatch {
+    ($($name:ident: $key:ident, $req:ident, $resp:ident;)*) => {
+        fn dispatch(call: &Call<'_>, header: &RequestHeader, body: &[u8]) -> Option<Result<Vec<u8>, Reject>> {
+            match header.request_api_key {
+                $(api::$key => Some(serve::<kdp_wire::messages::$req>(call, header, body)),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+kdp_wire::for_each_api!(dispatch);
+
+/// Decodes the body as `R`, lets its handler answer, and frames the answer
+/// within `max_response_size`.
+fn serve<R: Handler>(
+    call: &Call<'_>,
+    header: &RequestHeader,
+    body: &[u8],
+) -> Result<Vec<u8>, Reject> {
+    let version = call.version;
+    let api_name = api::name(R::API_KEY).unwrap_or("unknown");
+    let req: R = decode_body(body, version, api_name)?;
+    let header_len = response_header_len(R::API_KEY, version);
+    let resp = req.handle(call).map_err(|e| match e {
+        Refusal::Invalid(e) => Reject(format!("{api_name} v{version}: {e}")),
+        Refusal::TooLarge(e) => too_large(header, e.at_least, header_len, call.shared),
+    })?;
+    bounded_frame(call.shared, header, &resp, version)
+}
 
 /// How a broker is reached, as Metadata advertises it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,182 +242,36 @@ pub fn handle_request_as(
         client_address,
     };
     shared.remove_expired_transactional_ids(shared.clock.now_ms());
-    let header_len = response_header_len(key, version);
-    let limit = response_limit(shared).saturating_sub(header_len);
-    let refused = |e: Refusal| match e {
-        Refusal::Invalid(e) => Reject(format!("{api_name} v{version}: {e}")),
-        Refusal::TooLarge(e) => too_large(&header, e.at_least, header_len, shared),
+    if key == api::API_VERSIONS
+        && !(ApiVersionsRequest::LOWEST_VERSION..=ApiVersionsRequest::HIGHEST_VERSION)
+            .contains(&version)
+    {
+        // RequestContext.isUnsupportedApiVersionsRequest: the body is not
+        // parsed, and the answer is a v0 response (header v0) with
+        // UNSUPPORTED_VERSION and, since KIP-511, only the ApiVersions
+        // range (ApiVersionsRequest.getErrorResponse).
+        let resp = ApiVersionsResponse {
+            error_code: error_code::UNSUPPORTED_VERSION,
+            api_keys: vec![api_range(api::API_VERSIONS)],
+            ..Default::default()
+        };
+        let response = bounded_frame(shared, &header, &resp, 0)?;
+        return Ok(Handled { header, response });
+    }
+    let call = Call {
+        shared,
+        caller: caller(shared, broker_id, &ctx),
+        version,
+        limit: response_limit(shared).saturating_sub(response_header_len(key, version)),
     };
-
-    let response = match key {
-        api::API_VERSIONS => {
-            if !(ApiVersionsRequest::LOWEST_VERSION..=ApiVersionsRequest::HIGHEST_VERSION)
-                .contains(&version)
-            {
-                // RequestContext.isUnsupportedApiVersionsRequest: the body is
-                // not parsed, and the answer is a v0 response (header v0)
-                // with UNSUPPORTED_VERSION and, since KIP-511, only the
-                // ApiVersions range (ApiVersionsRequest.getErrorResponse).
-                let resp = ApiVersionsResponse {
-                    error_code: error_code::UNSUPPORTED_VERSION,
-                    api_keys: vec![api_range(api::API_VERSIONS)],
-                    ..Default::default()
-                };
-                bounded_frame(shared, &header, &resp, 0)?
-            } else {
-                let req: ApiVersionsRequest = decode_body(body, version, api_name)?;
-                let resp = api_versions_response(&req, version);
-                bounded_frame(shared, &header, &resp, version)?
-            }
+    match dispatch(&call, &header, body) {
+        Some(response) => {
+            let response = response?;
+            Ok(Handled { header, response })
         }
-        api::METADATA => {
-            let req: MetadataRequest = decode_body(body, version, api_name)?;
-            let resp = metadata_within(
-                shared,
-                &req,
-                version,
-                &ctx.principal,
-                &mut Budget::new(limit),
-            )
-            .map_err(refused)?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::DESCRIBE_PRODUCERS => {
-            let req: DescribeProducersRequest = decode_body(body, version, api_name)?;
-            let cluster = shared.read();
-            let view = ClusterBroker {
-                cluster: &cluster,
-                broker_id,
-            };
-            // Bounded while it is built: a small request can ask for a huge
-            // answer (one error message per partition, or one partition's
-            // state many times).
-            let authorizer = FileAcls {
-                cluster: &cluster,
-                hook: shared.authorizer.as_ref(),
-            };
-            let resp = describe_producers_within(&req, &view, &authorizer, &ctx, version, limit)
-                .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
-            drop(cluster);
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::FIND_COORDINATOR => {
-            let req: FindCoordinatorRequest = decode_body(body, version, api_name)?;
-            let resp = apis::find_coordinator::find_coordinator_within(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                shared,
-                &req,
-                version,
-                &mut Budget::new(limit),
-            )
-            .map_err(refused)?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::LIST_TRANSACTIONS => {
-            let req: ListTransactionsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::list_transactions::list_transactions(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                version,
-            );
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::DESCRIBE_TRANSACTIONS => {
-            let req: DescribeTransactionsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::describe_transactions::describe_transactions_within(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                limit,
-            )
-            .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::DESCRIBE_CONFIGS => {
-            let req: DescribeConfigsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::describe_configs::describe_configs_within(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                version,
-                limit,
-            )
-            .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::LIST_OFFSETS => {
-            let req: ListOffsetsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::list_offsets::list_offsets_within(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                version,
-                &Budget::new(limit),
-            )
-            .map_err(refused)?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::WRITE_TXN_MARKERS => {
-            let req: WriteTxnMarkersRequest = decode_body(body, version, api_name)?;
-            let resp = write_txn_markers(shared, &caller(shared, broker_id, &ctx), &req, version)
-                .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::INIT_PRODUCER_ID => {
-            let req: InitProducerIdRequest = decode_body(body, version, api_name)?;
-            let resp = apis::init_producer_id::init_producer_id(
-                &mut shared.write(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                version,
-            );
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        // Reached only when no SASL exchange is running: SASL is off, or
-        // the client already authenticated (KafkaApis' answers).
-        api::SASL_HANDSHAKE => {
-            let _: SaslHandshakeRequest = decode_body(body, version, api_name)?;
-            let resp = SaslHandshakeResponse {
-                error_code: error_code::ILLEGAL_SASL_STATE,
-                ..Default::default()
-            };
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::SASL_AUTHENTICATE => {
-            let _: SaslAuthenticateRequest = decode_body(body, version, api_name)?;
-            let resp = SaslAuthenticateResponse {
-                error_code: error_code::ILLEGAL_SASL_STATE,
-                error_message: Some(
-                    "SaslAuthenticate request received after successful authentication".into(),
-                ),
-                ..Default::default()
-            };
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        _ => {
-            return Err(Reject(format!(
-                "api key {key} ({api_name}) v{version} is not served by this mock"
-            )))
-        }
-    };
-    Ok(Handled { header, response })
-}
-
-/// READ on topics for DescribeProducers (the only check it makes): the
-/// cluster file's ACLs for the request's principal, then the hook.
-struct FileAcls<'a> {
-    cluster: &'a Cluster,
-    hook: &'a dyn Authorizer,
-}
-
-impl Authorizer for FileAcls<'_> {
-    fn authorize_read_topic(&self, ctx: &RequestContext, topic: &str) -> bool {
-        self.cluster
-            .acls
-            .allows_topic(&ctx.principal, TopicOperation::Read, topic)
-            && self.hook.authorize_read_topic(ctx, topic)
+        None => Err(Reject(format!(
+            "api key {key} ({api_name}) v{version} is not served by this mock"
+        ))),
     }
 }
 
@@ -461,47 +282,6 @@ fn caller<'a>(shared: &'a Shared, broker_id: i32, ctx: &'a RequestContext) -> Ca
         request: ctx,
         now_ms: shared.clock.now_ms(),
     }
-}
-
-/// WriteTxnMarkers without holding the cluster longer than its share: the
-/// file's ACLs are read under a brief read lock and the authorizer hook is
-/// asked with no lock held; the request is laid out, and its answer's size
-/// checked, before anything is written (a refused answer writes nothing);
-/// then the markers are written a chunk at a time, each chunk under its
-/// own write lock.
-fn write_txn_markers(
-    shared: &Shared,
-    caller: &Caller<'_>,
-    req: &WriteTxnMarkersRequest,
-    version: i16,
-) -> Result<WriteTxnMarkersResponse, TooLarge> {
-    let limit =
-        response_limit(shared).saturating_sub(response_header_len(api::WRITE_TXN_MARKERS, version));
-    let budget = Budget::new(limit);
-    // Every partition named is answered, in an entry of a fixed size.
-    let v = Version::of::<WriteTxnMarkersResponse>(version);
-    let partitions = req
-        .markers
-        .iter()
-        .flat_map(|m| &m.topics)
-        .map(|t| t.partition_indexes.len())
-        .fold(0, usize::saturating_add);
-    budget.precheck(apis::budget::at_least::<WritableTxnMarkerPartitionResult>(
-        partitions, v, 0,
-    ))?;
-    let file_allows = {
-        let cluster = shared.read();
-        let acls = &cluster.acls;
-        [ClusterOperation::Alter, ClusterOperation::ClusterAction]
-            .map(|op| (op, acls.allows_cluster(&caller.request.principal, op)))
-    };
-    let allowed = file_allows
-        .into_iter()
-        .any(|(op, file)| file && caller.authorizer.authorize_cluster(caller.request, op));
-    let mut plan = MarkerPlan::new(req, allowed);
-    budget.precheck(plan.response().encoded_len(version))?;
-    plan.apply_in_chunks(|| shared.write(), caller, req);
-    Ok(plan.into_response())
 }
 
 /// `max_response_size`, and never more than a size prefix (an int32) can say.
@@ -559,268 +339,17 @@ fn decode_body<M: Message>(body: &[u8], version: i16, api_name: &str) -> Result<
     })
 }
 
-fn api_range(key: i16) -> ApiVersion {
-    let (k, min, max) = SUPPORTED_APIS
-        .iter()
-        .copied()
-        .find(|&(k, _, _)| k == key)
-        .unwrap_or((key, 0, 0));
-    ApiVersion::new(k, min, max)
-}
-
-/// `ApiVersionsRequest.isValid`: from v3 the client software name and version
-/// must match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
-fn valid_software_token(s: &str) -> bool {
-    let b = s.as_bytes();
-    let edge = |c: &u8| c.is_ascii_alphanumeric();
-    let inner = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'.';
-    match b {
-        [] => false,
-        [only] => edge(only),
-        [first, mid @ .., last] => edge(first) && edge(last) && mid.iter().all(inner),
-    }
-}
-
-/// KafkaApis.handleApiVersionsRequest for a supported version.
-pub fn api_versions_response(req: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
-    if version >= 3
-        && !(valid_software_token(&req.client_software_name)
-            && valid_software_token(&req.client_software_version))
-    {
-        // getErrorResponse(INVALID_REQUEST): no ranges for this error.
-        return ApiVersionsResponse {
-            error_code: error_code::INVALID_REQUEST,
-            ..Default::default()
-        };
-    }
-    ApiVersionsResponse {
-        error_code: error_code::NONE,
-        api_keys: SUPPORTED_APIS
-            .iter()
-            .map(|&(k, min, max)| ApiVersion::new(k, min, max))
-            .collect(),
-        ..Default::default()
-    }
-}
-
-/// KafkaApis.handleTopicMetadataRequest over the cluster file, with
-/// auto-creation disabled and every broker alive.
-///
-/// Topics `principal` may not DESCRIBE (the cluster file's ACLs) are left
-/// out of an all-topics answer and answer TOPIC_AUTHORIZATION_FAILED when
-/// named, as Kafka does.
-pub fn metadata_response(
-    shared: &Shared,
-    req: &MetadataRequest,
-    version: i16,
-    principal: &str,
-) -> Result<MetadataResponse, Reject> {
-    metadata_within(shared, req, version, principal, &mut Budget::unlimited()).map_err(|e| {
-        Reject(format!(
-            "{} v{version}: {e}",
-            api::name(api::METADATA).unwrap_or("Metadata")
-        ))
-    })
-}
-
-/// As [`metadata_response`], within `budget`: each topic entry is charged
-/// as it is built (names are answered once each, so the request's count is
-/// no bound), and the answer is refused as soon as it is over.
-pub fn metadata_within(
-    shared: &Shared,
-    req: &MetadataRequest,
-    version: i16,
-    principal: &str,
-    budget: &mut Budget,
-) -> Result<MetadataResponse, Refusal> {
-    let v = Version::of::<MetadataResponse>(version);
-    let cluster = &*shared.read();
-    let may_describe = |name: &str| {
-        cluster
-            .acls
-            .allows_topic(principal, TopicOperation::Describe, name)
-    };
-    let denied = |name: &str, topic_id: Uuid| MetadataResponseTopic {
-        error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
-        name: Some(name.to_string()),
-        topic_id,
-        is_internal: is_internal_topic(name),
-        ..Default::default()
-    };
-    let mut topics = Vec::new();
-    let mut put = |t: MetadataResponseTopic| -> Result<(), TooLarge> {
-        budget.charge(&t, v)?;
-        topics.push(t);
-        Ok(())
-    };
-    match &req.topics {
-        None => {
-            for t in cluster.topics.iter().filter(|t| may_describe(&t.name)) {
-                put(topic_metadata(t))?;
-            }
-        }
-        Some(requested) => {
-            // Topic names and ids are a set in Kafka: answer each once.
-            let mut seen_names: Seen<&str> = Seen::default();
-            let mut seen_ids: Seen<Uuid> = Seen::default();
-            for t in requested {
-                if version < 12 && t.name.is_none() {
-                    return Err(Invalid(format!(
-                        "Topic name can not be null for version {version}"
-                    ))
-                    .into());
-                }
-                if version < 12 && t.topic_id != Uuid::ZERO {
-                    return Err(Invalid(format!(
-                        "Topic IDs are not supported in requests for version {version}"
-                    ))
-                    .into());
-                }
-                if t.topic_id != Uuid::ZERO {
-                    if !seen_ids.first_time(t.topic_id) {
-                        continue;
-                    }
-                    match cluster.topic_by_id(t.topic_id) {
-                        // Kafka does not name a topic the client may not see.
-                        Some(topic) if !may_describe(&topic.name) => put(MetadataResponseTopic {
-                            error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
-                            name: None,
-                            topic_id: t.topic_id,
-                            ..Default::default()
-                        })?,
-                        Some(topic) => put(topic_metadata(topic))?,
-                        None => put(MetadataResponseTopic {
-                            error_code: error_code::UNKNOWN_TOPIC_ID,
-                            name: None,
-                            topic_id: t.topic_id,
-                            ..Default::default()
-                        })?,
-                    }
-                    continue;
-                }
-                let Some(name) = t.name.as_deref() else {
-                    // v12, neither a name nor an id: Kafka looks up a null name
-                    // and finds nothing.
-                    put(MetadataResponseTopic {
-                        error_code: error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                        ..Default::default()
-                    })?;
-                    continue;
-                };
-                if !seen_names.first_time(name) {
-                    continue;
-                }
-                if !may_describe(name) {
-                    // Before the existence check: names cannot be probed.
-                    put(denied(name, Uuid::ZERO))?;
-                    continue;
-                }
-                match cluster.topic(name) {
-                    Some(topic) => put(topic_metadata(topic))?,
-                    None => {
-                        let error_code = if validate_topic_name(name).is_ok() {
-                            error_code::UNKNOWN_TOPIC_OR_PARTITION
-                        } else {
-                            error_code::INVALID_TOPIC_EXCEPTION
-                        };
-                        put(MetadataResponseTopic {
-                            error_code,
-                            name: Some(name.to_string()),
-                            topic_id: Uuid::ZERO,
-                            is_internal: is_internal_topic(name),
-                            ..Default::default()
-                        })?;
-                    }
-                }
-            }
-        }
-    }
-    if version >= 8 && req.include_topic_authorized_operations {
-        for t in &mut topics {
-            if t.error_code == error_code::NONE {
-                t.topic_authorized_operations = TOPIC_ALL_OPERATIONS;
-            }
-        }
-    }
-    let mut resp = MetadataResponse {
-        throttle_time_ms: 0,
-        brokers: shared
-            .advertised
-            .iter()
-            .map(|a| MetadataResponseBroker {
-                node_id: a.id,
-                host: a.host.clone(),
-                port: i32::from(a.port),
-                rack: cluster.broker(a.id).and_then(|b| b.rack.clone()),
-                unknown_tagged_fields: Default::default(),
-            })
-            .collect(),
-        cluster_id: Some(cluster.cluster_id.clone()),
-        controller_id: cluster.controller_id,
-        topics,
-        ..Default::default()
-    };
-    if (8..=10).contains(&version) && req.include_cluster_authorized_operations {
-        resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
-    }
-    Ok(resp)
-}
-
-/// What a request already named. A request may name tens of thousands of
-/// topics, so this must not cost a scan per name.
-struct Seen<T>(HashSet<T>);
-
-impl<T> Default for Seen<T> {
-    fn default() -> Self {
-        Seen(HashSet::new())
-    }
-}
-
-impl<T: Eq + Hash> Seen<T> {
-    /// True the first time `item` is offered.
-    fn first_time(&mut self, item: T) -> bool {
-        self.0.insert(item)
-    }
-}
-
-fn topic_metadata(t: &Topic) -> MetadataResponseTopic {
-    MetadataResponseTopic {
-        error_code: error_code::NONE,
-        name: Some(t.name.clone()),
-        topic_id: t.topic_id,
-        is_internal: t.internal,
-        partitions: t
-            .partitions
-            .iter()
-            .map(|p| MetadataResponsePartition {
-                // KRaftMetadataCache.getPartitionMetadata: no live leader ->
-                // LEADER_NOT_AVAILABLE with leader -1; every broker of the
-                // file is alive, so no REPLICA_NOT_AVAILABLE.
-                error_code: if p.leader < 0 {
-                    error_code::LEADER_NOT_AVAILABLE
-                } else {
-                    error_code::NONE
-                },
-                partition_index: p.index,
-                leader_id: p.leader.max(-1),
-                leader_epoch: p.leader_epoch,
-                replica_nodes: p.replicas.clone(),
-                isr_nodes: p.isr.clone(),
-                offline_replicas: p.offline_replicas.clone(),
-                unknown_tagged_fields: Default::default(),
-            })
-            .collect(),
-        ..Default::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apis::api_versions::valid_software_token;
+    use crate::apis::metadata::Seen;
     use crate::responder::AllowAll;
     use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
+    use kdp_wire::messages::*;
     use kdp_wire::messages::{DescribeProducersResponse, MetadataRequestTopic};
     use kdp_wire::Request;
+    use kdp_wire::Uuid;
 
     fn shared() -> Shared {
         let cluster = Cluster::from_json(

@@ -25,7 +25,7 @@ use kdp_wire::messages::{
 use kdp_wire::wire::{Version, Wire};
 
 use super::budget::Budget;
-use super::Caller;
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
 use crate::cluster::{Cluster, ConfigSource};
 use crate::responder::TooLarge;
@@ -207,6 +207,18 @@ fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
         Some(_) => Ok(Vec::new()),
         // ConfigHelper sets only the code here.
         None => Err((error_code::UNKNOWN_TOPIC_OR_PARTITION, None)),
+    }
+}
+
+impl Handler for DescribeConfigsRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<DescribeConfigsResponse, Refusal> {
+        Ok(describe_configs_within(
+            &call.shared.read(),
+            &call.caller,
+            self,
+            call.version,
+            call.limit,
+        )?)
     }
 }
 

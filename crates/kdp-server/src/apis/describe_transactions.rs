@@ -15,7 +15,7 @@ use kdp_wire::messages::{
 use kdp_wire::wire::{Version, Wire};
 
 use super::budget::Budget;
-use super::Caller;
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 use crate::responder::TooLarge;
@@ -123,6 +123,17 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str) -> Transaction
             })
             .collect(),
         unknown_tagged_fields: Default::default(),
+    }
+}
+
+impl Handler for DescribeTransactionsRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<DescribeTransactionsResponse, Refusal> {
+        Ok(describe_transactions_within(
+            &call.shared.read(),
+            &call.caller,
+            self,
+            call.limit,
+        )?)
     }
 }
 

@@ -15,7 +15,7 @@ use kdp_wire::messages::{Coordinator, FindCoordinatorRequest, FindCoordinatorRes
 use kdp_wire::wire::{Version, Wire};
 
 use super::budget::Budget;
-use super::{Caller, Refusal};
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 
@@ -152,6 +152,19 @@ fn coordinator(
     match leader.and_then(|id| addresses.address(id).map(|(h, p)| (id, h, p))) {
         Some((id, host, port)) => (error_code::NONE, id, host, port),
         None => no_node(error_code::COORDINATOR_NOT_AVAILABLE),
+    }
+}
+
+impl Handler for FindCoordinatorRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<FindCoordinatorResponse, Refusal> {
+        find_coordinator_within(
+            &call.shared.read(),
+            &call.caller,
+            call.shared,
+            self,
+            call.version,
+            &mut Budget::new(call.limit),
+        )
     }
 }
 

@@ -33,7 +33,7 @@ use kdp_wire::error_code;
 use kdp_wire::messages::{InitProducerIdRequest, InitProducerIdResponse};
 
 use super::write_txn_markers::end_transaction;
-use super::Caller;
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 use crate::txn::{Transaction, TxnState};
@@ -169,6 +169,17 @@ pub fn init_producer_id(
                 ..Default::default()
             }
         }
+    }
+}
+
+impl Handler for InitProducerIdRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<InitProducerIdResponse, Refusal> {
+        Ok(init_producer_id(
+            &mut call.shared.write(),
+            &call.caller,
+            self,
+            call.version,
+        ))
     }
 }
 

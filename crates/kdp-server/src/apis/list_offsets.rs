@@ -26,7 +26,7 @@ use kdp_wire::wire::Version;
 
 use super::budget::{at_least, Budget};
 use super::find_coordinator::Invalid;
-use super::{Caller, Refusal};
+use super::{Call, Caller, Handler, Refusal};
 use crate::cluster::Cluster;
 
 /// `ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP`.
@@ -176,6 +176,18 @@ fn offset(
         offset,
         leader_epoch: if offset >= 0 { p.leader_epoch } else { -1 },
         unknown_tagged_fields: Default::default(),
+    }
+}
+
+impl Handler for ListOffsetsRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<ListOffsetsResponse, Refusal> {
+        list_offsets_within(
+            &call.shared.read(),
+            &call.caller,
+            self,
+            call.version,
+            &Budget::new(call.limit),
+        )
     }
 }
 

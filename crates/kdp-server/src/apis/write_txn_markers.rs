@@ -40,9 +40,15 @@ use kdp_wire::messages::{
     WritableTxnMarkerTopicResult, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 
-use super::Caller;
+use kdp_wire::wire::Version;
+use kdp_wire::Message;
+
+use super::budget::{self, Budget};
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
+use crate::broker::Shared;
 use crate::cluster::{Cluster, Partition};
+use crate::responder::TooLarge;
 
 /// Steps (one marker on one partition) applied under one taking of the
 /// cluster's write lock.
@@ -381,6 +387,57 @@ pub(crate) fn end_transaction(
     p.explicit_last_stable_offset = None;
 }
 
+impl Handler for WriteTxnMarkersRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<WriteTxnMarkersResponse, Refusal> {
+        Ok(write_txn_markers_within(
+            call.shared,
+            &call.caller,
+            self,
+            call.version,
+            &Budget::new(call.limit),
+        )?)
+    }
+}
+
+/// WriteTxnMarkers without holding the cluster longer than its share: the
+/// file's ACLs are read under a brief read lock and the authorizer hook is
+/// asked with no lock held; the request is laid out, and its answer's size
+/// checked, before anything is written (a refused answer writes nothing);
+/// then the markers are written a chunk at a time, each chunk under its
+/// own write lock.
+fn write_txn_markers_within(
+    shared: &Shared,
+    caller: &Caller<'_>,
+    req: &WriteTxnMarkersRequest,
+    version: i16,
+    budget: &Budget,
+) -> Result<WriteTxnMarkersResponse, TooLarge> {
+    // Every partition named is answered, in an entry of a fixed size.
+    let v = Version::of::<WriteTxnMarkersResponse>(version);
+    let partitions = req
+        .markers
+        .iter()
+        .flat_map(|m| &m.topics)
+        .map(|t| t.partition_indexes.len())
+        .fold(0, usize::saturating_add);
+    budget.precheck(budget::at_least::<WritableTxnMarkerPartitionResult>(
+        partitions, v, 0,
+    ))?;
+    let file_allows = {
+        let cluster = shared.read();
+        let acls = &cluster.acls;
+        [ClusterOperation::Alter, ClusterOperation::ClusterAction]
+            .map(|op| (op, acls.allows_cluster(&caller.request.principal, op)))
+    };
+    let allowed = file_allows
+        .into_iter()
+        .any(|(op, file)| file && caller.authorizer.authorize_cluster(caller.request, op));
+    let mut plan = MarkerPlan::new(req, allowed);
+    budget.precheck(plan.response().encoded_len(version))?;
+    plan.apply_in_chunks(|| shared.write(), caller, req);
+    Ok(plan.into_response())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -601,7 +658,8 @@ mod tests {
         };
         let mut c = cluster(TXN_CLUSTER);
         let r = write_txn_markers(&mut c, &caller(1), &req);
-        let shape: Vec<(i64, Vec<(&str, Vec<i32>)>)> = r
+        type Shape<'a> = Vec<(i64, Vec<(&'a str, Vec<i32>)>)>;
+        let shape: Shape<'_> = r
             .markers
             .iter()
             .map(|m| {
