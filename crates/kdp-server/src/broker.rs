@@ -2,114 +2,87 @@
 //! frame payload in, a whole response frame (or the reason to close the
 //! connection) out.
 //!
-//! Served: ApiVersions, Metadata, DescribeProducers, and the transaction
-//! APIs of [`crate::apis`] (FindCoordinator, ListTransactions,
-//! DescribeTransactions, DescribeConfigs, ListOffsets, WriteTxnMarkers,
-//! InitProducerId), each in every version kdp-wire decodes. Anything
-//! else closes the connection, as a Kafka broker does for a request it
-//! cannot parse (`SocketServer` / `RequestContext.parseRequest` throw
-//! `InvalidRequestException`, and the processor closes the channel).
+//! Served: every API of kdp-wire's registry ([`kdp_wire::registry`]), in
+//! every version kdp-wire decodes, each by its [`Handler`] in
+//! [`crate::apis`]. Anything else closes the connection, as a Kafka broker
+//! does for a request it cannot parse (`SocketServer` /
+//! `RequestContext.parseRequest` throw `InvalidRequestException`, and the
+//! processor closes the channel).
 
-use std::collections::HashSet;
-use std::hash::Hash;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use kdp_wire::api;
 use kdp_wire::error_code;
 use kdp_wire::frame::encode_response_frame;
-use kdp_wire::messages::{
-    ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeConfigsRequest,
-    DescribeProducersRequest, DescribeTransactionsRequest, FindCoordinatorRequest,
-    InitProducerIdRequest, ListOffsetsRequest, ListTransactionsRequest, MetadataRequest,
-    MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
-    WriteTxnMarkersRequest,
-};
-use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader, Uuid};
+use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kdp_wire::registry::DECLARED;
+use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader};
 
-use crate::acls::TopicOperation;
+use crate::apis::api_versions::api_range;
+pub use crate::apis::api_versions::api_versions_response;
 use crate::apis::find_coordinator::Addresses;
-use crate::apis::{self, Caller};
-use crate::cluster::{is_internal_topic, validate_topic_name, Cluster, Topic};
-use crate::responder::{describe_producers_within, Authorizer, ClusterBroker, RequestContext};
+pub use crate::apis::metadata::{
+    metadata_response, metadata_within, CLUSTER_ALL_OPERATIONS, TOPIC_ALL_OPERATIONS,
+};
+use crate::apis::{Call, Caller, Handler, Refusal};
+use crate::clock::{Clock, SystemClock};
+use crate::cluster::Cluster;
+use crate::responder::{Authorizer, RequestContext};
 
 /// The APIs and versions the mock serves (and advertises: nothing else):
-/// every version kdp-wire can decode.
-pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &[
-    (
-        api::METADATA,
-        MetadataRequest::LOWEST_VERSION,
-        MetadataRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::API_VERSIONS,
-        ApiVersionsRequest::LOWEST_VERSION,
-        ApiVersionsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::DESCRIBE_PRODUCERS,
-        DescribeProducersRequest::LOWEST_VERSION,
-        DescribeProducersRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::FIND_COORDINATOR,
-        FindCoordinatorRequest::LOWEST_VERSION,
-        FindCoordinatorRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::LIST_TRANSACTIONS,
-        ListTransactionsRequest::LOWEST_VERSION,
-        ListTransactionsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::DESCRIBE_TRANSACTIONS,
-        DescribeTransactionsRequest::LOWEST_VERSION,
-        DescribeTransactionsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::DESCRIBE_CONFIGS,
-        DescribeConfigsRequest::LOWEST_VERSION,
-        DescribeConfigsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::LIST_OFFSETS,
-        ListOffsetsRequest::LOWEST_VERSION,
-        ListOffsetsRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::WRITE_TXN_MARKERS,
-        WriteTxnMarkersRequest::LOWEST_VERSION,
-        WriteTxnMarkersRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::INIT_PRODUCER_ID,
-        InitProducerIdRequest::LOWEST_VERSION,
-        InitProducerIdRequest::HIGHEST_VERSION,
-    ),
-    // Answered by [`crate::sasl::SaslGate`] while a client authenticates,
-    // and with ILLEGAL_SASL_STATE here, as KafkaApis does.
-    (
-        api::SASL_HANDSHAKE,
-        SaslHandshakeRequest::LOWEST_VERSION,
-        SaslHandshakeRequest::HIGHEST_VERSION,
-    ),
-    (
-        api::SASL_AUTHENTICATE,
-        SaslAuthenticateRequest::LOWEST_VERSION,
-        SaslAuthenticateRequest::HIGHEST_VERSION,
-    ),
-];
+/// `(key, lowest, highest)` of every API in kdp-wire's registry, in its
+/// order.
+pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &SUPPORTED;
 
-/// `TopicAuthorizedOperations` when everything is allowed: READ, WRITE,
-/// CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
-/// (`AclEntry.supportedOperations(TOPIC)` as a bitfield of AclOperation codes).
-pub const TOPIC_ALL_OPERATIONS: i32 =
-    (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
-/// `ClusterAuthorizedOperations` when everything is allowed: CREATE, ALTER,
-/// DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
-pub const CLUSTER_ALL_OPERATIONS: i32 =
-    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+const SUPPORTED: [(i16, i16, i16); DECLARED.len()] = {
+    let mut out = [(0, 0, 0); DECLARED.len()];
+    let mut i = 0;
+    while i < DECLARED.len() {
+        out[i] = (
+            DECLARED[i].key,
+            DECLARED[i].lowest_version,
+            DECLARED[i].highest_version,
+        );
+        i += 1;
+    }
+    out
+};
+
+/// The registry's APIs, each to its handler: a request of an API the
+/// registry has is decoded as its declared request and answered by that
+/// type's [`Handler`] (`None` for any other key).
+macro_rules! dispatch {
+    ($($name:ident: $key:ident, $req:ident, $resp:ident;)*) => {
+        fn dispatch(call: &Call<'_>, header: &RequestHeader, body: &[u8]) -> Option<Result<Vec<u8>, Reject>> {
+            match header.request_api_key {
+                $(api::$key => Some(serve::<kdp_wire::messages::$req>(call, header, body)),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+kdp_wire::for_each_api!(dispatch);
+
+/// Decodes the body as `R`, lets its handler answer, and frames the answer
+/// within `max_response_size`.
+fn serve<R: Handler>(
+    call: &Call<'_>,
+    header: &RequestHeader,
+    body: &[u8],
+) -> Result<Vec<u8>, Reject> {
+    let version = call.version;
+    let api_name = api::name(R::API_KEY).unwrap_or("unknown");
+    let req: R = decode_body(body, version, api_name)?;
+    let header_len = response_header_len(R::API_KEY, version);
+    let resp = req.handle(call).map_err(|e| match e {
+        Refusal::Invalid(e) => Reject(format!("{api_name} v{version}: {e}")),
+        Refusal::TooLarge(e) => too_large(header, e.at_least, header_len, call.shared),
+    })?;
+    bounded_frame(call.shared, header, &resp, version)
+}
 
 /// How a broker is reached, as Metadata advertises it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +94,10 @@ pub struct Advertised {
     /// `Port` in Metadata.
     pub port: u16,
 }
+
+/// Kafka's `transactions.remove.expired.transaction.cleanup.interval.ms`
+/// default (1 hour): how often expired transactional ids are removed.
+pub const TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS: i64 = 3_600_000;
 
 /// What every broker of one mock cluster shares.
 pub struct Shared {
@@ -134,9 +111,63 @@ pub struct Shared {
     /// Largest response frame (its size prefix) sent; a request whose answer
     /// would be larger closes its connection instead.
     pub max_response_size: usize,
+    /// What "now" is (marker timestamps, durations, transactional-id expiry).
+    pub clock: Arc<dyn Clock>,
+    /// When expired transactional ids were last removed (ms since the epoch).
+    last_cleanup_ms: AtomicI64,
+    /// Position in `advertised` by broker id (the first, if one repeats).
+    address_index: HashMap<i32, usize>,
 }
 
 impl Shared {
+    /// What the brokers of a cluster share, with the system clock.
+    pub fn new(
+        cluster: Cluster,
+        advertised: Vec<Advertised>,
+        authorizer: Arc<dyn Authorizer>,
+        max_response_size: usize,
+    ) -> Shared {
+        let mut address_index = HashMap::with_capacity(advertised.len());
+        for (i, a) in advertised.iter().enumerate() {
+            address_index.entry(a.id).or_insert(i);
+        }
+        Shared {
+            cluster: RwLock::new(cluster),
+            advertised,
+            authorizer,
+            max_response_size,
+            clock: Arc::new(SystemClock),
+            last_cleanup_ms: AtomicI64::new(i64::MIN),
+            address_index,
+        }
+    }
+
+    /// The same, with `clock` for "now".
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Shared {
+        self.clock = clock;
+        self
+    }
+
+    /// Removes expired transactional ids once per
+    /// [`TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS`], as the coordinator's
+    /// periodic task does; a request between two runs costs a comparison.
+    /// Returns how many were removed.
+    pub fn remove_expired_transactional_ids(&self, now_ms: i64) -> usize {
+        let last = self.last_cleanup_ms.load(Ordering::Relaxed);
+        if last != i64::MIN && now_ms.saturating_sub(last) < TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS {
+            return 0;
+        }
+        // One request runs the cleanup; the others go on.
+        if self
+            .last_cleanup_ms
+            .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return 0;
+        }
+        self.write().expire_transactional_ids(now_ms)
+    }
+
     /// The cluster, for reading. A panic while it was written (none is
     /// known) leaves a consistent value: each change is made in one step.
     pub fn read(&self) -> RwLockReadGuard<'_, Cluster> {
@@ -151,18 +182,12 @@ impl Shared {
 
 impl Addresses for Shared {
     fn address(&self, id: i32) -> Option<(String, i32)> {
-        self.advertised
-            .iter()
-            .find(|a| a.id == id)
+        // Indexed: FindCoordinator asks once per key.
+        self.address_index
+            .get(&id)
+            .and_then(|&i| self.advertised.get(i))
             .map(|a| (a.host.clone(), i32::from(a.port)))
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 /// Why a request closes its connection.
@@ -216,176 +241,37 @@ pub fn handle_request_as(
         client_id: header.client_id.clone(),
         client_address,
     };
-
-    let response = match key {
-        api::API_VERSIONS => {
-            if !(ApiVersionsRequest::LOWEST_VERSION..=ApiVersionsRequest::HIGHEST_VERSION)
-                .contains(&version)
-            {
-                // RequestContext.isUnsupportedApiVersionsRequest: the body is
-                // not parsed, and the answer is a v0 response (header v0)
-                // with UNSUPPORTED_VERSION and, since KIP-511, only the
-                // ApiVersions range (ApiVersionsRequest.getErrorResponse).
-                let resp = ApiVersionsResponse {
-                    error_code: error_code::UNSUPPORTED_VERSION,
-                    api_keys: vec![api_range(api::API_VERSIONS)],
-                    ..Default::default()
-                };
-                bounded_frame(shared, &header, &resp, 0)?
-            } else {
-                let req: ApiVersionsRequest = decode_body(body, version, api_name)?;
-                let resp = api_versions_response(&req, version);
-                bounded_frame(shared, &header, &resp, version)?
-            }
-        }
-        api::METADATA => {
-            let req: MetadataRequest = decode_body(body, version, api_name)?;
-            let resp = metadata_response(shared, &req, version, &ctx.principal)?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::DESCRIBE_PRODUCERS => {
-            let req: DescribeProducersRequest = decode_body(body, version, api_name)?;
-            let cluster = shared.read();
-            let view = ClusterBroker {
-                cluster: &cluster,
-                broker_id,
-            };
-            // Bounded while it is built: a small request can ask for a huge
-            // answer (one error message per partition, or one partition's
-            // state many times).
-            let header_len = response_header_len(key, version);
-            let limit = response_limit(shared).saturating_sub(header_len);
-            let authorizer = FileAcls {
-                cluster: &cluster,
-                hook: shared.authorizer.as_ref(),
-            };
-            let resp = describe_producers_within(&req, &view, &authorizer, &ctx, version, limit)
-                .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
-            drop(cluster);
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::FIND_COORDINATOR => {
-            let req: FindCoordinatorRequest = decode_body(body, version, api_name)?;
-            let resp = apis::find_coordinator::find_coordinator(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                shared,
-                &req,
-                version,
-            )
-            .map_err(|e| Reject(format!("{api_name} v{version}: {e}")))?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::LIST_TRANSACTIONS => {
-            let req: ListTransactionsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::list_transactions::list_transactions(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                version,
-            );
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::DESCRIBE_TRANSACTIONS => {
-            let req: DescribeTransactionsRequest = decode_body(body, version, api_name)?;
-            let header_len = response_header_len(key, version);
-            let limit = response_limit(shared).saturating_sub(header_len);
-            let resp = apis::describe_transactions::describe_transactions_within(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                limit,
-            )
-            .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::DESCRIBE_CONFIGS => {
-            let req: DescribeConfigsRequest = decode_body(body, version, api_name)?;
-            let header_len = response_header_len(key, version);
-            let limit = response_limit(shared).saturating_sub(header_len);
-            let resp = apis::describe_configs::describe_configs_within(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                version,
-                limit,
-            )
-            .map_err(|e| too_large(&header, e.at_least, header_len, shared))?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::LIST_OFFSETS => {
-            let req: ListOffsetsRequest = decode_body(body, version, api_name)?;
-            let resp = apis::list_offsets::list_offsets(
-                &shared.read(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                version,
-            )
-            .map_err(|e| Reject(format!("{api_name} v{version}: {e}")))?;
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::WRITE_TXN_MARKERS => {
-            let req: WriteTxnMarkersRequest = decode_body(body, version, api_name)?;
-            let resp = apis::write_txn_markers::write_txn_markers(
-                &mut shared.write(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-            );
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::INIT_PRODUCER_ID => {
-            let req: InitProducerIdRequest = decode_body(body, version, api_name)?;
-            let resp = apis::init_producer_id::init_producer_id(
-                &mut shared.write(),
-                &caller(shared, broker_id, &ctx),
-                &req,
-                version,
-            );
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        // Reached only when no SASL exchange is running: SASL is off, or
-        // the client already authenticated (KafkaApis' answers).
-        api::SASL_HANDSHAKE => {
-            let _: SaslHandshakeRequest = decode_body(body, version, api_name)?;
-            let resp = SaslHandshakeResponse {
-                error_code: error_code::ILLEGAL_SASL_STATE,
-                ..Default::default()
-            };
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        api::SASL_AUTHENTICATE => {
-            let _: SaslAuthenticateRequest = decode_body(body, version, api_name)?;
-            let resp = SaslAuthenticateResponse {
-                error_code: error_code::ILLEGAL_SASL_STATE,
-                error_message: Some(
-                    "SaslAuthenticate request received after successful authentication".into(),
-                ),
-                ..Default::default()
-            };
-            bounded_frame(shared, &header, &resp, version)?
-        }
-        _ => {
-            return Err(Reject(format!(
-                "api key {key} ({api_name}) v{version} is not served by this mock"
-            )))
-        }
+    shared.remove_expired_transactional_ids(shared.clock.now_ms());
+    if key == api::API_VERSIONS
+        && !(ApiVersionsRequest::LOWEST_VERSION..=ApiVersionsRequest::HIGHEST_VERSION)
+            .contains(&version)
+    {
+        // RequestContext.isUnsupportedApiVersionsRequest: the body is not
+        // parsed, and the answer is a v0 response (header v0) with
+        // UNSUPPORTED_VERSION and, since KIP-511, only the ApiVersions
+        // range (ApiVersionsRequest.getErrorResponse).
+        let resp = ApiVersionsResponse {
+            error_code: error_code::UNSUPPORTED_VERSION,
+            api_keys: vec![api_range(api::API_VERSIONS)],
+            ..Default::default()
+        };
+        let response = bounded_frame(shared, &header, &resp, 0)?;
+        return Ok(Handled { header, response });
+    }
+    let call = Call {
+        shared,
+        caller: caller(shared, broker_id, &ctx),
+        version,
+        limit: response_limit(shared).saturating_sub(response_header_len(key, version)),
     };
-    Ok(Handled { header, response })
-}
-
-/// READ on topics for DescribeProducers (the only check it makes): the
-/// cluster file's ACLs for the request's principal, then the hook.
-struct FileAcls<'a> {
-    cluster: &'a Cluster,
-    hook: &'a dyn Authorizer,
-}
-
-impl Authorizer for FileAcls<'_> {
-    fn authorize_read_topic(&self, ctx: &RequestContext, topic: &str) -> bool {
-        self.cluster
-            .acls
-            .allows_topic(&ctx.principal, TopicOperation::Read, topic)
-            && self.hook.authorize_read_topic(ctx, topic)
+    match dispatch(&call, &header, body) {
+        Some(response) => {
+            let response = response?;
+            Ok(Handled { header, response })
+        }
+        None => Err(Reject(format!(
+            "api key {key} ({api_name}) v{version} is not served by this mock"
+        ))),
     }
 }
 
@@ -394,7 +280,7 @@ fn caller<'a>(shared: &'a Shared, broker_id: i32, ctx: &'a RequestContext) -> Ca
         broker_id,
         authorizer: shared.authorizer.as_ref(),
         request: ctx,
-        now_ms: now_ms(),
+        now_ms: shared.clock.now_ms(),
     }
 }
 
@@ -453,244 +339,17 @@ fn decode_body<M: Message>(body: &[u8], version: i16, api_name: &str) -> Result<
     })
 }
 
-fn api_range(key: i16) -> ApiVersion {
-    let (k, min, max) = SUPPORTED_APIS
-        .iter()
-        .copied()
-        .find(|&(k, _, _)| k == key)
-        .unwrap_or((key, 0, 0));
-    ApiVersion::new(k, min, max)
-}
-
-/// `ApiVersionsRequest.isValid`: from v3 the client software name and version
-/// must match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
-fn valid_software_token(s: &str) -> bool {
-    let b = s.as_bytes();
-    let edge = |c: &u8| c.is_ascii_alphanumeric();
-    let inner = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'.';
-    match b {
-        [] => false,
-        [only] => edge(only),
-        [first, mid @ .., last] => edge(first) && edge(last) && mid.iter().all(inner),
-    }
-}
-
-/// KafkaApis.handleApiVersionsRequest for a supported version.
-pub fn api_versions_response(req: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
-    if version >= 3
-        && !(valid_software_token(&req.client_software_name)
-            && valid_software_token(&req.client_software_version))
-    {
-        // getErrorResponse(INVALID_REQUEST): no ranges for this error.
-        return ApiVersionsResponse {
-            error_code: error_code::INVALID_REQUEST,
-            ..Default::default()
-        };
-    }
-    ApiVersionsResponse {
-        error_code: error_code::NONE,
-        api_keys: SUPPORTED_APIS
-            .iter()
-            .map(|&(k, min, max)| ApiVersion::new(k, min, max))
-            .collect(),
-        ..Default::default()
-    }
-}
-
-/// KafkaApis.handleTopicMetadataRequest over the cluster file, with
-/// auto-creation disabled and every broker alive.
-///
-/// Topics `principal` may not DESCRIBE (the cluster file's ACLs) are left
-/// out of an all-topics answer and answer TOPIC_AUTHORIZATION_FAILED when
-/// named, as Kafka does.
-pub fn metadata_response(
-    shared: &Shared,
-    req: &MetadataRequest,
-    version: i16,
-    principal: &str,
-) -> Result<MetadataResponse, Reject> {
-    let cluster = &*shared.read();
-    let may_describe = |name: &str| {
-        cluster
-            .acls
-            .allows_topic(principal, TopicOperation::Describe, name)
-    };
-    let denied = |name: &str, topic_id: Uuid| MetadataResponseTopic {
-        error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
-        name: Some(name.to_string()),
-        topic_id,
-        is_internal: is_internal_topic(name),
-        ..Default::default()
-    };
-    let mut topics = Vec::new();
-    match &req.topics {
-        None => {
-            for t in cluster.topics.iter().filter(|t| may_describe(&t.name)) {
-                topics.push(topic_metadata(t));
-            }
-        }
-        Some(requested) => {
-            // Topic names and ids are a set in Kafka: answer each once.
-            let mut seen_names: Seen<&str> = Seen::default();
-            let mut seen_ids: Seen<Uuid> = Seen::default();
-            for t in requested {
-                if version < 12 && t.name.is_none() {
-                    return Err(Reject(format!(
-                        "Topic name can not be null for version {version}"
-                    )));
-                }
-                if version < 12 && t.topic_id != Uuid::ZERO {
-                    return Err(Reject(format!(
-                        "Topic IDs are not supported in requests for version {version}"
-                    )));
-                }
-                if t.topic_id != Uuid::ZERO {
-                    if !seen_ids.first_time(t.topic_id) {
-                        continue;
-                    }
-                    match cluster.topic_by_id(t.topic_id) {
-                        // Kafka does not name a topic the client may not see.
-                        Some(topic) if !may_describe(&topic.name) => {
-                            topics.push(MetadataResponseTopic {
-                                error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
-                                name: None,
-                                topic_id: t.topic_id,
-                                ..Default::default()
-                            })
-                        }
-                        Some(topic) => topics.push(topic_metadata(topic)),
-                        None => topics.push(MetadataResponseTopic {
-                            error_code: error_code::UNKNOWN_TOPIC_ID,
-                            name: None,
-                            topic_id: t.topic_id,
-                            ..Default::default()
-                        }),
-                    }
-                    continue;
-                }
-                let Some(name) = t.name.as_deref() else {
-                    // v12, neither a name nor an id: Kafka looks up a null name
-                    // and finds nothing.
-                    topics.push(MetadataResponseTopic {
-                        error_code: error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                        ..Default::default()
-                    });
-                    continue;
-                };
-                if !seen_names.first_time(name) {
-                    continue;
-                }
-                if !may_describe(name) {
-                    // Before the existence check: names cannot be probed.
-                    topics.push(denied(name, Uuid::ZERO));
-                    continue;
-                }
-                match cluster.topic(name) {
-                    Some(topic) => topics.push(topic_metadata(topic)),
-                    None => {
-                        let error_code = if validate_topic_name(name).is_ok() {
-                            error_code::UNKNOWN_TOPIC_OR_PARTITION
-                        } else {
-                            error_code::INVALID_TOPIC_EXCEPTION
-                        };
-                        topics.push(MetadataResponseTopic {
-                            error_code,
-                            name: Some(name.to_string()),
-                            topic_id: Uuid::ZERO,
-                            is_internal: is_internal_topic(name),
-                            ..Default::default()
-                        });
-                    }
-                }
-            }
-        }
-    }
-    if version >= 8 && req.include_topic_authorized_operations {
-        for t in &mut topics {
-            if t.error_code == error_code::NONE {
-                t.topic_authorized_operations = TOPIC_ALL_OPERATIONS;
-            }
-        }
-    }
-    let mut resp = MetadataResponse {
-        throttle_time_ms: 0,
-        brokers: shared
-            .advertised
-            .iter()
-            .map(|a| MetadataResponseBroker {
-                node_id: a.id,
-                host: a.host.clone(),
-                port: i32::from(a.port),
-                rack: cluster.broker(a.id).and_then(|b| b.rack.clone()),
-                unknown_tagged_fields: Default::default(),
-            })
-            .collect(),
-        cluster_id: Some(cluster.cluster_id.clone()),
-        controller_id: cluster.controller_id,
-        topics,
-        ..Default::default()
-    };
-    if (8..=10).contains(&version) && req.include_cluster_authorized_operations {
-        resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
-    }
-    Ok(resp)
-}
-
-/// What a request already named. A request may name tens of thousands of
-/// topics, so this must not cost a scan per name.
-struct Seen<T>(HashSet<T>);
-
-impl<T> Default for Seen<T> {
-    fn default() -> Self {
-        Seen(HashSet::new())
-    }
-}
-
-impl<T: Eq + Hash> Seen<T> {
-    /// True the first time `item` is offered.
-    fn first_time(&mut self, item: T) -> bool {
-        self.0.insert(item)
-    }
-}
-
-fn topic_metadata(t: &Topic) -> MetadataResponseTopic {
-    MetadataResponseTopic {
-        error_code: error_code::NONE,
-        name: Some(t.name.clone()),
-        topic_id: t.topic_id,
-        is_internal: t.internal,
-        partitions: t
-            .partitions
-            .iter()
-            .map(|p| MetadataResponsePartition {
-                // KRaftMetadataCache.getPartitionMetadata: no live leader ->
-                // LEADER_NOT_AVAILABLE with leader -1; every broker of the
-                // file is alive, so no REPLICA_NOT_AVAILABLE.
-                error_code: if p.leader < 0 {
-                    error_code::LEADER_NOT_AVAILABLE
-                } else {
-                    error_code::NONE
-                },
-                partition_index: p.index,
-                leader_id: p.leader.max(-1),
-                leader_epoch: p.leader_epoch,
-                replica_nodes: p.replicas.clone(),
-                isr_nodes: p.isr.clone(),
-                offline_replicas: p.offline_replicas.clone(),
-                unknown_tagged_fields: Default::default(),
-            })
-            .collect(),
-        ..Default::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apis::api_versions::valid_software_token;
+    use crate::apis::metadata::Seen;
     use crate::responder::AllowAll;
     use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
+    use kdp_wire::messages::*;
     use kdp_wire::messages::{DescribeProducersResponse, MetadataRequestTopic};
     use kdp_wire::Request;
+    use kdp_wire::Uuid;
 
     fn shared() -> Shared {
         let cluster = Cluster::from_json(
@@ -700,9 +359,9 @@ mod tests {
                     {"partition": 1, "leader": -1, "replicas": [2]}]}]}"#,
         )
         .unwrap();
-        Shared {
-            cluster: RwLock::new(cluster),
-            advertised: vec![
+        Shared::new(
+            cluster,
+            vec![
                 Advertised {
                     id: 1,
                     host: "127.0.0.1".into(),
@@ -714,9 +373,9 @@ mod tests {
                     port: 9002,
                 },
             ],
-            authorizer: Arc::new(AllowAll),
-            max_response_size: kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE,
-        }
+            Arc::new(AllowAll),
+            kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE,
+        )
     }
 
     fn call<R: Request>(req: &R, version: i16) -> Result<R::Response, Reject> {
@@ -1137,6 +796,174 @@ mod tests {
             .clone();
         assert_eq!(state.len(), 1);
         assert_eq!(state[0].current_txn_start_offset, -1);
+    }
+
+    #[test]
+    fn a_marker_request_whose_answer_is_too_large_writes_nothing() {
+        use kdp_wire::messages::{WritableTxnMarker, WritableTxnMarkerTopic};
+        let req = WriteTxnMarkersRequest {
+            markers: (0..1_000)
+                .map(|i| WritableTxnMarker {
+                    producer_id: 500 + i,
+                    topics: vec![WritableTxnMarkerTopic {
+                        name: "t".into(),
+                        partition_indexes: vec![0],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let frame = frame(&req, 1);
+        let mut s = shared();
+        let full = handle_request(&s, 1, &frame[4..], None).unwrap().response;
+        let size = full.len() - 4;
+        assert_eq!(s.read().partition("t", 0).unwrap().producers.len(), 1_000);
+        // One byte less: refused, and not one marker written.
+        let mut small = shared();
+        small.max_response_size = size - 1;
+        let before = small.read().clone();
+        let reject = handle_request(&small, 1, &frame[4..], None).unwrap_err();
+        assert!(reject.0.contains("WriteTxnMarkers v1"), "{reject}");
+        assert_eq!(*small.read(), before);
+        // Exactly the size: answered.
+        s = shared();
+        s.max_response_size = size;
+        assert_eq!(
+            handle_request(&s, 1, &frame[4..], None).unwrap().response,
+            full
+        );
+    }
+
+    #[test]
+    fn find_coordinator_for_many_keys_is_refused_from_their_count() {
+        let mut s = shared();
+        s.max_response_size = 1 << 20;
+        let req = FindCoordinatorRequest {
+            key_type: 0,
+            coordinator_keys: vec![String::new(); 500_000],
+            ..Default::default()
+        };
+        let reject = handle_request(&s, 1, &frame(&req, 4)[4..], None).unwrap_err();
+        assert!(reject.0.contains("FindCoordinator v4"), "{reject}");
+        assert!(
+            reject.0.ends_with("above max.response.size 1048576"),
+            "{reject}"
+        );
+        // Refused at the first key over the limit: 14 bytes each, at least.
+        let at_least: usize = reject
+            .0
+            .split("at least ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert!(at_least <= (1 << 20) + 64, "{reject}");
+        // A few keys are answered.
+        let few = FindCoordinatorRequest {
+            coordinator_keys: vec![String::new(); 3],
+            ..req
+        };
+        assert_eq!(on(&s, 1, &few, 4).coordinators.len(), 3);
+    }
+
+    fn expiring_shared(clock: Arc<crate::clock::ManualClock>) -> Shared {
+        let cluster = Cluster::from_json_at(
+            r#"{"brokers": [{"id": 1, "configs": {"transactional.id.expiration.ms": "60000"}}, {"id": 2}],
+                "topics": [{"name": "t", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]},
+                           {"name": "__transaction_state", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}],
+                "transactions": [
+                    {"transactional_id": "open", "producer_id": 5, "state": "Ongoing",
+                     "start_time": "now-30d", "last_update": "now-30d", "partitions": {"t": [0]}, "coordinator": 1},
+                    {"transactional_id": "old", "producer_id": 6, "state": "CompleteCommit",
+                     "last_update": "now-30d", "coordinator": 2},
+                    {"transactional_id": "settled", "producer_id": 7, "state": "CompleteAbort", "coordinator": 1}
+                ]}"#,
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(crate::clock::Clock::now_ms(&*clock) as u64),
+        )
+        .unwrap();
+        Shared {
+            cluster: RwLock::new(cluster),
+            ..shared()
+        }
+        .with_clock(clock)
+    }
+
+    fn listed(s: &Shared, broker: i32) -> Vec<String> {
+        on(s, broker, &ListTransactionsRequest::default(), 0)
+            .transaction_states
+            .into_iter()
+            .map(|t| t.transactional_id)
+            .collect()
+    }
+
+    #[test]
+    fn transactional_ids_expire_as_their_coordinators_setting_says() {
+        use crate::clock::ManualClock;
+        use std::time::Duration;
+        let clock = Arc::new(ManualClock::at(1_700_000_000_000));
+        let s = expiring_shared(clock.clone());
+        // The first request runs the cleanup: "old" (broker 2, Kafka's 7
+        // days) has been idle 30 days; "open" has a transaction open.
+        assert_eq!(listed(&s, 1), ["open", "settled"]);
+        assert!(listed(&s, 2).is_empty());
+        // InitProducerId creates "fresh" on broker 1 (its setting: 1 minute).
+        let init = InitProducerIdRequest {
+            transactional_id: Some("fresh".into()),
+            transaction_timeout_ms: 60_000,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        };
+        let first = on(&s, 1, &init, 4);
+        assert_eq!(first.error_code, 0);
+        let fresh_pid = first.producer_id;
+        // Idle but not for a cleanup interval yet: the cleanup has not run again.
+        clock.advance(Duration::from_secs(59 * 60));
+        assert_eq!(listed(&s, 1), ["open", "settled", "fresh"]);
+        // An hour after the last cleanup, it runs: both idle ids of broker 1
+        // go, the open transaction stays however old it is.
+        clock.advance(Duration::from_secs(60));
+        assert_eq!(listed(&s, 1), ["open"]);
+        let describe = DescribeTransactionsRequest {
+            transactional_ids: vec!["fresh".into(), "open".into()],
+            ..Default::default()
+        };
+        let d = on(&s, 1, &describe, 0);
+        assert_eq!(
+            d.transaction_states
+                .iter()
+                .map(|t| t.error_code)
+                .collect::<Vec<_>>(),
+            [error_code::TRANSACTIONAL_ID_NOT_FOUND, 0]
+        );
+        // Asked again, the id starts over with a new producer id.
+        let again = on(&s, 1, &init, 4);
+        assert_eq!((again.error_code, again.producer_epoch), (0, 0));
+        assert_ne!(again.producer_id, fresh_pid);
+    }
+
+    #[test]
+    fn a_used_transactional_id_does_not_expire() {
+        use crate::clock::ManualClock;
+        use std::time::Duration;
+        let clock = Arc::new(ManualClock::at(1_700_000_000_000));
+        let s = expiring_shared(clock.clone());
+        let init = InitProducerIdRequest {
+            transactional_id: Some("settled".into()),
+            transaction_timeout_ms: 60_000,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        };
+        // Used every 50 s, for longer than its 1-minute expiration and the
+        // cleanup interval: each use counts as an update.
+        for _ in 0..100 {
+            assert_eq!(on(&s, 1, &init, 4).error_code, 0);
+            clock.advance(Duration::from_secs(50));
+        }
+        assert!(listed(&s, 1).contains(&"settled".to_string()));
     }
 
     #[test]

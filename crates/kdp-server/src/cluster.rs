@@ -203,6 +203,7 @@ pub struct Cluster {
     by_name: HashMap<String, usize>,
     by_id: HashMap<Uuid, usize>,
     by_transactional_id: HashMap<String, usize>,
+    by_broker_id: HashMap<i32, usize>,
     /// The next producer id InitProducerId hands out.
     next_producer_id: i64,
 }
@@ -264,9 +265,17 @@ impl Cluster {
             .and_then(|i| t.partitions.get(i))
     }
 
-    /// A broker by id.
+    /// A broker by id (indexed: requests look brokers up per item).
     pub fn broker(&self, id: i32) -> Option<&Broker> {
-        self.brokers.iter().find(|b| b.id == id)
+        match self
+            .by_broker_id
+            .get(&id)
+            .and_then(|&i| self.brokers.get(i))
+        {
+            Some(b) if b.id == id => Some(b),
+            // `brokers` changed since the index was made.
+            _ => self.brokers.iter().find(|b| b.id == id),
+        }
     }
 
     /// A partition by topic name and index, for changing it (WriteTxnMarkers, InitProducerId).
@@ -383,6 +392,48 @@ impl Cluster {
             .unwrap_or(900_000)
     }
 
+    /// A broker's `transactional.id.expiration.ms` (Kafka's default, 7
+    /// days, when not set or not a number).
+    pub fn transactional_id_expiration_ms(&self, broker_id: i32) -> i64 {
+        self.broker(broker_id)
+            .and_then(|b| b.configs.get("transactional.id.expiration.ms"))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS)
+    }
+
+    /// Removes the transactional ids that expired by `now_ms`
+    /// (`TransactionStateManager.removeExpiredTransactionalIds`): settled
+    /// (Empty, CompleteCommit, CompleteAbort) and idle for their
+    /// coordinator's `transactional.id.expiration.ms`. Returns how many.
+    /// One pass over the transactions.
+    pub fn expire_transactional_ids(&mut self, now_ms: i64) -> usize {
+        let expired: Vec<bool> = self
+            .transactions
+            .iter()
+            .map(|t| {
+                let expiration = self
+                    .transaction_coordinator(&t.transactional_id)
+                    .map_or(DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS, |b| {
+                        self.transactional_id_expiration_ms(b)
+                    });
+                t.should_expire(now_ms, expiration)
+            })
+            .collect();
+        let count = expired.iter().filter(|&&e| e).count();
+        if count == 0 {
+            return 0;
+        }
+        let mut flags = expired.into_iter();
+        self.transactions.retain(|_| !flags.next().unwrap_or(false));
+        self.by_transactional_id = self
+            .transactions
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.transactional_id.clone(), i))
+            .collect();
+        count
+    }
+
     /// A fresh producer id (the producer-id manager's next block).
     pub fn allocate_producer_id(&mut self) -> i64 {
         let id = self.next_producer_id;
@@ -390,6 +441,9 @@ impl Cluster {
         id
     }
 }
+
+/// `transactional.id.expiration.ms`'s default: 7 days.
+pub const DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS: i64 = 604_800_000;
 
 /// Kafka's `Topic.TRANSACTION_STATE_TOPIC_NAME`.
 pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
@@ -555,6 +609,9 @@ struct TransactionFile {
     partitions: BTreeMap<String, Vec<i32>>,
     #[serde(default)]
     coordinator: Option<i32>,
+    /// `txnLastUpdateTimestamp`; default: when the file is loaded.
+    #[serde(default)]
+    last_update: Option<Timestamp>,
 }
 
 /// The Java producer's `transaction.timeout.ms` default.
@@ -854,9 +911,11 @@ impl ClusterFile {
         }
         let acls = self.acls.validate("acls")?;
         let users = self.sasl.validate()?;
+        let by_broker_id = brokers.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
         let mut cluster = Cluster {
             cluster_id,
             controller_id,
+            by_broker_id,
             brokers,
             topics,
             transactions: Vec::new(),
@@ -1150,6 +1209,11 @@ impl TransactionFile {
             start_time_ms: self.start_time.resolve(now_ms),
             partitions,
             coordinator_override: self.coordinator,
+            last_update_ms: match self.last_update {
+                Some(t) => t.resolve(now_ms),
+                // Not said: as if the coordinator had just loaded it.
+                None => now_ms,
+            },
         })
     }
 }

@@ -121,6 +121,7 @@ pub mod acls;
 pub mod apis;
 pub mod broker;
 pub mod cert_principal;
+pub mod clock;
 pub mod cluster;
 pub mod demo;
 pub mod mock;

@@ -30,6 +30,7 @@ use tokio::time::timeout;
 use tracing::{debug, info, warn};
 
 use crate::broker::{handle_request_as, Advertised, Handled, Reject, Shared};
+use crate::clock::{Clock, SystemClock};
 use crate::cluster::Cluster;
 use crate::responder::{AllowAll, Authorizer};
 use crate::sasl::{SaslGate, Verdict};
@@ -78,6 +79,9 @@ pub struct MockConfig {
     pub authorizer: Arc<dyn Authorizer>,
     /// If set, every listener speaks TLS with this configuration (see [`crate::tls::server_config`]).
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// What "now" is for the brokers ([`crate::clock::SystemClock`] unless a
+    /// test moves time itself with [`crate::clock::ManualClock`]).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for MockConfig {
@@ -91,6 +95,7 @@ impl Default for MockConfig {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             authorizer: Arc::new(AllowAll),
             tls: None,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -193,12 +198,15 @@ impl MockCluster {
                 advertised: join_host_port(host, local.port()),
             })
             .collect();
-        let shared = Arc::new(Shared {
-            cluster: std::sync::RwLock::new(cluster),
-            advertised,
-            authorizer: config.authorizer.clone(),
-            max_response_size: config.max_response_size,
-        });
+        let shared = Arc::new(
+            Shared::new(
+                cluster,
+                advertised,
+                config.authorizer.clone(),
+                config.max_response_size,
+            )
+            .with_clock(config.clock.clone()),
+        );
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let (done_tx, done_rx) = mpsc::channel::<()>(1);
         let stats = Arc::new(Stats::default());

@@ -24,6 +24,9 @@ pub struct Transaction {
     pub partitions: Vec<(String, Vec<i32>)>,
     /// The broker the file names as coordinator, instead of the hash rule.
     pub coordinator_override: Option<i32>,
+    /// When the coordinator last changed this entry (`txnLastUpdateTimestamp`),
+    /// milliseconds since the epoch: what expiry counts idleness from.
+    pub last_update_ms: i64,
 }
 
 impl Transaction {
@@ -32,6 +35,15 @@ impl Transaction {
         self.partitions
             .iter()
             .any(|(t, ps)| t == topic && ps.contains(&partition))
+    }
+}
+
+impl Transaction {
+    /// `TransactionStateManager.shouldExpire`: no transaction is open or
+    /// completing, and the entry has not changed for `expiration_ms`.
+    pub fn should_expire(&self, now_ms: i64, expiration_ms: i64) -> bool {
+        self.state.is_expiration_allowed()
+            && self.last_update_ms <= now_ms.saturating_sub(expiration_ms)
     }
 }
 
@@ -82,6 +94,35 @@ mod tests {
             Some(480_581_686 % 50)
         );
         assert_eq!(coordinator_partition("x", 0), None);
+    }
+
+    #[test]
+    fn only_idle_settled_ids_expire() {
+        let t = |state| Transaction {
+            transactional_id: "t".into(),
+            producer_id: 1,
+            producer_epoch: 0,
+            state,
+            timeout_ms: 60_000,
+            start_time_ms: -1,
+            partitions: Vec::new(),
+            coordinator_override: None,
+            last_update_ms: 1_000,
+        };
+        // Idle exactly the expiration: expired (Kafka's `<=`).
+        assert!(t(TxnState::Empty).should_expire(1_500, 500));
+        assert!(!t(TxnState::Empty).should_expire(1_499, 500));
+        assert!(t(TxnState::CompleteAbort).should_expire(9_000, 500));
+        assert!(t(TxnState::CompleteCommit).should_expire(9_000, 500));
+        for open in [
+            TxnState::Ongoing,
+            TxnState::PrepareCommit,
+            TxnState::PrepareAbort,
+            TxnState::PrepareEpochFence,
+            TxnState::Dead,
+        ] {
+            assert!(!t(open).should_expire(9_000, 500), "{open}");
+        }
     }
 
     #[test]

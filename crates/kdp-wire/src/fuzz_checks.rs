@@ -128,7 +128,8 @@ fn split_request_frame(data: &[u8]) -> Option<(RequestHeader, i16, &[u8])> {
     Some((header, header_version, rest))
 }
 
-fn body<M>(data: &[u8], version: i16) -> bool
+/// A body of `M` at `version` (the registry's per-API check).
+pub fn body<M>(data: &[u8], version: i16) -> bool
 where
     M: Message + PartialEq + Debug + Serialize + DeserializeOwned,
 {
@@ -183,4 +184,25 @@ fn check_error(e: &DecodeError, len: usize) {
     assert!(e.offset() <= len, "offset {} beyond {len}: {e}", e.offset());
     let text = e.to_string();
     assert!(text.starts_with("at byte "), "{text}");
+}
+
+/// Every message of [`crate::registry::DECLARED`], at every declared
+/// version: the first byte picks the API, the second the version and
+/// whether it is the request or the response; the rest is the body.
+pub fn every_api(data: &[u8]) -> bool {
+    let [pick_api, pick_version, rest @ ..] = data else {
+        return false;
+    };
+    let apis = crate::registry::DECLARED;
+    let Some(api) = apis.get(usize::from(*pick_api) % apis.len().max(1)) else {
+        return false;
+    };
+    let span = u16::try_from(api.highest_version - api.lowest_version + 1).unwrap_or(1);
+    let offset = i16::try_from(u16::from(pick_version >> 1) % span.max(1)).unwrap_or(0);
+    let version = api.lowest_version + offset;
+    if pick_version & 1 == 0 {
+        (api.fuzz_request)(rest, version)
+    } else {
+        (api.fuzz_response)(rest, version)
+    }
 }

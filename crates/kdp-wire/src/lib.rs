@@ -93,6 +93,7 @@ pub mod hex;
 pub mod json;
 pub mod message;
 pub mod messages;
+pub mod registry;
 pub mod tagged;
 #[doc(hidden)]
 pub mod testgen;

@@ -71,6 +71,15 @@ impl TxnState {
         )
     }
 
+    /// Kafka's `TransactionState.isExpirationAllowed`: a transactional id
+    /// in this state may expire (no transaction is open or being completed).
+    pub fn is_expiration_allowed(self) -> bool {
+        matches!(
+            self,
+            TxnState::Empty | TxnState::CompleteCommit | TxnState::CompleteAbort
+        )
+    }
+
     /// The names of every state, comma-separated, for error messages.
     pub fn names() -> String {
         TxnState::ALL.map(TxnState::name).join(", ")

@@ -13,6 +13,8 @@
 //! no entries, an unknown one UNKNOWN_TOPIC_OR_PARTITION without a message
 //! (as `ConfigHelper.describeConfigs` at apache/kafka 1eb7644).
 
+use std::collections::HashSet;
+
 use kdp_wire::error_code;
 use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
 use kdp_wire::messages::{
@@ -20,7 +22,10 @@ use kdp_wire::messages::{
     DescribeConfigsResult, DescribeConfigsSynonym,
 };
 
-use super::Caller;
+use kdp_wire::wire::{Version, Wire};
+
+use super::budget::Budget;
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
 use crate::cluster::{Cluster, ConfigSource};
 use crate::responder::TooLarge;
@@ -48,6 +53,14 @@ pub fn describe_configs_within(
     version: i16,
     limit: usize,
 ) -> Result<DescribeConfigsResponse, TooLarge> {
+    // Each resource is answered once, with at least its name echoed.
+    let v = Version::of::<DescribeConfigsResponse>(version);
+    let each = DescribeConfigsResult::min_len(v);
+    Budget::new(limit).precheck_each(
+        req.resources
+            .iter()
+            .map(|r| each.saturating_add(r.resource_name.len())),
+    )?;
     let mut at_least = 0usize;
     let mut results = Vec::with_capacity(req.resources.len().min(1024));
     for result in req.resources.iter().map(|r| {
@@ -66,12 +79,16 @@ pub fn describe_configs_within(
         };
         match answer {
             Ok(entries) => {
+                // A set, so that many keys cost one look-up per entry, not a scan.
+                let keys: Option<HashSet<&str>> = r
+                    .configuration_keys
+                    .as_ref()
+                    .map(|keys| keys.iter().map(String::as_str).collect());
                 result.configs = entries
                     .into_iter()
                     .filter(|e| {
-                        r.configuration_keys
-                            .as_ref()
-                            .is_none_or(|keys| keys.contains(&e.name))
+                        keys.as_ref()
+                            .is_none_or(|keys| keys.contains(e.name.as_str()))
                     })
                     .map(|mut e| {
                         if !req.include_synonyms {
@@ -190,6 +207,18 @@ fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
         Some(_) => Ok(Vec::new()),
         // ConfigHelper sets only the code here.
         None => Err((error_code::UNKNOWN_TOPIC_OR_PARTITION, None)),
+    }
+}
+
+impl Handler for DescribeConfigsRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<DescribeConfigsResponse, Refusal> {
+        Ok(describe_configs_within(
+            &call.shared.read(),
+            &call.caller,
+            self,
+            call.version,
+            call.limit,
+        )?)
     }
 }
 

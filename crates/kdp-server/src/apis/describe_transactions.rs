@@ -12,7 +12,10 @@ use kdp_wire::messages::{
     DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData, TransactionState,
 };
 
-use super::Caller;
+use kdp_wire::wire::{Version, Wire};
+
+use super::budget::Budget;
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 use crate::responder::TooLarge;
@@ -40,6 +43,14 @@ pub fn describe_transactions_within(
     req: &DescribeTransactionsRequest,
     limit: usize,
 ) -> Result<DescribeTransactionsResponse, TooLarge> {
+    // Each id is answered once, with at least its name echoed.
+    let v = Version::of::<DescribeTransactionsResponse>(0);
+    let each = TransactionState::min_len(v);
+    Budget::new(limit).precheck_each(
+        req.transactional_ids
+            .iter()
+            .map(|id| each.saturating_add(id.len())),
+    )?;
     let mut at_least = 0usize;
     let mut states = Vec::with_capacity(req.transactional_ids.len().min(1024));
     for id in &req.transactional_ids {
@@ -112,6 +123,17 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str) -> Transaction
             })
             .collect(),
         unknown_tagged_fields: Default::default(),
+    }
+}
+
+impl Handler for DescribeTransactionsRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<DescribeTransactionsResponse, Refusal> {
+        Ok(describe_transactions_within(
+            &call.shared.read(),
+            &call.caller,
+            self,
+            call.limit,
+        )?)
     }
 }
 

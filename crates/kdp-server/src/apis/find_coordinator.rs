@@ -12,7 +12,10 @@ use kdp_wire::error_code;
 use kdp_wire::messages::find_coordinator::{KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION};
 use kdp_wire::messages::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
 
-use super::Caller;
+use kdp_wire::wire::{Version, Wire};
+
+use super::budget::Budget;
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 
@@ -39,6 +42,33 @@ pub fn find_coordinator(
     req: &FindCoordinatorRequest,
     version: i16,
 ) -> Result<FindCoordinatorResponse, Invalid> {
+    match find_coordinator_within(
+        cluster,
+        caller,
+        addresses,
+        req,
+        version,
+        &mut Budget::unlimited(),
+    ) {
+        Ok(resp) => Ok(resp),
+        Err(Refusal::Invalid(e)) => Err(e),
+        // Nothing is larger than usize::MAX bytes.
+        Err(Refusal::TooLarge(e)) => unreachable!("{e}"),
+    }
+}
+
+/// As [`find_coordinator`], within `budget`: a v4+ request of many keys
+/// (500,000 empty ones are 500 KB) is refused from its count before one
+/// entry of the answer is built, and what is built is charged as it grows
+/// (each entry carries the coordinator's host).
+pub fn find_coordinator_within(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    addresses: &dyn Addresses,
+    req: &FindCoordinatorRequest,
+    version: i16,
+    budget: &mut Budget,
+) -> Result<FindCoordinatorResponse, Refusal> {
     let key_type = if version >= 1 {
         req.key_type
     } else {
@@ -48,9 +78,7 @@ pub fn find_coordinator(
         key_type,
         KEY_TYPE_GROUP | KEY_TYPE_TRANSACTION | KEY_TYPE_SHARE
     ) {
-        return Err(Invalid(format!(
-            "Unknown coordinator type received: {key_type}"
-        )));
+        return Err(Invalid(format!("Unknown coordinator type received: {key_type}")).into());
     }
     let lookup = |key: &str| coordinator(cluster, caller, addresses, key_type, key);
     if version < 4 {
@@ -64,23 +92,30 @@ pub fn find_coordinator(
             ..Default::default()
         });
     }
-    Ok(FindCoordinatorResponse {
-        coordinators: req
-            .coordinator_keys
+    let v = Version::of::<FindCoordinatorResponse>(version);
+    let each = Coordinator::min_len(v);
+    budget.precheck_each(
+        req.coordinator_keys
             .iter()
-            .map(|key| {
-                let (code, node_id, host, port) = lookup(key);
-                Coordinator {
-                    key: key.clone(),
-                    node_id,
-                    host,
-                    port,
-                    error_code: code,
-                    error_message: None,
-                    unknown_tagged_fields: Default::default(),
-                }
-            })
-            .collect(),
+            .map(|key| each.saturating_add(key.len())),
+    )?;
+    let mut coordinators = Vec::with_capacity(req.coordinator_keys.len().min(1024));
+    for key in &req.coordinator_keys {
+        let (code, node_id, host, port) = lookup(key);
+        let entry = Coordinator {
+            key: key.clone(),
+            node_id,
+            host,
+            port,
+            error_code: code,
+            error_message: None,
+            unknown_tagged_fields: Default::default(),
+        };
+        budget.charge(&entry, v)?;
+        coordinators.push(entry);
+    }
+    Ok(FindCoordinatorResponse {
+        coordinators,
         ..Default::default()
     })
 }
@@ -117,6 +152,19 @@ fn coordinator(
     match leader.and_then(|id| addresses.address(id).map(|(h, p)| (id, h, p))) {
         Some((id, host, port)) => (error_code::NONE, id, host, port),
         None => no_node(error_code::COORDINATOR_NOT_AVAILABLE),
+    }
+}
+
+impl Handler for FindCoordinatorRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<FindCoordinatorResponse, Refusal> {
+        find_coordinator_within(
+            &call.shared.read(),
+            &call.caller,
+            call.shared,
+            self,
+            call.version,
+            &mut Budget::new(call.limit),
+        )
     }
 }
 

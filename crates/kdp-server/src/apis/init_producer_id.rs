@@ -33,7 +33,7 @@ use kdp_wire::error_code;
 use kdp_wire::messages::{InitProducerIdRequest, InitProducerIdResponse};
 
 use super::write_txn_markers::end_transaction;
-use super::Caller;
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 use crate::txn::{Transaction, TxnState};
@@ -100,6 +100,7 @@ pub fn init_producer_id(
             start_time_ms: -1,
             partitions: Vec::new(),
             coordinator_override: None,
+            last_update_ms: caller.now_ms,
         });
     }
     let Some(t) = cluster.transaction(id) else {
@@ -136,6 +137,7 @@ pub fn init_producer_id(
                 t.producer_epoch = bumped;
                 t.state = TxnState::CompleteAbort;
                 t.partitions.clear();
+                t.last_update_ms = caller.now_ms;
             }
             error(error_code::CONCURRENT_TRANSACTIONS)
         }
@@ -160,12 +162,24 @@ pub fn init_producer_id(
             t.timeout_ms = req.transaction_timeout_ms;
             t.partitions.clear();
             t.start_time_ms = -1;
+            t.last_update_ms = caller.now_ms;
             InitProducerIdResponse {
                 producer_id: t.producer_id,
                 producer_epoch: t.producer_epoch,
                 ..Default::default()
             }
         }
+    }
+}
+
+impl Handler for InitProducerIdRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<InitProducerIdResponse, Refusal> {
+        Ok(init_producer_id(
+            &mut call.shared.write(),
+            &call.caller,
+            self,
+            call.version,
+        ))
     }
 }
 

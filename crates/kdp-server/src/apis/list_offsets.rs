@@ -22,8 +22,11 @@ use kdp_wire::messages::{
     ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse,
 };
 
+use kdp_wire::wire::Version;
+
+use super::budget::{at_least, Budget};
 use super::find_coordinator::Invalid;
-use super::Caller;
+use super::{Call, Caller, Handler, Refusal};
 use crate::cluster::Cluster;
 
 /// `ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP`.
@@ -38,13 +41,42 @@ pub fn list_offsets(
     req: &ListOffsetsRequest,
     version: i16,
 ) -> Result<ListOffsetsResponse, Invalid> {
+    match list_offsets_within(cluster, caller, req, version, &Budget::unlimited()) {
+        Ok(resp) => Ok(resp),
+        Err(Refusal::Invalid(e)) => Err(e),
+        // Nothing is larger than usize::MAX bytes.
+        Err(Refusal::TooLarge(e)) => unreachable!("{e}"),
+    }
+}
+
+/// As [`list_offsets`], refused before it is built when the answer cannot
+/// fit `budget`: each named topic and partition is answered once, in
+/// entries of a fixed size plus the topic's name.
+pub fn list_offsets_within(
+    cluster: &Cluster,
+    caller: &Caller<'_>,
+    req: &ListOffsetsRequest,
+    version: i16,
+    budget: &Budget,
+) -> Result<ListOffsetsResponse, Refusal> {
+    let v = Version::of::<ListOffsetsResponse>(version);
+    let (names, partitions) = req.topics.iter().fold((0usize, 0usize), |(n, p), t| {
+        (
+            n.saturating_add(t.name.len()),
+            p.saturating_add(t.partitions.len()),
+        )
+    });
+    budget.precheck(
+        at_least::<ListOffsetsTopicResponse>(req.topics.len(), v, names)
+            .saturating_add(at_least::<ListOffsetsPartitionResponse>(partitions, v, 0)),
+    )?;
     let isolation = if version >= 2 {
         req.isolation_level
     } else {
         READ_UNCOMMITTED
     };
     if isolation != READ_UNCOMMITTED && isolation != READ_COMMITTED {
-        return Err(Invalid(format!("Unknown isolation level {isolation}")));
+        return Err(Invalid(format!("Unknown isolation level {isolation}")).into());
     }
     // ListOffsetsRequest.duplicatePartitions.
     let mut counts: HashMap<(&str, i32), usize> = HashMap::new();
@@ -144,6 +176,18 @@ fn offset(
         offset,
         leader_epoch: if offset >= 0 { p.leader_epoch } else { -1 },
         unknown_tagged_fields: Default::default(),
+    }
+}
+
+impl Handler for ListOffsetsRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<ListOffsetsResponse, Refusal> {
+        list_offsets_within(
+            &call.shared.read(),
+            &call.caller,
+            self,
+            call.version,
+            &Budget::new(call.limit),
+        )
     }
 }
 

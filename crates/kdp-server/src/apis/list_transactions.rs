@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use kdp_wire::error_code;
 use kdp_wire::messages::{ListTransactionsRequest, ListTransactionsResponse, ListedTransaction};
 
-use super::Caller;
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 use crate::txn::TxnState;
@@ -87,6 +87,17 @@ fn full_match(pattern: &str) -> Option<regex::Regex> {
         .size_limit(1 << 20)
         .build()
         .ok()
+}
+
+impl Handler for ListTransactionsRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<ListTransactionsResponse, Refusal> {
+        Ok(list_transactions(
+            &call.shared.read(),
+            &call.caller,
+            self,
+            call.version,
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -1,23 +1,45 @@
-//! The transaction APIs a broker serves, without sockets: each takes a
-//! request, the cluster (read, or written for the APIs that change it), who
-//! asks, and returns what a Kafka broker would answer.
+//! The APIs a broker serves, without sockets: one [`Handler`] per request
+//! type of kdp-wire's registry, each taking the request, the cluster (read,
+//! or written for the APIs that change it), who asks, and returning what a
+//! Kafka broker would answer.
 //!
 //! Facts are from Apache Kafka's `KafkaApis`, `TransactionCoordinator`,
 //! `TransactionStateManager` and `ProducerAppendInfo` (checked against
 //! apache/kafka at 1eb7644, plus the transaction-version-2 marker rule of
 //! later releases); each file names what it mirrors.
 
+pub mod api_versions;
+pub mod budget;
 pub mod describe_configs;
+pub mod describe_producers;
 pub mod describe_transactions;
 pub mod find_coordinator;
+mod handler;
 pub mod init_producer_id;
 pub mod list_offsets;
 pub mod list_transactions;
+pub mod metadata;
+pub mod sasl_state;
 pub mod write_txn_markers;
+
+pub use handler::{Call, Handler};
 
 use crate::acls::{ClusterOperation, TopicOperation, TxnIdOperation};
 use crate::cluster::Cluster;
 use crate::responder::{Authorizer, RequestContext};
+
+/// Why a request gets no answer: it cannot be answered at all (Kafka
+/// closes the connection on the InvalidRequestException), or its answer
+/// would be larger than the client accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The request is invalid.
+    #[error(transparent)]
+    Invalid(#[from] find_coordinator::Invalid),
+    /// The answer would be too large.
+    #[error(transparent)]
+    TooLarge(#[from] crate::responder::TooLarge),
+}
 
 /// Who asks, on which broker, and when.
 #[derive(Clone, Copy)]

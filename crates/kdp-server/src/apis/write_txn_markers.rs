@@ -22,6 +22,17 @@
 //!
 //! The response has one entry per producer id, in order of first
 //! appearance, its partitions grouped by topic.
+//!
+//! Cost: a request is laid out once ([`MarkerPlan`]: the answer with every
+//! entry in place, found through hash maps, and one step per marker and
+//! partition), so its work is linear in its size; the answer's size is
+//! known before any marker is written. The steps are then applied in
+//! chunks of at most [`CHUNK`], each under the cluster's write lock taken
+//! for it alone, so a request of 100,000 markers lets other clients in
+//! between its chunks instead of holding the lock for all of them.
+
+use std::collections::HashMap;
+use std::ops::{DerefMut, Range};
 
 use kdp_wire::error_code;
 use kdp_wire::messages::{
@@ -29,9 +40,19 @@ use kdp_wire::messages::{
     WritableTxnMarkerTopicResult, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 
-use super::Caller;
+use kdp_wire::wire::Version;
+use kdp_wire::Message;
+
+use super::budget::{self, Budget};
+use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
+use crate::broker::Shared;
 use crate::cluster::{Cluster, Partition};
+use crate::responder::TooLarge;
+
+/// Steps (one marker on one partition) applied under one taking of the
+/// cluster's write lock.
+pub const CHUNK: usize = 1024;
 
 /// Applies WriteTxnMarkers' COMMIT/ABORT markers to the partitions this broker leads, ending producers' open transactions.
 pub fn write_txn_markers(
@@ -41,69 +62,226 @@ pub fn write_txn_markers(
 ) -> WriteTxnMarkersResponse {
     let allowed = caller.may_cluster(cluster, ClusterOperation::Alter)
         || caller.may_cluster(cluster, ClusterOperation::ClusterAction);
-    let mut resp = WriteTxnMarkersResponse::default();
-    for marker in &req.markers {
-        for t in &marker.topics {
-            for &index in &t.partition_indexes {
-                let code = if allowed {
-                    match cluster.partition_mut(&t.name, index) {
-                        Some(p) => append_marker(p, caller, marker),
-                        None => error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                    }
-                } else {
-                    error_code::CLUSTER_AUTHORIZATION_FAILED
+    let mut plan = MarkerPlan::new(req, allowed);
+    plan.apply(cluster, caller, req, 0..plan.steps());
+    plan.into_response()
+}
+
+/// A WriteTxnMarkers request laid out before anything is written: the
+/// answer's skeleton (each partition's code still to be decided) and, in
+/// request order, one step per marker and partition.
+#[derive(Debug)]
+pub struct MarkerPlan {
+    response: WriteTxnMarkersResponse,
+    steps: Vec<Step>,
+    allowed: bool,
+}
+
+/// One marker on one partition, and where its code goes in the answer.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    marker: usize,
+    topic: usize,
+    partition: i32,
+    result: usize,
+    result_topic: usize,
+    result_partition: usize,
+}
+
+impl MarkerPlan {
+    /// Lays `req` out in time linear in its size. `allowed`: the caller
+    /// may ALTER or CLUSTER_ACTION the cluster (else every partition
+    /// answers CLUSTER_AUTHORIZATION_FAILED and nothing is written).
+    pub fn new(req: &WriteTxnMarkersRequest, allowed: bool) -> MarkerPlan {
+        let code = if allowed {
+            error_code::NONE
+        } else {
+            error_code::CLUSTER_AUTHORIZATION_FAILED
+        };
+        let mut response = WriteTxnMarkersResponse::default();
+        let mut steps = Vec::new();
+        let mut by_producer: HashMap<i64, usize> = HashMap::new();
+        let mut by_topic: HashMap<(usize, &str), usize> = HashMap::new();
+        for (marker, m) in req.markers.iter().enumerate() {
+            let result = *by_producer.entry(m.producer_id).or_insert_with(|| {
+                response.markers.push(WritableTxnMarkerResult {
+                    producer_id: m.producer_id,
+                    ..Default::default()
+                });
+                response.markers.len() - 1
+            });
+            let Some(result_entry) = response.markers.get_mut(result) else {
+                continue;
+            };
+            for (topic, t) in m.topics.iter().enumerate() {
+                let result_topic =
+                    *by_topic
+                        .entry((result, t.name.as_str()))
+                        .or_insert_with(|| {
+                            result_entry.topics.push(WritableTxnMarkerTopicResult {
+                                name: t.name.clone(),
+                                ..Default::default()
+                            });
+                            result_entry.topics.len() - 1
+                        });
+                let Some(topic_entry) = result_entry.topics.get_mut(result_topic) else {
+                    continue;
                 };
-                record(&mut resp, marker.producer_id, &t.name, index, code);
+                topic_entry.partitions.reserve(t.partition_indexes.len());
+                for &partition in &t.partition_indexes {
+                    topic_entry
+                        .partitions
+                        .push(WritableTxnMarkerPartitionResult {
+                            partition_index: partition,
+                            error_code: code,
+                            unknown_tagged_fields: Default::default(),
+                        });
+                    if allowed {
+                        steps.push(Step {
+                            marker,
+                            topic,
+                            partition,
+                            result,
+                            result_topic,
+                            result_partition: topic_entry.partitions.len() - 1,
+                        });
+                    }
+                }
+            }
+        }
+        MarkerPlan {
+            response,
+            steps,
+            allowed,
+        }
+    }
+
+    /// The answer as far as it is decided; its encoded size is the final
+    /// one (codes have a fixed width).
+    pub fn response(&self) -> &WriteTxnMarkersResponse {
+        &self.response
+    }
+
+    /// The answer.
+    pub fn into_response(self) -> WriteTxnMarkersResponse {
+        self.response
+    }
+
+    /// How many markers-on-a-partition there are to write (none when the
+    /// caller is not allowed to).
+    pub fn steps(&self) -> usize {
+        if self.allowed {
+            self.steps.len()
+        } else {
+            0
+        }
+    }
+
+    /// Writes the steps in `range` (of `0..self.steps()`) to `cluster`,
+    /// recording each partition's code in the answer. Each partition's
+    /// producer entries are indexed once per call, not searched per marker.
+    pub fn apply(
+        &mut self,
+        cluster: &mut Cluster,
+        caller: &Caller<'_>,
+        req: &WriteTxnMarkersRequest,
+        range: Range<usize>,
+    ) {
+        let Some(steps) = self.steps.get(range) else {
+            return;
+        };
+        let mut indexes: HashMap<(&str, i32), ProducerIndex> = HashMap::new();
+        for step in steps {
+            let Some(marker) = req.markers.get(step.marker) else {
+                continue;
+            };
+            let Some(topic) = marker.topics.get(step.topic) else {
+                continue;
+            };
+            let code = match cluster.partition_mut(&topic.name, step.partition) {
+                Some(p) => {
+                    let index = indexes
+                        .entry((topic.name.as_str(), step.partition))
+                        .or_insert_with(|| ProducerIndex::of(p));
+                    append_marker(p, index, caller, marker)
+                }
+                None => error_code::UNKNOWN_TOPIC_OR_PARTITION,
+            };
+            if let Some(slot) = self
+                .response
+                .markers
+                .get_mut(step.result)
+                .and_then(|m| m.topics.get_mut(step.result_topic))
+                .and_then(|t| t.partitions.get_mut(step.result_partition))
+            {
+                slot.error_code = code;
             }
         }
     }
-    resp
-}
 
-fn record(
-    resp: &mut WriteTxnMarkersResponse,
-    producer_id: i64,
-    topic: &str,
-    index: i32,
-    code: i16,
-) {
-    let pos = match resp
-        .markers
-        .iter()
-        .position(|m| m.producer_id == producer_id)
-    {
-        Some(i) => i,
-        None => {
-            resp.markers.push(WritableTxnMarkerResult {
-                producer_id,
-                ..Default::default()
-            });
-            resp.markers.len() - 1
+    /// Writes every step, [`CHUNK`] at a time, each chunk under its own
+    /// `lock()`: between chunks the lock is free for other requests.
+    pub fn apply_in_chunks<G: DerefMut<Target = Cluster>>(
+        &mut self,
+        mut lock: impl FnMut() -> G,
+        caller: &Caller<'_>,
+        req: &WriteTxnMarkersRequest,
+    ) {
+        let total = self.steps();
+        let mut start = 0;
+        while start < total {
+            let end = start.saturating_add(CHUNK).min(total);
+            {
+                let mut cluster = lock();
+                self.apply(&mut cluster, caller, req, start..end);
+            }
+            start = end;
+            if start < total {
+                // Let a waiting reader take the lock before the next chunk.
+                std::thread::yield_now();
+            }
         }
-    };
-    let Some(m) = resp.markers.get_mut(pos) else {
-        return;
-    };
-    let topic_pos = match m.topics.iter().position(|t| t.name == topic) {
-        Some(i) => i,
-        None => {
-            m.topics.push(WritableTxnMarkerTopicResult {
-                name: topic.to_string(),
-                ..Default::default()
-            });
-            m.topics.len() - 1
-        }
-    };
-    if let Some(t) = m.topics.get_mut(topic_pos) {
-        t.partitions.push(WritableTxnMarkerPartitionResult {
-            partition_index: index,
-            error_code: code,
-            unknown_tagged_fields: Default::default(),
-        });
     }
 }
 
-fn append_marker(p: &mut Partition, caller: &Caller<'_>, marker: &WritableTxnMarker) -> i16 {
+/// Where each producer's entry is, in each producer list of one partition
+/// (the shared list, then each replica's own, in
+/// [`Partition::all_producer_lists_mut`] order).
+#[derive(Debug)]
+struct ProducerIndex {
+    lists: Vec<HashMap<i64, usize>>,
+}
+
+impl ProducerIndex {
+    fn of(p: &mut Partition) -> ProducerIndex {
+        ProducerIndex {
+            lists: p
+                .all_producer_lists_mut()
+                .map(|list| {
+                    list.iter()
+                        .enumerate()
+                        .map(|(i, s)| (s.producer_id, i))
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// Which of the lists `broker_id`'s replica reads.
+    fn list_of(p: &Partition, broker_id: i32) -> usize {
+        p.replica_producers
+            .keys()
+            .position(|&b| b == broker_id)
+            .map_or(0, |i| i + 1)
+    }
+}
+
+fn append_marker(
+    p: &mut Partition,
+    index: &mut ProducerIndex,
+    caller: &Caller<'_>,
+    marker: &WritableTxnMarker,
+) -> i16 {
     let me = caller.broker_id;
     if !p.is_replica(me) {
         return error_code::UNKNOWN_TOPIC_OR_PARTITION;
@@ -115,11 +293,12 @@ fn append_marker(p: &mut Partition, caller: &Caller<'_>, marker: &WritableTxnMar
         return error_code::NOT_LEADER_OR_FOLLOWER;
     }
     let epoch = i32::from(marker.producer_epoch);
-    if let Some(current) = p
-        .producers_on(me)
-        .iter()
-        .find(|s| s.producer_id == marker.producer_id)
-    {
+    let current = index
+        .lists
+        .get(ProducerIndex::list_of(p, me))
+        .and_then(|l| l.get(&marker.producer_id))
+        .and_then(|&i| p.producers_on(me).get(i));
+    if let Some(current) = current {
         let stale = if marker.transaction_version >= 2 {
             epoch <= current.producer_epoch
         } else {
@@ -132,14 +311,58 @@ fn append_marker(p: &mut Partition, caller: &Caller<'_>, marker: &WritableTxnMar
             return error_code::TRANSACTION_COORDINATOR_FENCED;
         }
     }
-    end_transaction(
-        p,
-        marker.producer_id,
+    let state = MarkerState {
+        producer_id: marker.producer_id,
         epoch,
-        marker.coordinator_epoch,
-        caller.now_ms,
-    );
+        coordinator_epoch: marker.coordinator_epoch,
+        now_ms: caller.now_ms,
+    };
+    for (list, positions) in p.all_producer_lists_mut().zip(index.lists.iter_mut()) {
+        state.write(list, positions.get(&marker.producer_id).copied());
+        // A new entry is the last one.
+        let last = list.len().saturating_sub(1);
+        positions.entry(marker.producer_id).or_insert(last);
+    }
+    p.high_watermark = p.high_watermark.saturating_add(1);
+    p.explicit_last_stable_offset = None;
     error_code::NONE
+}
+
+/// What a marker leaves in a producer's entry.
+struct MarkerState {
+    producer_id: i64,
+    epoch: i32,
+    coordinator_epoch: i32,
+    now_ms: i64,
+}
+
+impl MarkerState {
+    /// Updates the entry at `at` (if it is this producer's) or appends one.
+    fn write(&self, list: &mut Vec<ProducerState>, at: Option<usize>) {
+        match at
+            .and_then(|i| list.get_mut(i))
+            .filter(|s| s.producer_id == self.producer_id)
+        {
+            Some(s) => {
+                if s.producer_epoch != self.epoch {
+                    s.last_sequence = -1;
+                }
+                s.producer_epoch = self.epoch;
+                s.coordinator_epoch = self.coordinator_epoch;
+                s.current_txn_start_offset = -1;
+                s.last_timestamp = self.now_ms;
+            }
+            None => list.push(ProducerState {
+                producer_id: self.producer_id,
+                producer_epoch: self.epoch,
+                last_sequence: -1,
+                last_timestamp: self.now_ms,
+                coordinator_epoch: self.coordinator_epoch,
+                current_txn_start_offset: -1,
+                unknown_tagged_fields: Default::default(),
+            }),
+        }
+    }
 }
 
 /// A marker appended to `p` for `producer_id`, on every replica alike.
@@ -150,30 +373,69 @@ pub(crate) fn end_transaction(
     coordinator_epoch: i32,
     now_ms: i64,
 ) {
+    let state = MarkerState {
+        producer_id,
+        epoch,
+        coordinator_epoch,
+        now_ms,
+    };
     for list in p.all_producer_lists_mut() {
-        match list.iter_mut().find(|s| s.producer_id == producer_id) {
-            Some(s) => {
-                if s.producer_epoch != epoch {
-                    s.last_sequence = -1;
-                }
-                s.producer_epoch = epoch;
-                s.coordinator_epoch = coordinator_epoch;
-                s.current_txn_start_offset = -1;
-                s.last_timestamp = now_ms;
-            }
-            None => list.push(ProducerState {
-                producer_id,
-                producer_epoch: epoch,
-                last_sequence: -1,
-                last_timestamp: now_ms,
-                coordinator_epoch,
-                current_txn_start_offset: -1,
-                unknown_tagged_fields: Default::default(),
-            }),
-        }
+        let at = list.iter().position(|s| s.producer_id == producer_id);
+        state.write(list, at);
     }
     p.high_watermark = p.high_watermark.saturating_add(1);
     p.explicit_last_stable_offset = None;
+}
+
+impl Handler for WriteTxnMarkersRequest {
+    fn handle(&self, call: &Call<'_>) -> Result<WriteTxnMarkersResponse, Refusal> {
+        Ok(write_txn_markers_within(
+            call.shared,
+            &call.caller,
+            self,
+            call.version,
+            &Budget::new(call.limit),
+        )?)
+    }
+}
+
+/// WriteTxnMarkers without holding the cluster longer than its share: the
+/// file's ACLs are read under a brief read lock and the authorizer hook is
+/// asked with no lock held; the request is laid out, and its answer's size
+/// checked, before anything is written (a refused answer writes nothing);
+/// then the markers are written a chunk at a time, each chunk under its
+/// own write lock.
+fn write_txn_markers_within(
+    shared: &Shared,
+    caller: &Caller<'_>,
+    req: &WriteTxnMarkersRequest,
+    version: i16,
+    budget: &Budget,
+) -> Result<WriteTxnMarkersResponse, TooLarge> {
+    // Every partition named is answered, in an entry of a fixed size.
+    let v = Version::of::<WriteTxnMarkersResponse>(version);
+    let partitions = req
+        .markers
+        .iter()
+        .flat_map(|m| &m.topics)
+        .map(|t| t.partition_indexes.len())
+        .fold(0, usize::saturating_add);
+    budget.precheck(budget::at_least::<WritableTxnMarkerPartitionResult>(
+        partitions, v, 0,
+    ))?;
+    let file_allows = {
+        let cluster = shared.read();
+        let acls = &cluster.acls;
+        [ClusterOperation::Alter, ClusterOperation::ClusterAction]
+            .map(|op| (op, acls.allows_cluster(&caller.request.principal, op)))
+    };
+    let allowed = file_allows
+        .into_iter()
+        .any(|(op, file)| file && caller.authorizer.authorize_cluster(caller.request, op));
+    let mut plan = MarkerPlan::new(req, allowed);
+    budget.precheck(plan.response().encoded_len(version))?;
+    plan.apply_in_chunks(|| shared.write(), caller, req);
+    Ok(plan.into_response())
 }
 
 #[cfg(test)]
@@ -322,6 +584,112 @@ mod tests {
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 3, 7, 0, &[("orders", 0)]));
         assert_eq!(codes(&r), vec![error_code::CLUSTER_AUTHORIZATION_FAILED]);
         assert_eq!(c, before);
+    }
+
+    #[test]
+    fn a_hundred_thousand_markers_take_the_lock_a_chunk_at_a_time() {
+        let n = 100_000usize;
+        let req = WriteTxnMarkersRequest {
+            markers: (0..n as i64)
+                .map(|i| WritableTxnMarker {
+                    producer_id: 1_000 + i,
+                    producer_epoch: 1,
+                    topics: vec![WritableTxnMarkerTopic {
+                        name: "orders".into(),
+                        partition_indexes: vec![0],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let cell = std::cell::RefCell::new(cluster(TXN_CLUSTER));
+        let mut plan = MarkerPlan::new(&req, true);
+        assert_eq!(plan.steps(), n);
+        let mut locks = 0;
+        plan.apply_in_chunks(
+            || {
+                locks += 1;
+                cell.borrow_mut()
+            },
+            &caller(1),
+            &req,
+        );
+        // Never more than CHUNK markers under one taking of the lock.
+        assert_eq!(locks, n.div_ceil(CHUNK));
+        let r = plan.into_response();
+        assert_eq!(r.markers.len(), n);
+        assert_eq!(r.markers[n - 1].producer_id, 1_000 + n as i64 - 1);
+        assert!(codes(&r).iter().all(|&c| c == 0));
+        let c = cell.into_inner();
+        let p = c.partition("orders", 0).unwrap();
+        // The file's producers (two; broker 3's own list one), and one
+        // entry per marker on every replica.
+        for (broker, file) in [(1, 2), (2, 2), (3, 1)] {
+            assert_eq!(p.producers_on(broker).len(), file + n, "broker {broker}");
+        }
+        assert_eq!(p.high_watermark, 500 + n as i64);
+    }
+
+    #[test]
+    fn markers_of_one_producer_merge_by_topic_in_order_of_first_appearance() {
+        let m = |pid: i64, topics: &[(&str, i32)]| WritableTxnMarker {
+            producer_id: pid,
+            producer_epoch: 3,
+            coordinator_epoch: 7,
+            topics: topics
+                .iter()
+                .map(|&(t, p)| WritableTxnMarkerTopic {
+                    name: t.into(),
+                    partition_indexes: vec![p],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let req = WriteTxnMarkersRequest {
+            markers: vec![
+                m(10, &[("orders", 0), ("x", 1)]),
+                m(99, &[("y", 0)]),
+                m(10, &[("x", 2), ("orders", 0), ("z", 0)]),
+            ],
+            ..Default::default()
+        };
+        let mut c = cluster(TXN_CLUSTER);
+        let r = write_txn_markers(&mut c, &caller(1), &req);
+        type Shape<'a> = Vec<(i64, Vec<(&'a str, Vec<i32>)>)>;
+        let shape: Shape<'_> = r
+            .markers
+            .iter()
+            .map(|m| {
+                (
+                    m.producer_id,
+                    m.topics
+                        .iter()
+                        .map(|t| {
+                            (
+                                t.name.as_str(),
+                                t.partitions.iter().map(|p| p.partition_index).collect(),
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (
+                    10,
+                    vec![("orders", vec![0, 0]), ("x", vec![1, 2]), ("z", vec![0])]
+                ),
+                (99, vec![("y", vec![0])]),
+            ]
+        );
+        // orders-0 got both of producer 10's markers (the second a retry).
+        assert_eq!(codes(&r), vec![0, 0, 3, 3, 3, 3]);
+        assert_eq!(c.partition("orders", 0).unwrap().high_watermark, 502);
     }
 
     #[test]

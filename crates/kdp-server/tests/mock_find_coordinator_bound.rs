@@ -1,0 +1,83 @@
+//! A FindCoordinator v4 request of 500,000 empty keys (500 KB) asks for an
+//! answer of at least 7 MB; under a 1 MiB `max_response_size` the mock
+//! refuses it from the count of keys, without building the answer (it used
+//! to build all of it, 65 MB, before the size check refused it).
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
+use std::time::Duration;
+
+use kdp_server::cluster::Cluster;
+use kdp_server::mock::{MockCluster, MockConfig};
+use kdp_wire::frame::request_frame_to_vec;
+use kdp_wire::messages::FindCoordinatorRequest;
+use kdp_wire::RequestHeader;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::timeout;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_keys_are_refused_without_building_the_answer() {
+    let cluster = Cluster::from_json(include_str!("data/cluster.json")).unwrap();
+    let mock = MockCluster::start(
+        cluster,
+        MockConfig {
+            port: 0,
+            idle_timeout: Duration::from_secs(3600),
+            max_response_size: 1024 * 1024,
+            ..MockConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let req = FindCoordinatorRequest {
+        key_type: 1,
+        coordinator_keys: vec![String::new(); 500_000],
+        ..Default::default()
+    };
+    let frame = request_frame_to_vec(
+        &RequestHeader {
+            request_api_key: 10,
+            request_api_version: 4,
+            correlation_id: 7,
+            client_id: Some("hostile".into()),
+            ..Default::default()
+        },
+        &req,
+    );
+    drop(req);
+    assert!(frame.len() < 600_000);
+    let mut s = TcpStream::connect(mock.listeners()[0].local_addr)
+        .await
+        .unwrap();
+
+    let base = counting_alloc::reset_peak();
+    s.write_all(&frame).await.unwrap();
+    let mut size = [0u8; 4];
+    let read = timeout(Duration::from_secs(60), s.read(&mut size))
+        .await
+        .expect("the server decides within 60 s");
+    match read {
+        Ok(0) | Err(_) => {}
+        Ok(_) => panic!(
+            "got an answer announcing {} bytes",
+            i32::from_be_bytes(size)
+        ),
+    }
+    let grown = counting_alloc::peak().saturating_sub(base);
+    // The request as read (500 KB) and decoded (500,000 empty strings, 12
+    // MB); nothing of the 65 MB answer.
+    assert!(
+        grown < 20 * 1024 * 1024,
+        "peak allocation grew by {} KiB",
+        grown / 1024
+    );
+    assert_eq!(
+        mock.stats()
+            .rejected_requests
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+    mock.shutdown().await;
+}

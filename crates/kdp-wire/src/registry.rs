@@ -1,0 +1,196 @@
+//! The APIs kdp speaks, declared once: each line names an API (its key and
+//! name come from [`crate::api`]) and its request and response messages
+//! (whose versions come from their declarations). Everything that lists
+//! APIs is derived from this one list:
+//!
+//! - [`DECLARED`]: key, name, versions and type-erased JSON decoders, for
+//!   `kdp decode --api NAME|KEY` and the fuzz check of every message;
+//! - [`for_each_api!`](crate::for_each_api): the list itself, handed to a
+//!   macro, for code that needs the types (the mock's dispatch, its
+//!   supported-API list, the cross-check against `kafka-protocol`).
+//!
+//! Adding an API: its message module (the declaration), a line here, and a
+//! server handler (`kdp_server::apis::Handler`).
+
+use serde::Serialize;
+
+use crate::error::DecodeError;
+use crate::frame::{decode_request_frame, decode_response_frame};
+use crate::header::{RequestHeader, ResponseHeader};
+use crate::message::{decode_exact, Message, Request};
+
+/// Calls `$callback! { $( $Name: $KEY, $Request, $Response; )* }` with
+/// every API of the registry, in the order the mock advertises them.
+/// `$KEY` names a constant of [`crate::api`]; the message types are in
+/// [`crate::messages`].
+#[macro_export]
+macro_rules! for_each_api {
+    ($callback:ident) => {
+        $callback! {
+            Metadata: METADATA, MetadataRequest, MetadataResponse;
+            ApiVersions: API_VERSIONS, ApiVersionsRequest, ApiVersionsResponse;
+            DescribeProducers: DESCRIBE_PRODUCERS, DescribeProducersRequest, DescribeProducersResponse;
+            FindCoordinator: FIND_COORDINATOR, FindCoordinatorRequest, FindCoordinatorResponse;
+            ListTransactions: LIST_TRANSACTIONS, ListTransactionsRequest, ListTransactionsResponse;
+            DescribeTransactions: DESCRIBE_TRANSACTIONS, DescribeTransactionsRequest, DescribeTransactionsResponse;
+            DescribeConfigs: DESCRIBE_CONFIGS, DescribeConfigsRequest, DescribeConfigsResponse;
+            ListOffsets: LIST_OFFSETS, ListOffsetsRequest, ListOffsetsResponse;
+            WriteTxnMarkers: WRITE_TXN_MARKERS, WriteTxnMarkersRequest, WriteTxnMarkersResponse;
+            InitProducerId: INIT_PRODUCER_ID, InitProducerIdRequest, InitProducerIdResponse;
+            SaslHandshake: SASL_HANDSHAKE, SaslHandshakeRequest, SaslHandshakeResponse;
+            SaslAuthenticate: SASL_AUTHENTICATE, SaslAuthenticateRequest, SaslAuthenticateResponse;
+        }
+    };
+}
+
+/// Decodes a whole buffer as one message of an API, to its JSON form.
+pub type DecodeJson = fn(&[u8], i16) -> Result<serde_json::Value, DecodeError>;
+
+/// Decodes a whole frame of an API (its version read from the request
+/// header, or given for a response) to the header's and the body's JSON.
+pub type DecodeFrameJson =
+    fn(&[u8], i16) -> Result<(serde_json::Value, serde_json::Value), DecodeError>;
+
+/// One API of the registry.
+#[derive(Debug, Clone, Copy)]
+pub struct DeclaredApi {
+    /// The API key.
+    pub key: i16,
+    /// Kafka's name for the API, e.g. `"DescribeProducers"`.
+    pub name: &'static str,
+    /// The lowest version declared (request and response alike).
+    pub lowest_version: i16,
+    /// The highest version declared.
+    pub highest_version: i16,
+    /// The request's schema name, e.g. `"DescribeProducersRequest"`.
+    pub request_name: &'static str,
+    /// The response's schema name.
+    pub response_name: &'static str,
+    /// A request body to JSON.
+    pub decode_request: DecodeJson,
+    /// A response body to JSON.
+    pub decode_response: DecodeJson,
+    /// A request frame to JSON (the version argument is ignored: the header says).
+    pub decode_request_frame: DecodeFrameJson,
+    /// A response frame at a version to JSON.
+    pub decode_response_frame: DecodeFrameJson,
+    /// Fuzz property of a request body (see [`crate::fuzz_checks`]).
+    #[doc(hidden)]
+    pub fuzz_request: fn(&[u8], i16) -> bool,
+    /// Fuzz property of a response body.
+    #[doc(hidden)]
+    pub fuzz_response: fn(&[u8], i16) -> bool,
+}
+
+impl DeclaredApi {
+    /// Every version declared.
+    pub fn versions(&self) -> std::ops::RangeInclusive<i16> {
+        self.lowest_version..=self.highest_version
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> serde_json::Value {
+    // Declared messages serialize infallibly (no maps with non-string keys).
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+}
+
+fn decode_json<M: Message + Serialize>(
+    bytes: &[u8],
+    version: i16,
+) -> Result<serde_json::Value, DecodeError> {
+    decode_exact::<M>(bytes, version).map(|m| to_json(&m))
+}
+
+fn request_frame_json<R: Request + Serialize>(
+    bytes: &[u8],
+    _version: i16,
+) -> Result<(serde_json::Value, serde_json::Value), DecodeError> {
+    let (header, body): (RequestHeader, R) = decode_request_frame(bytes)?;
+    Ok((to_json(&header), to_json(&body)))
+}
+
+fn response_frame_json<M: Message + Serialize>(
+    bytes: &[u8],
+    version: i16,
+) -> Result<(serde_json::Value, serde_json::Value), DecodeError> {
+    let (header, body): (ResponseHeader, M) = decode_response_frame(bytes, version)?;
+    Ok((to_json(&header), to_json(&body)))
+}
+
+macro_rules! declared_table {
+    ($($name:ident: $key:ident, $req:ident, $resp:ident;)*) => {
+        /// Every API of the registry, in the order the mock advertises them.
+        pub const DECLARED: &[DeclaredApi] = &[
+            $(DeclaredApi {
+                key: crate::api::$key,
+                name: stringify!($name),
+                lowest_version: <crate::messages::$req as Message>::LOWEST_VERSION,
+                highest_version: <crate::messages::$req as Message>::HIGHEST_VERSION,
+                request_name: <crate::messages::$req as Message>::NAME,
+                response_name: <crate::messages::$resp as Message>::NAME,
+                decode_request: decode_json::<crate::messages::$req>,
+                decode_response: decode_json::<crate::messages::$resp>,
+                decode_request_frame: request_frame_json::<crate::messages::$req>,
+                decode_response_frame: response_frame_json::<crate::messages::$resp>,
+                fuzz_request: crate::fuzz_checks::body::<crate::messages::$req>,
+                fuzz_response: crate::fuzz_checks::body::<crate::messages::$resp>,
+            },)*
+        ];
+
+        // The declarations agree with the registry: the response is the
+        // request's, with the same key and versions.
+        $(
+            const _: () = {
+                type Req = crate::messages::$req;
+                type Resp = crate::messages::$resp;
+                fn same<R: Request<Response = Resp>>() {}
+                let _ = same::<Req>;
+                assert!(<Req as Message>::API_KEY == crate::api::$key);
+                assert!(<Resp as Message>::API_KEY == crate::api::$key);
+                assert!(<Req as Message>::LOWEST_VERSION == <Resp as Message>::LOWEST_VERSION);
+                assert!(<Req as Message>::HIGHEST_VERSION == <Resp as Message>::HIGHEST_VERSION);
+            };
+        )*
+    };
+}
+
+crate::for_each_api!(declared_table);
+
+/// The API a user names: its Kafka name (any case) or its key.
+pub fn find(name_or_key: &str) -> Option<&'static DeclaredApi> {
+    let wanted = name_or_key.trim();
+    match wanted.parse::<i16>() {
+        Ok(key) => DECLARED.iter().find(|a| a.key == key),
+        Err(_) => DECLARED
+            .iter()
+            .find(|a| a.name.eq_ignore_ascii_case(wanted)),
+    }
+}
+
+/// The registry's API for `key`.
+pub fn by_key(key: i16) -> Option<&'static DeclaredApi> {
+    DECLARED.iter().find(|a| a.key == key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_keys_find_the_same_api() {
+        assert_eq!(find("DescribeProducers").map(|a| a.key), Some(61));
+        assert_eq!(find("describeproducers").map(|a| a.key), Some(61));
+        assert_eq!(find("61").map(|a| a.name), Some("DescribeProducers"));
+        assert!(find("Produce").is_none() && find("0").is_none() && find("x").is_none());
+        for a in DECLARED {
+            assert_eq!(crate::api::name(a.key), Some(a.name), "{}", a.name);
+            assert_eq!(a.request_name, format!("{}Request", a.name));
+            assert_eq!(a.response_name, format!("{}Response", a.name));
+            assert_eq!(by_key(a.key).map(|b| b.name), Some(a.name));
+        }
+        let mut keys: Vec<i16> = DECLARED.iter().map(|a| a.key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), DECLARED.len(), "an API is declared twice");
+    }
+}
