@@ -836,6 +836,145 @@ mod tests {
         );
     }
 
+    /// The size a refusal reports: what the broker had counted when it
+    /// stopped.
+    fn refused_at(reject: &Reject) -> usize {
+        reject
+            .0
+            .split("at least ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{reject}"))
+    }
+
+    #[test]
+    fn answers_that_grow_with_the_request_are_refused_near_the_limit() {
+        let mut s = shared();
+        let limit = 4096;
+        s.max_response_size = limit;
+        let names: Vec<String> = (0..10_000).map(|i| format!("topic-{i}")).collect();
+        let requests: Vec<(&str, Vec<u8>)> = vec![
+            (
+                "ListOffsets",
+                frame(
+                    &ListOffsetsRequest {
+                        topics: names
+                            .iter()
+                            .map(|n| ListOffsetsTopic {
+                                name: n.clone(),
+                                partitions: vec![ListOffsetsPartition::default()],
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    },
+                    10,
+                ),
+            ),
+            (
+                "Metadata",
+                frame(
+                    &MetadataRequest {
+                        topics: Some(
+                            names
+                                .iter()
+                                .map(|n| MetadataRequestTopic {
+                                    name: Some(n.clone()),
+                                    ..Default::default()
+                                })
+                                .collect(),
+                        ),
+                        ..Default::default()
+                    },
+                    12,
+                ),
+            ),
+            (
+                "DescribeProducers",
+                frame(
+                    &DescribeProducersRequest {
+                        topics: names
+                            .iter()
+                            .map(|n| TopicRequest {
+                                name: n.clone(),
+                                partition_indexes: vec![0],
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            (
+                "DescribeTransactions",
+                frame(
+                    &DescribeTransactionsRequest {
+                        transactional_ids: names.clone(),
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            (
+                "DescribeConfigs",
+                frame(
+                    &DescribeConfigsRequest {
+                        resources: names
+                            .iter()
+                            .map(|n| DescribeConfigsResource {
+                                resource_type: 2,
+                                resource_name: n.clone(),
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    },
+                    4,
+                ),
+            ),
+            (
+                "FindCoordinator",
+                frame(
+                    &FindCoordinatorRequest {
+                        coordinator_keys: names.clone(),
+                        ..Default::default()
+                    },
+                    6,
+                ),
+            ),
+            (
+                "WriteTxnMarkers",
+                frame(
+                    &WriteTxnMarkersRequest {
+                        markers: vec![WritableTxnMarker {
+                            topics: names
+                                .iter()
+                                .map(|n| WritableTxnMarkerTopic {
+                                    name: n.clone(),
+                                    partition_indexes: vec![0],
+                                    ..Default::default()
+                                })
+                                .collect(),
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    },
+                    1,
+                ),
+            ),
+        ];
+        for (name, frame) in requests {
+            let reject = handle_request(&s, 1, &frame[4..], None).unwrap_err();
+            assert!(reject.0.contains(name), "{reject}");
+            // Stopped within about one entry of the limit: the whole
+            // answer (10,000 entries, 150 KB or more) was not built.
+            let at = refused_at(&reject);
+            assert!(at > limit && at < limit + 256, "{name}: {reject}");
+        }
+    }
+
     #[test]
     fn find_coordinator_for_many_keys_is_refused_from_their_count() {
         let mut s = shared();
@@ -852,14 +991,7 @@ mod tests {
             "{reject}"
         );
         // Refused at the first key over the limit: 14 bytes each, at least.
-        let at_least: usize = reject
-            .0
-            .split("at least ")
-            .nth(1)
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap();
-        assert!(at_least <= (1 << 20) + 64, "{reject}");
+        assert!(refused_at(&reject) <= (1 << 20) + 64, "{reject}");
         // A few keys are answered.
         let few = FindCoordinatorRequest {
             coordinator_keys: vec![String::new(); 3],

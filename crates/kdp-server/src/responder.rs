@@ -203,18 +203,15 @@ pub fn describe_producers_within(
     // Each topic and partition named is answered once: refused from the
     // counts alone when even the smallest entries cannot fit.
     let v = kdp_wire::wire::Version::of::<DescribeProducersResponse>(version);
-    let (names, partitions) = request.topics.iter().fold((0usize, 0usize), |(n, p), t| {
-        (
-            n.saturating_add(t.name.len()),
-            p.saturating_add(t.partition_indexes.len()),
-        )
-    });
-    crate::apis::budget::Budget::new(limit).precheck(
-        crate::apis::budget::at_least::<TopicResponse>(request.topics.len(), v, names)
-            .saturating_add(crate::apis::budget::at_least::<PartitionResponse>(
-                partitions, v, 0,
-            )),
-    )?;
+    let (topic, partition) = (
+        <TopicResponse as kdp_wire::wire::Wire>::min_len(v),
+        <PartitionResponse as kdp_wire::wire::Wire>::min_len(v),
+    );
+    crate::apis::budget::Budget::new(limit).precheck_each(request.topics.iter().map(|t| {
+        topic
+            .saturating_add(t.name.len())
+            .saturating_add(t.partition_indexes.len().saturating_mul(partition))
+    }))?;
     let mut meter = Meter::new(version, limit);
     let mut topics = Vec::with_capacity(request.topics.len().min(1024));
     for t in &request.topics {

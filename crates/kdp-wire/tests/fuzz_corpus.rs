@@ -30,6 +30,7 @@ const TARGETS: &[(&str, Check)] = &[
     ),
     ("request_frame", fuzz_checks::request_frame),
     ("api_versions_metadata", fuzz_checks::api_versions_metadata),
+    ("every_api", fuzz_checks::every_api),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -374,6 +375,38 @@ fn seed_api_versions_metadata() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// A default request and response of every API of the registry, at every
+/// version, behind `every_api`'s two selector bytes.
+macro_rules! seed_every_api {
+    ($($name:ident: $key:ident, $req:ident, $resp:ident;)*) => {
+        fn seed_every_api() -> Vec<(String, Vec<u8>)> {
+            use kdp_wire::Message;
+            let mut out = Vec::new();
+            let mut index = 0u8;
+            $({
+                type Req = kdp_wire::messages::$req;
+                type Resp = kdp_wire::messages::$resp;
+                for version in Req::LOWEST_VERSION..=Req::HIGHEST_VERSION {
+                    let offset = u8::try_from(version - Req::LOWEST_VERSION).unwrap();
+                    for (kind, body) in [
+                        ("request", encode_to_vec(&Req::default(), version)),
+                        ("response", encode_to_vec(&Resp::default(), version)),
+                    ] {
+                        let mut data = vec![index, (offset << 1) | u8::from(kind == "response")];
+                        data.extend(body);
+                        out.push((format!("{}-v{version}-{kind}", stringify!($name)), data));
+                    }
+                }
+                index += 1;
+            })*
+            let _ = index;
+            out
+        }
+    };
+}
+
+kdp_wire::for_each_api!(seed_every_api);
+
 /// With `KDP_WRITE_CORPUS=1`, `seeds_are_accepted` also writes the seed
 /// files into fuzz/corpus (before `cargo fuzz`; cmin may drop some later).
 fn write_seed_corpus() {
@@ -410,6 +443,9 @@ fn write_seed_corpus() {
     for (name, data) in seed_api_versions_metadata() {
         write("api_versions_metadata", &name, &data);
     }
+    for (name, data) in seed_every_api() {
+        write("every_api", &name, &data);
+    }
 }
 
 #[test]
@@ -434,5 +470,8 @@ fn seeds_are_accepted() {
     }
     for (name, f) in seed_frames() {
         assert!(fuzz_checks::request_frame(&f), "{name}");
+    }
+    for (name, data) in seed_every_api() {
+        assert!(fuzz_checks::every_api(&data), "{name}");
     }
 }

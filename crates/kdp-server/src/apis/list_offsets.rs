@@ -22,9 +22,9 @@ use kdp_wire::messages::{
     ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse,
 };
 
-use kdp_wire::wire::Version;
+use kdp_wire::wire::{Version, Wire};
 
-use super::budget::{at_least, Budget};
+use super::budget::Budget;
 use super::find_coordinator::Invalid;
 use super::{Call, Caller, Handler, Refusal};
 use crate::cluster::Cluster;
@@ -60,16 +60,15 @@ pub fn list_offsets_within(
     budget: &Budget,
 ) -> Result<ListOffsetsResponse, Refusal> {
     let v = Version::of::<ListOffsetsResponse>(version);
-    let (names, partitions) = req.topics.iter().fold((0usize, 0usize), |(n, p), t| {
-        (
-            n.saturating_add(t.name.len()),
-            p.saturating_add(t.partitions.len()),
-        )
-    });
-    budget.precheck(
-        at_least::<ListOffsetsTopicResponse>(req.topics.len(), v, names)
-            .saturating_add(at_least::<ListOffsetsPartitionResponse>(partitions, v, 0)),
-    )?;
+    let (topic, partition) = (
+        ListOffsetsTopicResponse::min_len(v),
+        ListOffsetsPartitionResponse::min_len(v),
+    );
+    budget.precheck_each(req.topics.iter().map(|t| {
+        topic
+            .saturating_add(t.name.len())
+            .saturating_add(t.partitions.len().saturating_mul(partition))
+    }))?;
     let isolation = if version >= 2 {
         req.isolation_level
     } else {

@@ -40,10 +40,10 @@ use kdp_wire::messages::{
     WritableTxnMarkerTopicResult, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 
-use kdp_wire::wire::Version;
+use kdp_wire::wire::{Version, Wire};
 use kdp_wire::Message;
 
-use super::budget::{self, Budget};
+use super::budget::Budget;
 use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
 use crate::broker::Shared;
@@ -414,15 +414,13 @@ fn write_txn_markers_within(
 ) -> Result<WriteTxnMarkersResponse, TooLarge> {
     // Every partition named is answered, in an entry of a fixed size.
     let v = Version::of::<WriteTxnMarkersResponse>(version);
-    let partitions = req
-        .markers
-        .iter()
-        .flat_map(|m| &m.topics)
-        .map(|t| t.partition_indexes.len())
-        .fold(0, usize::saturating_add);
-    budget.precheck(budget::at_least::<WritableTxnMarkerPartitionResult>(
-        partitions, v, 0,
-    ))?;
+    let each = WritableTxnMarkerPartitionResult::min_len(v);
+    budget.precheck_each(
+        req.markers
+            .iter()
+            .flat_map(|m| &m.topics)
+            .map(|t| t.partition_indexes.len().saturating_mul(each)),
+    )?;
     let file_allows = {
         let cluster = shared.read();
         let acls = &cluster.acls;
