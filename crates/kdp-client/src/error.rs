@@ -231,6 +231,14 @@ pub enum Error {
         message: String,
     },
 
+    /// A TLS record came where a Kafka response was expected: the port is a
+    /// TLS listener, spoken to in plaintext. No retry can fix that.
+    #[error("{addr}: this port speaks TLS: set security.protocol=SSL (or SASL_SSL)")]
+    TlsListener {
+        /// The broker address.
+        addr: String,
+    },
+
     /// The operation's overall deadline passed.
     #[error("{what} did not finish within {}", fmt_duration(*.timeout))]
     Deadline {
@@ -273,10 +281,45 @@ impl Error {
         )
     }
 
-    /// Whether retrying cannot help: the configuration or credentials are
-    /// wrong (TLS trust or identity, SASL). Bootstrap stops at once.
+    /// Whether the same request may succeed if tried again (another broker,
+    /// another connection, later): the one place that decides what is
+    /// retried. Not retriable: wrong configuration or credentials (TLS trust
+    /// or identity, a TLS port spoken to in plaintext, SASL), versions the
+    /// broker does not support, answers kdp cannot read, an address that
+    /// cannot be used, and a deadline that has passed.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Error::Resolve { .. }
+            | Error::Connect { .. }
+            | Error::ConnectTimeout { .. }
+            | Error::Closed { .. }
+            | Error::Truncated { .. }
+            | Error::Io { .. }
+            | Error::RequestTimeout { .. }
+            | Error::Shutdown { .. }
+            | Error::NoBrokers
+            | Error::UnknownBroker(_) => true,
+            Error::Bootstrap { attempts } => attempts.iter().all(Error::is_retriable),
+            Error::ApiVersions { error_code, .. } | Error::Broker { error_code, .. } => {
+                crate::admin::lookup::is_retriable(*error_code)
+            }
+            Error::InvalidAddress { .. }
+            | Error::Frame { .. }
+            | Error::UnknownCorrelationId { .. }
+            | Error::Decode { .. }
+            | Error::UnsupportedApi { .. }
+            | Error::FeatureUnsupported { .. }
+            | Error::Tls { .. }
+            | Error::TlsListener { .. }
+            | Error::Authentication { .. }
+            | Error::Deadline { .. } => false,
+        }
+    }
+
+    /// Whether retrying cannot help ([`Error::is_retriable`] is false):
+    /// bootstrap and the admin driver stop at the first such error.
     pub fn is_fatal(&self) -> bool {
-        matches!(self, Error::Tls { .. } | Error::Authentication { .. })
+        !self.is_retriable()
     }
 
     /// The Kafka error code that best describes this client-side failure,
@@ -293,7 +336,8 @@ impl Error {
             | Error::Io { .. }
             | Error::Shutdown { .. }
             | Error::Bootstrap { .. }
-            | Error::Tls { .. } => error_code::NETWORK_EXCEPTION,
+            | Error::Tls { .. }
+            | Error::TlsListener { .. } => error_code::NETWORK_EXCEPTION,
             Error::Authentication { error_code, .. } => *error_code,
             Error::UnsupportedApi { .. } | Error::FeatureUnsupported { .. } => {
                 error_code::UNSUPPORTED_VERSION

@@ -316,3 +316,70 @@ async fn an_encrypted_client_key_is_decrypted_with_ssl_key_password() {
     assert!(e.message.contains("cannot decrypt the private key"), "{e}");
     assert!(!e.to_string().contains("wrong-pw"));
 }
+
+/// The server side of a TLS listener over an in-memory stream: a PLAINTEXT
+/// client's request meets a TLS server.
+struct TlsPort(tokio_rustls::TlsAcceptor);
+
+impl Connector for TlsPort {
+    fn connect<'a>(&'a self, _addr: &'a BrokerAddress) -> kdp_client::ConnectFuture<'a> {
+        Box::pin(async move {
+            let (client, server) = tokio::io::duplex(64 * 1024);
+            let acceptor = self.0.clone();
+            tokio::spawn(async move {
+                // the handshake fails on a Kafka frame; rustls answers with an alert
+                let _ = acceptor.accept(server).await;
+            });
+            Ok(Box::new(client) as kdp_client::BoxStream)
+        })
+    }
+}
+
+fn tls_port(leaf: &Leaf) -> TlsPort {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain = vec![CertificateDer::from_pem_slice(leaf.cert_pem.as_bytes()).unwrap()];
+    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    TlsPort(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+/// A PLAINTEXT client aimed at a TLS listener: the TLS alert is recognised
+/// where a frame size was expected, and the bootstrap stops at once with the
+/// hint instead of retrying until the timeout.
+#[tokio::test(start_paused = true)]
+async fn plaintext_to_a_tls_listener_fails_at_once_with_the_hint() {
+    let pki = Pki::new("ca");
+    let port = tls_port(&pki.leaf("broker", &["localhost"], false));
+    let config = kdp_client::ClientConfig {
+        connector: Arc::new(port),
+        bootstrap_timeout: Duration::from_secs(30),
+        ..Default::default()
+    };
+    let start = tokio::time::Instant::now();
+    let e = kdp_client::Client::connect(vec![BrokerAddress::new("localhost", 9093)], config)
+        .await
+        .unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    let Error::Bootstrap { attempts } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        matches!(attempts.as_slice(), [Error::TlsListener { .. }]),
+        "{e}"
+    );
+    assert!(!e.is_retriable());
+    assert!(
+        e.to_string()
+            .contains("this port speaks TLS: set security.protocol=SSL (or SASL_SSL)"),
+        "{e}"
+    );
+}
