@@ -317,6 +317,75 @@ async fn an_encrypted_client_key_is_decrypted_with_ssl_key_password() {
     assert!(!e.to_string().contains("wrong-pw"));
 }
 
+/// A self-signed broker certificate marked as a CA (as `openssl req -x509`
+/// makes one), valid for `names`, from `not_after` on expired if given.
+fn self_signed_ca(names: &[&str], expired: bool) -> Leaf {
+    let mut p =
+        CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    p.distinguished_name.push(DnType::CommonName, "broker");
+    if expired {
+        p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        p.not_after = rcgen::date_time_ymd(2020, 1, 2);
+    }
+    let key = KeyPair::generate().unwrap();
+    let cert = p.self_signed(&key).unwrap();
+    Leaf {
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    }
+}
+
+/// Java's trust manager accepts a broker certificate that is itself in the
+/// truststore; so does kdp, still checking its name and dates. Any other
+/// self-signed certificate is refused, and no failure reads as a Rust
+/// debug string.
+#[tokio::test]
+async fn a_self_signed_broker_certificate_in_the_truststore_is_trusted() {
+    let broker = self_signed_ca(&["localhost"], false);
+    let (addr, _) = server(&broker, None).await;
+    // the truststore holds the broker's own certificate (beside another CA)
+    let other = Pki::new("other");
+    let both = format!("{}{}", other.ca_pem, broker.cert_pem);
+    connect(&config(&both, None), "localhost", addr.port())
+        .await
+        .unwrap();
+
+    // the name is still checked...
+    let e = connect(&config(&broker.cert_pem, None), "127.0.0.1", addr.port())
+        .await
+        .unwrap_err();
+    assert!(tls_reason(e).contains("hostname mismatch"));
+    // ...unless ssl.endpoint.identification.algorithm is empty
+    let mut lax = config(&broker.cert_pem, None);
+    lax.verify_hostname = false;
+    connect(&lax, "127.0.0.1", addr.port()).await.unwrap();
+
+    // so are the dates
+    let stale = self_signed_ca(&["localhost"], true);
+    let (stale_addr, _) = server(&stale, None).await;
+    let e = connect(
+        &config(&stale.cert_pem, None),
+        "localhost",
+        stale_addr.port(),
+    )
+    .await
+    .unwrap_err();
+    assert!(tls_reason(e).contains("expired"));
+
+    // a self-signed CA certificate that is not in the truststore is refused,
+    // in words, not as `Other(OtherError(CaUsedAsEndEntity))`
+    let e = connect(&config(&other.ca_pem, None), "localhost", addr.port())
+        .await
+        .unwrap_err();
+    let reason = tls_reason(e);
+    assert!(reason.contains("CA certificate as its own"), "{reason}");
+    assert!(
+        !reason.contains("Other(") && !reason.contains("Error"),
+        "{reason}"
+    );
+}
+
 /// The server side of a TLS listener over an in-memory stream: a PLAINTEXT
 /// client's request meets a TLS server.
 struct TlsPort(tokio_rustls::TlsAcceptor);
