@@ -199,6 +199,9 @@ impl Client {
             }
             attempts = this_pass;
         }
+        if deadline.is_past() {
+            attempts.push(deadline.expired("connecting to the bootstrap servers"));
+        }
         Err(Error::Bootstrap { attempts })
     }
 

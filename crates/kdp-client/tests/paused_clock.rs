@@ -619,6 +619,7 @@ async fn nothing_listening_is_told_once_and_ends_at_the_deadline_naming_each_add
         text.contains("b1:9092") && text.contains("b2:9092"),
         "{text}"
     );
+    assert!(text.contains("did not finish within 5s"), "{text}");
     let told = told.lock().unwrap();
     assert_eq!(told.len(), 1, "{told:?}");
     let (when, what) = &told[0];
