@@ -178,9 +178,11 @@ pub async fn join(
     Ok(joined)
 }
 
-/// Reports on stderr each partition the join could not describe; how many.
+/// Reports on stderr each partition the join could not describe; how many,
+/// with the phases that ran out of time ([`join`] named them), so that a
+/// partial answer never exits 0.
 pub fn report_failed_partitions(joined: &Joined) -> usize {
-    let mut failed = 0;
+    let mut failed = joined.unfinished.len();
     for o in &joined.partitions {
         if let Err(e) = &o.result {
             failed += 1;
@@ -217,5 +219,39 @@ pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
             eprintln!("kdp: cannot start the async runtime: {e}");
             exit::PARTIAL
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kdp_client::diagnose::TxnProtocol;
+    use kdp_client::txn::join::JoinPhase;
+
+    use super::*;
+
+    /// A join whose configs ran out of time has no failed partition, but its
+    /// answer (the threshold) is partial: the commands must not exit 0.
+    #[test]
+    fn a_phase_that_ran_out_counts_as_a_failure() {
+        let joined = Joined {
+            now_ms: 0,
+            partitions: Vec::new(),
+            summary: Default::default(),
+            protocol: TxnProtocol::V1,
+            cluster_max_timeout_ms: None,
+            producer_id_expiration_ms: None,
+            view: Default::default(),
+            offsets: BTreeMap::new(),
+            listing_errors: Vec::new(),
+            unfinished: vec![JoinPhase::DescribeConfigs],
+        };
+        assert_eq!(report_failed_partitions(&joined), 1);
+        let done = Joined {
+            unfinished: Vec::new(),
+            ..joined
+        };
+        assert_eq!(report_failed_partitions(&done), 0);
     }
 }
