@@ -335,9 +335,13 @@ impl Error {
             | Error::Truncated { .. }
             | Error::Io { .. }
             | Error::Shutdown { .. }
-            | Error::Bootstrap { .. }
             | Error::Tls { .. }
             | Error::TlsListener { .. } => error_code::NETWORK_EXCEPTION,
+            // the error that stopped it, if one did (a refused login is no network fault)
+            Error::Bootstrap { attempts } => attempts
+                .iter()
+                .find(|e| !e.is_retriable() && !matches!(e, Error::Deadline { .. }))
+                .map_or(error_code::NETWORK_EXCEPTION, Error::kafka_code),
             Error::Authentication { error_code, .. } => *error_code,
             Error::UnsupportedApi { .. } | Error::FeatureUnsupported { .. } => {
                 error_code::UNSUPPORTED_VERSION
@@ -393,4 +397,44 @@ pub(crate) fn fmt_duration(d: Duration) -> impl fmt::Display {
         }
     }
     D(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retriable_or_not_and_the_code_a_bootstrap_failure_reports() {
+        let refused = Error::Connect {
+            addr: "b1:9092".into(),
+            source: Arc::new(io::ErrorKind::ConnectionRefused.into()),
+        };
+        let login = Error::Authentication {
+            addr: "b1:9092".into(),
+            mechanism: "PLAIN",
+            error_code: error_code::SASL_AUTHENTICATION_FAILED,
+            message: "bad credentials".into(),
+        };
+        let tls = Error::TlsListener {
+            addr: "b1:9092".into(),
+        };
+        assert!(refused.is_retriable());
+        assert!(!login.is_retriable() && !tls.is_retriable());
+        let deadline = Error::Deadline {
+            what: "connecting to the bootstrap servers",
+            timeout: Duration::from_secs(1),
+        };
+        let unreachable = Error::Bootstrap {
+            attempts: vec![refused.clone(), deadline],
+        };
+        assert_eq!(unreachable.kafka_code(), error_code::NETWORK_EXCEPTION);
+        assert!(!unreachable.is_retriable());
+        let refused_login = Error::Bootstrap {
+            attempts: vec![login],
+        };
+        assert_eq!(
+            refused_login.kafka_code(),
+            error_code::SASL_AUTHENTICATION_FAILED
+        );
+    }
 }
