@@ -266,6 +266,31 @@ fn an_encrypted_pkcs8_key_works_for_kdp_and_for_kafka_on_java_25() {
     }
 }
 
+/// A PLAINTEXT client aimed at the node's TLS listeners (SSL, SASL_SSL):
+/// Kafka's TLS engine answers with an alert record, which kdp recognises
+/// and names at once, instead of retrying until `--timeout` and then
+/// reporting a frame size of 352518912.
+#[test]
+#[ignore = "needs the secured Kafka node: run scripts/test.sh"]
+fn plaintext_to_a_tls_listener_exits_3_at_once_with_the_hint() {
+    let s = secure();
+    for bootstrap in [&s.ssl, &s.sasl_ssl] {
+        let r = s.describe(bootstrap, None, &[]);
+        assert_eq!(r.code, 3, "{bootstrap}: {}", r.stderr);
+        let last = r.stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.contains("this port speaks TLS: set security.protocol=SSL (or SASL_SSL)"),
+            "{bootstrap}: {last}"
+        );
+        assert!(!last.contains("frame size"), "{bootstrap}: {last}");
+        // fails at once on the cause, not when --timeout runs out
+        assert!(
+            !last.contains("did not finish within"),
+            "{bootstrap}: {last}"
+        );
+    }
+}
+
 /// Stops a child process when the test ends, however it ends.
 struct Stop(std::process::Child);
 
