@@ -55,7 +55,12 @@ impl fmt::Display for Retrying {
                 reason,
                 left,
             } => {
-                write!(f, "{api}: {keys} not answered yet ({}", reason.name())?;
+                let what = if *keys == 1 { "key" } else { "keys" };
+                write!(
+                    f,
+                    "{api}: no answer yet for {keys} {what} ({}",
+                    reason.name()
+                )?;
                 if let Some(m) = &reason.message {
                     write!(f, ": {m}")?;
                 }

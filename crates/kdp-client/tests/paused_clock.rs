@@ -659,3 +659,43 @@ async fn an_unsupported_lookup_is_not_retried_until_the_deadline() {
         "{e:?}"
     );
 }
+
+/// A driver run that retries tells the watcher once, naming the API and
+/// why, however many rounds it takes.
+#[tokio::test(start_paused = true)]
+async fn a_retried_request_is_told_once_naming_the_api() {
+    let cluster = MemCluster::new(
+        2,
+        &[("t", 0, 2)],
+        Arc::new(|b, r| {
+            if b == 2 {
+                Answer::Never
+            } else {
+                Answer::Respond(answer_from(b, r))
+            }
+        }),
+    );
+    // broker 2 stays the leader: every round asks it again until the deadline
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let sink = told.clone();
+    let config = ClientConfig {
+        on_retry: Some(Arc::new(move |r: &kdp_client::Retrying| {
+            sink.lock().unwrap().push(r.to_string())
+        })),
+        ..client_config(&cluster)
+    };
+    let client = Arc::new(Client::connect(cluster.bootstrap(), config).await.unwrap());
+    let opts = DescribeOptions {
+        deadline: Some(kdp_client::Deadline::after(Duration::from_secs(30))),
+        ..topic_t()
+    };
+    let summary = kdp_client::describe_producers(client, &opts, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(summary.failed, 1);
+    assert!(cluster.state().dp_calls.len() >= 2, "retried");
+    let told = told.lock().unwrap();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].starts_with("DescribeProducers: "), "{}", told[0]);
+    assert!(told[0].contains("timed out"), "{}", told[0]);
+}
