@@ -31,7 +31,7 @@ use crate::describe::{
 use crate::diagnose::flags::Coordinator;
 use crate::diagnose::hanging::{CoordinatorView, Description};
 use crate::diagnose::TxnProtocol;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::txn::configs::{self, broker_configs};
 use crate::txn::describe::describe_transactions;
 use crate::txn::driver_options;
@@ -303,7 +303,7 @@ pub async fn join(client: &Arc<Client>, opts: &JoinOptions) -> Result<Joined> {
         Ok(p) => joined.protocol = p,
         Err(e) => {
             tracing::debug!(error = %e, "transaction protocol unknown; taking v1");
-            if deadline.is_past() {
+            if matches!(e, Error::Deadline { .. }) {
                 unfinished.push(JoinPhase::ApiVersions);
             }
         }
