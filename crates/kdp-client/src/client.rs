@@ -11,8 +11,10 @@ use kdp_wire::messages::{MetadataRequest, MetadataRequestTopic, MetadataResponse
 use kdp_wire::Request;
 
 use crate::connection::{Connection, ConnectionConfig};
+use crate::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::metadata::{BrokerInfo, ClusterMetadata};
+use crate::retry::{OnRetry, Retrying};
 use crate::transport::{BrokerAddress, Connector, TcpConnector};
 
 /// Responses that carry a ThrottleTimeMs, which the client honours.
@@ -50,6 +52,9 @@ pub struct ClientConfig {
     pub retry_backoff: Duration,
     /// The longest pause between two passes.
     pub retry_backoff_max: Duration,
+    /// Told once per operation what is being retried (bootstrap, an admin
+    /// request), so a terminal can say it; `None`: nobody is told.
+    pub on_retry: Option<OnRetry>,
 }
 
 impl Default for ClientConfig {
@@ -62,6 +67,7 @@ impl Default for ClientConfig {
             bootstrap_passes: u32::MAX,
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_secs(1),
+            on_retry: None,
         }
     }
 }
@@ -75,6 +81,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("bootstrap_passes", &self.bootstrap_passes)
             .field("retry_backoff", &self.retry_backoff)
             .field("retry_backoff_max", &self.retry_backoff_max)
+            .field("on_retry", &self.on_retry.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -115,6 +122,19 @@ impl Client {
         bootstrap_servers: Vec<BrokerAddress>,
         config: ClientConfig,
     ) -> Result<Self> {
+        let deadline = Deadline::after(config.bootstrap_timeout);
+        Client::connect_within(bootstrap_servers, config, deadline).await
+    }
+
+    /// [`Client::connect`] within `deadline` (a command's budget) instead
+    /// of `bootstrap_timeout`. Stops at the first error no retry can fix
+    /// ([`Error::is_retriable`]); tells `on_retry` once when the first pass
+    /// failed and passes go on.
+    pub async fn connect_within(
+        bootstrap_servers: Vec<BrokerAddress>,
+        config: ClientConfig,
+        deadline: Deadline,
+    ) -> Result<Self> {
         let client = Client {
             config,
             bootstrap_servers,
@@ -122,32 +142,38 @@ impl Client {
             brokers: RwLock::new(BTreeMap::new()),
             pool: Mutex::new(HashMap::new()),
         };
-        let conn = client.connect_bootstrap().await?;
+        let conn = client.connect_bootstrap(deadline).await?;
         *lock(&client.bootstrap_conn) = Some(conn);
         Ok(client)
     }
 
-    async fn connect_bootstrap(&self) -> Result<Arc<Connection>> {
-        let timeout = self.config.bootstrap_timeout;
-        let deadline = Instant::now() + timeout;
+    async fn connect_bootstrap(&self, deadline: Deadline) -> Result<Arc<Connection>> {
         // the last complete pass's failures (what the error reports)
-        let mut attempts = Vec::new();
+        let mut attempts: Vec<Error> = Vec::new();
         let mut backoff = self.config.retry_backoff;
         for pass in 0..self.config.bootstrap_passes.max(1) {
             if pass > 0 {
-                let left = deadline.saturating_duration_since(Instant::now());
-                tokio::time::sleep(backoff.min(left)).await;
-                if Instant::now() >= deadline {
+                if pass == 1 {
+                    self.tell(&Retrying::Bootstrap {
+                        failures: attempts.clone(),
+                        left: deadline.remaining(),
+                    });
+                }
+                tokio::time::sleep(deadline.bound(backoff)).await;
+                if deadline.is_past() {
                     break;
                 }
                 backoff = backoff.saturating_mul(2).min(self.config.retry_backoff_max);
             }
             let mut this_pass = Vec::new();
             for addr in &self.bootstrap_servers {
-                match tokio::time::timeout_at(deadline, self.open(addr)).await {
+                let started = Instant::now();
+                // a server that stalls costs a third of the budget, not all of it
+                let open = self.open_within(addr, deadline.budget() / 3);
+                match tokio::time::timeout_at(deadline.at(), open).await {
                     Ok(Ok(c)) => return Ok(c),
-                    Ok(Err(e)) if e.is_fatal() => {
-                        // wrong trust, identity or credentials: no pass will do better
+                    Ok(Err(e)) if !e.is_retriable() => {
+                        // wrong trust, identity, credentials or protocol: no pass will do better
                         return Err(Error::Bootstrap { attempts: vec![e] });
                     }
                     Ok(Err(e)) => {
@@ -155,29 +181,48 @@ impl Client {
                         this_pass.push(e);
                     }
                     Err(_) => {
-                        // cut short: the servers it reached, else the last pass
+                        // cut short: the servers it reached, else the last
+                        // pass, and the one it was connecting to
                         if !this_pass.is_empty() {
                             attempts = this_pass;
                         }
-                        attempts.push(Error::Deadline {
-                            what: "connecting to the bootstrap servers",
-                            timeout,
-                        });
+                        if !attempts.iter().any(|e| names(e, addr)) {
+                            attempts.push(Error::ConnectTimeout {
+                                addr: addr.to_string(),
+                                timeout: started.elapsed(),
+                            });
+                        }
+                        attempts.push(deadline.expired("connecting to the bootstrap servers"));
                         return Err(Error::Bootstrap { attempts });
                     }
                 }
             }
             attempts = this_pass;
         }
+        if deadline.is_past() {
+            attempts.push(deadline.expired("connecting to the bootstrap servers"));
+        }
         Err(Error::Bootstrap { attempts })
     }
 
-    async fn open(&self, addr: &BrokerAddress) -> Result<Arc<Connection>> {
+    /// Tells the configured watcher what is being retried.
+    pub(crate) fn tell(&self, what: &Retrying) {
+        tracing::debug!(%what, "retrying");
+        if let Some(f) = &self.config.on_retry {
+            f(what);
+        }
+    }
+
+    /// Opens a connection whose TCP connect and each request of its setup
+    /// (ApiVersions, SASL) wait at most `limit` (and their configured bounds).
+    async fn open_within(&self, addr: &BrokerAddress, limit: Duration) -> Result<Arc<Connection>> {
+        let mut connection = self.config.connection.clone();
+        connection.request_timeout = connection.request_timeout.min(limit);
         let conn = Connection::connect(
             addr,
             &*self.config.connector,
-            self.config.connection.clone(),
-            self.config.connect_timeout,
+            connection,
+            self.config.connect_timeout.min(limit),
         )
         .await?;
         Ok(Arc::new(conn))
@@ -254,6 +299,7 @@ impl Client {
         for conn in live {
             match self.send_on(&conn, &req, timeout).await {
                 Ok(resp) => return Ok(self.absorb(&resp)),
+                Err(e) if !e.is_retriable() => return Err(e),
                 Err(e) => {
                     if matches!(e, Error::RequestTimeout { .. }) {
                         silent.push(conn.addr().to_string());
@@ -272,7 +318,7 @@ impl Client {
         addrs.retain(|a| !silent.contains(&a.to_string()));
         for addr in addrs {
             let result = async {
-                let conn = self.open(&addr).await?;
+                let conn = self.open_within(&addr, timeout).await?;
                 let resp = self.send_on(&conn, &req, timeout).await?;
                 *lock(&self.bootstrap_conn) = Some(conn);
                 Ok::<_, Error>(resp)
@@ -280,6 +326,7 @@ impl Client {
             .await;
             match result {
                 Ok(resp) => return Ok(self.absorb(&resp)),
+                Err(e) if !e.is_retriable() => return Err(e),
                 Err(e) => {
                     tracing::debug!(%addr, error = %e, "metadata failed");
                     last_err = Some(e);
@@ -300,6 +347,12 @@ impl Client {
     /// The connection to broker `id`, opened (and ApiVersions negotiated) on
     /// first use or after the previous one failed.
     pub async fn broker(&self, id: i32) -> Result<Arc<Connection>> {
+        self.broker_within(id, Duration::MAX).await
+    }
+
+    /// [`Client::broker`], a new connection's setup requests each waiting at
+    /// most `limit`.
+    pub async fn broker_within(&self, id: i32, limit: Duration) -> Result<Arc<Connection>> {
         let info = self
             .brokers
             .read()
@@ -321,20 +374,21 @@ impl Client {
             .filter(|c| c.is_usable() && c.addr() == addr);
         let conn = match reuse {
             Some(c) => c,
-            None => self.open(&info.addr).await?,
+            None => self.open_within(&info.addr, limit).await?,
         };
         *guard = Some(conn.clone());
         Ok(conn)
     }
 
     /// Sends `req` to broker `id` at the newest common version, honouring
-    /// the throttle time of the response.
+    /// the throttle time of the response; opening the connection first, if
+    /// needed, waits at most `timeout` per setup request too.
     pub async fn send_to<R>(&self, id: i32, req: &R, timeout: Duration) -> Result<R::Response>
     where
         R: Request,
         R::Response: ThrottleTime,
     {
-        let conn = self.broker(id).await?;
+        let conn = self.broker_within(id, timeout).await?;
         self.send_on(&conn, req, timeout).await
     }
 
@@ -354,5 +408,19 @@ impl Client {
         let resp = conn.send_with_timeout(req, version, timeout).await?;
         conn.throttle(resp.throttle_time_ms());
         Ok(resp)
+    }
+}
+
+/// Whether `e` is about the server at `addr`.
+fn names(e: &Error, addr: &BrokerAddress) -> bool {
+    let a = addr.to_string();
+    match e {
+        Error::Resolve { addr, .. }
+        | Error::Connect { addr, .. }
+        | Error::ConnectTimeout { addr, .. }
+        | Error::Closed { addr }
+        | Error::Io { addr, .. }
+        | Error::RequestTimeout { addr, .. } => *addr == a,
+        _ => false,
     }
 }

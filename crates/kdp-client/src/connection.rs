@@ -531,10 +531,34 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// Whether `first` (the first bytes the peer sent) is a TLS record header:
+/// a content type (change_cipher_spec 0x14, alert 0x15, handshake 0x16,
+/// application_data 0x17) and major version 3. Read as a Kafka size prefix
+/// that is 335 MB or more, never the answer to a first request (ApiVersions).
+fn is_tls_record(first: &[u8]) -> bool {
+    matches!(first, [0x14..=0x17, 0x03, ..])
+}
+
 async fn read_loop<R: AsyncRead + Unpin>(rd: R, shared: Arc<Shared>, max_size: usize) {
     let addr = shared.addr.clone();
     let mut rd = BufReader::with_capacity(READ_CHUNK, rd);
     let mut frames = FrameReader::new(max_size).with_min_size(4);
+    // A TLS listener answers plaintext with an alert record: say so at once
+    // instead of reading its header as a frame size.
+    match rd.fill_buf().await {
+        Ok(first) if is_tls_record(first) => {
+            tracing::debug!(%addr, "a TLS record where a Kafka response was expected");
+            shared.fail(Error::TlsListener { addr });
+            return;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            let e = Error::io(&addr, e);
+            tracing::debug!(%addr, error = %e, "connection failed");
+            shared.fail(e);
+            return;
+        }
+    }
     let err = loop {
         let payload = match read_frame(&mut rd, &mut frames, &addr).await {
             Ok(p) => p,
@@ -591,4 +615,20 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         }
     }
     let _ = wr.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_tls_record;
+
+    #[test]
+    fn tls_records_are_told_from_kafka_frames() {
+        // a TLS 1.2 alert and a handshake record
+        assert!(is_tls_record(&[0x15, 0x03, 0x03, 0x00, 0x02]));
+        assert!(is_tls_record(&[0x16, 0x03, 0x01]));
+        // a Kafka response of 300 bytes, and of 16 MiB
+        assert!(!is_tls_record(&[0x00, 0x00, 0x01, 0x2c]));
+        assert!(!is_tls_record(&[0x01, 0x00, 0x00, 0x00]));
+        assert!(!is_tls_record(&[0x16]));
+    }
 }

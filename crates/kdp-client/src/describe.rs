@@ -30,12 +30,12 @@ use kdp_wire::error_code;
 use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, ProducerState, TopicRequest,
 };
-use tokio::time::Instant;
 
 use crate::admin::{
     drive, AdminHandler, Batch, DriverOptions, KeyOutcome, PartitionLeader, TopicPartition,
 };
 use crate::client::Client;
+use crate::deadline::Deadline;
 use crate::error::Result;
 
 mod select;
@@ -62,8 +62,11 @@ pub struct DescribeOptions {
     /// implicitly (a whole topic, the whole cluster) are then only those with
     /// a replica on it; partitions named explicitly are all asked.
     pub broker_id: Option<i32>,
-    /// The whole operation's bound, from the call on.
+    /// The whole operation's bound, from the call on, unless `deadline` is given.
     pub timeout: Duration,
+    /// The budget the operation draws on, shared with the steps before and
+    /// after it (a command's `--timeout`); `None`: `timeout` from the call on.
+    pub deadline: Option<Deadline>,
     /// Bound on one request, further bounded by a third of `timeout` (so a
     /// broker that stops answering leaves time to re-route) and by what is
     /// left of it.
@@ -90,6 +93,7 @@ impl DescribeOptions {
     pub fn driver_options(&self) -> DriverOptions {
         DriverOptions {
             timeout: self.timeout,
+            deadline: self.deadline,
             request_timeout: self.request_timeout,
             max_keys_per_request: self.max_partitions_per_request,
             max_concurrent_brokers: self.max_concurrent_brokers,
@@ -97,6 +101,18 @@ impl DescribeOptions {
             retry_backoff: self.retry_backoff,
             retry_backoff_max: self.retry_backoff_max,
         }
+    }
+
+    /// The deadline of an operation started now: the one given, else
+    /// `timeout` from now.
+    pub fn deadline(&self) -> Deadline {
+        self.deadline
+            .unwrap_or_else(|| Deadline::after(self.timeout))
+    }
+
+    /// One request's bound: `request_timeout`, at most a third of the budget.
+    pub fn per_request_timeout(&self) -> Duration {
+        self.driver_options().per_request_timeout()
     }
 }
 
@@ -106,6 +122,7 @@ impl Default for DescribeOptions {
             topics: None,
             broker_id: None,
             timeout: Duration::from_secs(30),
+            deadline: None,
             request_timeout: Duration::from_secs(30),
             max_partitions_per_request: 10_000,
             max_concurrent_brokers: 8,
@@ -181,7 +198,7 @@ pub async fn describe_producers<F>(
 where
     F: FnMut(DescribeEvent),
 {
-    let deadline = Instant::now() + opts.timeout;
+    let deadline = opts.deadline();
     let mut report = Report {
         sink,
         summary: DescribeSummary::default(),
@@ -198,11 +215,8 @@ where
         chosen_broker: opts.broker_id,
         explicit: selected.explicit,
     };
-    // what is left of the deadline after the selection was resolved
-    let driver_opts = DriverOptions {
-        timeout: deadline.saturating_duration_since(Instant::now()),
-        ..opts.driver_options()
-    };
+    // the driver draws on what is left of the same deadline
+    let driver_opts = opts.driver_options().within(deadline);
     let stats = drive(
         &client,
         &handler,

@@ -241,6 +241,14 @@ pub enum Error {
         message: String,
     },
 
+    /// A TLS record came where a Kafka response was expected: the port is a
+    /// TLS listener, spoken to in plaintext. No retry can fix that.
+    #[error("{addr}: this port speaks TLS: set security.protocol=SSL (or SASL_SSL)")]
+    TlsListener {
+        /// The broker address.
+        addr: String,
+    },
+
     /// The operation's overall deadline passed.
     #[error("{what} did not finish within {}", fmt_duration(*.timeout))]
     Deadline {
@@ -291,8 +299,46 @@ impl Error {
 
     /// Whether retrying cannot help: the configuration or credentials are
     /// wrong (TLS trust or identity, SASL). Bootstrap stops at once.
+    /// Whether the same request may succeed if tried again (another broker,
+    /// another connection, later): the one place that decides what is
+    /// retried. Not retriable: wrong configuration or credentials (TLS trust
+    /// or identity, a TLS port spoken to in plaintext, SASL), versions the
+    /// broker does not support, answers kdp cannot read, an address that
+    /// cannot be used, and a deadline that has passed.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Error::Resolve { .. }
+            | Error::Connect { .. }
+            | Error::ConnectTimeout { .. }
+            | Error::Closed { .. }
+            | Error::Truncated { .. }
+            | Error::Io { .. }
+            | Error::RequestTimeout { .. }
+            | Error::Shutdown { .. }
+            | Error::NoBrokers
+            | Error::UnknownBroker(_) => true,
+            Error::Bootstrap { attempts } => attempts.iter().all(Error::is_retriable),
+            Error::ApiVersions { error_code, .. } | Error::Broker { error_code, .. } => {
+                crate::admin::lookup::is_retriable(*error_code)
+            }
+            Error::InvalidAddress { .. }
+            | Error::Frame { .. }
+            | Error::UnknownCorrelationId { .. }
+            | Error::Decode { .. }
+            | Error::UnsupportedApi { .. }
+            | Error::FeatureUnsupported { .. }
+            | Error::Tls { .. }
+            | Error::TlsListener { .. }
+            | Error::Authentication { .. }
+            | Error::NoSuchBroker { .. }
+            | Error::Deadline { .. } => false,
+        }
+    }
+
+    /// Whether retrying cannot help ([`Error::is_retriable`] is false):
+    /// bootstrap and the admin driver stop at the first such error.
     pub fn is_fatal(&self) -> bool {
-        matches!(self, Error::Tls { .. } | Error::Authentication { .. })
+        !self.is_retriable()
     }
 
     /// The Kafka error code that best describes this client-side failure,
@@ -308,8 +354,13 @@ impl Error {
             | Error::Truncated { .. }
             | Error::Io { .. }
             | Error::Shutdown { .. }
-            | Error::Bootstrap { .. }
-            | Error::Tls { .. } => error_code::NETWORK_EXCEPTION,
+            | Error::Tls { .. }
+            | Error::TlsListener { .. } => error_code::NETWORK_EXCEPTION,
+            // the error that stopped it, if one did (a refused login is no network fault)
+            Error::Bootstrap { attempts } => attempts
+                .iter()
+                .find(|e| !e.is_retriable() && !matches!(e, Error::Deadline { .. }))
+                .map_or(error_code::NETWORK_EXCEPTION, Error::kafka_code),
             Error::Authentication { error_code, .. } => *error_code,
             Error::UnsupportedApi { .. } | Error::FeatureUnsupported { .. } => {
                 error_code::UNSUPPORTED_VERSION
@@ -377,4 +428,44 @@ pub(crate) fn fmt_duration(d: Duration) -> impl fmt::Display {
         }
     }
     D(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retriable_or_not_and_the_code_a_bootstrap_failure_reports() {
+        let refused = Error::Connect {
+            addr: "b1:9092".into(),
+            source: Arc::new(io::ErrorKind::ConnectionRefused.into()),
+        };
+        let login = Error::Authentication {
+            addr: "b1:9092".into(),
+            mechanism: "PLAIN",
+            error_code: error_code::SASL_AUTHENTICATION_FAILED,
+            message: "bad credentials".into(),
+        };
+        let tls = Error::TlsListener {
+            addr: "b1:9092".into(),
+        };
+        assert!(refused.is_retriable());
+        assert!(!login.is_retriable() && !tls.is_retriable());
+        let deadline = Error::Deadline {
+            what: "connecting to the bootstrap servers",
+            timeout: Duration::from_secs(1),
+        };
+        let unreachable = Error::Bootstrap {
+            attempts: vec![refused.clone(), deadline],
+        };
+        assert_eq!(unreachable.kafka_code(), error_code::NETWORK_EXCEPTION);
+        assert!(!unreachable.is_retriable());
+        let refused_login = Error::Bootstrap {
+            attempts: vec![login],
+        };
+        assert_eq!(
+            refused_login.kafka_code(),
+            error_code::SASL_AUTHENTICATION_FAILED
+        );
+    }
 }

@@ -6,6 +6,9 @@
 //!   request timeouts, ApiVersions negotiation, throttling.
 //! - [`Client`]: bootstrap from a list of `host:port`, metadata
 //!   ([`ClusterMetadata`]), a lazy connection per broker.
+//! - [`Deadline`]: one budget per operation that every I/O step draws on;
+//!   errors no retry can fix end it at once ([`Error::is_retriable`]), and
+//!   what is retried is told once ([`Retrying`]).
 //! - [`admin::drive`]: the admin-request driver: keys routed by a lookup
 //!   strategy (partition leader, chosen broker, every broker, coordinator),
 //!   batched per broker, sent with bounded concurrency, retried with backoff
@@ -62,10 +65,12 @@
 pub mod admin;
 pub mod client;
 pub mod connection;
+pub mod deadline;
 pub mod describe;
 pub mod diagnose;
 pub mod error;
 pub mod metadata;
+pub mod retry;
 pub mod security;
 pub mod setup;
 pub mod time;
@@ -75,12 +80,14 @@ pub mod versions;
 
 pub use client::{Client, ClientConfig, ThrottleTime};
 pub use connection::{Connection, ConnectionConfig};
+pub use deadline::Deadline;
 pub use describe::{
     describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionError,
     PartitionOutcome, TopicSelection,
 };
 pub use error::{Error, Result};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
+pub use retry::{OnRetry, Retrying};
 pub use setup::{ConnectionSetup, NoSetup, SetupFuture};
 pub use transport::{
     AsyncStream, BoxStream, BrokerAddress, ConnectFuture, Connector, TcpConnector,

@@ -335,3 +335,367 @@ async fn describe_honours_throttle_time_and_splits_large_requests() {
         "waited out the throttle"
     );
 }
+
+// One deadline per command: against kdp-server's demo cluster, answered by
+// its own request handling, each API stalled in turn. Whatever stalls, the
+// operation ends by its deadline (plus nothing: the clock is paused) and
+// names what did not answer.
+
+mod one_deadline {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::common::stall::StallCluster;
+    use kdp_client::admin::DriverOptions;
+    use kdp_client::txn::join::{join, JoinOptions, JoinPhase, Joined};
+    use kdp_client::txn::repair::{self, AbortSpec};
+    use kdp_client::txn::{describe::describe_transactions, list};
+    use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error};
+    use kdp_wire::api;
+    use kdp_wire::error_code;
+    use tokio::time::Instant;
+
+    const BUDGET: Duration = Duration::from_secs(10);
+
+    async fn connected(cluster: &StallCluster) -> Arc<Client> {
+        let config = ClientConfig {
+            connector: Arc::new(cluster.clone()),
+            ..Default::default()
+        };
+        Arc::new(Client::connect(cluster.bootstrap(), config).await.unwrap())
+    }
+
+    /// The join behind find-hanging (open transactions only) or describe
+    /// --with-transactions, with `api` stalled once the client is connected;
+    /// how long it took.
+    async fn join_with_stalled(api: i16, open_only: bool) -> (Result<Joined, Error>, Duration) {
+        let cluster = StallCluster::demo();
+        let client = connected(&cluster).await;
+        cluster.stall(api);
+        let start = Instant::now();
+        let opts = JoinOptions::within(
+            DescribeOptions::default(),
+            open_only,
+            Deadline::after(BUDGET),
+        );
+        let r = join(&client, &opts).await;
+        (r, start.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_join_ends_by_its_deadline_naming_the_phase_that_stalled() {
+        let cases = [
+            (api::DESCRIBE_PRODUCERS, JoinPhase::DescribeProducers),
+            (api::DESCRIBE_CONFIGS, JoinPhase::DescribeConfigs),
+            (api::LIST_TRANSACTIONS, JoinPhase::ListTransactions),
+            (api::FIND_COORDINATOR, JoinPhase::DescribeTransactions),
+            (api::DESCRIBE_TRANSACTIONS, JoinPhase::DescribeTransactions),
+            (api::LIST_OFFSETS, JoinPhase::ListOffsets),
+        ];
+        for open_only in [true, false] {
+            for (api, phase) in cases {
+                let (r, took) = join_with_stalled(api, open_only).await;
+                let joined = r.unwrap_or_else(|e| panic!("api {api}: {e}"));
+                assert!(took <= BUDGET, "api {api}: took {took:?}");
+                assert!(
+                    joined.unfinished.contains(&phase),
+                    "api {api}: {:?}",
+                    joined.unfinished
+                );
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_join_with_nothing_stalled_finishes_every_phase() {
+        let (r, took) = join_with_stalled(api::SASL_HANDSHAKE, true).await;
+        let joined = r.unwrap();
+        assert!(joined.unfinished.is_empty(), "{:?}", joined.unfinished);
+        assert!(took < BUDGET, "{took:?}");
+        assert!(joined.open_transactions().count() > 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stalled_metadata_fails_the_join_and_the_describe_by_the_deadline() {
+        let (r, took) = join_with_stalled(api::METADATA, true).await;
+        let e = r.unwrap_err();
+        assert!(took <= BUDGET, "took {took:?}");
+        assert!(e.to_string().contains("Metadata"), "{e}");
+    }
+
+    /// ApiVersions stalls on brokers 2 and 3 (bootstrap went to broker 1):
+    /// their connections never open, and the partitions they lead end with
+    /// the deadline.
+    #[tokio::test(start_paused = true)]
+    async fn stalled_api_versions_on_other_brokers_end_by_the_deadline() {
+        let cluster = StallCluster::demo();
+        let client = connected(&cluster).await;
+        cluster.stall_on(2, api::API_VERSIONS);
+        cluster.stall_on(3, api::API_VERSIONS);
+        let start = Instant::now();
+        let opts = JoinOptions::within(DescribeOptions::default(), true, Deadline::after(BUDGET));
+        let joined = join(&client, &opts).await.unwrap();
+        assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
+        assert!(
+            joined.unfinished.contains(&JoinPhase::DescribeProducers),
+            "{:?}",
+            joined.unfinished
+        );
+        let failed: Vec<_> = joined
+            .partitions
+            .iter()
+            .filter_map(|o| o.result.as_ref().err())
+            .collect();
+        assert!(!failed.is_empty());
+        assert!(failed
+            .iter()
+            .all(|e| e.code == error_code::REQUEST_TIMED_OUT));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bootstrap_with_api_versions_stalled_ends_by_the_deadline_naming_the_server() {
+        let cluster = StallCluster::demo();
+        cluster.stall(api::API_VERSIONS);
+        let config = ClientConfig {
+            connector: Arc::new(cluster.clone()),
+            ..Default::default()
+        };
+        let start = Instant::now();
+        let deadline = Deadline::after(BUDGET);
+        let e = Client::connect_within(cluster.bootstrap(), config, deadline)
+            .await
+            .unwrap_err();
+        assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
+        let text = e.to_string();
+        assert!(text.contains("b1:9092"), "{text}");
+        assert!(text.contains("ApiVersions"), "{text}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn describe_ends_by_its_deadline_when_describe_producers_stalls() {
+        let cluster = StallCluster::demo();
+        let client = connected(&cluster).await;
+        cluster.stall(api::DESCRIBE_PRODUCERS);
+        let start = Instant::now();
+        let opts = DescribeOptions {
+            deadline: Some(Deadline::after(BUDGET)),
+            ..DescribeOptions::default()
+        };
+        let mut errors = Vec::new();
+        let summary = kdp_client::describe_producers(client, &opts, |ev| {
+            if let kdp_client::DescribeEvent::Results { outcomes, .. } = ev {
+                errors.extend(outcomes.into_iter().filter_map(|o| o.result.err()));
+            }
+        })
+        .await
+        .unwrap();
+        assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
+        assert!(summary.partitions > 0);
+        assert_eq!(summary.failed, summary.partitions);
+        assert!(errors
+            .iter()
+            .all(|e| e.code == error_code::REQUEST_TIMED_OUT));
+        let named = errors
+            .iter()
+            .filter_map(|e| e.message.as_deref())
+            .any(|m| m.contains("DescribeProducers"));
+        assert!(named, "{errors:?}");
+    }
+
+    fn driver_options() -> DriverOptions {
+        DriverOptions {
+            deadline: Some(Deadline::after(BUDGET)),
+            ..DriverOptions::default()
+        }
+    }
+
+    /// Each key's error after the driver ran out of time names the API.
+    fn assert_named<V: std::fmt::Debug>(
+        what: &str,
+        results: impl IntoIterator<Item = Result<V, kdp_client::admin::KeyError>>,
+    ) {
+        let mut n = 0;
+        for r in results {
+            let e = r.expect_err(what);
+            assert_eq!(e.code, error_code::REQUEST_TIMED_OUT, "{what}: {e:?}");
+            let m = e.message.unwrap_or_default();
+            assert!(m.contains(what), "{what}: {m}");
+            n += 1;
+        }
+        assert!(n > 0, "{what}: no result");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transactions_list_ends_by_its_deadline() {
+        let cluster = StallCluster::demo();
+        let client = connected(&cluster).await;
+        cluster.stall(api::LIST_TRANSACTIONS);
+        let start = Instant::now();
+        let listed =
+            list::list_transactions(&client, &list::ListFilters::default(), &driver_options())
+                .await
+                .unwrap();
+        assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
+        assert_named("ListTransactions", listed.into_values());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transactions_describe_ends_by_its_deadline() {
+        for (api, what) in [
+            (api::FIND_COORDINATOR, "FindCoordinator"),
+            (api::DESCRIBE_TRANSACTIONS, "DescribeTransactions"),
+        ] {
+            let cluster = StallCluster::demo();
+            let client = connected(&cluster).await;
+            cluster.stall(api);
+            let start = Instant::now();
+            let ids = vec!["orders-app".to_string(), "payments-app".to_string()];
+            let described = describe_transactions(&client, ids, &driver_options()).await;
+            assert!(start.elapsed() <= BUDGET, "{what}: {:?}", start.elapsed());
+            assert_named(what, described.into_values().map(|d| d.result));
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn force_terminate_ends_by_its_deadline() {
+        for (api, what) in [
+            (api::FIND_COORDINATOR, "FindCoordinator"),
+            (api::INIT_PRODUCER_ID, "InitProducerId"),
+        ] {
+            let cluster = StallCluster::demo();
+            let client = connected(&cluster).await;
+            cluster.stall(api);
+            let start = Instant::now();
+            let ids = vec!["orders-app".to_string()];
+            let done = repair::force_terminate(&client, ids, 60_000, &driver_options()).await;
+            assert!(start.elapsed() <= BUDGET, "{what}: {:?}", start.elapsed());
+            assert_named(what, done.into_values());
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn abort_ends_by_its_deadline_when_the_markers_stall() {
+        let cluster = StallCluster::demo();
+        let client = connected(&cluster).await;
+        cluster.stall(api::WRITE_TXN_MARKERS);
+        let start = Instant::now();
+        let spec = AbortSpec {
+            topic: "payments".into(),
+            partition: 0,
+            producer_id: 7003,
+            producer_epoch: 0,
+            coordinator_epoch: 0,
+        };
+        let done = repair::abort(&client, vec![spec], &driver_options()).await;
+        assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
+        assert!(cluster.asked(api::WRITE_TXN_MARKERS) > 0);
+        assert_named("WriteTxnMarkers", done.into_values());
+    }
+}
+
+/// Nothing listens on any bootstrap address: the watcher is told once,
+/// after the first pass (not at the deadline, not per attempt), what is
+/// retried; the bootstrap ends at the deadline naming every address.
+#[tokio::test(start_paused = true)]
+async fn nothing_listening_is_told_once_and_ends_at_the_deadline_naming_each_address() {
+    let cluster = MemCluster::new(2, &[], Arc::new(|b, r| Answer::Respond(answer_from(b, r))));
+    cluster.state().listening.clear();
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let sink = told.clone();
+    let start = tokio::time::Instant::now();
+    let config = ClientConfig {
+        on_retry: Some(Arc::new(move |r: &kdp_client::Retrying| {
+            sink.lock().unwrap().push((start.elapsed(), r.to_string()))
+        })),
+        ..client_config(&cluster)
+    };
+    let deadline = kdp_client::Deadline::after(Duration::from_secs(5));
+    let err = Client::connect_within(vec![addr_of(1), addr_of(2)], config, deadline)
+        .await
+        .unwrap_err();
+    assert!(deadline.is_past(), "{:?}", start.elapsed());
+    let text = err.to_string();
+    assert!(
+        text.contains("b1:9092") && text.contains("b2:9092"),
+        "{text}"
+    );
+    assert!(text.contains("did not finish within 5s"), "{text}");
+    let told = told.lock().unwrap();
+    assert_eq!(told.len(), 1, "{told:?}");
+    let (when, what) = &told[0];
+    assert!(*when < Duration::from_secs(1), "{when:?}");
+    assert!(
+        what.contains("b1:9092") && what.contains("b2:9092"),
+        "{what}"
+    );
+}
+
+/// A lookup that fails in a way no retry fixes (the broker has no
+/// FindCoordinator) is the answer at once, not retried until the deadline.
+#[tokio::test(start_paused = true)]
+async fn an_unsupported_lookup_is_not_retried_until_the_deadline() {
+    let cluster = MemCluster::new(1, &[], Arc::new(|b, r| Answer::Respond(answer_from(b, r))));
+    let client = Client::connect(cluster.bootstrap(), client_config(&cluster))
+        .await
+        .unwrap();
+    let client = Arc::new(client);
+    client.metadata(None).await.unwrap();
+    let start = tokio::time::Instant::now();
+    let opts = kdp_client::admin::DriverOptions::default();
+    let described =
+        kdp_client::txn::describe::describe_transactions(&client, vec!["app".into()], &opts).await;
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    let e = described["app"].result.as_ref().unwrap_err();
+    assert_eq!(e.code, error_code::UNSUPPORTED_VERSION, "{e:?}");
+    assert!(
+        e.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("FindCoordinator"),
+        "{e:?}"
+    );
+}
+
+/// A driver run that retries tells the watcher once, naming the API and
+/// why, however many rounds it takes.
+#[tokio::test(start_paused = true)]
+async fn a_retried_request_is_told_once_naming_the_api() {
+    let cluster = MemCluster::new(
+        2,
+        &[("t", 0, 2)],
+        Arc::new(|b, r| {
+            if b == 2 {
+                Answer::Never
+            } else {
+                Answer::Respond(answer_from(b, r))
+            }
+        }),
+    );
+    // broker 2 stays the leader: every round asks it again until the deadline
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let sink = told.clone();
+    let config = ClientConfig {
+        on_retry: Some(Arc::new(move |r: &kdp_client::Retrying| {
+            sink.lock().unwrap().push(r.to_string())
+        })),
+        ..client_config(&cluster)
+    };
+    let client = Arc::new(Client::connect(cluster.bootstrap(), config).await.unwrap());
+    let opts = DescribeOptions {
+        deadline: Some(kdp_client::Deadline::after(Duration::from_secs(30))),
+        ..topic_t()
+    };
+    let summary = kdp_client::describe_producers(client, &opts, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(summary.failed, 1);
+    assert!(cluster.state().dp_calls.len() >= 2, "retried");
+    let told = told.lock().unwrap();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].starts_with("DescribeProducers: "), "{}", told[0]);
+    assert!(told[0].contains("timed out"), "{}", told[0]);
+}

@@ -316,3 +316,139 @@ async fn an_encrypted_client_key_is_decrypted_with_ssl_key_password() {
     assert!(e.message.contains("cannot decrypt the private key"), "{e}");
     assert!(!e.to_string().contains("wrong-pw"));
 }
+
+/// A self-signed broker certificate marked as a CA (as `openssl req -x509`
+/// makes one), valid for `names`, from `not_after` on expired if given.
+fn self_signed_ca(names: &[&str], expired: bool) -> Leaf {
+    let mut p =
+        CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    p.distinguished_name.push(DnType::CommonName, "broker");
+    if expired {
+        p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        p.not_after = rcgen::date_time_ymd(2020, 1, 2);
+    }
+    let key = KeyPair::generate().unwrap();
+    let cert = p.self_signed(&key).unwrap();
+    Leaf {
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    }
+}
+
+/// Java's trust manager accepts a broker certificate that is itself in the
+/// truststore; so does kdp, still checking its name and dates. Any other
+/// self-signed certificate is refused, and no failure reads as a Rust
+/// debug string.
+#[tokio::test]
+async fn a_self_signed_broker_certificate_in_the_truststore_is_trusted() {
+    let broker = self_signed_ca(&["localhost"], false);
+    let (addr, _) = server(&broker, None).await;
+    // the truststore holds the broker's own certificate (beside another CA)
+    let other = Pki::new("other");
+    let both = format!("{}{}", other.ca_pem, broker.cert_pem);
+    connect(&config(&both, None), "localhost", addr.port())
+        .await
+        .unwrap();
+
+    // the name is still checked...
+    let e = connect(&config(&broker.cert_pem, None), "127.0.0.1", addr.port())
+        .await
+        .unwrap_err();
+    assert!(tls_reason(e).contains("hostname mismatch"));
+    // ...unless ssl.endpoint.identification.algorithm is empty
+    let mut lax = config(&broker.cert_pem, None);
+    lax.verify_hostname = false;
+    connect(&lax, "127.0.0.1", addr.port()).await.unwrap();
+
+    // so are the dates
+    let stale = self_signed_ca(&["localhost"], true);
+    let (stale_addr, _) = server(&stale, None).await;
+    let e = connect(
+        &config(&stale.cert_pem, None),
+        "localhost",
+        stale_addr.port(),
+    )
+    .await
+    .unwrap_err();
+    assert!(tls_reason(e).contains("expired"));
+
+    // a self-signed CA certificate that is not in the truststore is refused,
+    // in words, not as `Other(OtherError(CaUsedAsEndEntity))`
+    let e = connect(&config(&other.ca_pem, None), "localhost", addr.port())
+        .await
+        .unwrap_err();
+    let reason = tls_reason(e);
+    assert!(reason.contains("CA certificate as its own"), "{reason}");
+    assert!(
+        !reason.contains("Other(") && !reason.contains("Error"),
+        "{reason}"
+    );
+}
+
+/// The server side of a TLS listener over an in-memory stream: a PLAINTEXT
+/// client's request meets a TLS server.
+struct TlsPort(tokio_rustls::TlsAcceptor);
+
+impl Connector for TlsPort {
+    fn connect<'a>(&'a self, _addr: &'a BrokerAddress) -> kdp_client::ConnectFuture<'a> {
+        Box::pin(async move {
+            let (client, server) = tokio::io::duplex(64 * 1024);
+            let acceptor = self.0.clone();
+            tokio::spawn(async move {
+                // the handshake fails on a Kafka frame; rustls answers with an alert
+                let _ = acceptor.accept(server).await;
+            });
+            Ok(Box::new(client) as kdp_client::BoxStream)
+        })
+    }
+}
+
+fn tls_port(leaf: &Leaf) -> TlsPort {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain = vec![CertificateDer::from_pem_slice(leaf.cert_pem.as_bytes()).unwrap()];
+    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    TlsPort(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+/// A PLAINTEXT client aimed at a TLS listener: the TLS alert is recognised
+/// where a frame size was expected, and the bootstrap stops at once with the
+/// hint instead of retrying until the timeout.
+#[tokio::test(start_paused = true)]
+async fn plaintext_to_a_tls_listener_fails_at_once_with_the_hint() {
+    let pki = Pki::new("ca");
+    let port = tls_port(&pki.leaf("broker", &["localhost"], false));
+    let config = kdp_client::ClientConfig {
+        connector: Arc::new(port),
+        bootstrap_timeout: Duration::from_secs(30),
+        ..Default::default()
+    };
+    let start = tokio::time::Instant::now();
+    let e = kdp_client::Client::connect(vec![BrokerAddress::new("localhost", 9093)], config)
+        .await
+        .unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    let Error::Bootstrap { attempts } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        matches!(attempts.as_slice(), [Error::TlsListener { .. }]),
+        "{e}"
+    );
+    assert!(!e.is_retriable());
+    assert!(
+        e.to_string()
+            .contains("this port speaks TLS: set security.protocol=SSL (or SASL_SSL)"),
+        "{e}"
+    );
+}

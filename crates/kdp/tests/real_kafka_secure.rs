@@ -265,3 +265,150 @@ fn an_encrypted_pkcs8_key_works_for_kdp_and_for_kafka_on_java_25() {
         );
     }
 }
+
+/// A PLAINTEXT client aimed at the node's TLS listeners (SSL, SASL_SSL):
+/// Kafka's TLS engine answers with an alert record, which kdp recognises
+/// and names at once, instead of retrying until `--timeout` and then
+/// reporting a frame size of 352518912.
+#[test]
+#[ignore = "needs the secured Kafka node: run scripts/test.sh"]
+fn plaintext_to_a_tls_listener_exits_3_at_once_with_the_hint() {
+    let s = secure();
+    for bootstrap in [&s.ssl, &s.sasl_ssl] {
+        let r = s.describe(bootstrap, None, &[]);
+        assert_eq!(r.code, 3, "{bootstrap}: {}", r.stderr);
+        let last = r.stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.contains("this port speaks TLS: set security.protocol=SSL (or SASL_SSL)"),
+            "{bootstrap}: {last}"
+        );
+        assert!(!last.contains("frame size"), "{bootstrap}: {last}");
+        // fails at once on the cause, not when --timeout runs out
+        assert!(
+            !last.contains("did not finish within"),
+            "{bootstrap}: {last}"
+        );
+    }
+}
+
+/// Stops a child process when the test ends, however it ends.
+struct Stop(std::process::Child);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A self-signed broker certificate marked CA:TRUE, as `openssl req -x509`
+/// makes one, placed in a PEM truststore: Kafka's Java client (the node's
+/// TransactionsCommand) accepts it, and kdp with the same properties file
+/// does too, with the same answer. Served by `kdp mock-broker` over TLS: the
+/// node's own certificates are CA-signed.
+#[test]
+#[ignore = "needs the secured Kafka node: run scripts/test.sh"]
+fn a_self_signed_broker_certificate_in_the_truststore_works_as_for_kafka() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+
+    let s = secure();
+    let dir = std::env::temp_dir().join(common::unique("kdp-self-signed"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let openssl = run(
+        Command::new("openssl").args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-keyout",
+            &path("key.pem"),
+            "-out",
+            &path("cert.pem"),
+        ]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(openssl.code, 0, "{}", openssl.stderr);
+    let demo = kdp(&["demo", "--print-cluster-file"]);
+    assert_eq!(demo.code, 0, "{}", demo.stderr);
+    std::fs::write(path("demo.json"), demo.stdout).unwrap();
+    std::fs::write(
+        path("self-signed.properties"),
+        format!(
+            "security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={}\n",
+            path("cert.pem")
+        ),
+    )
+    .unwrap();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kdp"))
+        .args(["mock-broker", "--listen", "127.0.0.1:0", "--cluster"])
+        .arg(path("demo.json"))
+        .args([
+            "--tls-cert",
+            &path("cert.pem"),
+            "--tls-key",
+            &path("key.pem"),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start kdp mock-broker");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _mock = Stop(child);
+    let bootstrap = line.trim().split(',').next().unwrap().to_string();
+    assert!(
+        !bootstrap.is_empty(),
+        "the mock broker exited before it listened"
+    );
+
+    let props = path("self-signed.properties");
+    let mut java = Command::new(&s.java);
+    java.args([
+        "-cp",
+        &s.classpath,
+        "org.apache.kafka.tools.TransactionsCommand",
+        "--bootstrap-server",
+        &bootstrap,
+        "--command-config",
+        &props,
+        "describe-producers",
+        "--topic",
+        "payments",
+        "--partition",
+        "0",
+    ]);
+    let theirs = run(&mut java, Duration::from_secs(120));
+    assert_eq!(theirs.code, 0, "TransactionsCommand: {}", theirs.stderr);
+    let theirs = parse_kafka_table(&theirs.stdout);
+    assert!(!theirs.is_empty());
+
+    let ours = kdp(&[
+        "describe",
+        "--bootstrap-server",
+        &bootstrap,
+        "--command-config",
+        &props,
+        "--topic",
+        "payments",
+        "--partition",
+        "0",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(ours.code, 0, "{}", ours.stderr);
+    assert_eq!(rows(&ours.stdout, "payments"), theirs);
+    let _ = std::fs::remove_dir_all(&dir);
+}

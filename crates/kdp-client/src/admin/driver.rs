@@ -17,8 +17,11 @@
 //! `timeout` (Kafka's Admin client likewise keeps `request.timeout.ms` below
 //! `default.api.timeout.ms`): a broker that stops answering costs a third of
 //! the time, not all of it, and leaves time to ask the new leader. Nothing
-//! runs past `timeout`: keys still open then are reported with their last
-//! error, or REQUEST_TIMED_OUT.
+//! runs past the run's [`Deadline`] (a command's whole budget, shared with
+//! the steps around the run, or `timeout` from the call on): keys still
+//! open then are reported with their last error, or REQUEST_TIMED_OUT. An
+//! error no retry can fix ([`Error::is_retriable`]) is the answer at once.
+//! The client's retry watcher is told once per run what is retried.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
@@ -33,7 +36,9 @@ use tokio::time::Instant;
 
 use crate::admin::lookup::{LookupStrategy, Route};
 use crate::client::{Client, ThrottleTime};
+use crate::deadline::Deadline;
 use crate::error::{fmt_duration, Error, Result};
+use crate::retry::Retrying;
 
 /// Why a key could not be done: a broker's error code, or a client-side
 /// failure expressed as the closest Kafka error code.
@@ -145,8 +150,11 @@ pub trait AdminHandler {
 /// Bounds of one driver run.
 #[derive(Debug, Clone)]
 pub struct DriverOptions {
-    /// The whole run's bound, from the call on.
+    /// The whole run's bound, from the call on, unless `deadline` is given.
     pub timeout: Duration,
+    /// The budget the run draws on, shared with the steps before and after
+    /// it (a command's `--timeout`); `None`: `timeout` from the call on.
+    pub deadline: Option<Deadline>,
     /// Bound on one request, further bounded by a third of `timeout` (see
     /// the module docs) and by what is left of it.
     pub request_timeout: Duration,
@@ -166,6 +174,7 @@ impl Default for DriverOptions {
     fn default() -> Self {
         DriverOptions {
             timeout: Duration::from_secs(30),
+            deadline: None,
             request_timeout: Duration::from_secs(30),
             max_keys_per_request: 10_000,
             max_concurrent_brokers: 8,
@@ -178,9 +187,26 @@ impl Default for DriverOptions {
 
 impl DriverOptions {
     /// One request's bound before the deadline: `request_timeout`, at most a
-    /// third of `timeout`.
+    /// third of the budget (`deadline`'s, else `timeout`).
     pub fn per_request_timeout(&self) -> Duration {
-        self.request_timeout.min(self.timeout / 3)
+        let budget = self.deadline.map_or(self.timeout, |d| d.budget());
+        self.request_timeout.min(budget / 3)
+    }
+
+    /// The deadline of a run started now: the one given, else `timeout`
+    /// from now.
+    pub fn deadline(&self) -> Deadline {
+        self.deadline
+            .unwrap_or_else(|| Deadline::after(self.timeout))
+    }
+
+    /// These options with their deadline fixed now, so that several runs
+    /// draw on one budget.
+    pub fn within(&self, deadline: Deadline) -> DriverOptions {
+        DriverOptions {
+            deadline: Some(deadline),
+            ..self.clone()
+        }
     }
 }
 
@@ -252,7 +278,11 @@ where
     F: FnMut(Batch<H::Key, H::Value>),
     <H::Request as Request>::Response: ThrottleTime + Send,
 {
-    let deadline = Instant::now() + opts.timeout;
+    let budget = opts.deadline();
+    let deadline = budget.at();
+    let api = kdp_wire::api::name(<H::Request as kdp_wire::Message>::API_KEY)
+        .unwrap_or(<H::Request as kdp_wire::Message>::NAME);
+    let mut told = false;
     let open: BTreeMap<H::Key, Open> = keys
         .into_iter()
         .map(|k| {
@@ -279,6 +309,16 @@ where
             if Instant::now() + backoff >= deadline {
                 break;
             }
+            if !std::mem::replace(&mut told, true) {
+                if let Some(reason) = st.open.values().find_map(|o| o.last_error.clone()) {
+                    client.tell(&Retrying::Requests {
+                        api,
+                        keys: st.open.len(),
+                        reason,
+                        left: budget.remaining(),
+                    });
+                }
+            }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(opts.retry_backoff_max);
         }
@@ -293,6 +333,19 @@ where
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, "lookup failed");
                     let err = KeyError::from_error(&e);
+                    if !e.is_retriable() {
+                        // no later round would do better: that is the answer
+                        let results = std::mem::take(&mut st.open)
+                            .into_iter()
+                            .map(|(key, o)| KeyResult {
+                                key,
+                                broker: o.broker,
+                                result: Err(err.clone()),
+                            })
+                            .collect();
+                        emit(&mut sink, None, 0, results);
+                        return st.stats;
+                    }
                     for o in st.open.values_mut() {
                         o.last_error = Some(err.clone());
                     }
@@ -350,9 +403,8 @@ where
                 requests,
                 sem.clone(),
                 tx.clone(),
-                deadline,
+                budget,
                 request_timeout,
-                opts.timeout,
             ));
         }
         drop(tx);
@@ -366,7 +418,7 @@ where
     }
 
     // out of rounds or time: what is left, with its last error
-    let timeout = opts.timeout;
+    let timeout = budget.budget();
     let results = std::mem::take(&mut st.open)
         .into_iter()
         .map(|(key, o)| KeyResult {
@@ -479,8 +531,9 @@ fn absorb<H, F>(
         }
         Err(e) => {
             let err = KeyError::from_error(&e);
-            let retry =
-                reroutes && (e.is_connection_error() || matches!(e, Error::UnknownBroker(_)));
+            let retry = reroutes
+                && e.is_retriable()
+                && (e.is_connection_error() || matches!(e, Error::UnknownBroker(_)));
             tracing::debug!(broker, error = %e, retry, "request failed");
             for key in reply.keys {
                 let outcome = if retry {
@@ -500,16 +553,14 @@ fn absorb<H, F>(
 
 /// Sends one broker's requests in turn, under a permit of the semaphore; a
 /// connection failure is not waited for again on the next request.
-#[allow(clippy::too_many_arguments)]
 async fn send_all<K, R>(
     client: Arc<Client>,
     broker: i32,
     requests: Vec<(Vec<K>, R)>,
     sem: Arc<Semaphore>,
     tx: mpsc::UnboundedSender<Reply<K, R::Response>>,
-    deadline: Instant,
+    deadline: Deadline,
     request_timeout: Duration,
-    overall: Duration,
 ) where
     R: Request,
     R::Response: ThrottleTime,
@@ -522,18 +573,11 @@ async fn send_all<K, R>(
         let result = match &broken {
             Some(e) => Err(e.clone()),
             None => {
-                let timeout =
-                    request_timeout.min(deadline.saturating_duration_since(Instant::now()));
-                let r =
-                    match tokio::time::timeout_at(deadline, client.send_to(broker, &req, timeout))
-                        .await
-                    {
-                        Ok(r) => r,
-                        Err(_) => Err(Error::Deadline {
-                            what: kdp_wire::api::name(R::API_KEY).unwrap_or(R::NAME),
-                            timeout: overall,
-                        }),
-                    };
+                let timeout = deadline.bound(request_timeout);
+                let what = kdp_wire::api::name(R::API_KEY).unwrap_or(R::NAME);
+                let r = deadline
+                    .run(what, client.send_to(broker, &req, timeout))
+                    .await;
                 if let Err(e) = &r {
                     if e.is_connection_error() {
                         broken = Some(e.clone());

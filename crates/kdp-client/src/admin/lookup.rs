@@ -211,7 +211,8 @@ impl AllBrokers {
         AllBrokers::keys_within(client, timeout).await
     }
 
-    async fn keys_within(client: &Client, timeout: Duration) -> Result<Vec<i32>> {
+    /// [`AllBrokers::keys`], each broker asked waiting at most `timeout`.
+    pub async fn keys_within(client: &Client, timeout: Duration) -> Result<Vec<i32>> {
         let md = client.metadata_within(Some(&[]), timeout).await?;
         Ok(md.brokers.keys().copied().collect())
     }

@@ -10,7 +10,6 @@
 use std::collections::BTreeSet;
 
 use kdp_wire::error_code;
-use tokio::time::Instant;
 
 use super::{
     DescribeEvent, DescribeOptions, PartitionError, PartitionOutcome, Report, TopicSelection,
@@ -18,6 +17,7 @@ use super::{
 use crate::admin::lookup::{missing_partition, unknown_topic};
 use crate::admin::TopicPartition;
 use crate::client::Client;
+use crate::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::metadata::ClusterMetadata;
 
@@ -44,7 +44,7 @@ struct Unresolved {
 pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
     client: &Client,
     opts: &DescribeOptions,
-    deadline: Instant,
+    deadline: Deadline,
     report: &mut Report<F>,
 ) -> Result<Selected> {
     let mut out = Selected {
@@ -92,7 +92,7 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
             break;
         }
         if attempt > 0 {
-            if Instant::now() + backoff >= deadline {
+            if deadline.remaining() <= backoff {
                 break;
             }
             tokio::time::sleep(backoff).await;
@@ -105,10 +105,15 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
         let md = if attempt == 0 {
             first_lookup(client, opts, deadline, Some(&names)).await?
         } else {
-            let per_request = opts.request_timeout.min(opts.timeout / 3);
-            let lookup = client.metadata_within(Some(&names), per_request);
-            match tokio::time::timeout_at(deadline, lookup).await {
+            let lookup = client.metadata_within(Some(&names), opts.per_request_timeout());
+            match tokio::time::timeout_at(deadline.at(), lookup).await {
                 Ok(Ok(md)) => md,
+                Ok(Err(e)) if !e.is_retriable() => {
+                    for u in &mut unresolved {
+                        u.last_error = PartitionError::from_error(&e);
+                    }
+                    break;
+                }
                 Ok(Err(e)) => {
                     for u in &mut unresolved {
                         u.last_error = PartitionError::from_error(&e);
@@ -190,25 +195,29 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
     Ok(out)
 }
 
+/// The first Metadata request: each broker asked waits at most a third of
+/// the budget (a broker that stalls leaves time to ask another), all of
+/// them together no longer than the deadline.
 async fn first_lookup(
     client: &Client,
     opts: &DescribeOptions,
-    deadline: Instant,
+    deadline: Deadline,
     topics: Option<&[String]>,
 ) -> Result<ClusterMetadata> {
-    match tokio::time::timeout_at(deadline, client.metadata(topics)).await {
-        Ok(Ok(md)) => match opts.broker_id {
-            Some(id) if !md.brokers.contains_key(&id) => Err(Error::NoSuchBroker {
-                id,
-                known: md.brokers.keys().copied().collect(),
-            }),
-            _ => Ok(md),
-        },
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(Error::Deadline {
-            what: "the first metadata request",
-            timeout: opts.timeout,
+    let per_request = opts.request_timeout.min(deadline.budget() / 3);
+    let md = deadline
+        .run(
+            "Metadata (the first metadata request)",
+            client.metadata_within(topics, per_request),
+        )
+        .await?;
+    // a chosen broker the cluster lacks: nothing about it can be answered
+    match opts.broker_id {
+        Some(id) if !md.brokers.contains_key(&id) => Err(Error::NoSuchBroker {
+            id,
+            known: md.brokers.keys().copied().collect(),
         }),
+        _ => Ok(md),
     }
 }
 

@@ -2,17 +2,25 @@
 //! (unless `ssl.endpoint.identification.algorithm` is empty), SNI is sent
 //! for host names (never for IP addresses), and a client certificate is
 //! presented when one is configured.
+//!
+//! As Java's trust manager does, a broker certificate that is itself, byte
+//! for byte, one of the truststore's certificates is trusted (a self-signed
+//! broker certificate placed in the truststore), its dates and name still
+//! checked; webpki alone refuses such a certificate when it is marked as a
+//! CA. Every failure is named in words, never as a Rust debug string.
 
 use std::io;
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
+use rustls::client::{verify_server_name, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::server::ParsedCertificate;
 use rustls::{
-    AlertDescription, CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme,
+    AlertDescription, CertificateError, DigitallySignedStruct, OtherError, RootCertStore,
+    SignatureScheme,
 };
 
 use super::config::{Identity, TlsConfig, Trust};
@@ -44,8 +52,8 @@ impl TlsConnector {
     /// `ssl.keystore.*` identity, if any.
     pub fn new(config: &TlsConfig) -> Result<Self, ConfigError> {
         let provider = provider();
-        let roots = Arc::new(roots(&config.trust)?);
-        let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+        let (roots, anchors) = roots(&config.trust)?;
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
             .map_err(|e| {
                 ConfigError::new(
@@ -53,11 +61,11 @@ impl TlsConnector {
                     format!("no usable CA certificate: {e}"),
                 )
             })?;
-        let verifier: Arc<dyn ServerCertVerifier> = if config.verify_hostname {
-            webpki
-        } else {
-            Arc::new(AnyName(webpki))
-        };
+        let verifier: Arc<dyn ServerCertVerifier> = Arc::new(BrokerVerifier {
+            webpki,
+            anchors,
+            verify_hostname: config.verify_hostname,
+        });
         let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| ConfigError::new("security.protocol", e.to_string()))?
@@ -89,8 +97,12 @@ fn trust_key(trust: &Trust) -> String {
     }
 }
 
-fn roots(trust: &Trust) -> Result<RootCertStore, ConfigError> {
+/// The trust store, and the truststore's own certificates (PEM ones) as given.
+type Roots = (RootCertStore, Vec<CertificateDer<'static>>);
+
+fn roots(trust: &Trust) -> Result<Roots, ConfigError> {
     let mut roots = RootCertStore::empty();
+    let mut anchors = Vec::new();
     match trust {
         Trust::System => {
             let found = rustls_native_certs::load_native_certs();
@@ -111,9 +123,10 @@ fn roots(trust: &Trust) -> Result<RootCertStore, ConfigError> {
                 let cert = cert.map_err(|e| {
                     ConfigError::new(origin.clone(), format!("bad PEM certificate: {e}"))
                 })?;
-                roots.add(cert).map_err(|e| {
+                roots.add(cert.clone()).map_err(|e| {
                     ConfigError::new(origin.clone(), format!("unusable CA certificate: {e}"))
                 })?;
+                anchors.push(cert);
                 n += 1;
             }
             if n == 0 {
@@ -121,7 +134,7 @@ fn roots(trust: &Trust) -> Result<RootCertStore, ConfigError> {
             }
         }
     }
-    Ok(roots)
+    Ok((roots, anchors))
 }
 
 fn identity(
@@ -181,35 +194,20 @@ impl Connector for TlsConnector {
 /// on; `None` if the error is not a TLS one.
 pub(crate) fn explain(e: &io::Error) -> Option<String> {
     let tls = e.get_ref()?.downcast_ref::<rustls::Error>()?;
-    Some(match tls {
-        rustls::Error::InvalidCertificate(c) => match c {
-            CertificateError::UnknownIssuer => {
-                "the broker's certificate is signed by an unknown CA \
-                (untrusted: add the CA to ssl.truststore.location / ssl.truststore.certificates)"
-                    .into()
-            }
-            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
-                "hostname mismatch: the broker's certificate is not valid for this host name \
-                 (connect with a name the certificate lists)"
-                    .into()
-            }
-            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-                "the broker's certificate has expired".into()
-            }
-            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
-                "the broker's certificate is not valid yet (check the clocks)".into()
-            }
-            CertificateError::Revoked => "the broker's certificate is revoked".into(),
-            other => format!("the broker's certificate is rejected: {other:?}"),
-        },
+    Some(tls_words(tls))
+}
+
+fn tls_words(tls: &rustls::Error) -> String {
+    match tls {
+        rustls::Error::InvalidCertificate(c) => certificate_words(c),
         rustls::Error::AlertReceived(
-            AlertDescription::CertificateRequired
+            a @ (AlertDescription::CertificateRequired
             | AlertDescription::BadCertificate
-            | AlertDescription::HandshakeFailure,
+            | AlertDescription::HandshakeFailure),
         ) => format!(
             "the broker rejected the TLS handshake ({}): missing or rejected client certificate \
              (set ssl.keystore.location or ssl.keystore.key and ssl.keystore.certificate.chain)",
-            alert_name(tls)
+            alert_name(*a)
         ),
         rustls::Error::AlertReceived(AlertDescription::UnknownCA) => {
             "the broker does not trust the client certificate (unknown CA)".into()
@@ -217,23 +215,143 @@ pub(crate) fn explain(e: &io::Error) -> Option<String> {
         rustls::Error::AlertReceived(AlertDescription::CertificateExpired) => {
             "the broker rejected the client certificate: it has expired".into()
         }
-        other => format!("TLS failed: {other}"),
-    })
-}
-
-fn alert_name(e: &rustls::Error) -> String {
-    match e {
-        rustls::Error::AlertReceived(a) => format!("{a:?}"),
-        other => other.to_string(),
+        rustls::Error::AlertReceived(a) => {
+            format!(
+                "the broker ended the TLS session with the alert {}",
+                alert_name(*a)
+            )
+        }
+        rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
+            "the broker's answer is not TLS (is this port a TLS listener? check security.protocol)"
+                .into()
+        }
+        rustls::Error::InappropriateHandshakeMessage { .. } | rustls::Error::PeerMisbehaved(_) => {
+            "the broker broke the TLS handshake protocol".into()
+        }
+        rustls::Error::PeerIncompatible(_) => {
+            "the broker and kdp share no TLS version or cipher suite".into()
+        }
+        rustls::Error::NoCertificatesPresented => "the broker presented no certificate".into(),
+        rustls::Error::DecryptError => "a TLS record from the broker cannot be decrypted".into(),
+        rustls::Error::PeerSentOversizedRecord => "the broker sent an oversized TLS record".into(),
+        rustls::Error::General(why) => format!("TLS failed: {why}"),
+        _ => "the TLS handshake failed".into(),
     }
 }
 
-/// Verifies the chain and signatures but not the name
-/// (`ssl.endpoint.identification.algorithm=`).
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
+fn certificate_words(c: &CertificateError) -> String {
+    match c {
+        CertificateError::UnknownIssuer => "the broker's certificate is signed by an unknown CA \
+            (untrusted: add the CA to ssl.truststore.location / ssl.truststore.certificates)"
+            .into(),
+        CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+            "hostname mismatch: the broker's certificate is not valid for this host name \
+             (connect with a name the certificate lists)"
+                .into()
+        }
+        CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+            "the broker's certificate has expired".into()
+        }
+        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+            "the broker's certificate is not valid yet (check the clocks)".into()
+        }
+        CertificateError::Revoked => "the broker's certificate is revoked".into(),
+        CertificateError::BadEncoding => "the broker's certificate is not valid DER".into(),
+        CertificateError::BadSignature => {
+            "the broker's certificate has a signature that does not verify".into()
+        }
+        CertificateError::UnsupportedSignatureAlgorithmContext { .. }
+        | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+            "the broker's certificate is signed with an algorithm kdp does not support".into()
+        }
+        CertificateError::UnhandledCriticalExtension => {
+            "the broker's certificate has a critical extension kdp does not know".into()
+        }
+        CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
+            "the broker's certificate is not for TLS servers (extended key usage)".into()
+        }
+        CertificateError::Other(o) => match webpki_error(o) {
+            Some(webpki::Error::CaUsedAsEndEntity) => {
+                "the broker presents a CA certificate as its own: put that very certificate in \
+                 the truststore, or give the broker a certificate its CA signed"
+                    .into()
+            }
+            Some(webpki::Error::EndEntityUsedAsCa) => {
+                "the broker's chain uses a server certificate as a CA".into()
+            }
+            Some(webpki::Error::RequiredEkuNotFoundContext(_)) => {
+                "the broker's certificate is not for TLS servers (extended key usage)".into()
+            }
+            Some(webpki::Error::UnsupportedCertVersion) => {
+                "the broker's certificate is not an X.509 v3 certificate".into()
+            }
+            Some(webpki::Error::PathLenConstraintViolated) => {
+                "the broker's chain is longer than its CA allows".into()
+            }
+            _ => "the broker's certificate chain is rejected".into(),
+        },
+        _ => "the broker's certificate is rejected".into(),
+    }
+}
 
-impl ServerCertVerifier for AnyName {
+fn webpki_error(o: &OtherError) -> Option<&webpki::Error> {
+    o.0.downcast_ref::<webpki::Error>()
+}
+
+/// An alert by its name in the TLS specification (RFC 8446, section 6).
+fn alert_name(a: AlertDescription) -> String {
+    let name = match u8::from(a) {
+        0 => "close_notify",
+        10 => "unexpected_message",
+        20 => "bad_record_mac",
+        22 => "record_overflow",
+        40 => "handshake_failure",
+        42 => "bad_certificate",
+        43 => "unsupported_certificate",
+        44 => "certificate_revoked",
+        45 => "certificate_expired",
+        46 => "certificate_unknown",
+        47 => "illegal_parameter",
+        48 => "unknown_ca",
+        49 => "access_denied",
+        50 => "decode_error",
+        51 => "decrypt_error",
+        70 => "protocol_version",
+        71 => "insufficient_security",
+        80 => "internal_error",
+        86 => "inappropriate_fallback",
+        90 => "user_canceled",
+        109 => "missing_extension",
+        110 => "unsupported_extension",
+        112 => "unrecognized_name",
+        113 => "bad_certificate_status_response",
+        115 => "unknown_psk_identity",
+        116 => "certificate_required",
+        120 => "no_application_protocol",
+        other => return format!("number {other}"),
+    };
+    name.to_string()
+}
+
+/// webpki's verification, and what it refuses that Kafka's Java clients
+/// accept: a broker certificate that is itself one of the truststore's
+/// certificates. Without `verify_hostname`
+/// (`ssl.endpoint.identification.algorithm=`) the name is not checked.
+#[derive(Debug)]
+struct BrokerVerifier {
+    webpki: Arc<WebPkiServerVerifier>,
+    /// The truststore's certificates, as given.
+    anchors: Vec<CertificateDer<'static>>,
+    verify_hostname: bool,
+}
+
+impl BrokerVerifier {
+    fn is_anchor(&self, cert: &CertificateDer<'_>) -> bool {
+        self.anchors.iter().any(|a| a.as_ref() == cert.as_ref())
+    }
+}
+
+impl ServerCertVerifier for BrokerVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -242,13 +360,29 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let verdict = self.webpki.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
+        match verdict {
+            Err(rustls::Error::InvalidCertificate(CertificateError::Other(o)))
+                if matches!(webpki_error(&o), Some(webpki::Error::CaUsedAsEndEntity))
+                    && self.is_anchor(end_entity) =>
+            {
+                // webpki checks the dates before the CA flag, so they passed;
+                // the name is checked here
+                if self.verify_hostname {
+                    let cert = ParsedCertificate::try_from(end_entity)?;
+                    verify_server_name(&cert, server_name)?;
+                }
+                Ok(ServerCertVerified::assertion())
+            }
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.verify_hostname => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
@@ -259,7 +393,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        self.webpki.verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -268,10 +402,10 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        self.webpki.verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.webpki.supported_verify_schemes()
     }
 }

@@ -72,10 +72,17 @@ pub async fn broker_configs(
     keys: &[&str],
     opts: &DriverOptions,
 ) -> Result<BTreeMap<i32, std::result::Result<BrokerConfig, KeyError>>> {
-    let brokers = AllBrokers::keys(client).await?;
+    let deadline = opts.deadline();
+    let brokers = deadline
+        .run(
+            "Metadata",
+            AllBrokers::keys_within(client, opts.per_request_timeout()),
+        )
+        .await?;
     let mut results = Vec::new();
     let opts = DriverOptions {
         max_keys_per_request: 1,
+        deadline: Some(deadline),
         ..opts.clone()
     };
     drive(

@@ -7,6 +7,13 @@
 //! there are few); DescribeTransactions of each listed id at its
 //! coordinator; a probe of whether the caller may describe any id; and the
 //! high watermark and LSO of each partition with an open transaction.
+//!
+//! Every phase draws on one [`Deadline`] (the describe options' one, else
+//! their `timeout` from the call on): the describe first, then side by side
+//! the settings (configs, protocol), the coordinators' view (listing, then
+//! descriptions) and the offsets, since none of these waits for another.
+//! When time runs out the scan still returns what it has, with the phases
+//! that did not finish in [`Joined::unfinished`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -17,13 +24,14 @@ use kdp_wire::messages::{ProducerState, TransactionState};
 
 use crate::admin::{DriverOptions, KeyError, TopicPartition};
 use crate::client::Client;
+use crate::deadline::Deadline;
 use crate::describe::{
     describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionOutcome,
 };
 use crate::diagnose::flags::Coordinator;
 use crate::diagnose::hanging::{CoordinatorView, Description};
 use crate::diagnose::TxnProtocol;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::txn::configs::{self, broker_configs};
 use crate::txn::describe::describe_transactions;
 use crate::txn::driver_options;
@@ -41,11 +49,62 @@ const MAX_PRODUCER_ID_FILTERS: usize = 10_000;
 /// What the join covers.
 #[derive(Debug, Clone)]
 pub struct JoinOptions {
-    /// The partitions, broker and bounds, as for `describe`.
+    /// The partitions, broker and bounds, as for `describe`; its deadline
+    /// (or timeout) bounds the whole join.
     pub describe: DescribeOptions,
     /// Only look up producers with an open transaction (find-hanging);
     /// otherwise every transactional producer seen (describe).
     pub open_only: bool,
+}
+
+impl JoinOptions {
+    /// A join over `describe`'s selection within `deadline`.
+    pub fn within(describe: DescribeOptions, open_only: bool, deadline: Deadline) -> Self {
+        JoinOptions {
+            describe: DescribeOptions {
+                deadline: Some(deadline),
+                ..describe
+            },
+            open_only,
+        }
+    }
+}
+
+/// One step of the join, named by the Kafka API it waits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JoinPhase {
+    /// The producers of each partition.
+    DescribeProducers,
+    /// The brokers' `transaction.max.timeout.ms` and `producer.id.expiration.ms`.
+    DescribeConfigs,
+    /// The cluster's transaction protocol (`transaction.version`, from ApiVersions).
+    ApiVersions,
+    /// Every broker's transactions.
+    ListTransactions,
+    /// The coordinators' state of each listed transactional id.
+    DescribeTransactions,
+    /// The high watermark and LSO of partitions with an open transaction.
+    ListOffsets,
+}
+
+impl JoinPhase {
+    /// The Kafka API's name.
+    pub fn api(self) -> &'static str {
+        match self {
+            JoinPhase::DescribeProducers => "DescribeProducers",
+            JoinPhase::DescribeConfigs => "DescribeConfigs",
+            JoinPhase::ApiVersions => "ApiVersions",
+            JoinPhase::ListTransactions => "ListTransactions",
+            JoinPhase::DescribeTransactions => "DescribeTransactions",
+            JoinPhase::ListOffsets => "ListOffsets",
+        }
+    }
+}
+
+impl std::fmt::Display for JoinPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.api())
+    }
 }
 
 /// Where the maximum transaction timeout came from.
@@ -80,6 +139,10 @@ pub struct Joined {
     pub offsets: BTreeMap<TopicPartition, std::result::Result<Offsets, KeyError>>,
     /// Brokers that did not answer ListTransactions, with why.
     pub listing_errors: Vec<(i32, KeyError)>,
+    /// Phases that ran out of time (some of their requests unanswered when
+    /// the deadline passed), in the order of [`JoinPhase`]; empty when the
+    /// scan finished.
+    pub unfinished: Vec<JoinPhase>,
 }
 
 impl Joined {
@@ -144,42 +207,39 @@ fn probe_id(now_ms: i64) -> String {
     format!("__kdp-acl-probe-{now_ms}-{}", std::process::id())
 }
 
-/// Runs the scan. Fails only if the cluster cannot be reached at all.
+/// Runs the scan within the describe options' deadline. Fails only if the
+/// cluster cannot be reached at all (the first metadata request).
 pub async fn join(client: &Arc<Client>, opts: &JoinOptions) -> Result<Joined> {
     let now_ms = now_ms();
+    let deadline = opts.describe.deadline();
+    let describe = DescribeOptions {
+        deadline: Some(deadline),
+        ..opts.describe.clone()
+    };
     let mut partitions = Vec::new();
-    let summary = describe_producers(client.clone(), &opts.describe, |ev| {
+    let summary = describe_producers(client.clone(), &describe, |ev| {
         if let DescribeEvent::Results { outcomes, .. } = ev {
             partitions.extend(outcomes);
         }
     })
     .await?;
-    let dopts = driver_options(&opts.describe);
-
-    let configs = broker_configs(
-        client,
-        &[
-            configs::TRANSACTION_MAX_TIMEOUT_MS,
-            configs::PRODUCER_ID_EXPIRATION_MS,
-        ],
-        &dopts,
-    )
-    .await
-    .unwrap_or_default();
-    let protocol = transaction_protocol(client)
-        .await
-        .unwrap_or(TxnProtocol::V1);
+    let dopts = driver_options(&describe);
+    let mut unfinished = Vec::new();
+    if ran_out(deadline.is_past(), partitions.iter().map(|o| &o.result)) {
+        unfinished.push(JoinPhase::DescribeProducers);
+    }
 
     let mut joined = Joined {
         now_ms,
         partitions,
         summary,
-        protocol,
-        cluster_max_timeout_ms: configs::max_ms(&configs, configs::TRANSACTION_MAX_TIMEOUT_MS),
-        producer_id_expiration_ms: configs::max_ms(&configs, configs::PRODUCER_ID_EXPIRATION_MS),
+        protocol: TxnProtocol::V1,
+        cluster_max_timeout_ms: None,
+        producer_id_expiration_ms: None,
         view: CoordinatorView::default(),
         offsets: BTreeMap::new(),
         listing_errors: Vec::new(),
+        unfinished: Vec::new(),
     };
 
     // Producers to look up: with an open transaction, or (describe) every
@@ -191,25 +251,101 @@ pub async fn join(client: &Arc<Client>, opts: &JoinOptions) -> Result<Joined> {
         })
         .map(|(_, _, p)| p.producer_id)
         .collect();
-    if !wanted.is_empty() {
-        look_up(client, &mut joined, &wanted, &dopts).await?;
-    }
-    let open: BTreeSet<TopicPartition> = joined
+    let open: Vec<TopicPartition> = joined
         .open_transactions()
         .map(|(t, p, _)| (t.to_string(), p))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
         .collect();
-    if !open.is_empty() {
-        joined.offsets = offsets(client, open.into_iter().collect(), &dopts).await;
+
+    // none of these waits for another
+    let settings = async {
+        let keys = [
+            configs::TRANSACTION_MAX_TIMEOUT_MS,
+            configs::PRODUCER_ID_EXPIRATION_MS,
+        ];
+        let configs = async {
+            let c = broker_configs(client, &keys, &dopts).await;
+            let out = match &c {
+                Ok(c) => ran_out(deadline.is_past(), c.values()),
+                Err(_) => deadline.is_past(),
+            };
+            (c.unwrap_or_default(), out)
+        };
+        let protocol = deadline.run("ApiVersions", transaction_protocol(client));
+        let ((configs, out), protocol) = tokio::join!(configs, protocol);
+        (configs, out, protocol)
+    };
+    let view = async {
+        if wanted.is_empty() {
+            return (Ok((CoordinatorView::default(), Vec::new())), Vec::new());
+        }
+        look_up(client, now_ms, &wanted, &dopts, deadline).await
+    };
+    let blocked = async {
+        if open.is_empty() {
+            return (BTreeMap::new(), false);
+        }
+        let o = offsets(client, open, &dopts).await;
+        let out = ran_out(deadline.is_past(), o.values());
+        (o, out)
+    };
+    let ((configs, configs_out, protocol), (view, view_out), (offsets, offsets_out)) =
+        tokio::join!(settings, view, blocked);
+
+    if configs_out {
+        unfinished.push(JoinPhase::DescribeConfigs);
     }
+    joined.cluster_max_timeout_ms = configs::max_ms(&configs, configs::TRANSACTION_MAX_TIMEOUT_MS);
+    joined.producer_id_expiration_ms =
+        configs::max_ms(&configs, configs::PRODUCER_ID_EXPIRATION_MS);
+    match protocol {
+        Ok(p) => joined.protocol = p,
+        Err(e) => {
+            tracing::debug!(error = %e, "transaction protocol unknown; taking v1");
+            if matches!(e, Error::Deadline { .. }) {
+                unfinished.push(JoinPhase::ApiVersions);
+            }
+        }
+    }
+    let (view, listing_errors) = view?;
+    joined.view = view;
+    joined.listing_errors = listing_errors;
+    unfinished.extend(view_out);
+    if offsets_out {
+        unfinished.push(JoinPhase::ListOffsets);
+    }
+    joined.offsets = offsets;
+    unfinished.sort();
+    unfinished.dedup();
+    joined.unfinished = unfinished;
     Ok(joined)
 }
 
+/// Whether a phase ran out of time: the deadline had passed when it ended
+/// (`past`) and some of its keys have no answer.
+fn ran_out<'a, V: 'a>(
+    past: bool,
+    results: impl IntoIterator<Item = &'a std::result::Result<V, KeyError>>,
+) -> bool {
+    past && results.into_iter().any(|r| r.is_err())
+}
+
+/// The coordinators' view of `wanted`, the brokers whose listing failed,
+/// and the phases that ran out of time.
+type LookedUp = (
+    Result<(CoordinatorView, Vec<(i32, KeyError)>)>,
+    Vec<JoinPhase>,
+);
+
 async fn look_up(
     client: &Arc<Client>,
-    joined: &mut Joined,
+    now_ms: i64,
     wanted: &BTreeSet<i64>,
     dopts: &DriverOptions,
-) -> Result<()> {
+    deadline: Deadline,
+) -> LookedUp {
+    let mut unfinished = Vec::new();
     let filters = ListFilters {
         producer_ids: if wanted.len() <= MAX_PRODUCER_ID_FILTERS {
             wanted.iter().copied().collect()
@@ -218,9 +354,22 @@ async fn look_up(
         },
         ..Default::default()
     };
-    let listings = list_transactions(client, &filters, dopts).await?;
+    let listings = match list_transactions(client, &filters, dopts).await {
+        Ok(l) => l,
+        Err(e) if deadline.is_past() => {
+            // out of time before any broker was asked: nothing is listed,
+            // and the view says the listing is incomplete
+            tracing::debug!(error = %e, "no time left for ListTransactions");
+            unfinished.extend([JoinPhase::ListTransactions, JoinPhase::DescribeTransactions]);
+            return (Ok((CoordinatorView::default(), Vec::new())), unfinished);
+        }
+        Err(e) => return (Err(e), unfinished),
+    };
+    if ran_out(deadline.is_past(), listings.values()) {
+        unfinished.push(JoinPhase::ListTransactions);
+    }
     let mut listed: HashMap<i64, String> = HashMap::new();
-    let mut complete = true;
+    let mut listing_errors = Vec::new();
     for (broker, l) in listings {
         match l {
             Ok(l) => {
@@ -230,20 +379,20 @@ async fn look_up(
                     }
                 }
             }
-            Err(e) => {
-                complete = false;
-                joined.listing_errors.push((broker, e));
-            }
+            Err(e) => listing_errors.push((broker, e)),
         }
     }
     let ids: BTreeSet<String> = listed.values().cloned().collect();
     let unlisted = wanted.iter().any(|pid| !listed.contains_key(pid));
-    let probe = probe_id(joined.now_ms);
+    let probe = probe_id(now_ms);
     let mut to_describe: Vec<String> = ids.into_iter().collect();
     if unlisted {
         to_describe.push(probe.clone());
     }
     let described = describe_transactions(client, to_describe, dopts).await;
+    if ran_out(deadline.is_past(), described.values().map(|d| &d.result)) {
+        unfinished.push(JoinPhase::DescribeTransactions);
+    }
     let mut descriptions = HashMap::new();
     let mut may_describe_any = false;
     for (id, d) in described {
@@ -261,11 +410,11 @@ async fn look_up(
             descriptions.insert(id, desc);
         }
     }
-    joined.view = CoordinatorView {
+    let view = CoordinatorView {
         listed,
-        listing_complete: complete,
+        listing_complete: listing_errors.is_empty(),
         may_describe_any,
         descriptions,
     };
-    Ok(())
+    (Ok((view, listing_errors)), unfinished)
 }

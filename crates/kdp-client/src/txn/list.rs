@@ -94,10 +94,17 @@ pub async fn list_transactions(
     filters: &ListFilters,
     opts: &DriverOptions,
 ) -> Result<Listings> {
-    let brokers = AllBrokers::keys(client).await?;
+    let deadline = opts.deadline();
+    let opts = &opts.within(deadline);
+    let brokers = deadline
+        .run(
+            "Metadata",
+            AllBrokers::keys_within(client, opts.per_request_timeout()),
+        )
+        .await?;
     if let Some((feature, needed, kafka)) = needed_version(filters) {
         for &b in &brokers {
-            let conn = client.broker(b).await?;
+            let conn = deadline.run("ApiVersions", client.broker(b)).await?;
             let have = conn.version_for::<ListTransactionsRequest>()?;
             if have < needed {
                 return Err(Error::FeatureUnsupported {

@@ -301,3 +301,5 @@ pub fn partition_answer(broker: i32, p: i32) -> PartitionResponse {
         ..Default::default()
     }
 }
+
+pub mod stall;

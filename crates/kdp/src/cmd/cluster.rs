@@ -5,8 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::io::IsTerminal;
+
 use kdp_client::txn::join::{JoinOptions, Joined};
-use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions, TopicSelection};
+use kdp_client::{
+    BrokerAddress, Client, ClientConfig, Deadline, DescribeOptions, Retrying, TopicSelection,
+};
 use tokio::time::Instant;
 
 use crate::exit;
@@ -33,6 +37,8 @@ pub struct Connected {
     pub request_timeout: Duration,
     /// The command's deadline.
     pub deadline: Instant,
+    /// The same deadline as the budget every step of the command draws on.
+    pub budget: Deadline,
 }
 
 impl Connected {
@@ -45,7 +51,8 @@ impl Connected {
         DescribeOptions {
             topics,
             broker_id,
-            timeout: self.deadline.saturating_duration_since(Instant::now()),
+            timeout: self.budget.remaining(),
+            deadline: Some(self.budget),
             request_timeout: self.request_timeout,
             ..Default::default()
         }
@@ -55,7 +62,7 @@ impl Connected {
 /// Connects as `args` say; on failure prints why (prefixed `kdp:`) and
 /// returns the exit status.
 pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
-    let deadline = Instant::now() + args.timeout;
+    let budget = Deadline::after(args.timeout);
     let bootstrap = BrokerAddress::parse_list(&args.bootstrap_server).map_err(|e| {
         eprintln!("kdp: --bootstrap-server: {e}");
         exit::USAGE
@@ -67,28 +74,32 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
     for warning in props.warnings() {
         eprintln!("{warning}");
     }
-    let (config, request_timeout) = client_config(&props, args.timeout).map_err(|msg| {
+    let (mut config, request_timeout) = client_config(&props, args.timeout).map_err(|msg| {
         eprintln!("kdp: {msg}");
         exit::USAGE
     })?;
-    match tokio::time::timeout_at(deadline, Client::connect(bootstrap, config)).await {
-        Ok(Ok(c)) => Ok(Connected {
+    if std::io::stderr().is_terminal() {
+        config.on_retry = Some(Arc::new(say_retrying));
+    }
+    // the bootstrap draws on the command's budget and says why it failed
+    match Client::connect_within(bootstrap, config, budget).await {
+        Ok(c) => Ok(Connected {
             client: Arc::new(c),
             request_timeout,
-            deadline,
+            deadline: budget.at(),
+            budget,
         }),
-        Ok(Err(e)) => {
+        Err(e) => {
             eprintln!("kdp: cannot reach the cluster: {e}");
             Err(exit::UNREACHABLE)
         }
-        Err(_) => {
-            eprintln!(
-                "kdp: cannot reach the cluster: no bootstrap server answered within {}",
-                humantime::format_duration(args.timeout)
-            );
-            Err(exit::UNREACHABLE)
-        }
     }
+}
+
+/// One line on stderr for what the client keeps retrying (told once per
+/// operation), so a terminal is not left blank until the deadline.
+fn say_retrying(what: &Retrying) {
+    eprintln!("kdp: {what}");
 }
 
 /// The client settings the properties (security included) and a command's
@@ -151,18 +162,24 @@ pub async fn join(
     describe: DescribeOptions,
     open_only: bool,
 ) -> Result<Joined, i32> {
-    let opts = JoinOptions {
-        describe,
-        open_only,
-    };
-    kdp_client::txn::join::join(&conn.client, &opts)
+    let opts = JoinOptions::within(describe, open_only, conn.budget);
+    let joined = kdp_client::txn::join::join(&conn.client, &opts)
         .await
-        .map_err(|e| exit::report(&e))
+        .map_err(|e| exit::report(&e))?;
+    for phase in &joined.unfinished {
+        eprintln!(
+            "kdp: {phase} did not answer within --timeout ({}): its results are partial",
+            humantime::format_duration(conn.budget.budget())
+        );
+    }
+    Ok(joined)
 }
 
-/// Reports on stderr each partition the join could not describe; how many.
+/// Reports on stderr each partition the join could not describe; how many,
+/// with the phases that ran out of time ([`join`] named them), so that a
+/// partial answer never exits 0.
 pub fn report_failed_partitions(joined: &Joined) -> usize {
-    let mut failed = 0;
+    let mut failed = joined.unfinished.len();
     for o in &joined.partitions {
         if let Err(e) = &o.result {
             failed += 1;
@@ -199,5 +216,39 @@ pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
             eprintln!("kdp: cannot start the async runtime: {e}");
             exit::PARTIAL
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kdp_client::diagnose::TxnProtocol;
+    use kdp_client::txn::join::JoinPhase;
+
+    use super::*;
+
+    /// A join whose configs ran out of time has no failed partition, but its
+    /// answer (the threshold) is partial: the commands must not exit 0.
+    #[test]
+    fn a_phase_that_ran_out_counts_as_a_failure() {
+        let joined = Joined {
+            now_ms: 0,
+            partitions: Vec::new(),
+            summary: Default::default(),
+            protocol: TxnProtocol::V1,
+            cluster_max_timeout_ms: None,
+            producer_id_expiration_ms: None,
+            view: Default::default(),
+            offsets: BTreeMap::new(),
+            listing_errors: Vec::new(),
+            unfinished: vec![JoinPhase::DescribeConfigs],
+        };
+        assert_eq!(report_failed_partitions(&joined), 1);
+        let done = Joined {
+            unfinished: Vec::new(),
+            ..joined
+        };
+        assert_eq!(report_failed_partitions(&done), 0);
     }
 }
