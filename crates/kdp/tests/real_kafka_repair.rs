@@ -183,7 +183,8 @@ fn abort_by_start_offset_releases_the_lso_and_refuses_what_is_not_there() {
     assert_eq!(row.current_txn_start_offset, -1, "{after:?}");
     assert_released(&env, &topic, start);
 
-    // a retried abort (explicit epochs, as planned before) is harmless
+    // the same abort again (explicit epochs, as planned before): refused, since the
+    // transaction is no longer open (exit 2), and nothing changes
     let epoch = producer(&before.producers, pid).producer_epoch.to_string();
     let coord = producer(&before.producers, pid)
         .coordinator_epoch
@@ -202,7 +203,14 @@ fn abort_by_start_offset_releases_the_lso_and_refuses_what_is_not_there() {
             "--yes",
         ],
     );
-    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert_eq!(again.code, 2, "{}\n{}", again.stdout, again.stderr);
+    assert!(
+        again.stderr.contains(&format!(
+            "producer {pid} has no open transaction on {topic}-0"
+        )),
+        "{}",
+        again.stderr
+    );
     assert_released(&env, &topic, start);
 }
 

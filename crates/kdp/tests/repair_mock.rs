@@ -265,9 +265,11 @@ fn find_hanging_repair_fixes_what_it_plans_and_leaves_unknown_rows_alone() {
     assert!(untouched.iter().any(|(t, p, _)| t == "ledger" && *p == 2));
     let out = mock.kdp(&["find-hanging"], &["--repair", "--yes"]);
     let all = text(&out);
-    // the stuck PrepareCommit transaction is skipped, so the run reports a failure
-    assert_eq!(out.status.code(), Some(1), "{all}");
+    // the stuck PrepareCommit transaction is skipped and the unknown rows are left to an
+    // operator: nothing failed, but something still hangs (4; it was 1, a failure, before)
+    assert_eq!(out.status.code(), Some(4), "{all}");
     assert!(all.contains("skip ledger-2"), "{all}");
+    assert!(!all.contains("FAILED"), "{all}");
     let repaired = before.len() - untouched.len();
     assert_eq!(all.matches(": done: aborted").count(), repaired, "{all}");
     assert_eq!(hanging_rows(&mock), untouched);
@@ -298,7 +300,7 @@ fn dry_run_and_yes_need_repair_on_find_hanging() {
 }
 
 #[test]
-fn a_stale_epoch_gets_the_error_and_what_to_do_and_a_retried_abort_is_harmless() {
+fn a_stale_epoch_is_refused_with_the_error_and_what_to_do_and_a_repeated_abort_changes_nothing() {
     let mock = Mock::demo("epochs");
     let before = mock.state();
     for (epoch, coordinator_epoch, error) in [
@@ -321,16 +323,27 @@ fn a_stale_epoch_gets_the_error_and_what_to_do_and_a_retried_abort_is_harmless()
                 "--yes",
             ],
         );
-        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        // refused by the plan, nothing sent (exit 2; it was 1 after the leader refused the
+        // marker kdp sent), naming what the leader would answer and what the partition has
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
         assert!(text(&out).contains(error), "{}", text(&out));
         assert!(
             text(&out).contains("describe the partition again"),
             "{}",
             text(&out)
         );
+        assert!(
+            text(&out).contains(
+                "producer 8001 epoch 2 coordinator epoch 4, open transaction from offset 5120"
+            ),
+            "{}",
+            text(&out)
+        );
+        assert!(!text(&out).contains("Plan ("), "{}", text(&out));
     }
     assert_eq!(mock.state(), before);
-    // the producer's own epochs end it; sending the same abort again changes nothing more
+    // the producer's own epochs end it; the same abort again is refused (no open
+    // transaction any more: it was sent, and harmless, before) and changes nothing more
     let args = [
         "--topic",
         "ledger",
@@ -344,9 +357,17 @@ fn a_stale_epoch_gets_the_error_and_what_to_do_and_a_retried_abort_is_harmless()
         "4",
         "--yes",
     ];
-    for _ in 0..2 {
+    for run in 0..2 {
         let out = mock.kdp(&["abort"], &args);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let want = if run == 0 { 0 } else { 2 };
+        assert_eq!(out.status.code(), Some(want), "{}", text(&out));
+        if run == 1 {
+            assert!(
+                text(&out).contains("producer 8001 has no open transaction on ledger-0"),
+                "{}",
+                text(&out)
+            );
+        }
         let state = mock.state();
         assert_eq!(
             producer(&state, "ledger", 0, 8001)["CurrentTxnStartOffset"],
@@ -487,5 +508,281 @@ fn force_terminate_plan_shows_start_offsets_and_what_it_unblocks() {
     assert_eq!(
         mock.transaction("ledger-writer")["TransactionState"],
         "Ongoing"
+    );
+}
+
+/// An abort for a producer the partition has no open transaction of, or
+/// with epochs that are not the partition's, is refused by the plan itself:
+/// exit 2 with what the partition does have, dry run or not, and nothing is
+/// sent (the high watermark and LSO, which a marker would move, and every
+/// producer's state stay as they were).
+#[test]
+fn an_abort_the_partition_does_not_support_is_refused_and_nothing_is_sent() {
+    let mock = Mock::demo("refuse");
+    let before = mock.state();
+    let offsets = mock.offsets("payments", 0);
+    let abort = |id: &str, epoch: &str, extra: &str| {
+        mock.kdp(
+            &["abort"],
+            &[
+                "--producer-id",
+                id,
+                "--producer-epoch",
+                epoch,
+                "--coordinator-epoch",
+                "2",
+                "--topic",
+                "payments",
+                "--partition",
+                "0",
+                extra,
+            ],
+        )
+    };
+    for extra in ["--dry-run", "--yes"] {
+        // a producer the partition does not know
+        let out = abort("9999", "6", extra);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{extra}: {all}");
+        assert!(
+            all.contains("producer 9999 has no open transaction on payments-0"),
+            "{all}"
+        );
+        assert!(
+            all.contains(
+                "producer 7003 epoch 0 coordinator epoch 2, open transaction from offset 40112"
+            ) && all.contains("producer 7004 epoch 6 coordinator epoch 2, no open transaction"),
+            "the refusal says what the partition has: {all}"
+        );
+        assert!(
+            !all.contains("Plan (") && !all.contains("unblocks"),
+            "{all}"
+        );
+        // 7004 is there, without an open transaction on payments-0
+        let out = abort("7004", "6", extra);
+        assert_eq!(out.status.code(), Some(2), "{extra}: {}", text(&out));
+        assert!(
+            text(&out).contains("producer 7004 has no open transaction on payments-0"),
+            "{}",
+            text(&out)
+        );
+        // 7003's transaction, with another producer's epoch
+        let out = abort("7003", "6", extra);
+        assert_eq!(out.status.code(), Some(2), "{extra}: {}", text(&out));
+        assert!(
+            text(&out).contains("producer 7003 is at epoch 0 with coordinator epoch 2"),
+            "{}",
+            text(&out)
+        );
+    }
+    assert_eq!(mock.state(), before);
+    assert_eq!(
+        mock.offsets("payments", 0),
+        offsets,
+        "no marker was written"
+    );
+}
+
+/// `find-hanging --repair`: the results carry the plan's numbers, the
+/// stuck transaction's step is reported as skipped (not failed), and each
+/// row with verdict unknown is a manual step with the command to run by
+/// hand (and the bootstrap flags) and why kdp did not.
+#[test]
+fn find_hanging_repair_numbers_results_as_the_plan_and_lists_unknown_rows_by_hand() {
+    let mock = Mock::demo("numbers");
+    let out = mock.kdp(&["find-hanging"], &["--repair", "--yes"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let plan =
+        &stdout[stdout.find("Plan (").expect("a plan")..stdout.find("Result:").expect("a result")];
+    let result = &stdout[stdout.find("Result:").expect("a result")..];
+    let numbered = |block: &str, what: &str| -> Option<String> {
+        block
+            .lines()
+            .find(|l| l.contains(what))
+            .and_then(|l| l.trim().split('.').next().map(str::to_string))
+    };
+    // the plan's numbers, each step once in the result with the same number
+    assert_eq!(
+        numbered(plan, "producer 8001 epoch 2"),
+        numbered(result, "abort ledger-0 producer 8001"),
+        "{stdout}"
+    );
+    assert_eq!(
+        numbered(
+            plan,
+            "skip: the coordinator decided the outcome (PrepareCommit)"
+        ),
+        numbered(result, "skip ledger-2 producer 8002"),
+        "{stdout}"
+    );
+    let skipped = result
+        .lines()
+        .find(|l| l.contains("skip ledger-2 producer 8002"))
+        .expect("the skipped step");
+    assert!(skipped.contains(": skipped: "), "{skipped}");
+    // the unknown rows: manual steps with the command, the bootstrap flags and why
+    for (tp, start) in [
+        ("ledger-3", "7702"),
+        ("orders-3", "150382"),
+        ("payments-0", "40112"),
+    ] {
+        let (topic, partition) = tp.split_once('-').expect("topic-partition");
+        let command = format!(
+            "kdp abort --bootstrap-server {} --topic {topic} --partition {partition} --start-offset {start}",
+            mock.bootstrap
+        );
+        let in_plan = numbered(plan, &command);
+        assert!(in_plan.is_some(), "{command} not in the plan: {plan}");
+        assert_eq!(
+            in_plan,
+            numbered(result, &format!("manual {tp} ")),
+            "{stdout}"
+        );
+    }
+    assert_eq!(
+        plan.matches("why kdp did not run it: kdp cannot tell whether a coordinator still tracks")
+            .count(),
+        3,
+        "{plan}"
+    );
+    let steps = plan
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("     "))
+        .count();
+    let results = result.lines().filter(|l| l.starts_with("  ")).count();
+    assert_eq!(steps, results, "{stdout}");
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+}
+
+/// The question comes after the plan it asks about: with stdout going to a
+/// file and a terminal on stdin and stderr (`script`'s pty), the plan is
+/// on the terminal before `Proceed? [y/N]`; stdout still has it.
+#[test]
+fn the_plan_is_on_the_terminal_before_the_question_when_stdout_is_not() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give kdp a terminal");
+        return;
+    }
+    let mock = Mock::demo("prompt");
+    let before = mock.state();
+    let dir = std::env::temp_dir().join(format!("kdp-repair-prompt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let piped = dir.join("stdout.txt");
+    let inner = format!(
+        "{KDP} abort --bootstrap-server {} --timeout 20s --topic payments --partition 0 --start-offset 40112 > {}",
+        mock.bootstrap,
+        piped.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script");
+    // answer no once the question is there (script passes it to the pty)
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        let _ = stdin.write_all(b"n\n");
+        let _ = stdin.flush();
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    });
+    let out = child.wait_with_output().expect("script output");
+    let _ = writer.join();
+    let terminal = String::from_utf8_lossy(&out.stdout).to_string();
+    let question = terminal
+        .find("Proceed? [y/N]")
+        .unwrap_or_else(|| panic!("no question: {terminal}"));
+    let plan = terminal
+        .find("payments-0@40112")
+        .unwrap_or_else(|| panic!("the plan is not on the terminal: {terminal}"));
+    assert!(plan < question, "{terminal}");
+    assert!(
+        terminal.contains("not confirmed; nothing was changed"),
+        "{terminal}"
+    );
+    let file = std::fs::read_to_string(&piped).expect("stdout file");
+    assert!(
+        file.contains("payments-0@40112"),
+        "stdout keeps the plan: {file}"
+    );
+    assert_eq!(mock.state(), before);
+}
+
+/// With the transaction coordinator unreachable (broker 3 coordinates
+/// ledger-writer and advertises an address nothing listens on), the plan
+/// makes no claim about the coordinator's transaction: it says the
+/// coordinator could not be asked, and why.
+#[test]
+fn with_the_coordinator_unreachable_the_plan_claims_nothing_about_its_transaction() {
+    let mut cluster = demo_cluster();
+    for b in cluster["brokers"].as_array_mut().expect("brokers") {
+        if b["id"] == 3 {
+            b["host"] = "127.0.0.2".into();
+        }
+    }
+    for t in cluster["transactions"]
+        .as_array_mut()
+        .expect("transactions")
+    {
+        if t["transactional_id"] == "ledger-writer" {
+            t["coordinator"] = 3.into();
+        }
+    }
+    let mock = Mock::start("nocoord", &cluster);
+    let out = Command::new(KDP)
+        .args([
+            "abort",
+            "--bootstrap-server",
+            &mock.bootstrap,
+            "--timeout",
+            "4s",
+        ])
+        .args([
+            "--topic",
+            "ledger",
+            "--partition",
+            "0",
+            "--start-offset",
+            "5120",
+            "--dry-run",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kdp");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("producer 8001 epoch 2"), "{all}");
+    assert!(!all.contains("would not help"), "an unchecked claim: {all}");
+    assert!(
+        all.contains(
+            "the coordinator could not be asked: broker 3 did not answer ListTransactions"
+        ),
+        "{all}"
+    );
+    // reachable, the coordinator's answer supports the claim
+    let mock = Mock::demo("coord");
+    let out = mock.abort_payments("40112", &["--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = mock.kdp(
+        &["abort"],
+        &[
+            "--topic",
+            "ledger",
+            "--partition",
+            "0",
+            "--start-offset",
+            "5120",
+            "--dry-run",
+        ],
+    );
+    assert!(
+        text(&out).contains(
+            "force-terminate would not help: ledger-writer's transaction at the coordinator (Ongoing) does not include this partition"
+        ),
+        "{}",
+        text(&out)
     );
 }

@@ -7,7 +7,8 @@
 //! - [`configs`]: DescribeConfigs of each broker (timeouts and expirations).
 //! - [`offsets`]: ListOffsets on leaders: high watermark and LSO.
 //! - [`features`]: the cluster's finalized `transaction.version`.
-//! - [`repair`]: abort (WriteTxnMarkers) and force-terminate (InitProducerId).
+//! - [`repair`]: plans, re-checks and reports around abort (WriteTxnMarkers)
+//!   and force-terminate (InitProducerId).
 
 pub mod configs;
 pub mod coordinator;

@@ -1,17 +1,16 @@
 //! `kdp find-hanging`: open transactions that no coordinator will end, and
 //! those stuck with their markers unwritten, across the whole cluster.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
 use kdp_client::diagnose::hanging::{self, OpenTxn, Verdict};
 use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
+use kdp_client::txn::repair::{findings, plan_findings};
 use serde::Serialize;
 
-use kdp_client::txn::repair::{marker_coordinator_epoch, AbortSpec, Action};
-
 use crate::cmd::cluster::{self, ClusterArgs};
-use crate::cmd::repair::{self, ConfirmArgs, Step};
+use crate::cmd::repair::{self, ConfirmArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
 use crate::output::{age, rfc3339, Output};
@@ -39,16 +38,22 @@ timeout is the brokers' transaction.max.timeout.ms unless --max-transaction-time
 Exit status: 0 nothing hangs, 4 something hangs or is stuck, 1 errors or unknown verdicts,
 2 bad usage, 3 the cluster could not be reached.
 
---repair plans one repair for every hanging or stuck row, prints the plan, asks once (--yes
-skips the question; without a terminal --yes is required), re-checks each step and runs it:
+--repair plans one step for every hanging, stuck or unknown row, prints the plan (numbered),
+asks once (--yes skips the question; without a terminal --yes is required; when stdout is not a
+terminal the plan is also written to stderr right before the question), re-checks each step and
+runs it; the results carry the plan's numbers:
   force-terminate  the transactional id is known and its Ongoing transaction holds the partition
                    (preferred: the coordinator aborts and fences the producer)
   abort            otherwise (a raw WriteTxnMarkers abort at the leader; needs ALTER or
                    CLUSTER_ACTION on the cluster)
   skip             a transaction stuck in PrepareCommit/PrepareAbort: its outcome is decided and
-                   only the coordinator may write it (move the coordinator)
-Rows with verdict unknown are never touched. With --repair the exit status is 0 all done (or
---dry-run, or nothing to repair), 1 some step failed or was skipped, 2 refused, 3 unreachable.
+                   only the coordinator may write it (move the coordinator); never sent
+  manual           a row with verdict unknown (an id hidden by ACLs, a broker that did not list):
+                   kdp cannot tell whether a coordinator still tracks it, so it prints the
+                   command to run by hand (kdp abort ... --start-offset O) and why; never sent
+With --repair the exit status is 0 every step sent is done (or --dry-run, or nothing to repair),
+1 some step failed or was not sent because the cluster changed, 4 none failed but skipped or
+manual steps were left to an operator, 2 refused, 3 unreachable.
 With --output json/csv the plan and results go to stderr.
 
 Examples:
@@ -195,64 +200,6 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
     rows
 }
 
-/// One repair step per hanging or stuck row; a transactional id's rows
-/// share one force-terminate. Unknown rows are left out.
-pub fn plan(rows: &[Row]) -> Vec<Step> {
-    let mut steps: Vec<Step> = Vec::new();
-    for r in rows {
-        if r.verdict != "hanging" && r.verdict != "stuck" {
-            continue;
-        }
-        let tp = (r.topic.clone(), r.partition);
-        let tracked = r.transaction_start_time_ms.is_some();
-        let state = r.coordinator_state.as_deref();
-        let action = match (&r.transactional_id, tracked, state) {
-            (Some(id), true, Some("Ongoing")) => {
-                if let Some(s) = steps.iter_mut().find(|s| {
-                    matches!(&s.action, Action::ForceTerminate { transactional_id } if transactional_id == id)
-                }) {
-                    s.partitions.push((tp, r.start_offset));
-                    s.blocked = Some(s.blocked.unwrap_or(0) + r.blocked_records.unwrap_or(0));
-                    continue;
-                }
-                Action::ForceTerminate {
-                    transactional_id: id.clone(),
-                }
-            }
-            (_, true, Some(st @ ("PrepareCommit" | "PrepareAbort"))) => Action::Skip {
-                reason: format!(
-                    "the coordinator decided the outcome ({st}) but never wrote the markers: move \
-                     the coordinator (restart its broker) so the new one writes them; a raw abort \
-                     could discard a decided commit"
-                ),
-            },
-            _ => match i16::try_from(r.producer_epoch) {
-                Ok(epoch) => Action::Abort(AbortSpec {
-                    topic: r.topic.clone(),
-                    partition: r.partition,
-                    producer_id: r.producer_id,
-                    producer_epoch: epoch,
-                    coordinator_epoch: marker_coordinator_epoch(r.coordinator_epoch),
-                }),
-                Err(_) => Action::Skip {
-                    reason: format!("producer epoch {} is out of range", r.producer_epoch),
-                },
-            },
-        };
-        steps.push(Step {
-            action,
-            partitions: vec![(tp, r.start_offset)],
-            producer_id: r.producer_id,
-            producer_epoch: r.producer_epoch,
-            transactional_id: r.transactional_id.clone(),
-            state: r.coordinator_state.clone(),
-            in_transaction: tracked,
-            blocked: r.blocked_records,
-        });
-    }
-    steps
-}
-
 /// `kdp find-hanging`.
 pub fn run(args: Args) -> i32 {
     cluster::block_on_stdout(async |out| run_to(args, out).await)
@@ -342,20 +289,22 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         );
     }
     if args.repair {
-        let steps = plan(&rows);
-        if steps.is_empty() {
+        let connection = repair::connection_flags(&args.cluster);
+        let plan = plan_findings(&findings(&joined, max_timeout_ms), &connection);
+        if plan.is_empty() {
             eprintln!("kdp: nothing to repair");
             return exit::OK;
         }
         let stderr = io::stderr();
         let mut err = stderr.lock();
-        let to: &mut dyn Write = if args.output == Output::Table {
-            out
+        let (to, seen_at_prompt): (&mut dyn Write, bool) = if args.output == Output::Table {
+            (out, io::stdout().is_terminal())
         } else {
-            &mut err
+            // the plan goes to stderr, where the question is
+            (&mut err, true)
         };
         let _ = writeln!(to);
-        return repair::carry_out(&conn, to, steps, &args.confirm)
+        return repair::carry_out(&conn, to, seen_at_prompt, plan, &args.confirm)
             .await
             .unwrap_or_else(|stopped| stopped);
     }
@@ -365,75 +314,5 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         exit::PARTIAL
     } else {
         exit::OK
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(
-        partition: i32,
-        verdict: &'static str,
-        id: Option<&str>,
-        state: Option<&str>,
-        tracked: bool,
-    ) -> Row {
-        Row {
-            topic: "t".into(),
-            partition,
-            producer_id: 100 + i64::from(partition),
-            producer_epoch: 3,
-            coordinator_epoch: -1,
-            start_offset: 10,
-            last_timestamp: 0,
-            last_timestamp_rfc3339: None,
-            transactional_id: id.map(str::to_string),
-            coordinator_state: state.map(str::to_string),
-            transaction_start_time_ms: tracked.then_some(1),
-            transaction_age_ms: None,
-            blocked_records: Some(5),
-            verdict,
-            reason: String::new(),
-            kafka_says_hanging: false,
-            now_ms: 0,
-        }
-    }
-
-    #[test]
-    fn plan_prefers_force_terminate_and_leaves_unknown_and_decided_transactions_alone() {
-        let rows = vec![
-            row(0, "hanging", None, None, false),
-            row(1, "hanging", Some("a"), Some("Ongoing"), true),
-            row(2, "hanging", Some("a"), Some("Ongoing"), true),
-            row(3, "hanging", Some("b"), Some("Ongoing"), false),
-            row(4, "stuck", Some("c"), Some("PrepareCommit"), true),
-            row(5, "unknown", Some("d"), None, false),
-            row(6, "ok", Some("e"), Some("Ongoing"), true),
-        ];
-        let steps = plan(&rows);
-        let kinds: Vec<String> = steps
-            .iter()
-            .map(|s| match &s.action {
-                Action::Abort(a) => format!(
-                    "abort {} epoch {} ce {}",
-                    a.partition, a.producer_epoch, a.coordinator_epoch
-                ),
-                Action::ForceTerminate { transactional_id } => {
-                    format!("terminate {transactional_id} x{}", s.partitions.len())
-                }
-                Action::Skip { .. } => format!("skip {}", s.partitions[0].0 .1),
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                "abort 0 epoch 3 ce 0",
-                "terminate a x2",
-                "abort 3 epoch 3 ce 0",
-                "skip 4"
-            ]
-        );
-        assert_eq!(steps[1].blocked, Some(10));
     }
 }

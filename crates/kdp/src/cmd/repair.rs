@@ -1,18 +1,15 @@
-//! What `abort`, `force-terminate` and `find-hanging --repair` share: a plan
-//! printed before anything is sent, one confirmation, a check that nothing
-//! changed since the plan, the repairs, and a table of what became of each.
+//! What `abort`, `force-terminate` and `find-hanging --repair` share: the
+//! plan kdp-client made, rendered before anything is sent; one
+//! confirmation; kdp-client's re-check and execution; and the report,
+//! numbered as the plan.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufRead, IsTerminal, Write};
 
-use kdp_client::admin::{KeyError, TopicPartition};
-use kdp_client::txn::describe::describe_transactions;
-use kdp_client::txn::join::{join, JoinOptions};
-use kdp_client::txn::repair::{self, AbortSpec, Action};
-use kdp_client::txn::{driver_options, SharedClient};
-use kdp_client::TopicSelection;
+use kdp_client::txn::repair::{
+    self, Action, CoordinatorAnswer, Done, Outcome, Plan, RepairOptions, Report, Step,
+};
 
-use crate::cmd::cluster::Connected;
+use crate::cmd::cluster::{ClusterArgs, Connected};
 use crate::exit;
 
 /// `--dry-run` and `--yes`.
@@ -26,79 +23,112 @@ pub struct ConfirmArgs {
     pub yes: bool,
 }
 
-/// One planned repair and what the plan saw.
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// What is sent.
-    pub action: Action,
-    /// The partitions it unblocks (with the producer's open transaction's
-    /// start offset there).
-    pub partitions: Vec<(TopicPartition, i64)>,
-    /// The producer.
-    pub producer_id: i64,
-    /// The producer's epoch as the plan saw it.
-    pub producer_epoch: i32,
-    /// The transactional id, when known.
-    pub transactional_id: Option<String>,
-    /// The coordinator's state, when described.
-    pub state: Option<String>,
-    /// Whether the coordinator's transaction lists the partitions.
-    pub in_transaction: bool,
-    /// Records held back from read_committed consumers (HW - LSO), summed.
-    pub blocked: Option<i64>,
+/// The flags that reach the cluster as `args` do, for the command lines of
+/// manual steps: `--bootstrap-server`, `--command-config`, and each
+/// `--command-property` with its value left out (it may be a secret).
+pub fn connection_flags(args: &ClusterArgs) -> Vec<String> {
+    let mut flags = vec![
+        "--bootstrap-server".to_string(),
+        args.bootstrap_server.clone(),
+    ];
+    if let Some(path) = &args.client.command_config {
+        flags.push("--command-config".into());
+        flags.push(path.display().to_string());
+    }
+    for (key, _) in &args.client.command_property {
+        flags.push("--command-property".into());
+        flags.push(format!("{key}=<as given>"));
+    }
+    flags
 }
 
-/// Prints the plan.
-pub fn print_plan(out: &mut dyn Write, steps: &[Step]) -> io::Result<()> {
-    writeln!(out, "Plan ({} step{}):", steps.len(), plural(steps.len()))?;
-    for (i, s) in steps.iter().enumerate() {
-        let parts: Vec<String> = s
-            .partitions
-            .iter()
-            .map(|((t, p), o)| format!("{t}-{p}@{o}"))
-            .collect();
-        let what = match &s.action {
-            Action::Abort(a) => format!(
-                "abort (WriteTxnMarkers to the leader): producer {} epoch {} coordinator epoch {}",
-                a.producer_id, a.producer_epoch, a.coordinator_epoch
-            ),
-            Action::ForceTerminate { transactional_id } => format!(
-                "force-terminate {transactional_id:?} (InitProducerId at its coordinator): producer {} epoch {}",
-                s.producer_id, s.producer_epoch
-            ),
-            Action::Skip { reason } => format!("skip: {reason}"),
-        };
-        writeln!(out, "  {}. {what}", i + 1)?;
-        writeln!(
-            out,
-            "     partitions {}; transactional id {}; coordinator state {}; unblocks {} record(s)",
-            if parts.is_empty() {
-                "-".to_string()
-            } else {
-                parts.join(", ")
-            },
-            s.transactional_id.as_deref().unwrap_or("unknown"),
-            s.state.as_deref().unwrap_or("-"),
-            s.blocked.map_or("?".to_string(), |b| b.to_string()),
-        )?;
-        if matches!(s.action, Action::Abort(_)) && s.transactional_id.is_some() && !s.in_transaction
-        {
-            writeln!(
-                out,
-                "     (force-terminate would not help: {}'s transaction at the coordinator does not \
-                 include this partition)",
-                s.transactional_id.as_deref().unwrap_or("")
-            )?;
-        } else if matches!(s.action, Action::Abort(_)) && s.transactional_id.is_some() {
-            writeln!(
-                out,
-                "     recommended instead: kdp force-terminate --transactional-id {} (a raw abort \
-                 leaves the coordinator unaware: a live producer can still commit later)",
-                s.transactional_id.as_deref().unwrap_or("")
-            )?;
-        }
+/// Writes the plan.
+pub fn render_plan(out: &mut dyn Write, plan: &Plan) -> io::Result<()> {
+    let n = plan.steps.len();
+    writeln!(out, "Plan ({n} step{}):", plural(n))?;
+    for s in &plan.steps {
+        render_step(out, s)?;
     }
     Ok(())
+}
+
+fn render_step(out: &mut dyn Write, s: &Step) -> io::Result<()> {
+    let seen = &s.seen;
+    let what = match &s.action {
+        Action::Abort(a) => format!(
+            "abort (WriteTxnMarkers to the leader): producer {} epoch {} coordinator epoch {}",
+            a.producer_id, a.producer_epoch, a.coordinator_epoch
+        ),
+        Action::ForceTerminate { transactional_id } => format!(
+            "force-terminate {transactional_id:?} (InitProducerId at its coordinator): producer {} epoch {}",
+            seen.producer_id, seen.producer_epoch
+        ),
+        Action::Skip(reason) => format!("skip: {reason}"),
+        Action::Manual(m) => format!("manual (kdp does not run it): {}", m.command_line()),
+    };
+    writeln!(out, "  {}. {what}", s.number)?;
+    let parts: Vec<String> = seen
+        .partitions
+        .iter()
+        .map(|p| format!("{}-{}@{}", p.topic, p.partition, p.start_offset))
+        .collect();
+    writeln!(
+        out,
+        "     partitions {}; transactional id {}; coordinator state {}; unblocks {} record(s)",
+        if parts.is_empty() {
+            "-".to_string()
+        } else {
+            parts.join(", ")
+        },
+        seen.transactional_id().unwrap_or("unknown"),
+        seen.coordinator.state_name().unwrap_or("-"),
+        seen.unblocks().map_or("?".to_string(), |b| b.to_string()),
+    )?;
+    match &s.action {
+        Action::Abort(a) => {
+            if let Some(advice) = abort_advice(&seen.coordinator, &a.topic, a.partition) {
+                writeln!(out, "     {advice}")?;
+            }
+        }
+        Action::Manual(m) => writeln!(out, "     why kdp did not run it: {}", m.why)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What the plan says about force-terminate beside a raw abort: only what
+/// the coordinator's answer supports.
+fn abort_advice(coordinator: &CoordinatorAnswer, topic: &str, partition: i32) -> Option<String> {
+    match coordinator {
+        CoordinatorAnswer::Described(t) => {
+            let id = &t.transactional_id;
+            if coordinator.includes(topic, partition) == Some(true) {
+                Some(format!(
+                    "recommended instead: kdp force-terminate --transactional-id {id} (a raw abort \
+                     leaves the coordinator unaware: a live producer can still commit later)"
+                ))
+            } else {
+                Some(format!(
+                    "(force-terminate would not help: {id}'s transaction at the coordinator \
+                     ({}) does not include this partition)",
+                    t.transaction_state
+                ))
+            }
+        }
+        CoordinatorAnswer::NotFound { transactional_id } => Some(format!(
+            "(force-terminate would not help: the coordinator does not know {transactional_id} \
+             (TRANSACTIONAL_ID_NOT_FOUND))"
+        )),
+        CoordinatorAnswer::NotListed => Some(
+            "(no coordinator lists a transactional id for this producer: only a raw abort ends \
+             this transaction)"
+                .to_string(),
+        ),
+        CoordinatorAnswer::NotAsked(why) => Some(format!(
+            "(whether force-terminate would help is not known: the coordinator could not be \
+             asked: {why})"
+        )),
+    }
 }
 
 fn plural(n: usize) -> &'static str {
@@ -109,249 +139,75 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// The plan on `out`, the confirmation, then the steps and the table of
-/// what was done: `Ok(status of the report)` once executed, `Err(status)`
-/// when it stopped before sending anything (0 for a dry run).
+/// The plan on `out`, the confirmation, then kdp-client's re-check and
+/// execution and the report on `out`: `Ok(status of the report)` once
+/// executed, `Err(status)` when it stopped before sending anything (0 for
+/// a dry run). `plan_seen_at_prompt`: whether `out` is where the prompt
+/// asks (a terminal stdout, or stderr itself); when not, the plan is
+/// written again right before the question, so that it is never asked
+/// about a plan not shown.
 pub async fn carry_out(
     conn: &Connected,
     out: &mut dyn Write,
-    steps: Vec<Step>,
+    plan_seen_at_prompt: bool,
+    plan: Plan,
     args: &ConfirmArgs,
 ) -> Result<i32, i32> {
-    let _ = print_plan(out, &steps);
+    let _ = render_plan(out, &plan);
     let _ = out.flush();
-    match confirm(args) {
-        Ok(true) => {}
-        Ok(false) => return Err(exit::OK),
-        Err(code) => return Err(code),
-    }
-    let done = execute(conn, steps).await;
-    Ok(report(out, &done))
-}
-
-/// Whether to go ahead: `Ok(false)` for a dry run, `Err(status)` when
-/// refused.
-pub fn confirm(args: &ConfirmArgs) -> Result<bool, i32> {
     if args.dry_run {
         eprintln!("kdp: --dry-run: nothing was changed");
-        return Ok(false);
+        return Err(exit::OK);
     }
-    if args.yes {
-        return Ok(true);
+    if plan.sends_anything() && !args.yes {
+        let stdin = io::stdin();
+        if !stdin.is_terminal() {
+            eprintln!("kdp: refusing to change the cluster without confirmation: stdin is not a terminal; pass --yes (or --dry-run to only see the plan)");
+            return Err(exit::USAGE);
+        }
+        let stderr = io::stderr();
+        let mut prompt = stderr.lock();
+        let again = (!plan_seen_at_prompt).then_some(&plan);
+        match ask(again, &mut stdin.lock(), &mut prompt) {
+            Ok(true) => {}
+            Ok(false) => {
+                eprintln!("kdp: not confirmed; nothing was changed");
+                return Err(exit::USAGE);
+            }
+            Err(_) => return Err(exit::USAGE),
+        }
     }
-    let stdin = io::stdin();
-    if !stdin.is_terminal() {
-        eprintln!("kdp: refusing to change the cluster without confirmation: stdin is not a terminal; pass --yes (or --dry-run to only see the plan)");
-        return Err(exit::USAGE);
+    let opts = RepairOptions::new(conn.describe_options(None, None));
+    let report = repair::execute(&conn.client, &plan, &opts).await;
+    Ok(render_report(out, &report))
+}
+
+/// Asks `Proceed? [y/N]` on `prompt`, after writing `plan` there first
+/// (when given) and flushing; true for a yes.
+pub fn ask(
+    plan: Option<&Plan>,
+    input: &mut dyn BufRead,
+    prompt: &mut dyn Write,
+) -> io::Result<bool> {
+    if let Some(plan) = plan {
+        render_plan(prompt, plan)?;
     }
-    eprint!("Proceed? [y/N] ");
+    write!(prompt, "Proceed? [y/N] ")?;
+    prompt.flush()?;
     let mut line = String::new();
-    if stdin.lock().read_line(&mut line).is_err() {
-        return Err(exit::USAGE);
-    }
-    if matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-        Ok(true)
-    } else {
-        eprintln!("kdp: not confirmed; nothing was changed");
-        Err(exit::USAGE)
-    }
+    input.read_line(&mut line)?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
 }
 
-/// What became of one step.
-#[derive(Debug, Clone)]
-pub struct Done {
-    /// The step.
-    pub step: Step,
-    /// What was done, or why not.
-    pub result: Result<String, String>,
-}
-
-fn key_error(e: &KeyError) -> String {
-    let mut s = e.name().to_string();
-    if let Some(m) = &e.message {
-        s.push_str(&format!(" ({m})"));
-    }
-    if let Some(a) = repair::advice(e.code) {
-        s.push_str(&format!(": {a}"));
-    }
-    s
-}
-
-/// Checks the plan against the cluster again, then runs each step still
-/// valid. Changed steps are reported, not sent.
-pub async fn execute(conn: &Connected, steps: Vec<Step>) -> Vec<Done> {
-    let client = &conn.client;
-    let fresh = revalidate(conn, &steps).await;
-    let opts = driver_options(&conn.describe_options(None, None));
-    let mut done = Vec::new();
-    let mut aborts: Vec<(Step, AbortSpec)> = Vec::new();
-    let mut terminates: Vec<Step> = Vec::new();
-    for (step, check) in steps.into_iter().zip(fresh) {
-        if let Err(why) = check {
-            done.push(Done {
-                step,
-                result: Err(format!("state changed since the plan, nothing sent: {why}")),
-            });
-            continue;
-        }
-        match &step.action {
-            Action::Abort(spec) => {
-                let spec = spec.clone();
-                aborts.push((step, spec));
-            }
-            Action::ForceTerminate { .. } => terminates.push(step),
-            Action::Skip { reason } => {
-                let reason = reason.clone();
-                done.push(Done {
-                    step,
-                    result: Err(format!("not repaired: {reason}")),
-                });
-            }
-        }
-    }
-    // one abort per partition and driver run
-    while !aborts.is_empty() {
-        let mut seen = BTreeSet::new();
-        let (now, later): (Vec<_>, Vec<_>) =
-            aborts.into_iter().partition(|(_, s)| seen.insert(s.key()));
-        aborts = later;
-        let specs = now.iter().map(|(_, s)| s.clone()).collect();
-        let results = repair::abort(client, specs, &opts).await;
-        for (step, spec) in now {
-            let result = match results.get(&spec.key()) {
-                Some(Ok(())) => Ok("aborted".to_string()),
-                Some(Err(e)) => Err(key_error(e)),
-                None => Err("no answer".to_string()),
-            };
-            done.push(Done { step, result });
-        }
-    }
-    if !terminates.is_empty() {
-        let ids: Vec<String> = terminates
-            .iter()
-            .filter_map(|s| match &s.action {
-                Action::ForceTerminate { transactional_id } => Some(transactional_id.clone()),
-                _ => None,
-            })
-            .collect();
-        let timeout_ms = i32::try_from(conn.request_timeout.as_millis()).unwrap_or(i32::MAX);
-        let results = repair::force_terminate(client, ids, timeout_ms, &opts).await;
-        for step in terminates {
-            let Action::ForceTerminate { transactional_id } = &step.action else {
-                continue;
-            };
-            let result = match results.get(transactional_id) {
-                Some(Ok(t)) => Ok(format!(
-                    "terminated; producer {} now at epoch {} (older epochs fenced)",
-                    t.producer_id, t.producer_epoch
-                )),
-                Some(Err(e)) => Err(key_error(e)),
-                None => Err("no answer".to_string()),
-            };
-            done.push(Done { step, result });
-        }
-    }
-    done
-}
-
-/// For each step, whether the cluster still shows what the plan saw.
-async fn revalidate(conn: &Connected, steps: &[Step]) -> Vec<Result<(), String>> {
-    let client: &SharedClient = &conn.client;
-    let mut partitions: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
-    for s in steps {
-        if matches!(s.action, Action::Abort(_)) {
-            for ((t, p), _) in &s.partitions {
-                partitions.entry(t.clone()).or_default().insert(*p);
-            }
-        }
-    }
-    let producers = if partitions.is_empty() {
-        None
-    } else {
-        let topics = partitions
-            .into_iter()
-            .map(|(name, ps)| TopicSelection {
-                name,
-                partitions: Some(ps.into_iter().collect()),
-            })
-            .collect();
-        let opts = JoinOptions {
-            describe: conn.describe_options(Some(topics), None),
-            open_only: true,
-        };
-        Some(join(client, &opts).await.map_err(|e| e.to_string()))
-    };
-    let ids: Vec<String> = steps
-        .iter()
-        .filter_map(|s| match &s.action {
-            Action::ForceTerminate { transactional_id } => Some(transactional_id.clone()),
-            _ => None,
-        })
-        .collect();
-    let described = if ids.is_empty() {
-        BTreeMap::new()
-    } else {
-        let opts = driver_options(&conn.describe_options(None, None));
-        describe_transactions(client, ids, &opts).await
-    };
-    steps
-        .iter()
-        .map(|s| match &s.action {
-            Action::Abort(spec) => {
-                let joined = match &producers {
-                    Some(Ok(j)) => j,
-                    Some(Err(e)) => return Err(format!("cannot describe the partition: {e}")),
-                    None => return Err("not described".into()),
-                };
-                for ((t, p), start) in &s.partitions {
-                    let now = joined
-                        .open_transactions()
-                        .find(|(tt, pp, ps)| tt == t && pp == p && ps.producer_id == spec.producer_id);
-                    match now {
-                        Some((_, _, ps))
-                            if ps.current_txn_start_offset == *start
-                                && ps.producer_epoch == s.producer_epoch => {}
-                        Some((_, _, ps)) => {
-                            return Err(format!(
-                                "{t}-{p}: producer {} is now at epoch {} with a transaction from offset {}",
-                                ps.producer_id, ps.producer_epoch, ps.current_txn_start_offset
-                            ))
-                        }
-                        None if *start < 0 => {}
-                        None => {
-                            return Err(format!(
-                                "{t}-{p}: producer {} has no open transaction any more",
-                                spec.producer_id
-                            ))
-                        }
-                    }
-                }
-                Ok(())
-            }
-            Action::ForceTerminate { transactional_id } => match described.get(transactional_id) {
-                Some(d) => match &d.result {
-                    // the partition's epoch may lag the coordinator's: compare the producer and state
-                    Ok(t) if t.producer_id == s.producer_id
-                        && Some(&t.transaction_state) == s.state.as_ref() => Ok(()),
-                    Ok(t) => Err(format!(
-                        "{transactional_id}: now producer {} epoch {} in {}",
-                        t.producer_id, t.producer_epoch, t.transaction_state
-                    )),
-                    Err(e) => Err(format!("{transactional_id}: {}", key_error(e))),
-                },
-                None => Err(format!("{transactional_id}: not described")),
-            },
-            Action::Skip { .. } => Ok(()),
-        })
-        .collect()
-}
-
-/// Prints what was done; the exit status: 0 all done, 1 some failed.
-pub fn report(out: &mut dyn Write, done: &[Done]) -> i32 {
+/// Writes what became of each step, with the plan's numbers; the exit
+/// status: 0 every step sent is done, 1 some step failed or was not sent
+/// because the cluster changed, 4 none failed but some were left to an
+/// operator (skipped or manual: what they are about still hangs).
+pub fn render_report(out: &mut dyn Write, report: &Report) -> i32 {
     let _ = writeln!(out, "Result:");
-    let mut failed = 0;
-    for (i, d) in done.iter().enumerate() {
-        let target = match &d.step.action {
+    for o in &report.outcomes {
+        let s = &o.step;
+        let target = match &s.action {
             Action::Abort(a) => format!(
                 "abort {}-{} producer {}",
                 a.topic, a.partition, a.producer_id
@@ -359,27 +215,49 @@ pub fn report(out: &mut dyn Write, done: &[Done]) -> i32 {
             Action::ForceTerminate { transactional_id } => {
                 format!("force-terminate {transactional_id}")
             }
-            Action::Skip { .. } => {
-                let parts: Vec<String> = d
-                    .step
+            Action::Skip(_) | Action::Manual(_) => {
+                let parts: Vec<String> = s
+                    .seen
                     .partitions
                     .iter()
-                    .map(|((t, p), _)| format!("{t}-{p}"))
+                    .map(|p| format!("{}-{}", p.topic, p.partition))
                     .collect();
-                format!("skip {} producer {}", parts.join(","), d.step.producer_id)
+                let kind = if matches!(s.action, Action::Skip(_)) {
+                    "skip"
+                } else {
+                    "manual"
+                };
+                format!("{kind} {} producer {}", parts.join(","), s.seen.producer_id)
             }
         };
-        let (status, text) = match &d.result {
-            Ok(t) => ("done", t.as_str()),
-            Err(t) => {
-                failed += 1;
-                ("FAILED", t.as_str())
-            }
+        let (status, text) = match (&o.outcome, &s.action) {
+            (Outcome::Done(Done::Aborted), _) => ("done", "aborted".to_string()),
+            (Outcome::Done(Done::Terminated(t)), _) => (
+                "done",
+                format!(
+                    "terminated; producer {} now at epoch {} (older epochs fenced)",
+                    t.producer_id, t.producer_epoch
+                ),
+            ),
+            (Outcome::Skipped, Action::Skip(reason)) => ("skipped", format!("not sent: {reason}")),
+            (Outcome::Skipped, Action::Manual(m)) => (
+                "skipped",
+                format!("left to an operator: {}", m.command_line()),
+            ),
+            (Outcome::Skipped, _) => ("skipped", "not sent".to_string()),
+            (Outcome::Refused(changed), _) => (
+                "NOT SENT",
+                format!("state changed since the plan, nothing sent: {changed}"),
+            ),
+            (Outcome::Failed(f), _) => ("FAILED", f.to_string()),
         };
-        let _ = writeln!(out, "  {}. {target}: {status}: {text}", i + 1);
+        let _ = writeln!(out, "  {}. {target}: {status}: {text}", s.number);
     }
-    if failed > 0 {
+    let _ = out.flush();
+    if !report.all_sent_done() {
         exit::PARTIAL
+    } else if report.skipped() > 0 {
+        exit::FOUND
     } else {
         exit::OK
     }
@@ -387,76 +265,81 @@ pub fn report(out: &mut dyn Write, done: &[Done]) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
+    use std::cell::RefCell;
+    use std::rc::Rc;
 
-    use kdp_server::{MockCluster, MockConfig};
+    use kdp_client::txn::repair::{AbortSpec, CoordinatorAnswer, NotAsked, PartitionSeen, Seen};
 
     use super::*;
-    use crate::cmd::cluster::{connect, ClusterArgs};
 
-    async fn demo() -> (MockCluster, Connected) {
-        let cluster = kdp_server::demo::cluster().expect("demo cluster");
-        let config = MockConfig {
-            host: "127.0.0.1".into(),
-            port: 0,
-            ..MockConfig::default()
-        };
-        let mock = MockCluster::start(cluster, config).await.expect("mock");
-        let conn = connect(&ClusterArgs {
-            bootstrap_server: mock.bootstrap(),
-            client: Default::default(),
-            timeout: Duration::from_secs(20),
-        })
-        .await
-        .unwrap_or_else(|_| panic!("connect"));
-        (mock, conn)
+    /// One buffer behind two writers, as a terminal shows stdout and stderr.
+    #[derive(Clone, Default)]
+    struct Screen(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Screen {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
     }
 
-    fn payments_abort(producer_epoch: i32, start: i64) -> Step {
-        Step {
-            action: Action::Abort(AbortSpec {
+    fn abort_plan(coordinator: CoordinatorAnswer) -> Plan {
+        let mut plan = Plan::default();
+        plan.push(
+            Action::Abort(AbortSpec {
                 topic: "payments".into(),
                 partition: 0,
                 producer_id: 7003,
                 producer_epoch: 0,
                 coordinator_epoch: 2,
             }),
-            partitions: vec![(("payments".into(), 0), start)],
-            producer_id: 7003,
-            producer_epoch,
-            transactional_id: None,
-            state: None,
-            in_transaction: false,
-            blocked: None,
-        }
+            Seen {
+                producer_id: 7003,
+                producer_epoch: 0,
+                partitions: vec![PartitionSeen {
+                    topic: "payments".into(),
+                    partition: 0,
+                    start_offset: 40112,
+                    unblocks: Some(78),
+                }],
+                coordinator,
+            },
+        );
+        plan
     }
 
-    fn open_start(mock: &MockCluster) -> Option<i64> {
-        mock.cluster().partition("payments", 0).and_then(|p| {
-            p.producers_on(p.leader)
-                .iter()
-                .find(|s| s.producer_id == 7003)
-                .map(|s| s.current_txn_start_offset)
-        })
+    #[test]
+    fn the_question_comes_after_the_plan_it_asks_about() {
+        let screen = Screen::default();
+        let plan = abort_plan(CoordinatorAnswer::NotListed);
+        let mut input: &[u8] = b"y\n";
+        // stdout went elsewhere (a pipe): the plan is written where the question is
+        let yes = ask(Some(&plan), &mut input, &mut screen.clone()).expect("ask");
+        assert!(yes);
+        let shown = String::from_utf8(screen.0.borrow().clone()).expect("utf-8");
+        let plan_at = shown.find("Plan (1 step)").expect("the plan is shown");
+        let question_at = shown.find("Proceed? [y/N]").expect("the question");
+        assert!(plan_at < question_at, "{shown}");
+        assert!(shown.contains("payments-0@40112"), "{shown}");
     }
 
-    #[tokio::test]
-    async fn a_plan_the_cluster_no_longer_matches_sends_nothing() {
-        let (mock, conn) = demo().await;
-        assert_eq!(open_start(&mock), Some(40112));
-        // planned against another epoch, then another start offset
-        for step in [payments_abort(1, 40112), payments_abort(0, 40000)] {
-            let done = execute(&conn, vec![step]).await;
-            let err = done[0].result.as_ref().expect_err("refused");
-            assert!(err.contains("state changed since the plan"), "{err}");
-        }
-        assert_eq!(open_start(&mock), Some(40112));
-        // the plan that matches is carried out, and a second run is refused as stale
-        let done = execute(&conn, vec![payments_abort(0, 40112)]).await;
-        assert!(done[0].result.is_ok(), "{:?}", done[0].result);
-        assert_eq!(open_start(&mock), Some(-1));
-        let done = execute(&conn, vec![payments_abort(0, 40112)]).await;
-        assert!(done[0].result.is_err());
-        mock.shutdown().await;
+    #[test]
+    fn a_coordinator_not_asked_gets_no_claim_about_its_transaction() {
+        let plan = abort_plan(CoordinatorAnswer::NotAsked(NotAsked::DescribeFailed {
+            transactional_id: "payments-app".into(),
+            error: "COORDINATOR_NOT_AVAILABLE",
+        }));
+        let mut out = Vec::new();
+        render_plan(&mut out, &plan).expect("render");
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(!text.contains("would not help"), "{text}");
+        assert!(
+            text.contains("the coordinator could not be asked")
+                && text.contains("COORDINATOR_NOT_AVAILABLE"),
+            "{text}"
+        );
     }
 }

@@ -1,16 +1,5 @@
-//! The two levers that unblock a partition pinned by an open transaction,
-//! each one user of the [admin driver](crate::admin::driver):
-//!
-//! - [`abort`]: WriteTxnMarkers (ABORT) straight to the partition leader, as
-//!   `Admin.abortTransaction` (AbortTransactionHandler) sends it. The
-//!   coordinator is not told: a producer still alive can go on.
-//! - [`force_terminate`]: InitProducerId with producer id and epoch -1 at the
-//!   transactional id's coordinator, as `Admin.fenceProducers` and
-//!   `forceTerminateTransaction` send it: the coordinator bumps the epoch,
-//!   aborts the open transaction (writing the markers itself) and fences the
-//!   previous instance. CONCURRENT_TRANSACTIONS and
-//!   COORDINATOR_LOAD_IN_PROGRESS are retried within the deadline, as
-//!   FenceProducersHandler does: the first call may only start the abort.
+//! The two levers on the wire: WriteTxnMarkers (ABORT) at the partition
+//! leader, and InitProducerId (-1/-1) at the transactional id's coordinator.
 
 use std::collections::BTreeMap;
 
@@ -254,23 +243,6 @@ pub async fn force_terminate(
     )
     .await;
     results.into_iter().map(|(k, _, r)| (k, r)).collect()
-}
-
-/// One step of a repair plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// A raw abort of one partition's open transaction.
-    Abort(AbortSpec),
-    /// Force-terminate a transactional id at its coordinator.
-    ForceTerminate {
-        /// The transactional id.
-        transactional_id: String,
-    },
-    /// Nothing kdp can safely send; the reason says what to do instead.
-    Skip {
-        /// Why, and what the operator can do.
-        reason: String,
-    },
 }
 
 /// What to do about an error a repair got, when there is something to do.
