@@ -269,3 +269,61 @@ async fn look_up(
     };
     Ok(())
 }
+
+/// [`join`] of partitions the caller has already described (the exporter's
+/// scan): the same lookups, without a second DescribeProducers. `partitions`
+/// may hold only the producers the caller wants looked up (those with an
+/// open transaction, and with `open_only` false the transactional ones);
+/// the others are not needed by any lookup. `now_ms` is when the
+/// describe started.
+pub async fn join_described(
+    client: &Arc<Client>,
+    opts: &JoinOptions,
+    now_ms: i64,
+    partitions: Vec<PartitionOutcome>,
+    summary: DescribeSummary,
+) -> Result<Joined> {
+    let dopts = driver_options(&opts.describe);
+    let configs = broker_configs(
+        client,
+        &[
+            configs::TRANSACTION_MAX_TIMEOUT_MS,
+            configs::PRODUCER_ID_EXPIRATION_MS,
+        ],
+        &dopts,
+    )
+    .await
+    .unwrap_or_default();
+    let protocol = transaction_protocol(client)
+        .await
+        .unwrap_or(TxnProtocol::V1);
+    let mut joined = Joined {
+        now_ms,
+        partitions,
+        summary,
+        protocol,
+        cluster_max_timeout_ms: configs::max_ms(&configs, configs::TRANSACTION_MAX_TIMEOUT_MS),
+        producer_id_expiration_ms: configs::max_ms(&configs, configs::PRODUCER_ID_EXPIRATION_MS),
+        view: CoordinatorView::default(),
+        offsets: BTreeMap::new(),
+        listing_errors: Vec::new(),
+    };
+    let wanted: BTreeSet<i64> = joined
+        .producers()
+        .filter(|(_, _, p)| {
+            p.current_txn_start_offset >= 0 || (!opts.open_only && p.coordinator_epoch >= 0)
+        })
+        .map(|(_, _, p)| p.producer_id)
+        .collect();
+    if !wanted.is_empty() {
+        look_up(client, &mut joined, &wanted, &dopts).await?;
+    }
+    let open: BTreeSet<TopicPartition> = joined
+        .open_transactions()
+        .map(|(t, p, _)| (t.to_string(), p))
+        .collect();
+    if !open.is_empty() {
+        joined.offsets = offsets(client, open.into_iter().collect(), &dopts).await;
+    }
+    Ok(joined)
+}

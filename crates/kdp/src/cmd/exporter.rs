@@ -11,9 +11,10 @@ use kdp_client::BrokerAddress;
 
 use crate::cmd::cluster::{client_config, selection as topic_selection};
 use crate::exit;
-use crate::exporter::diagnosis::{ClusterDiagnosis, Diagnose, FileDiagnosis};
+use crate::exporter::diagnosis::{Diagnose, FileDiagnosis};
+use crate::exporter::findings::ClusterDiagnosis;
 use crate::exporter::scan::ScanConfig;
-use crate::exporter::{self, Config};
+use crate::exporter::{self, Config, StartError};
 use crate::properties;
 
 /// How logs are written.
@@ -177,9 +178,20 @@ pub fn run(args: Args) -> i32 {
         };
         match exporter::run(config, bound, stop).await {
             Ok(()) => exit::OK,
-            Err(e) => {
-                eprintln!("kdp: --listen {}: {e}", args.listen);
-                exit::UNREACHABLE
+            Err(StartError::Listen(e)) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                eprintln!(
+                    "kdp: --listen {}: the address is in use (another process listens there)",
+                    args.listen
+                );
+                exit::USAGE
+            }
+            Err(StartError::Listen(e)) => {
+                eprintln!("kdp: --listen {}: cannot listen there: {e}", args.listen);
+                exit::USAGE
+            }
+            Err(StartError::Runtime(e)) => {
+                eprintln!("kdp: cannot start the HTTP server: {e}");
+                exit::PARTIAL
             }
         }
     })

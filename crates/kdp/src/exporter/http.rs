@@ -20,7 +20,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
-use super::metrics::{self, Format};
+use super::exposition::{self, Format};
 use super::Shared;
 
 /// Connections served at once; more are closed at once (Prometheus needs one).
@@ -106,7 +106,7 @@ fn respond(shared: &Shared, req: &Request<Incoming>) -> Response<Full<Bytes>> {
             let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
             let format = Format::negotiate(accept);
             let registry = shared.current();
-            match metrics::encode(&registry, format) {
+            match exposition::encode(&registry, format) {
                 Ok(body) => {
                     let mut r = Response::new(Full::new(Bytes::from(body)));
                     r.headers_mut().insert(
