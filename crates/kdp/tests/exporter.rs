@@ -1159,3 +1159,48 @@ fn a_refused_sasl_login_is_counted_as_sasl_authentication_failed() {
     let log = std::fs::read_to_string(dir.0.join("exporter.log")).unwrap();
     assert!(!log.contains("not-alices"), "no secret in the log: {log}");
 }
+
+/// 64 idle clients and 64 that pipeline requests and never read their
+/// answers do not lock a scrape out (they did: every slot taken, each new
+/// connection closed at once), and the log says so in a bounded number of
+/// lines (it had one per refused connection).
+#[test]
+fn a_scrape_is_served_while_64_idle_and_64_non_reading_clients_hold_connections() {
+    let dir = TempDir::new("hostile");
+    let file = dir.write("cluster.json", &cluster(AFTER));
+    let (_broker, bootstrap) = mock(&file, 0);
+    let log = dir.0.join("exporter.log");
+    let (_exp, addr) = exporter(&bootstrap, &["--interval", "1h", "--timeout", "5s"], &log);
+    wait_until("the first scan", || {
+        (scans(&metrics(&addr), "ok") >= 1.0).then_some(())
+    });
+    let idle: Vec<TcpStream> = (0..64)
+        .map(|_| TcpStream::connect(&addr).expect("connect"))
+        .collect();
+    let requests = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").repeat(200);
+    let non_reading: Vec<TcpStream> = (0..64)
+        .map(|_| {
+            let mut s = TcpStream::connect(&addr).expect("connect");
+            s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+            // the server may already have closed it: that is its business
+            let _ = s.write_all(requests.as_bytes());
+            s
+        })
+        .collect();
+    // a fresh scrape while all of them are open (get's read timeout is
+    // only a bound against hanging)
+    let (status, _, body) = get(&addr, "/metrics", &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("kdp_build_info{"), "{body}");
+    assert_eq!(get(&addr, "/healthz", &[]).0, 200);
+    drop((idle, non_reading));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines = text
+        .lines()
+        .filter(|l| l.contains("too many connections"))
+        .count();
+    assert!(
+        (1..=2).contains(&lines),
+        "{lines} lines about refused or evicted connections:\n{text}"
+    );
+}

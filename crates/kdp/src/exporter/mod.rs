@@ -9,7 +9,8 @@
 //! - [`metrics`]: the metric catalogue (names, types, help) and snapshots.
 //! - [`exposition`]: content negotiation and the two text formats.
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, bounded against hostile
-//!   clients.
+//!   clients by [`slots`] (eviction of the least recently active) and
+//!   [`stall`] (write timeouts).
 
 pub mod aggregate;
 pub mod diagnosis;
@@ -18,6 +19,8 @@ pub mod findings;
 pub mod http;
 pub mod metrics;
 pub mod scan;
+pub mod slots;
+pub mod stall;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
