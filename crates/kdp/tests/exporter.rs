@@ -336,6 +336,8 @@ fn promtool_check_metrics_accepts_the_output_per_topic_and_per_partition() {
         for name in [
             "kdp_hanging_transactions{",
             "kdp_stuck_transactions{",
+            "kdp_unknown_transactions{",
+            "kdp_blocked_records_by_verdict{",
             "kdp_fenced_producers{",
             "kdp_replica_divergences{",
             "kdp_blocked_records{",
