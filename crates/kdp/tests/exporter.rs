@@ -1004,13 +1004,22 @@ fn a_failed_list_transactions_publishes_no_zero_and_the_scan_is_partial() {
     let bootstrap = bootstrap.split(',').next().unwrap().to_string();
     let (_exp, addr) = exporter(
         &bootstrap,
-        &["--interval", "200ms", "--timeout", "3s"],
+        &["--interval", "200ms", "--timeout", "5s"],
         &dir.0.join("exporter.log"),
     );
-    let m = wait_until("a scan that reached the cluster", || {
+    let m = wait_until("a scan whose diagnosis got its errors back", || {
         let m = metrics(&addr);
-        (scans(&m, "ok") + scans(&m, "partial") >= 1.0).then_some(m)
+        m.contains(r#"kdp_unknown_transactions{topic="orders",reason="listing_incomplete"}"#)
+            .then_some(m)
     });
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_unknown_transactions{topic="orders",reason="listing_incomplete"}"#
+        ),
+        Some(1.0),
+        "what it could not decide is said: {m}"
+    );
     assert_eq!(scans(&m, "ok"), 0.0, "not a clean scan: {m}");
     assert!(scans(&m, "partial") >= 1.0, "{m}");
     assert_eq!(sample(&m, "kdp_diagnosis_available"), Some(0.0), "{m}");
@@ -1018,13 +1027,15 @@ fn a_failed_list_transactions_publishes_no_zero_and_the_scan_is_partial() {
         !m.contains(r#"kdp_hanging_transactions{topic="orders""#),
         "no zero for a verdict not made: {m}"
     );
-    // what it could not decide is said, when the diagnosis got that far
-    if let Some(v) = sample(
-        &m,
-        r#"kdp_unknown_transactions{topic="orders",reason="listing_incomplete"}"#,
-    ) {
-        assert_eq!(v, 1.0, "{m}");
-    }
+    // its records are said to be held by a transaction of unknown verdict
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_blocked_records_by_verdict{topic="orders",verdict="unknown"}"#
+        ),
+        Some(40.0),
+        "{m}"
+    );
     assert_eq!(
         sample(&m, ORDERS),
         Some(1.0),

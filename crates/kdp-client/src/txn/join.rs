@@ -271,39 +271,42 @@ async fn look_up(
 }
 
 /// [`join`] of partitions the caller has already described (the exporter's
-/// scan): the same lookups, without a second DescribeProducers. `partitions`
-/// may hold only the producers the caller wants looked up (those with an
-/// open transaction, and with `open_only` false the transactional ones);
-/// the others are not needed by any lookup. `now_ms` is when the
-/// describe started.
+/// scan): the same lookups, without a second DescribeProducers, all done by
+/// `deadline`. `partitions` may hold only the producers the caller wants
+/// looked up (those with an open transaction, and with `open_only` false
+/// the transactional ones); the others are not needed by any lookup.
+/// `now_ms` is when the describe started.
+///
+/// The phases that do not depend on each other run at once (the brokers'
+/// configs, the protocol, the offsets, the coordinators' view); the view's
+/// two steps (ListTransactions, then DescribeTransactions) get half of what
+/// is left each, so a broker that never answers the first leaves time for
+/// the second and its errors come back, as `listing_errors`, before
+/// `deadline`.
 pub async fn join_described(
     client: &Arc<Client>,
     opts: &JoinOptions,
     now_ms: i64,
     partitions: Vec<PartitionOutcome>,
     summary: DescribeSummary,
+    deadline: tokio::time::Instant,
 ) -> Result<Joined> {
-    let dopts = driver_options(&opts.describe);
-    let configs = broker_configs(
-        client,
-        &[
-            configs::TRANSACTION_MAX_TIMEOUT_MS,
-            configs::PRODUCER_ID_EXPIRATION_MS,
-        ],
-        &dopts,
-    )
-    .await
-    .unwrap_or_default();
-    let protocol = transaction_protocol(client)
-        .await
-        .unwrap_or(TxnProtocol::V1);
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    let whole = DriverOptions {
+        timeout: left,
+        ..driver_options(&opts.describe)
+    };
+    let half = DriverOptions {
+        timeout: left / 2,
+        ..whole.clone()
+    };
     let mut joined = Joined {
         now_ms,
         partitions,
         summary,
-        protocol,
-        cluster_max_timeout_ms: configs::max_ms(&configs, configs::TRANSACTION_MAX_TIMEOUT_MS),
-        producer_id_expiration_ms: configs::max_ms(&configs, configs::PRODUCER_ID_EXPIRATION_MS),
+        protocol: TxnProtocol::V1,
+        cluster_max_timeout_ms: None,
+        producer_id_expiration_ms: None,
         view: CoordinatorView::default(),
         offsets: BTreeMap::new(),
         listing_errors: Vec::new(),
@@ -315,15 +318,40 @@ pub async fn join_described(
         })
         .map(|(_, _, p)| p.producer_id)
         .collect();
-    if !wanted.is_empty() {
-        look_up(client, &mut joined, &wanted, &dopts).await?;
-    }
-    let open: BTreeSet<TopicPartition> = joined
+    let open: Vec<TopicPartition> = joined
         .open_transactions()
         .map(|(t, p, _)| (t.to_string(), p))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
         .collect();
-    if !open.is_empty() {
-        joined.offsets = offsets(client, open.into_iter().collect(), &dopts).await;
-    }
+    let names = [
+        configs::TRANSACTION_MAX_TIMEOUT_MS,
+        configs::PRODUCER_ID_EXPIRATION_MS,
+    ];
+    let (configs, protocol, read, looked) = tokio::join!(
+        broker_configs(client, &names, &whole),
+        transaction_protocol(client),
+        async {
+            if open.is_empty() {
+                BTreeMap::new()
+            } else {
+                offsets(client, open, &whole).await
+            }
+        },
+        async {
+            if wanted.is_empty() {
+                Ok(())
+            } else {
+                look_up(client, &mut joined, &wanted, &half).await
+            }
+        },
+    );
+    looked?;
+    let configs = configs.unwrap_or_default();
+    joined.protocol = protocol.unwrap_or(TxnProtocol::V1);
+    joined.cluster_max_timeout_ms = configs::max_ms(&configs, configs::TRANSACTION_MAX_TIMEOUT_MS);
+    joined.producer_id_expiration_ms =
+        configs::max_ms(&configs, configs::PRODUCER_ID_EXPIRATION_MS);
+    joined.offsets = read;
     Ok(joined)
 }

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use kdp_client::diagnose::flags::{flags, Context, Flag};
 use kdp_client::diagnose::hanging::{
@@ -237,12 +238,17 @@ impl Diagnose for ClusterDiagnosis {
                 describe: self.bounded(deadline),
                 open_only: false,
             };
+            // the lookups end a little before the deadline, so that what
+            // failed comes back as errors rather than as a cut-off scan
+            let left = deadline.saturating_duration_since(Instant::now());
+            let soft = deadline - (left / 10).min(Duration::from_secs(1));
             let join = kdp_client::txn::join::join_described(
                 &client,
                 &opts,
                 scanned.now_ms,
                 scanned.partitions,
                 scanned.summary,
+                soft,
             );
             let mut found = match tokio::time::timeout_at(deadline, join).await {
                 Ok(Ok(joined)) => findings(&joined),
