@@ -239,12 +239,14 @@ impl Scanner {
             health,
         );
         let diagnosed = diagnosis.as_ref().is_some_and(Diagnosis::is_complete);
+        // published before the shared gauges say what it holds: a scrape
+        // that sees them new also sees this snapshot
+        self.shared.publish(registry);
         health.scan_partitions.set(partitions as i64);
         health.scan_partitions_failed.set(failed as i64);
         health.stale.set(i64::from(failed > 0));
         health.diagnosis_available.set(i64::from(diagnosed));
         health.last_successful_scan.set(now.as_secs_f64());
-        self.shared.publish(registry);
         self.previous = counts;
         tracing::info!(
             partitions,
