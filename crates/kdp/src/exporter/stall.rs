@@ -120,12 +120,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        // a flush that returns says nothing of the peer reading: only
+        // written bytes disarm the timer
         match Pin::new(&mut this.inner).poll_flush(cx) {
             Poll::Pending => this.waiting(cx),
-            Poll::Ready(Ok(())) => {
-                this.stalled = None;
-                Poll::Ready(Ok(()))
-            }
             other => other,
         }
     }
