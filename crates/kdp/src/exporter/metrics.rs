@@ -89,7 +89,7 @@ impl Health {
         );
         r.register(
             "kdp_scan_stale",
-            "1 when the last scan failed or was partial, so some values are from an earlier scan; else 0",
+            "1 when the last scan failed or some of its partitions could not be described, so some values are from an earlier scan; else 0 (a diagnosis that failed keeps no old values: see kdp_diagnosis_available)",
             self.stale.clone(),
         );
         r.register(
