@@ -336,6 +336,8 @@ fn promtool_check_metrics_accepts_the_output_per_topic_and_per_partition() {
         for name in [
             "kdp_hanging_transactions{",
             "kdp_stuck_transactions{",
+            "kdp_unknown_transactions{",
+            "kdp_blocked_records_by_verdict{",
             "kdp_fenced_producers{",
             "kdp_replica_divergences{",
             "kdp_blocked_records{",
@@ -760,7 +762,8 @@ fn demo_exporter(name: &str, extra: &[&str]) -> ((Proc, Proc, TempDir), String) 
 /// the same code as `kdp find-hanging`: on the demo cluster the partition
 /// missing from its transaction hangs, the PrepareCommit long past its
 /// timeout is stuck, the fenced instances are counted and the records held
-/// back are exported; the ACL-hidden ids (unknown) are not counted.
+/// back are exported; the ACL-hidden ids are unknown, with no zero hanging
+/// series for their topic.
 #[test]
 fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
     let (_running, addr) = demo_exporter("diagnose", &[]);
@@ -768,6 +771,8 @@ fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
         let m = metrics(&addr);
         (sample(&m, "kdp_diagnosis_available") == Some(1.0)).then_some(m)
     });
+    // every request answered; the unknowns are the ACLs', not a failure
+    assert_eq!(scans(&m, "failed"), 0.0, "{m}");
     assert_eq!(
         sample(
             &m,
@@ -784,14 +789,32 @@ fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
         Some(1.0),
         "{m}"
     );
+    // hidden by ACLs: unknown, neither hanging nor a zero that claims it
+    // was checked
     assert_eq!(
         sample(
             &m,
-            r#"kdp_hanging_transactions{topic="payments",reason="no_transaction"}"#
+            r#"kdp_unknown_transactions{topic="payments",reason="not_authorized"}"#
         ),
-        Some(0.0),
-        "hidden by ACLs: unknown, not hanging: {m}"
+        Some(1.0),
+        "{m}"
     );
+    assert!(
+        !m.contains(r#"kdp_hanging_transactions{topic="payments""#),
+        "no zero for a verdict not made: {m}"
+    );
+    // payments' 88 blocked records: 78 held by the unknown one, 10 by the
+    // live payments-app transaction
+    assert_eq!(
+        sample(&m, r#"kdp_blocked_records{topic="payments"}"#),
+        Some(88.0),
+        "{m}"
+    );
+    for (verdict, records) in [("unknown", 78.0), ("open", 10.0), ("hanging", 0.0)] {
+        let series =
+            format!("kdp_blocked_records_by_verdict{{topic=\"payments\",verdict=\"{verdict}\"}}");
+        assert_eq!(sample(&m, &series), Some(records), "{series}: {m}");
+    }
     let blocked = sample(&m, r#"kdp_blocked_records{topic="ledger"}"#).unwrap_or(0.0);
     assert!(blocked >= 80.0 + 68.0 + 28.0, "{m}");
     assert_eq!(
@@ -893,5 +916,304 @@ fn a_killed_producers_transaction_appears_then_goes_after_kdp_abort_on_real_kafk
         sample(&m, &series("kdp_oldest_open_transaction_age_seconds")).unwrap_or(0.0),
         0.0,
         "{m}"
+    );
+}
+
+/// `kdp mock-broker` serving `cluster` on free ports, logging every request
+/// (`-vv`) to `log`.
+fn logged_mock(cluster: &Path, log: &Path) -> (Proc, String) {
+    let mut child = Command::new(KDP)
+        .args(["-vv", "mock-broker", "--listen", "127.0.0.1:0", "--cluster"])
+        .arg(cluster)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).expect("mock log"))
+        .spawn()
+        .expect("start kdp mock-broker");
+    let bootstrap = first_line(&mut child);
+    (Proc(child), bootstrap)
+}
+
+/// The diagnosis works from the scan's own DescribeProducers answers: one
+/// scan asks each broker once (it asked each twice, the diagnosis
+/// describing the cluster again).
+#[test]
+fn one_scan_describes_each_broker_once_and_the_diagnosis_uses_it() {
+    let dir = TempDir::new("one-pass");
+    let demo = Command::new(KDP)
+        .args(["demo", "--print-cluster-file"])
+        .output()
+        .expect("kdp demo --print-cluster-file");
+    let cluster = dir.write("demo.json", &String::from_utf8_lossy(&demo.stdout));
+    let log = dir.0.join("mock.log");
+    let (_broker, bootstrap) = logged_mock(&cluster, &log);
+    // one scan only
+    let (_exp, addr) = exporter(
+        &bootstrap,
+        &["--interval", "1h", "--timeout", "10s"],
+        &dir.0.join("exporter.log"),
+    );
+    let m = wait_until("the first scan with its diagnosis", || {
+        let m = metrics(&addr);
+        (sample(&m, "kdp_diagnosis_available") == Some(1.0)).then_some(m)
+    });
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_hanging_transactions{topic="ledger",reason="partition_not_in_transaction"}"#
+        ),
+        Some(1.0),
+        "the diagnosis still sees the open transactions: {m}"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut asked: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" request ") && l.contains("api_key=61 "))
+        .filter_map(|l| l.split_whitespace().find(|w| w.starts_with("broker=")))
+        .collect();
+    assert!(!asked.is_empty(), "no DescribeProducers logged:\n{text}");
+    let total = asked.len();
+    asked.sort();
+    asked.dedup();
+    assert_eq!(
+        total,
+        asked.len(),
+        "each broker is asked once per scan ({asked:?}):\n{text}"
+    );
+}
+
+/// When a broker cannot be asked for its transactions the verdicts it
+/// would have decided are unknown: no zero hanging series for them,
+/// `kdp_diagnosis_available` 0 and the scan counted as partial (it
+/// published a clean 0 with the diagnosis available).
+#[test]
+fn a_failed_list_transactions_publishes_no_zero_and_the_scan_is_partial() {
+    let dir = TempDir::new("listing");
+    // broker 2 is advertised where nothing listens (the mock binds
+    // 127.0.0.1 only): its ListTransactions fails; broker 1 leads the
+    // partition, whose transaction has been idle for an hour
+    let file = dir.write(
+        "cluster.json",
+        r#"{"cluster_id": "exp", "brokers": [{"id": 1}, {"id": 2, "host": "127.0.0.2"}],
+            "topics": [{"name": "orders", "partitions": [
+              {"partition": 0, "leader": 1, "replicas": [1], "high_watermark": 100,
+               "producers": [{"ProducerId": 5, "LastSequence": 3, "LastTimestamp": "now-1h",
+                              "CoordinatorEpoch": 1, "CurrentTxnStartOffset": 60}]}]}]}"#,
+    );
+    let (_broker, bootstrap) = mock(&file, 0);
+    let bootstrap = bootstrap.split(',').next().unwrap().to_string();
+    let (_exp, addr) = exporter(
+        &bootstrap,
+        &["--interval", "200ms", "--timeout", "5s"],
+        &dir.0.join("exporter.log"),
+    );
+    let m = wait_until("a scan whose diagnosis got its errors back", || {
+        let m = metrics(&addr);
+        m.contains(r#"kdp_unknown_transactions{topic="orders",reason="listing_incomplete"}"#)
+            .then_some(m)
+    });
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_unknown_transactions{topic="orders",reason="listing_incomplete"}"#
+        ),
+        Some(1.0),
+        "what it could not decide is said: {m}"
+    );
+    assert_eq!(scans(&m, "ok"), 0.0, "not a clean scan: {m}");
+    assert!(scans(&m, "partial") >= 1.0, "{m}");
+    assert_eq!(sample(&m, "kdp_diagnosis_available"), Some(0.0), "{m}");
+    assert!(
+        !m.contains(r#"kdp_hanging_transactions{topic="orders""#),
+        "no zero for a verdict not made: {m}"
+    );
+    // its records are said to be held by a transaction of unknown verdict
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_blocked_records_by_verdict{topic="orders",verdict="unknown"}"#
+        ),
+        Some(40.0),
+        "{m}"
+    );
+    assert_eq!(
+        sample(&m, ORDERS),
+        Some(1.0),
+        "the scan itself is published: {m}"
+    );
+}
+
+/// A LastTimestamp of 0 or -1 is unknown: no age (it was 56 years), and an
+/// open transaction without a time is not judged hanging but unknown.
+#[test]
+fn unknown_timestamps_give_no_age_and_no_hanging_verdict() {
+    let dir = TempDir::new("zero-ts");
+    let file = dir.write(
+        "cluster.json",
+        &cluster(
+            r#"{"name": "zero", "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "high_watermark": 50,
+                "producers": [
+                  {"ProducerId": 1, "LastSequence": 1, "LastTimestamp": 0, "CoordinatorEpoch": 1, "CurrentTxnStartOffset": 10},
+                  {"ProducerId": 2, "LastSequence": 1, "LastTimestamp": -1, "CoordinatorEpoch": 1, "CurrentTxnStartOffset": 20}]}]},
+               {"name": "mixed", "partitions": [{"partition": 0, "leader": 1, "replicas": [1],
+                "producers": [
+                  {"ProducerId": 3, "LastSequence": 1, "LastTimestamp": 0, "CurrentTxnStartOffset": 10},
+                  {"ProducerId": 4, "LastSequence": 1, "LastTimestamp": "now-2m", "CurrentTxnStartOffset": 20}]}]},
+               {"name": "__transaction_state", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}"#,
+        ),
+    );
+    // with a coordinator, and no ACLs: every id may be described, so an
+    // unlisted producer with a time would hang
+    let (_broker, bootstrap) = mock(&file, 0);
+    let (_exp, addr) = exporter(
+        &bootstrap,
+        &["--interval", "200ms", "--timeout", "5s"],
+        &dir.0.join("exporter.log"),
+    );
+    let m = wait_until("a scan with its diagnosis", || {
+        let m = metrics(&addr);
+        (sample(&m, "kdp_diagnosis_available") == Some(1.0)).then_some(m)
+    });
+    assert_eq!(
+        sample(&m, r#"kdp_open_transactions{topic="zero"}"#),
+        Some(2.0),
+        "{m}"
+    );
+    assert!(
+        !m.contains(r#"kdp_oldest_open_transaction_age_seconds{topic="zero"}"#),
+        "no age from unknown times: {m}"
+    );
+    let mixed = sample(
+        &m,
+        r#"kdp_oldest_open_transaction_age_seconds{topic="mixed"}"#,
+    )
+    .expect("mixed has one known time");
+    assert!(
+        mixed < 3600.0,
+        "the age is the known time's (2 minutes), not 1970's: {mixed}"
+    );
+    assert_eq!(
+        sample(
+            &m,
+            r#"kdp_unknown_transactions{topic="zero",reason="unknown_timestamp"}"#
+        ),
+        Some(2.0),
+        "{m}"
+    );
+    assert!(
+        !m.contains(r#"kdp_hanging_transactions{topic="zero""#),
+        "{m}"
+    );
+}
+
+/// `--listen` on a port in use is bad usage (exit 2), said so, before the
+/// cluster is asked anything (nothing listens at the bootstrap address).
+#[test]
+fn listen_on_a_port_in_use_exits_2_and_says_so() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dead = format!("127.0.0.1:{}", free_port());
+    let out = Command::new(KDP)
+        .args(["exporter", "--bootstrap-server", &dead, "--listen", &addr])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kdp exporter");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("in use"), "{stderr}");
+    assert!(out.stdout.is_empty(), "no address is printed");
+}
+
+/// A wrong SASL password is counted as Kafka names it,
+/// SASL_AUTHENTICATION_FAILED, not as a network failure.
+#[test]
+fn a_refused_sasl_login_is_counted_as_sasl_authentication_failed() {
+    let dir = TempDir::new("sasl");
+    let mut c: Value = serde_json::from_str(&cluster(BEFORE)).unwrap();
+    c["sasl"] = serde_json::json!({"users": [{"name": "alice", "password": "alice-Pw-8c1f0e"}]});
+    let file = dir.write("cluster.json", &c.to_string());
+    let props = dir.write(
+        "client.properties",
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n\
+         sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
+         username=\"alice\" password=\"not-alices\";\n",
+    );
+    let (_broker, bootstrap) = mock(&file, 0);
+    let props = props.to_string_lossy().into_owned();
+    let (_exp, addr) = exporter(
+        &bootstrap,
+        &[
+            "--interval",
+            "200ms",
+            "--timeout",
+            "3s",
+            "--command-config",
+            &props,
+        ],
+        &dir.0.join("exporter.log"),
+    );
+    let m = wait_until("a failed scan", || {
+        let m = metrics(&addr);
+        (scans(&m, "failed") >= 1.0).then_some(m)
+    });
+    assert!(
+        sample(
+            &m,
+            r#"kdp_scan_errors_total{error="SASL_AUTHENTICATION_FAILED"}"#
+        )
+        .unwrap_or(0.0)
+            >= 1.0,
+        "{m}"
+    );
+    assert!(
+        !m.contains(r#"kdp_scan_errors_total{error="NETWORK_EXCEPTION"}"#),
+        "{m}"
+    );
+    let log = std::fs::read_to_string(dir.0.join("exporter.log")).unwrap();
+    assert!(!log.contains("not-alices"), "no secret in the log: {log}");
+}
+
+/// 64 idle clients and 64 that pipeline requests and never read their
+/// answers do not lock a scrape out (they did: every slot taken, each new
+/// connection closed at once), and the log says so in a bounded number of
+/// lines (it had one per refused connection).
+#[test]
+fn a_scrape_is_served_while_64_idle_and_64_non_reading_clients_hold_connections() {
+    let dir = TempDir::new("hostile");
+    let file = dir.write("cluster.json", &cluster(AFTER));
+    let (_broker, bootstrap) = mock(&file, 0);
+    let log = dir.0.join("exporter.log");
+    let (_exp, addr) = exporter(&bootstrap, &["--interval", "1h", "--timeout", "5s"], &log);
+    wait_until("the first scan", || {
+        (scans(&metrics(&addr), "ok") >= 1.0).then_some(())
+    });
+    let idle: Vec<TcpStream> = (0..64)
+        .map(|_| TcpStream::connect(&addr).expect("connect"))
+        .collect();
+    let requests = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").repeat(200);
+    let non_reading: Vec<TcpStream> = (0..64)
+        .map(|_| {
+            let mut s = TcpStream::connect(&addr).expect("connect");
+            s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+            // the server may already have closed it: that is its business
+            let _ = s.write_all(requests.as_bytes());
+            s
+        })
+        .collect();
+    // a fresh scrape while all of them are open (get's read timeout is
+    // only a bound against hanging)
+    let (status, _, body) = get(&addr, "/metrics", &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("kdp_build_info{"), "{body}");
+    assert_eq!(get(&addr, "/healthz", &[]).0, 200);
+    drop((idle, non_reading));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines = text
+        .lines()
+        .filter(|l| l.contains("too many connections"))
+        .count();
+    assert!(
+        (1..=2).contains(&lines),
+        "{lines} lines about refused or evicted connections:\n{text}"
     );
 }

@@ -223,11 +223,39 @@ pub async fn join(client: &Arc<Client>, opts: &JoinOptions) -> Result<Joined> {
         }
     })
     .await?;
+    let described_out = ran_out(deadline.is_past(), partitions.iter().map(|o| &o.result));
+    let mut joined = join_described(client, opts, now_ms, partitions, summary, deadline).await?;
+    if described_out {
+        joined.unfinished.insert(0, JoinPhase::DescribeProducers);
+    }
+    Ok(joined)
+}
+
+/// [`join`] of partitions the caller has already described (the exporter's
+/// scan feeds its own DescribeProducers answers, so the cluster is described
+/// once): every lookup after the describe, by `deadline`. `partitions` may
+/// hold only the producers the lookups need (those with an open
+/// transaction and, with `open_only` false, the transactional ones).
+/// `now_ms` is when the describe started.
+///
+/// The phases that do not depend on each other run at once (the brokers'
+/// configs and protocol, the coordinators' view, the offsets). ListTransactions
+/// gets half of what is left, so a broker that never answers it leaves time
+/// for DescribeTransactions and comes back as a listing error by `deadline`.
+pub async fn join_described(
+    client: &Arc<Client>,
+    opts: &JoinOptions,
+    now_ms: i64,
+    partitions: Vec<PartitionOutcome>,
+    summary: DescribeSummary,
+    deadline: Deadline,
+) -> Result<Joined> {
+    let describe = DescribeOptions {
+        deadline: Some(deadline),
+        ..opts.describe.clone()
+    };
     let dopts = driver_options(&describe);
     let mut unfinished = Vec::new();
-    if ran_out(deadline.is_past(), partitions.iter().map(|o| &o.result)) {
-        unfinished.push(JoinPhase::DescribeProducers);
-    }
 
     let mut joined = Joined {
         now_ms,
@@ -354,9 +382,13 @@ async fn look_up(
         },
         ..Default::default()
     };
-    let listings = match list_transactions(client, &filters, dopts).await {
+    let half = Deadline::new(
+        tokio::time::Instant::now() + deadline.remaining() / 2,
+        deadline.budget(),
+    );
+    let listings = match list_transactions(client, &filters, &dopts.within(half)).await {
         Ok(l) => l,
-        Err(e) if deadline.is_past() => {
+        Err(e) if half.is_past() => {
             // out of time before any broker was asked: nothing is listed,
             // and the view says the listing is incomplete
             tracing::debug!(error = %e, "no time left for ListTransactions");
@@ -365,7 +397,7 @@ async fn look_up(
         }
         Err(e) => return (Err(e), unfinished),
     };
-    if ran_out(deadline.is_past(), listings.values()) {
+    if ran_out(half.is_past(), listings.values()) {
         unfinished.push(JoinPhase::ListTransactions);
     }
     let mut listed: HashMap<i64, String> = HashMap::new();

@@ -11,9 +11,10 @@ use kdp_client::BrokerAddress;
 
 use crate::cmd::cluster::{client_config, selection as topic_selection};
 use crate::exit;
-use crate::exporter::diagnosis::{ClusterDiagnosis, Diagnose, FileDiagnosis};
+use crate::exporter::diagnosis::{Diagnose, FileDiagnosis};
+use crate::exporter::findings::ClusterDiagnosis;
 use crate::exporter::scan::ScanConfig;
-use crate::exporter::{self, Config};
+use crate::exporter::{self, Config, StartError};
 use crate::properties;
 
 /// How logs are written.
@@ -38,9 +39,13 @@ Metrics (labels: topic; topic and partition with --per-partition):
   producer's LastTimestamp: a lower bound of the transaction's age), and the exporter's own:
   kdp_scans_total{result}, kdp_scan_errors_total{error}, kdp_scan_duration_seconds,
   kdp_last_successful_scan_timestamp_seconds, kdp_scan_stale, kdp_build_info{version}.
-  From the diagnosis after each scan (as find-hanging): kdp_hanging_transactions,
-  kdp_stuck_transactions, kdp_fenced_producers, kdp_blocked_records; with --compare-replicas
-  also kdp_replica_divergences (producers whose state differs between replicas).
+  From the diagnosis after each scan (as find-hanging, from the scan's own answers):
+  kdp_hanging_transactions, kdp_stuck_transactions, kdp_unknown_transactions (candidates it could
+  not judge), kdp_fenced_producers, kdp_blocked_records (held by every open transaction, live or
+  not) and kdp_blocked_records_by_verdict (by the verdict on each partition's LSO holder); with
+  --compare-replicas also kdp_replica_divergences (producers whose state differs between
+  replicas). No zero stands for a check not made: kdp_diagnosis_available is 0 and the scan
+  partial when a request of the diagnosis failed. A LastTimestamp of 0 or below gives no age.
 
 A failed scan keeps the last values (kdp_scan_stale 1, kdp_scan_errors_total counts it); a partial
 one keeps the last values of the topics it could not describe. Scans never overlap: one longer than
@@ -62,7 +67,7 @@ pub struct Args {
     /// Time between the starts of two scans, e.g. 30s, 1m.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::duration::parse)]
     pub interval: Duration,
-    /// Bound on one scan (connecting, retries included). Default: the interval, at most 30s.
+    /// Bound on one scan (connecting, retries and the diagnosis included). Default: the interval, at most 30s.
     #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
     pub timeout: Option<Duration>,
     /// Topic to watch; repeat for several. Default: every topic, internal ones included.
@@ -80,7 +85,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
     /// Test hook: read the diagnosis (JSON, see exporter::diagnosis) from this
-    /// file after each scan, until issue 8's diagnosis feeds it.
+    /// file after each scan instead of diagnosing the cluster.
     #[arg(long, value_name = "FILE", hide = true)]
     pub diagnosis_file: Option<PathBuf>,
     /// Partitions per DescribeProducers request: bounds the exporter's peak
@@ -177,9 +182,20 @@ pub fn run(args: Args) -> i32 {
         };
         match exporter::run(config, bound, stop).await {
             Ok(()) => exit::OK,
-            Err(e) => {
-                eprintln!("kdp: --listen {}: {e}", args.listen);
-                exit::UNREACHABLE
+            Err(StartError::Listen(e)) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                eprintln!(
+                    "kdp: --listen {}: the address is in use (another process listens there)",
+                    args.listen
+                );
+                exit::USAGE
+            }
+            Err(StartError::Listen(e)) => {
+                eprintln!("kdp: --listen {}: cannot listen there: {e}", args.listen);
+                exit::USAGE
+            }
+            Err(StartError::Runtime(e)) => {
+                eprintln!("kdp: cannot start the HTTP server: {e}");
+                exit::PARTIAL
             }
         }
     })

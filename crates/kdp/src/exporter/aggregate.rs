@@ -40,8 +40,16 @@ pub struct Counts {
     pub open_transactions: u64,
     /// The earliest `LastTimestamp` (ms) among producers with an open
     /// transaction: a lower bound of the oldest open transaction's start
-    /// until the diagnosis gives the coordinator's start time.
+    /// until the diagnosis gives the coordinator's start time. A timestamp
+    /// of 0 or below is unknown (Kafka's -1, or never set) and gives no
+    /// age: `None` when no open transaction has a known one.
     pub oldest_open_last_timestamp_ms: Option<i64>,
+}
+
+/// Whether a `LastTimestamp` is a time: 0 and below are unknown (a broker
+/// answers -1 when it has none), never 1970.
+pub fn known_timestamp(ms: i64) -> bool {
+    ms > 0
 }
 
 /// One scan, folded.
@@ -77,7 +85,7 @@ impl Aggregate {
                 c.producers += producers.len() as u64;
                 for p in producers.iter().filter(|p| p.current_txn_start_offset >= 0) {
                     c.open_transactions += 1;
-                    if p.last_timestamp >= 0 {
+                    if known_timestamp(p.last_timestamp) {
                         let oldest = c
                             .oldest_open_last_timestamp_ms
                             .get_or_insert(p.last_timestamp);
@@ -181,6 +189,21 @@ mod tests {
         // the unknown timestamp (-1) is not taken as the oldest
         assert_eq!(c.oldest_open_last_timestamp_ms, Some(3_000));
         assert_eq!(agg.counts[&topic("u")], Counts::default());
+    }
+
+    #[test]
+    fn a_zero_timestamp_is_unknown_and_gives_no_age() {
+        let mut agg = Aggregate::new(false);
+        agg.add(&ok("t", 0, vec![producer(1, 0, 10), producer(2, 7_000, 3)]));
+        agg.add(&ok("z", 0, vec![producer(3, 0, 10), producer(4, -1, 3)]));
+        assert_eq!(
+            agg.counts[&topic("t")].oldest_open_last_timestamp_ms,
+            Some(7_000)
+        );
+        // every open transaction of z has an unknown time: no oldest, no age
+        let z = agg.counts[&topic("z")];
+        assert_eq!(z.open_transactions, 2);
+        assert_eq!(z.oldest_open_last_timestamp_ms, None);
     }
 
     #[test]

@@ -1,17 +1,32 @@
-//! The diagnosis input of the exporter: hanging and stuck transactions,
-//! fenced producers, diverged replicas and the records an open transaction
-//! blocks. Its metrics are registered today (so rules and dashboards can use
-//! them) and stay without series until a [`Diagnose`] source feeds them:
-//! [`ClusterDiagnosis`] (the joined scan of `kdp find-hanging`), called
-//! after each scan, or the test hook [`FileDiagnosis`].
+//! The diagnosis input of the exporter: what one scan's diagnosis found
+//! (hanging, stuck and undecided transactions, fenced producers, diverged
+//! replicas, the records open transactions block), and the sources that
+//! make it: [`super::findings::ClusterDiagnosis`] (the lookups behind
+//! `kdp find-hanging`, fed by the scan's own DescribeProducers answers) or
+//! the test hook [`FileDiagnosis`].
+//!
+//! How the verdicts relate: every open transaction (`kdp_open_transactions`)
+//! holds records back from read_committed consumers until it ends, so
+//! `kdp_blocked_records` counts the records of every open transaction, live
+//! or not. Only candidates (open, their producer idle longer than the
+//! maximum transaction timeout, Kafka's rule) are judged: hanging (no
+//! coordinator will end it), stuck (the coordinator decided, its markers
+//! never landed) or unknown (kdp could not tell, e.g. the id is hidden by
+//! ACLs or a broker did not answer). `kdp_blocked_records_by_verdict` splits
+//! each partition's blocked records by the verdict of the transaction that
+//! holds its last stable offset, so the sum over `verdict` is
+//! `kdp_blocked_records` and a live transaction's records show as `open`.
 
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use kdp_client::Client;
+use kdp_client::diagnose::TxnProtocol;
+use kdp_client::{Client, DescribeSummary, PartitionOutcome};
+use kdp_wire::messages::ProducerState;
 use serde::Deserialize;
+use tokio::time::Instant;
 
 /// Why a transaction is reported. A closed set: it becomes the `reason`
 /// label, and labels must stay bounded.
@@ -53,6 +68,78 @@ impl Reason {
     }
 }
 
+/// Why a candidate could not be judged (`find-hanging`'s `unknown`): the
+/// `reason` label of `kdp_unknown_transactions`, a closed set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownReason {
+    /// The transactional id may be hidden from, or not describable by, the
+    /// caller (ACLs).
+    NotAuthorized,
+    /// Some broker did not answer ListTransactions.
+    ListingIncomplete,
+    /// DescribeTransactions of the id failed.
+    DescribeFailed,
+    /// The producer's LastTimestamp is unknown (0 or below): its age, and
+    /// so Kafka's candidate rule, cannot be applied, and no coordinator
+    /// tracks it.
+    UnknownTimestamp,
+}
+
+impl UnknownReason {
+    pub const ALL: [UnknownReason; 4] = [
+        UnknownReason::NotAuthorized,
+        UnknownReason::ListingIncomplete,
+        UnknownReason::DescribeFailed,
+        UnknownReason::UnknownTimestamp,
+    ];
+
+    /// The `reason` label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            UnknownReason::NotAuthorized => "not_authorized",
+            UnknownReason::ListingIncomplete => "listing_incomplete",
+            UnknownReason::DescribeFailed => "describe_failed",
+            UnknownReason::UnknownTimestamp => "unknown_timestamp",
+        }
+    }
+}
+
+/// The verdict on the open transaction that holds a partition's last stable
+/// offset: the `verdict` label of `kdp_blocked_records_by_verdict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Holder {
+    /// Hanging: no coordinator will end it.
+    Hanging,
+    /// Stuck: decided, markers not written.
+    Stuck,
+    /// A candidate kdp could not judge.
+    Unknown,
+    /// Open and tracked by its coordinator, or not idle long enough to be a
+    /// candidate.
+    Open,
+}
+
+impl Holder {
+    pub const ALL: [Holder; 4] = [
+        Holder::Hanging,
+        Holder::Stuck,
+        Holder::Unknown,
+        Holder::Open,
+    ];
+
+    /// The `verdict` label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Holder::Hanging => "hanging",
+            Holder::Stuck => "stuck",
+            Holder::Unknown => "unknown",
+            Holder::Open => "open",
+        }
+    }
+}
+
 /// One open transaction the diagnosis reports as hanging or stuck.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +147,15 @@ pub struct Finding {
     pub topic: String,
     pub partition: i32,
     pub reason: Reason,
+}
+
+/// One candidate the diagnosis could not judge.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Undecided {
+    pub topic: String,
+    pub partition: i32,
+    pub reason: UnknownReason,
 }
 
 /// A number about one partition.
@@ -71,6 +167,25 @@ pub struct PartitionValue {
     pub value: u64,
 }
 
+/// A partition's blocked records, with the verdict on the transaction that
+/// holds its last stable offset.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeldValue {
+    pub topic: String,
+    pub partition: i32,
+    pub verdict: Holder,
+    pub value: u64,
+}
+
+/// A partition.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionRef {
+    pub topic: String,
+    pub partition: i32,
+}
+
 /// What the diagnosis found after one scan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -78,6 +193,11 @@ pub struct Diagnosis {
     /// Hanging and stuck transactions, one entry each.
     #[serde(default)]
     pub transactions: Vec<Finding>,
+    /// Candidates that could not be judged, one entry each. A topic (or
+    /// partition) with any gets no zero hanging or stuck series: a zero
+    /// there would claim a check that was not made.
+    #[serde(default)]
+    pub unknown_transactions: Vec<Undecided>,
     /// Producers still listed on a partition whose instance the coordinator
     /// has fenced, counted per partition.
     #[serde(default)]
@@ -90,26 +210,77 @@ pub struct Diagnosis {
     /// Records between the last stable offset and the high watermark.
     #[serde(default)]
     pub blocked_records: Vec<PartitionValue>,
+    /// The same records, by the verdict on the transaction holding the LSO.
+    #[serde(default)]
+    pub blocked_records_by_verdict: Vec<HeldValue>,
+    /// Partitions with an open transaction whose offsets could not be read:
+    /// their topic (or partition) gets no blocked-records series.
+    #[serde(default)]
+    pub blocked_records_unknown: Vec<PartitionRef>,
+    /// Requests of the diagnosis that failed (a broker's ListTransactions,
+    /// a transactional id's DescribeTransactions, a partition's offsets).
+    /// Not 0: `kdp_diagnosis_available` is 0 and the scan counts as partial.
+    #[serde(default)]
+    pub failed_requests: u64,
+}
+
+impl Diagnosis {
+    /// Every request answered.
+    pub fn is_complete(&self) -> bool {
+        self.failed_requests == 0
+    }
+}
+
+/// What one scan described, kept for the diagnosis: each partition with
+/// only the producers [`Diagnose::keeps`] asked for.
+pub struct Scanned {
+    /// When the scan started (ms since the epoch).
+    pub now_ms: i64,
+    pub partitions: Vec<PartitionOutcome>,
+    pub summary: DescribeSummary,
 }
 
 /// The boxed future a [`Diagnose`] returns (no async-trait dependency).
 pub type DiagnoseFuture<'a> = Pin<Box<dyn Future<Output = Option<Diagnosis>> + Send + 'a>>;
 
-/// A source of diagnoses, asked once after each successful scan. `None`:
-/// no diagnosis this time (the diagnosis metrics then have no series and
-/// `kdp_diagnosis_available` is 0).
+/// A source of diagnoses, asked once after each scan that reached the
+/// cluster, with what the scan described. `None`: no diagnosis this time
+/// (the diagnosis metrics then have no series, `kdp_diagnosis_available`
+/// is 0 and the scan counts as partial).
 pub trait Diagnose: Send + Sync {
-    fn diagnose(&self, client: Arc<Client>) -> DiagnoseFuture<'_>;
+    /// Whether the diagnosis needs producer `p` of the scan (cluster running
+    /// `protocol`); the others are only counted, never kept.
+    fn keeps(&self, p: &ProducerState, protocol: TxnProtocol) -> bool;
+
+    /// Whether [`Diagnose::keeps`] depends on the protocol (asked before the
+    /// scan only then).
+    fn needs_protocol(&self) -> bool;
+
+    /// The diagnosis of `scanned`, done by `deadline` (else `None`).
+    fn diagnose(
+        &self,
+        client: Arc<Client>,
+        scanned: Scanned,
+        deadline: Instant,
+    ) -> DiagnoseFuture<'_>;
 }
 
 /// A diagnosis read from a JSON file after each scan: the test hook behind
 /// the hidden `--diagnosis-file` flag, so the alerting path (metrics, rules,
-/// a real Prometheus) can be tested before the diagnosis exists. A file that
+/// a real Prometheus) can be tested with every kind of finding. A file that
 /// cannot be read or parsed gives no diagnosis (and a warning), never a crash.
 pub struct FileDiagnosis(pub PathBuf);
 
 impl Diagnose for FileDiagnosis {
-    fn diagnose(&self, _client: Arc<Client>) -> DiagnoseFuture<'_> {
+    fn keeps(&self, _: &ProducerState, _: TxnProtocol) -> bool {
+        false
+    }
+
+    fn needs_protocol(&self) -> bool {
+        false
+    }
+
+    fn diagnose(&self, _client: Arc<Client>, _: Scanned, _: Instant) -> DiagnoseFuture<'_> {
         Box::pin(async move {
             // a small file: read inline
             let text = match std::fs::read_to_string(&self.0) {
@@ -130,150 +301,6 @@ impl Diagnose for FileDiagnosis {
     }
 }
 
-/// The real diagnosis, after each scan: the joined scan behind
-/// `kdp find-hanging` and `describe --with-transactions` (hanging and stuck
-/// transactions by Kafka's rule and kdp's, fenced producers under
-/// transaction protocol v1, records held back by open transactions).
-/// With `compare_replicas`, every replica is asked as well (what
-/// `kdp compare-replicas` does) and the producers whose state differs
-/// between replicas are counted per partition; that multiplies the scan's
-/// requests by the replication factor, so it is asked for explicitly.
-pub struct ClusterDiagnosis {
-    /// The partitions and bounds of each run.
-    pub describe: kdp_client::DescribeOptions,
-    /// Also ask every replica, for `kdp_replica_divergences`.
-    pub compare_replicas: bool,
-}
-
-/// The producers whose state differs between replicas, per partition; a
-/// partition whose replicas agree has a zero.
-fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionValue> {
-    use kdp_client::diagnose::replicas::compare;
-    use std::collections::BTreeSet;
-    replicas
-        .iter()
-        .map(|((topic, partition), by_broker)| {
-            let producers: BTreeSet<i64> =
-                compare(by_broker).iter().map(|d| d.producer_id).collect();
-            PartitionValue {
-                topic: topic.clone(),
-                partition: *partition,
-                value: u64::try_from(producers.len()).unwrap_or(u64::MAX),
-            }
-        })
-        .collect()
-}
-
-impl ClusterDiagnosis {
-    fn findings(joined: &kdp_client::txn::join::Joined) -> Diagnosis {
-        use kdp_client::diagnose::flags::{flags, Context, Flag};
-        use kdp_client::diagnose::hanging::{
-            decide, is_candidate, HangingReason, OpenTxn, Verdict,
-        };
-        use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
-        use std::collections::BTreeMap;
-
-        let max_timeout = joined
-            .cluster_max_timeout_ms
-            .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
-        let mut out = Diagnosis::default();
-        for (topic, partition, p) in joined.open_transactions() {
-            if !is_candidate(p, joined.now_ms, max_timeout) {
-                continue;
-            }
-            let txn = OpenTxn {
-                topic: topic.to_string(),
-                partition,
-                producer: p.clone(),
-            };
-            let reason = match decide(&txn, &joined.view, joined.now_ms, max_timeout) {
-                Verdict::Hanging(HangingReason::NoTransaction) => Reason::NoTransaction,
-                Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
-                    Reason::PartitionNotInTransaction
-                }
-                Verdict::Stuck {
-                    state: kdp_wire::TxnState::PrepareCommit,
-                } => Reason::PrepareCommit,
-                Verdict::Stuck { .. } => Reason::PrepareAbort,
-                Verdict::NotHanging | Verdict::Unknown(_) => continue,
-            };
-            out.transactions.push(Finding {
-                topic: topic.to_string(),
-                partition,
-                reason,
-            });
-        }
-        let cx = Context {
-            now_ms: joined.now_ms,
-            protocol: joined.protocol,
-            max_transaction_timeout_ms: max_timeout,
-            producer_id_expiration_ms: joined.producer_id_expiration_ms,
-        };
-        let mut fenced: BTreeMap<(String, i32), u64> = BTreeMap::new();
-        for (topic, partition, p) in joined.producers() {
-            let coordinator = joined.coordinator(p);
-            if flags(p, topic, partition, &coordinator, &cx).contains(&Flag::Fenced) {
-                *fenced.entry((topic.to_string(), partition)).or_default() += 1;
-            }
-        }
-        out.fenced_producers = fenced
-            .into_iter()
-            .map(|((topic, partition), value)| PartitionValue {
-                topic,
-                partition,
-                value,
-            })
-            .collect();
-        out.blocked_records = joined
-            .offsets
-            .iter()
-            .filter_map(|((topic, partition), o)| {
-                let o = o.as_ref().ok()?;
-                Some(PartitionValue {
-                    topic: topic.clone(),
-                    partition: *partition,
-                    value: u64::try_from(o.blocked()).unwrap_or(0),
-                })
-            })
-            .collect();
-        out
-    }
-}
-
-impl Diagnose for ClusterDiagnosis {
-    fn diagnose(&self, client: Arc<Client>) -> DiagnoseFuture<'_> {
-        Box::pin(async move {
-            let opts = kdp_client::txn::join::JoinOptions {
-                describe: self.describe.clone(),
-                open_only: false,
-            };
-            let mut found = match kdp_client::txn::join::join(&client, &opts).await {
-                Ok(joined) => ClusterDiagnosis::findings(&joined),
-                Err(e) => {
-                    tracing::warn!(error = %e, "diagnosis failed; its metrics keep no series this scan");
-                    return None;
-                }
-            };
-            if self.compare_replicas {
-                use kdp_client::txn::replicas::describe_every_replica;
-                match describe_every_replica(&client, &self.describe).await {
-                    Ok((replicas, failures)) => {
-                        if !failures.is_empty() {
-                            tracing::warn!(
-                                failures = failures.len(),
-                                "some replicas could not be asked; their divergences are not counted"
-                            );
-                        }
-                        found.replica_divergences = Some(divergences(&replicas));
-                    }
-                    Err(e) => tracing::warn!(error = %e, "cannot ask every replica this scan"),
-                }
-            }
-            Some(found)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,12 +309,18 @@ mod tests {
     fn reads_the_documented_shape_and_refuses_unknown_fields() {
         let d: Diagnosis = serde_json::from_str(
             r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "prepare_abort"}],
+                "unknown_transactions": [{"topic": "t", "partition": 1, "reason": "listing_incomplete"}],
                 "blocked_records": [{"topic": "t", "partition": 0, "value": 12}]}"#,
         )
         .unwrap();
         assert_eq!(d.transactions[0].reason, Reason::PrepareAbort);
         assert!(d.transactions[0].reason.is_stuck());
+        assert_eq!(
+            d.unknown_transactions[0].reason,
+            UnknownReason::ListingIncomplete
+        );
         assert!(d.fenced_producers.is_empty());
+        assert!(d.is_complete());
         assert!(serde_json::from_str::<Diagnosis>(r#"{"hanging": []}"#).is_err());
         assert!(serde_json::from_str::<Diagnosis>(
             r#"{"transactions": [{"topic": "t", "partition": 0, "reason": "made_up"}]}"#

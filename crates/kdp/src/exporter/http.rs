@@ -1,9 +1,12 @@
 //! The HTTP side: `/metrics`, `/healthz`, `/readyz`, on hyper's HTTP/1.
 //!
 //! A scrape clones the current snapshot's `Arc` (a lock held for that only)
-//! and encodes it: it never waits for a scan. Connections are capped, a
-//! client that does not send its request headers in time is dropped, and on
-//! shutdown open connections finish their request and close.
+//! and encodes it: it never waits for a scan. Connections are capped, and a
+//! new one past the cap closes the least recently active ([`super::slots`]),
+//! so idle or stalled clients cannot lock scrapes out; a client that does
+//! not send its request headers in time, or does not read its answer, is
+//! dropped ([`super::stall`]); on shutdown open connections finish their
+//! request and close.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -18,15 +21,21 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
-use super::metrics::{self, Format};
+use super::exposition::{self, Format};
+use super::slots::{EvictionLog, Slots};
+use super::stall::Watched;
 use super::Shared;
 
-/// Connections served at once; more are closed at once (Prometheus needs one).
+/// Connections served at once; a new one past this evicts the least
+/// recently active (Prometheus needs one).
 const MAX_CONNECTIONS: usize = 64;
 /// A client must send its request headers within this.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// A write that makes no progress for this long ends its connection (a
+/// client that sends requests and never reads the answers).
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long open connections get to finish on shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -37,7 +46,8 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let graceful = GracefulShutdown::new();
-    let limit = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let slots = Arc::new(Slots::new(MAX_CONNECTIONS));
+    let mut evictions = EvictionLog::default();
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -51,25 +61,41 @@ pub async fn serve(
             },
             _ = super::stopped(&mut shutdown) => break,
         };
-        let Ok(permit) = limit.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "too many connections; closing this one");
-            continue;
-        };
+        let (admitted, evicted) = slots.admit();
+        if evicted {
+            if let Some(n) = evictions.evicted() {
+                tracing::warn!(
+                    evicted = n,
+                    max = MAX_CONNECTIONS,
+                    "too many connections: closed the least recently active to make room (at most one such line per {:?})",
+                    super::slots::LOG_EVERY
+                );
+            }
+        }
         let shared = shared.clone();
         let service = service_fn(move |req| {
             let response = respond(&shared, &req);
             async move { Ok::<_, Infallible>(response) }
         });
+        let io = Watched::new(stream, admitted.progress, WRITE_TIMEOUT);
         let conn = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
-            .serve_connection(TokioIo::new(stream), service);
+            .serve_connection(TokioIo::new(io), service);
         let conn = graceful.watch(conn);
+        let slots = slots.clone();
+        let (id, evicted) = (admitted.id, admitted.evicted);
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            tokio::select! {
+                ended = conn => {
+                    if let Err(e) = ended {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                }
+                // dropping the connection closes it
+                _ = evicted => tracing::debug!(%peer, "connection evicted"),
             }
-            drop(permit);
+            slots.leave(id);
         });
     }
     drop(listener);
@@ -106,7 +132,7 @@ fn respond(shared: &Shared, req: &Request<Incoming>) -> Response<Full<Bytes>> {
             let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
             let format = Format::negotiate(accept);
             let registry = shared.current();
-            match metrics::encode(&registry, format) {
+            match exposition::encode(&registry, format) {
                 Ok(body) => {
                     let mut r = Response::new(Full::new(Bytes::from(body)));
                     r.headers_mut().insert(

@@ -1,4 +1,6 @@
-//! The metrics: names, types, help, and the exposition formats.
+//! The metric catalogue: names, types, help, and how one scan's state
+//! becomes a registry. How a registry is written out (the two text formats)
+//! is [`super::exposition`].
 //!
 //! Two kinds. Per-scan state (producers, open transactions, the diagnosis)
 //! is built into a fresh [`Registry`] after each scan and published whole, so
@@ -9,7 +11,6 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU64};
 
-use prometheus_client::encoding::text;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -17,7 +18,7 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use super::aggregate::{Counts, Key};
-use super::diagnosis::{Diagnosis, Reason};
+use super::diagnosis::{Diagnosis, Holder, Reason, UnknownReason};
 
 type Labels = Vec<(&'static str, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;
@@ -68,7 +69,7 @@ impl Health {
     fn register(&self, r: &mut Registry) {
         r.register(
             "kdp_scans",
-            "Scans finished, by result: ok, partial (some partitions failed) or failed (the cluster could not be scanned)",
+            "Scans finished, by result: ok, partial (some partitions failed, or the diagnosis did not run or some of its requests failed) or failed (the cluster could not be scanned)",
             self.scans.clone(),
         );
         r.register(
@@ -88,7 +89,7 @@ impl Health {
         );
         r.register(
             "kdp_scan_stale",
-            "1 when the last scan failed or was partial, so some values are from an earlier scan; else 0",
+            "1 when the last scan failed or some of its partitions could not be described, so some values are from an earlier scan; else 0 (a diagnosis that failed keeps no old values: see kdp_diagnosis_available)",
             self.stale.clone(),
         );
         r.register(
@@ -113,7 +114,7 @@ impl Health {
         );
         r.register(
             "kdp_diagnosis_available",
-            "1 when the diagnosis metrics (hanging, stuck, fenced, divergences, blocked records) were fed by the last scan, else 0",
+            "1 when the last scan's diagnosis ran and every request it made was answered; 0 when it did not run, ran out of time or part of it failed: then only what it could decide has series (no zero stands for a check not made)",
             self.diagnosis_available.clone(),
         );
         r.register(
@@ -133,12 +134,15 @@ struct State {
 }
 
 /// The diagnosis' families: registered always, fed only by a [`Diagnosis`].
+#[derive(Default)]
 struct DiagnosisFamilies {
     hanging: Family<Labels, Gauge<i64, AtomicI64>>,
     stuck: Family<Labels, Gauge<i64, AtomicI64>>,
+    unknown: Family<Labels, Gauge<i64, AtomicI64>>,
     fenced: Family<Labels, Gauge<i64, AtomicI64>>,
     divergences: Family<Labels, Gauge<i64, AtomicI64>>,
     blocked: Family<Labels, Gauge<i64, AtomicI64>>,
+    blocked_by_verdict: Family<Labels, Gauge<i64, AtomicI64>>,
 }
 
 /// Builds the registry of one snapshot: the scan's state, the diagnosis if
@@ -155,13 +159,7 @@ pub fn snapshot(
         producers: Family::default(),
         open_transactions: Family::default(),
         oldest_open_age: Family::default(),
-        diagnosis: DiagnosisFamilies {
-            hanging: Family::default(),
-            stuck: Family::default(),
-            fenced: Family::default(),
-            divergences: Family::default(),
-            blocked: Family::default(),
-        },
+        diagnosis: DiagnosisFamilies::default(),
     };
     for (key, c) in counts {
         let labels = key.labels();
@@ -173,6 +171,7 @@ pub fn snapshot(
             .open_transactions
             .get_or_create(&labels)
             .set(clamp(c.open_transactions));
+        // no series where every open transaction's time is unknown
         if let Some(ts) = c.oldest_open_last_timestamp_ms {
             let age = (now_ms.saturating_sub(ts)).max(0) as f64 / 1000.0;
             state.oldest_open_age.get_or_create(&labels).set(age);
@@ -190,24 +189,29 @@ pub fn snapshot(
     );
     r.register(
         "kdp_open_transactions",
-        "Producers with an open transaction (CurrentTxnStartOffset >= 0) as of the last scan",
+        "Producers with an open transaction (CurrentTxnStartOffset >= 0) as of the last scan; each holds records back (kdp_blocked_records), and those idle past the transaction timeout are judged hanging, stuck or unknown",
         state.open_transactions,
     );
     r.register(
         "kdp_oldest_open_transaction_age_seconds",
-        "Age of the oldest open transaction as of the last scan, from its producer's LastTimestamp (the last write: a lower bound of the transaction's age)",
+        "Age of the oldest open transaction as of the last scan, from its producer's LastTimestamp (the last write: a lower bound of the transaction's age); a LastTimestamp of 0 or below is unknown and gives no age, and a topic whose open transactions all have one has no series",
         state.oldest_open_age,
     );
     let d = state.diagnosis;
     r.register(
         "kdp_hanging_transactions",
-        "Open transactions the coordinator does not know (by reason); from the diagnosis",
+        "Open transactions idle past the transaction timeout that no coordinator will end (by reason); from the diagnosis. A topic with undecided candidates (kdp_unknown_transactions) has no zero series here",
         d.hanging,
     );
     r.register(
         "kdp_stuck_transactions",
-        "Transactions in PrepareCommit/PrepareAbort past the timeout whose markers were not written (by reason); from the diagnosis",
+        "Transactions in PrepareCommit/PrepareAbort past the timeout whose markers were not written (by reason); from the diagnosis. A topic with undecided candidates has no zero series here",
         d.stuck,
+    );
+    r.register(
+        "kdp_unknown_transactions",
+        "Open transactions idle past the transaction timeout whose verdict could not be made (by reason: not_authorized, listing_incomplete, describe_failed, unknown_timestamp), neither hanging nor healthy; from the diagnosis",
+        d.unknown,
     );
     r.register(
         "kdp_fenced_producers",
@@ -221,42 +225,73 @@ pub fn snapshot(
     );
     r.register(
         "kdp_blocked_records",
-        "Records between the last stable offset and the high watermark (held from read_committed consumers); from the diagnosis",
+        "Records between the last stable offset and the high watermark, held from read_committed consumers by every open transaction, hanging or live; from the diagnosis (no series where the offsets could not be read)",
         d.blocked,
+    );
+    r.register(
+        "kdp_blocked_records_by_verdict",
+        "kdp_blocked_records split by the verdict on the open transaction holding each partition's last stable offset (hanging, stuck, unknown, or open: tracked by its coordinator or not idle long enough to judge); the sum over verdict is kdp_blocked_records",
+        d.blocked_by_verdict,
     );
     health.register(&mut r);
     r
 }
 
-/// A fed diagnosis gives every scanned key a series (0: diagnosed, nothing
-/// found); without one there are no series at all, since 0 would claim a
-/// check that was not made.
+/// A fed diagnosis gives every scanned key a series where it decided
+/// (0: diagnosed, nothing found); what it could not decide gets no zero,
+/// since 0 would claim a check that was not made. Without a diagnosis
+/// there are no series at all.
 fn feed<'k>(
     f: &DiagnosisFamilies,
     d: &Diagnosis,
     keys: impl Iterator<Item = &'k Key>,
     per_partition: bool,
 ) {
-    for key in keys {
-        for reason in Reason::ALL {
-            let mut labels = key.labels();
+    use std::collections::BTreeSet;
+    let key = |topic: &str, partition: i32| Key::new(topic, partition, per_partition);
+    let undecided: BTreeSet<Key> = d
+        .unknown_transactions
+        .iter()
+        .map(|u| key(&u.topic, u.partition))
+        .collect();
+    let unread: BTreeSet<Key> = d
+        .blocked_records_unknown
+        .iter()
+        .map(|u| key(&u.topic, u.partition))
+        .collect();
+    for k in keys {
+        for reason in UnknownReason::ALL {
+            let mut labels = k.labels();
             labels.push(("reason", reason.label().to_string()));
-            let family = if reason.is_stuck() {
-                &f.stuck
-            } else {
-                &f.hanging
-            };
-            drop(family.get_or_create(&labels));
+            drop(f.unknown.get_or_create(&labels));
         }
-        for family in [&f.fenced, &f.blocked] {
-            drop(family.get_or_create(&key.labels()));
+        if !undecided.contains(k) {
+            for reason in Reason::ALL {
+                let mut labels = k.labels();
+                labels.push(("reason", reason.label().to_string()));
+                let family = if reason.is_stuck() {
+                    &f.stuck
+                } else {
+                    &f.hanging
+                };
+                drop(family.get_or_create(&labels));
+            }
         }
+        if !unread.contains(k) {
+            drop(f.blocked.get_or_create(&k.labels()));
+            for verdict in Holder::ALL {
+                let mut labels = k.labels();
+                labels.push(("verdict", verdict.label().to_string()));
+                drop(f.blocked_by_verdict.get_or_create(&labels));
+            }
+        }
+        drop(f.fenced.get_or_create(&k.labels()));
         if d.replica_divergences.is_some() {
-            drop(f.divergences.get_or_create(&key.labels()));
+            drop(f.divergences.get_or_create(&k.labels()));
         }
     }
     for t in &d.transactions {
-        let mut labels = Key::new(&t.topic, t.partition, per_partition).labels();
+        let mut labels = key(&t.topic, t.partition).labels();
         labels.push(("reason", t.reason.label().to_string()));
         let family = if t.reason.is_stuck() {
             &f.stuck
@@ -265,17 +300,38 @@ fn feed<'k>(
         };
         family.get_or_create(&labels).inc();
     }
+    for u in &d.unknown_transactions {
+        let mut labels = key(&u.topic, u.partition).labels();
+        labels.push(("reason", u.reason.label().to_string()));
+        f.unknown.get_or_create(&labels).inc();
+    }
     for (family, values) in [
         (&f.fenced, d.fenced_producers.as_slice()),
         (
             &f.divergences,
             d.replica_divergences.as_deref().unwrap_or_default(),
         ),
-        (&f.blocked, d.blocked_records.as_slice()),
     ] {
         for v in values {
-            let labels = Key::new(&v.topic, v.partition, per_partition).labels();
+            let labels = key(&v.topic, v.partition).labels();
             family.get_or_create(&labels).inc_by(clamp(v.value));
+        }
+    }
+    // a sum over a key with an unread partition would be too low: none
+    for v in &d.blocked_records {
+        let k = key(&v.topic, v.partition);
+        if !unread.contains(&k) {
+            f.blocked.get_or_create(&k.labels()).inc_by(clamp(v.value));
+        }
+    }
+    for v in &d.blocked_records_by_verdict {
+        let k = key(&v.topic, v.partition);
+        if !unread.contains(&k) {
+            let mut labels = k.labels();
+            labels.push(("verdict", v.verdict.label().to_string()));
+            f.blocked_by_verdict
+                .get_or_create(&labels)
+                .inc_by(clamp(v.value));
         }
     }
 }
@@ -284,114 +340,10 @@ fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-/// The two exposition formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Prometheus' text format 0.0.4 (the default).
-    Text,
-    /// OpenMetrics 1.0.0 text, when the scraper's Accept header asks for it.
-    OpenMetrics,
-}
-
-impl Format {
-    /// OpenMetrics only when the Accept header names it (Prometheus sends it
-    /// first when it prefers it); anything else gets the classic format.
-    pub fn negotiate(accept: Option<&str>) -> Format {
-        let asks = accept.is_some_and(|a| {
-            a.split(',').any(|part| {
-                let mut params = part.split(';');
-                let media = params.next().unwrap_or("").trim();
-                let q_zero = params.any(|p| {
-                    p.trim()
-                        .strip_prefix("q=")
-                        .and_then(|q| q.trim().parse::<f64>().ok())
-                        .is_some_and(|q| q == 0.0)
-                });
-                media.eq_ignore_ascii_case("application/openmetrics-text") && !q_zero
-            })
-        });
-        if asks {
-            Format::OpenMetrics
-        } else {
-            Format::Text
-        }
-    }
-
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Format::Text => "text/plain; version=0.0.4; charset=utf-8",
-            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        }
-    }
-}
-
-/// Encodes a registry in the format asked for.
-pub fn encode(registry: &Registry, format: Format) -> Result<String, std::fmt::Error> {
-    let mut om = String::new();
-    text::encode(&mut om, registry)?;
-    Ok(match format {
-        Format::OpenMetrics => om,
-        Format::Text => openmetrics_to_text(&om),
-    })
-}
-
-/// prometheus-client writes OpenMetrics only. The classic format differs,
-/// for what kdp registers, in three ways: a counter's HELP and TYPE name the
-/// sample (`x_total`, where OpenMetrics names the family `x`), there is no
-/// `# UNIT` and no `# EOF`. Samples are the same lines.
-fn openmetrics_to_text(om: &str) -> String {
-    let mut out = String::with_capacity(om.len());
-    let mut help: Option<&str> = None;
-    for line in om.lines() {
-        if line == "# EOF" || line.starts_with("# UNIT ") {
-            continue;
-        }
-        if line.starts_with("# HELP ") {
-            // held until the TYPE line tells whether the name needs `_total`
-            if let Some(h) = help.replace(line) {
-                out.push_str(h);
-                out.push('\n');
-            }
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("# TYPE ") {
-            let (name, kind) = rest.split_once(' ').unwrap_or((rest, ""));
-            let counter = kind == "counter";
-            if let Some(h) = help.take() {
-                match (
-                    counter,
-                    h.strip_prefix("# HELP ").and_then(|r| r.split_once(' ')),
-                ) {
-                    (true, Some((hname, text))) => {
-                        out.push_str(&format!("# HELP {hname}_total {text}\n"));
-                    }
-                    _ => {
-                        out.push_str(h);
-                        out.push('\n');
-                    }
-                }
-            }
-            if counter {
-                out.push_str(&format!("# TYPE {name}_total counter\n"));
-            } else {
-                out.push_str(line);
-                out.push('\n');
-            }
-            continue;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    if let Some(h) = help {
-        out.push_str(h);
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::diagnosis::{Finding, PartitionValue, Reason};
+    use super::super::diagnosis::{Finding, PartitionValue, Reason, Undecided};
+    use super::super::exposition::{encode, Format};
     use super::*;
 
     fn sample(out: &str, prefix: &str) -> Option<f64> {
@@ -542,22 +494,53 @@ mod tests {
     }
 
     #[test]
-    fn openmetrics_only_when_asked_for() {
-        assert_eq!(Format::negotiate(None), Format::Text);
+    fn an_undecided_topic_has_unknown_series_and_no_zero_hanging_or_stuck() {
+        let health = Health::new(60.0);
+        let d = Diagnosis {
+            unknown_transactions: vec![Undecided {
+                topic: "payments".into(),
+                partition: 0,
+                reason: UnknownReason::ListingIncomplete,
+            }],
+            failed_requests: 1,
+            ..Diagnosis::default()
+        };
+        let mut scanned = BTreeMap::new();
+        for topic in ["payments", "quiet"] {
+            scanned.insert(
+                Key {
+                    topic: topic.into(),
+                    partition: None,
+                },
+                Counts::default(),
+            );
+        }
+        let out = encode(
+            &snapshot(&scanned, Some(&d), false, 0, &health),
+            Format::Text,
+        )
+        .unwrap();
         assert_eq!(
-            Format::negotiate(Some("text/plain;version=0.0.4")),
-            Format::Text
+            sample(
+                &out,
+                r#"kdp_unknown_transactions{topic="payments",reason="listing_incomplete"}"#
+            ),
+            Some(1.0),
+            "{out}"
         );
-        assert_eq!(Format::negotiate(Some("*/*")), Format::Text);
-        assert_eq!(
-            Format::negotiate(Some(
-                "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.1"
-            )),
-            Format::OpenMetrics
+        assert!(
+            !out.contains(r#"kdp_hanging_transactions{topic="payments""#)
+                && !out.contains(r#"kdp_stuck_transactions{topic="payments""#),
+            "no zero for a check not made: {out}"
         );
+        // a topic with nothing to judge was checked: its zeros stand
         assert_eq!(
-            Format::negotiate(Some("application/openmetrics-text; q=0, text/plain")),
-            Format::Text
+            sample(
+                &out,
+                r#"kdp_hanging_transactions{topic="quiet",reason="no_transaction"}"#
+            ),
+            Some(0.0),
+            "{out}"
         );
     }
 }

@@ -3,16 +3,24 @@
 //!
 //! - [`scan`]: the scan loop (one task: scans never overlap).
 //! - [`aggregate`]: one scan folded per topic (or partition) as it streams.
-//! - [`metrics`]: names, types, snapshots, the two exposition formats.
-//! - [`diagnosis`]: the diagnosis input (hanging, stuck, fenced, diverged,
-//!   blocked), registered now and fed once issue 8's diagnosis lands.
-//! - [`http`]: `/metrics`, `/healthz`, `/readyz`.
+//! - [`diagnosis`]: what a diagnosis found (hanging, stuck, unknown,
+//!   fenced, diverged, blocked) and the [`diagnosis::Diagnose`] sources.
+//! - [`findings`]: the real diagnosis, from the scan's own answers.
+//! - [`metrics`]: the metric catalogue (names, types, help) and snapshots.
+//! - [`exposition`]: content negotiation and the two text formats.
+//! - [`http`]: `/metrics`, `/healthz`, `/readyz`, bounded against hostile
+//!   clients by [`slots`] (eviction of the least recently active) and
+//!   [`stall`] (write timeouts).
 
 pub mod aggregate;
 pub mod diagnosis;
+pub mod exposition;
+pub mod findings;
 pub mod http;
 pub mod metrics;
 pub mod scan;
+pub mod slots;
+pub mod stall;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -81,8 +89,19 @@ pub struct Config {
     pub diagnose: Arc<dyn Diagnose>,
 }
 
+/// Why the exporter could not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// `--listen` could not be bound (in use, not a local address, not
+    /// permitted): a usage error, found before the cluster is asked anything.
+    Listen(std::io::Error),
+    /// The process could not start its HTTP thread or runtime.
+    Runtime(std::io::Error),
+}
+
 /// Binds, reports the bound address through `bound`, then scans and serves
-/// until `stop` resolves (a signal); then both stop cleanly.
+/// until `stop` resolves (a signal); then both stop cleanly. Nothing is sent
+/// to the cluster before `--listen` is bound.
 ///
 /// The HTTP server runs on its own thread and runtime: decoding a scan's
 /// responses is CPU work on the main runtime, and a scrape must not queue
@@ -91,7 +110,7 @@ pub async fn run(
     config: Config,
     bound: impl FnOnce(SocketAddr),
     stop: impl std::future::Future<Output = ()>,
-) -> std::io::Result<()> {
+) -> Result<(), StartError> {
     let health = Health::new(config.scan.interval.as_secs_f64());
     let shared = Arc::new(Shared::new(health, config.scan.per_partition));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -100,7 +119,8 @@ pub async fn run(
         let (shared, stop_rx, listen) = (shared.clone(), stop_rx.clone(), config.listen);
         std::thread::Builder::new()
             .name("kdp-http".into())
-            .spawn(move || serve_on_own_runtime(listen, shared, stop_rx, bound_tx))?
+            .spawn(move || serve_on_own_runtime(listen, shared, stop_rx, bound_tx))
+            .map_err(StartError::Runtime)?
     };
     let addr = match bound_rx.await {
         Ok(Ok(addr)) => addr,
@@ -108,7 +128,11 @@ pub async fn run(
             let _ = tokio::task::spawn_blocking(move || server.join()).await;
             return Err(e);
         }
-        Err(_) => return Err(std::io::Error::other("the HTTP server thread ended early")),
+        Err(_) => {
+            return Err(StartError::Runtime(std::io::Error::other(
+                "the HTTP server thread ended early",
+            )))
+        }
     };
     bound(addr);
     let scanner = tokio::spawn(scan::run(config.scan, shared, config.diagnose, stop_rx));
@@ -123,7 +147,7 @@ fn serve_on_own_runtime(
     listen: BrokerAddress,
     shared: Arc<Shared>,
     stop: watch::Receiver<bool>,
-    bound: tokio::sync::oneshot::Sender<std::io::Result<SocketAddr>>,
+    bound: tokio::sync::oneshot::Sender<Result<SocketAddr, StartError>>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -131,7 +155,7 @@ fn serve_on_own_runtime(
     {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = bound.send(Err(e));
+            let _ = bound.send(Err(StartError::Runtime(e)));
             return;
         }
     };
@@ -139,7 +163,7 @@ fn serve_on_own_runtime(
         let listener = match TcpListener::bind((listen.host.as_str(), listen.port)).await {
             Ok(l) => l,
             Err(e) => {
-                let _ = bound.send(Err(e));
+                let _ = bound.send(Err(StartError::Listen(e)));
                 return;
             }
         };
@@ -148,7 +172,7 @@ fn serve_on_own_runtime(
                 let _ = bound.send(Ok(addr));
             }
             Err(e) => {
-                let _ = bound.send(Err(e));
+                let _ = bound.send(Err(StartError::Listen(e)));
                 return;
             }
         }

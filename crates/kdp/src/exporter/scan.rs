@@ -1,6 +1,8 @@
 //! The scan loop: one task, so scans never overlap; each scan is the same
 //! `kdp_client::describe_producers` as `kdp describe`, folded into per-key
-//! counts as results stream in, then published as a new snapshot.
+//! counts as results stream in, keeping only the producers the diagnosis
+//! needs; the diagnosis then works from those (no second describe), within
+//! the same deadline, and the whole is published as a new snapshot.
 //!
 //! A scan that fails (the cluster unreachable) publishes nothing new: the
 //! last good values stay, `kdp_scan_stale` says so and the error is counted.
@@ -13,14 +15,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use kdp_client::diagnose::TxnProtocol;
 use kdp_client::{
-    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, TopicSelection,
+    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, PartitionOutcome,
+    TopicSelection,
 };
+use kdp_wire::messages::ProducerState;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::aggregate::{Aggregate, Counts, Key};
-use super::diagnosis::Diagnose;
+use super::diagnosis::{Diagnose, Diagnosis, Scanned};
 use super::metrics::{self, Health};
 use super::Shared;
 
@@ -29,7 +34,7 @@ pub struct ScanConfig {
     pub bootstrap: Vec<BrokerAddress>,
     pub client: ClientConfig,
     pub request_timeout: Duration,
-    /// Bound on one scan, connecting included.
+    /// Bound on one scan, connecting and the diagnosis included.
     pub timeout: Duration,
     pub interval: Duration,
     pub topics: Option<Vec<TopicSelection>>,
@@ -130,6 +135,7 @@ impl Scanner {
     }
 
     async fn scan_once(&mut self) -> Outcome {
+        // one deadline for the whole scan: connecting, describing, diagnosing
         let deadline = Instant::now() + self.config.timeout;
         let client = match &self.client {
             Some(c) => c.clone(),
@@ -144,10 +150,7 @@ impl Scanner {
                     }
                     Ok(Err(e)) => {
                         tracing::warn!(error = %e, "scan failed: cannot reach the cluster");
-                        return Outcome::Failed(
-                            kdp_wire::error_code::name(e.kafka_code())
-                                .unwrap_or("UNKNOWN_ERROR_CODE"),
-                        );
+                        return Outcome::Failed(error_name(&e));
                     }
                     Err(_) => {
                         tracing::warn!(
@@ -158,6 +161,17 @@ impl Scanner {
                 }
             }
         };
+        // what the diagnosis keeps may depend on the protocol (cached
+        // ApiVersions, no request when the connection is up)
+        let protocol = if self.diagnose.needs_protocol() {
+            let asked = kdp_client::txn::features::transaction_protocol(&client);
+            match tokio::time::timeout_at(deadline, asked).await {
+                Ok(Ok(p)) => p,
+                _ => TxnProtocol::V1,
+            }
+        } else {
+            TxnProtocol::V1
+        };
         let opts = DescribeOptions {
             topics: self.config.topics.clone(),
             timeout: deadline.saturating_duration_since(Instant::now()),
@@ -165,12 +179,17 @@ impl Scanner {
             max_partitions_per_request: self.config.max_partitions_per_request,
             ..DescribeOptions::default()
         };
+        let now_ms = kdp_client::txn::join::now_ms();
         let mut agg = Aggregate::new(self.config.per_partition);
+        // only what the diagnosis needs outlives its response
+        let mut kept: Vec<PartitionOutcome> = Vec::new();
         let result = {
+            let diagnose = &self.diagnose;
             let sink = |ev: DescribeEvent| {
                 if let DescribeEvent::Results { outcomes, .. } = ev {
-                    for o in &outcomes {
-                        agg.add(o);
+                    for o in outcomes {
+                        agg.add(&o);
+                        kept.push(keep(o, |p| diagnose.keeps(p, protocol)));
                     }
                 }
             };
@@ -182,21 +201,24 @@ impl Scanner {
             )
             .await
         };
-        match result {
-            Ok(Ok(_)) => {}
+        let summary = match result {
+            Ok(Ok(summary)) => summary,
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "scan failed");
-                return Outcome::Failed(
-                    kdp_wire::error_code::name(e.kafka_code()).unwrap_or("UNKNOWN_ERROR_CODE"),
-                );
+                return Outcome::Failed(error_name(&e));
             }
             Err(_) => {
                 tracing::warn!("scan failed: describe did not finish within the scan timeout");
                 return Outcome::Failed("REQUEST_TIMED_OUT");
             }
-        }
+        };
 
-        let diagnosis = self.diagnose.diagnose(client).await;
+        let scanned = Scanned {
+            now_ms,
+            partitions: kept,
+            summary,
+        };
+        let diagnosis = self.diagnose.diagnose(client, scanned, deadline).await;
         let health = &self.shared.health;
         for (error, n) in &agg.errors {
             health
@@ -216,20 +238,52 @@ impl Scanner {
             now.as_millis() as i64,
             health,
         );
+        let diagnosed = diagnosis.as_ref().is_some_and(Diagnosis::is_complete);
+        // published before the shared gauges say what it holds: a scrape
+        // that sees them new also sees this snapshot
+        self.shared.publish(registry);
         health.scan_partitions.set(partitions as i64);
         health.scan_partitions_failed.set(failed as i64);
         health.stale.set(i64::from(failed > 0));
-        health
-            .diagnosis_available
-            .set(i64::from(diagnosis.is_some()));
+        health.diagnosis_available.set(i64::from(diagnosed));
         health.last_successful_scan.set(now.as_secs_f64());
-        self.shared.publish(registry);
         self.previous = counts;
-        tracing::info!(partitions, failed, keys = self.previous.len(), "scan done");
-        if failed > 0 {
+        tracing::info!(
+            partitions,
+            failed,
+            diagnosed,
+            keys = self.previous.len(),
+            "scan done"
+        );
+        if failed > 0 || !diagnosed {
             Outcome::Partial
         } else {
             Outcome::Ok
         }
     }
+}
+
+/// A partition's outcome with only the producers `keeps` wants; the rest of
+/// the response is freed here.
+fn keep(o: PartitionOutcome, keeps: impl Fn(&ProducerState) -> bool) -> PartitionOutcome {
+    PartitionOutcome {
+        result: o
+            .result
+            .map(|ps| ps.into_iter().filter(|p| keeps(p)).collect()),
+        ..o
+    }
+}
+
+/// The Kafka error name a failed scan is counted under. A bootstrap that
+/// stopped at an error no retry fixes (a refused SASL login, a TLS failure)
+/// is named by that error, not as a network failure.
+fn error_name(e: &kdp_client::Error) -> &'static str {
+    let code = match e {
+        kdp_client::Error::Bootstrap { attempts } => attempts
+            .iter()
+            .find(|a| a.is_fatal())
+            .map_or(e.kafka_code(), kdp_client::Error::kafka_code),
+        _ => e.kafka_code(),
+    };
+    kdp_wire::error_code::name(code).unwrap_or("UNKNOWN_ERROR_CODE")
 }

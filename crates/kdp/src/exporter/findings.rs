@@ -1,0 +1,419 @@
+//! The exporter's real diagnosis: the lookups behind `kdp find-hanging`
+//! (kdp-client's `join_described`) fed with the scan's own DescribeProducers
+//! answers, so the cluster is described once per scan, and bounded by the
+//! scan's deadline. The scan keeps only the producers the lookups need (with
+//! an open transaction, and under transaction protocol v1 the transactional
+//! ones, which may be fenced), not every producer.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kdp_client::diagnose::flags::{flags, Context, Flag};
+use kdp_client::diagnose::hanging::{
+    decide, is_candidate, HangingReason, OpenTxn, UnknownReason as Why, Verdict,
+};
+use kdp_client::diagnose::TxnProtocol;
+use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
+use kdp_client::Client;
+use kdp_wire::messages::ProducerState;
+use kdp_wire::TxnState;
+use tokio::time::Instant;
+
+use super::aggregate::known_timestamp;
+use super::diagnosis::{
+    Diagnose, DiagnoseFuture, Diagnosis, Finding, HeldValue, Holder, PartitionRef, PartitionValue,
+    Reason, Scanned, Undecided, UnknownReason,
+};
+
+/// The real diagnosis, after each scan: hanging and stuck transactions by
+/// Kafka's rule and kdp's, the candidates it cannot judge, fenced producers
+/// under transaction protocol v1, records held back by open transactions.
+/// With `compare_replicas`, every replica is asked as well (what
+/// `kdp compare-replicas` does) and the producers whose state differs
+/// between replicas are counted per partition; that multiplies the scan's
+/// requests by the replication factor, so it is asked for explicitly.
+pub struct ClusterDiagnosis {
+    /// The partitions and bounds of each run (the timeout is replaced by
+    /// what is left of the scan's deadline).
+    pub describe: kdp_client::DescribeOptions,
+    /// Also ask every replica, for `kdp_replica_divergences`.
+    pub compare_replicas: bool,
+}
+
+/// What one open transaction was judged.
+enum Judged {
+    Problem(Reason),
+    Undecided(UnknownReason),
+    /// Tracked by its coordinator, or not a candidate.
+    Open,
+}
+
+impl Judged {
+    fn holder(&self) -> Holder {
+        match self {
+            Judged::Problem(r) if r.is_stuck() => Holder::Stuck,
+            Judged::Problem(_) => Holder::Hanging,
+            Judged::Undecided(_) => Holder::Unknown,
+            Judged::Open => Holder::Open,
+        }
+    }
+}
+
+fn judge(
+    joined: &Joined,
+    topic: &str,
+    partition: i32,
+    p: &ProducerState,
+    max_timeout: i64,
+) -> Judged {
+    let timed = known_timestamp(p.last_timestamp);
+    if timed && !is_candidate(p, joined.now_ms, max_timeout) {
+        return Judged::Open;
+    }
+    let txn = OpenTxn {
+        topic: topic.to_string(),
+        partition,
+        producer: p.clone(),
+    };
+    match decide(&txn, &joined.view, joined.now_ms, max_timeout) {
+        Verdict::NotHanging => Judged::Open,
+        // without an age, "no coordinator knows it" may be a transaction
+        // that has just begun: Kafka's age filter cannot be applied
+        Verdict::Hanging(_) if !timed => Judged::Undecided(UnknownReason::UnknownTimestamp),
+        Verdict::Hanging(HangingReason::NoTransaction) => Judged::Problem(Reason::NoTransaction),
+        Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
+            Judged::Problem(Reason::PartitionNotInTransaction)
+        }
+        Verdict::Stuck {
+            state: TxnState::PrepareCommit,
+        } => Judged::Problem(Reason::PrepareCommit),
+        Verdict::Stuck { .. } => Judged::Problem(Reason::PrepareAbort),
+        Verdict::Unknown(Why::NotAuthorized) => Judged::Undecided(UnknownReason::NotAuthorized),
+        Verdict::Unknown(Why::ListingIncomplete) => {
+            Judged::Undecided(UnknownReason::ListingIncomplete)
+        }
+        Verdict::Unknown(Why::DescribeFailed(_)) => {
+            Judged::Undecided(UnknownReason::DescribeFailed)
+        }
+    }
+}
+
+/// The diagnosis of one joined scan (pure: tested without a cluster).
+pub fn findings(joined: &Joined) -> Diagnosis {
+    use kdp_client::diagnose::hanging::Description;
+
+    let max_timeout = joined
+        .cluster_max_timeout_ms
+        .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+    let mut out = Diagnosis::default();
+    // each partition's LSO holder: the open transaction that started first
+    let mut holders: BTreeMap<(&str, i32), (i64, Holder)> = BTreeMap::new();
+    for (topic, partition, p) in joined.open_transactions() {
+        let judged = judge(joined, topic, partition, p, max_timeout);
+        let held = holders
+            .entry((topic, partition))
+            .or_insert((p.current_txn_start_offset, judged.holder()));
+        if p.current_txn_start_offset < held.0 {
+            *held = (p.current_txn_start_offset, judged.holder());
+        }
+        match judged {
+            Judged::Problem(reason) => out.transactions.push(Finding {
+                topic: topic.to_string(),
+                partition,
+                reason,
+            }),
+            Judged::Undecided(reason) => out.unknown_transactions.push(Undecided {
+                topic: topic.to_string(),
+                partition,
+                reason,
+            }),
+            Judged::Open => {}
+        }
+    }
+    let cx = Context {
+        now_ms: joined.now_ms,
+        protocol: joined.protocol,
+        max_transaction_timeout_ms: max_timeout,
+        producer_id_expiration_ms: joined.producer_id_expiration_ms,
+    };
+    let mut fenced: BTreeMap<(String, i32), u64> = BTreeMap::new();
+    for (topic, partition, p) in joined.producers() {
+        let coordinator = joined.coordinator(p);
+        if flags(p, topic, partition, &coordinator, &cx).contains(&Flag::Fenced) {
+            *fenced.entry((topic.to_string(), partition)).or_default() += 1;
+        }
+    }
+    out.fenced_producers = fenced
+        .into_iter()
+        .map(|((topic, partition), value)| PartitionValue {
+            topic,
+            partition,
+            value,
+        })
+        .collect();
+    for ((topic, partition), o) in &joined.offsets {
+        match o {
+            Ok(o) => {
+                let value = u64::try_from(o.blocked()).unwrap_or(0);
+                out.blocked_records.push(PartitionValue {
+                    topic: topic.clone(),
+                    partition: *partition,
+                    value,
+                });
+                let verdict = holders
+                    .get(&(topic.as_str(), *partition))
+                    .map_or(Holder::Open, |h| h.1);
+                out.blocked_records_by_verdict.push(HeldValue {
+                    topic: topic.clone(),
+                    partition: *partition,
+                    verdict,
+                    value,
+                });
+            }
+            Err(_) => {
+                out.failed_requests += 1;
+                out.blocked_records_unknown.push(PartitionRef {
+                    topic: topic.clone(),
+                    partition: *partition,
+                });
+            }
+        }
+    }
+    let failed_descriptions = joined
+        .view
+        .descriptions
+        .values()
+        .filter(|d| matches!(d, Description::Failed(_)))
+        .count();
+    // a phase that ran out of time checked nothing: count it as failed
+    out.failed_requests +=
+        (joined.listing_errors.len() + failed_descriptions + joined.unfinished.len()) as u64;
+    out
+}
+
+/// The producers whose state differs between replicas, per partition; a
+/// partition whose replicas agree has a zero.
+fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionValue> {
+    use kdp_client::diagnose::replicas::compare;
+    replicas
+        .iter()
+        .map(|((topic, partition), by_broker)| {
+            let producers: BTreeSet<i64> =
+                compare(by_broker).iter().map(|d| d.producer_id).collect();
+            PartitionValue {
+                topic: topic.clone(),
+                partition: *partition,
+                value: u64::try_from(producers.len()).unwrap_or(u64::MAX),
+            }
+        })
+        .collect()
+}
+
+impl ClusterDiagnosis {
+    /// The describe options with what is left until `deadline`.
+    fn bounded(&self, deadline: Instant) -> kdp_client::DescribeOptions {
+        kdp_client::DescribeOptions {
+            timeout: deadline.saturating_duration_since(Instant::now()),
+            ..self.describe.clone()
+        }
+    }
+}
+
+impl Diagnose for ClusterDiagnosis {
+    fn keeps(&self, p: &ProducerState, protocol: TxnProtocol) -> bool {
+        // the fenced flag exists only under v1, for transactional producers
+        p.current_txn_start_offset >= 0 || (protocol == TxnProtocol::V1 && p.coordinator_epoch >= 0)
+    }
+
+    fn needs_protocol(&self) -> bool {
+        true
+    }
+
+    fn diagnose(
+        &self,
+        client: Arc<Client>,
+        scanned: Scanned,
+        deadline: Instant,
+    ) -> DiagnoseFuture<'_> {
+        Box::pin(async move {
+            let opts = kdp_client::txn::join::JoinOptions {
+                describe: self.bounded(deadline),
+                open_only: false,
+            };
+            // the lookups end a little before the deadline, so that what
+            // failed comes back as errors rather than as a cut-off scan
+            let left = deadline.saturating_duration_since(Instant::now());
+            let soft = deadline - (left / 10).min(Duration::from_secs(1));
+            let join = kdp_client::txn::join::join_described(
+                &client,
+                &opts,
+                scanned.now_ms,
+                scanned.partitions,
+                scanned.summary,
+                kdp_client::Deadline::new(soft, left),
+            );
+            let mut found = match tokio::time::timeout_at(deadline, join).await {
+                Ok(Ok(joined)) => findings(&joined),
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "diagnosis failed; its metrics keep no series this scan");
+                    return None;
+                }
+                Err(_) => {
+                    tracing::warn!("diagnosis did not finish within the scan timeout; its metrics keep no series this scan");
+                    return None;
+                }
+            };
+            if self.compare_replicas {
+                use kdp_client::txn::replicas::describe_every_replica;
+                let bounded = self.bounded(deadline);
+                let every = describe_every_replica(&client, &bounded);
+                match tokio::time::timeout_at(deadline, every).await {
+                    Ok(Ok((replicas, failures))) => {
+                        if !failures.is_empty() {
+                            tracing::warn!(
+                                failures = failures.len(),
+                                "some replicas could not be asked; their divergences are not counted"
+                            );
+                        }
+                        found.replica_divergences = Some(divergences(&replicas));
+                    }
+                    Ok(Err(e)) => tracing::warn!(error = %e, "cannot ask every replica this scan"),
+                    Err(_) => tracing::warn!("the replicas did not answer within the scan timeout"),
+                }
+            }
+            Some(found)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kdp_client::diagnose::hanging::CoordinatorView;
+    use kdp_client::{DescribeSummary, PartitionOutcome};
+
+    const NOW: i64 = 10_000_000_000;
+
+    fn open(pid: i64, last_timestamp: i64, start: i64) -> ProducerState {
+        ProducerState {
+            producer_id: pid,
+            producer_epoch: 1,
+            last_sequence: 0,
+            last_timestamp,
+            coordinator_epoch: 1,
+            current_txn_start_offset: start,
+            ..Default::default()
+        }
+    }
+
+    fn joined(producers: Vec<ProducerState>, view: CoordinatorView) -> Joined {
+        Joined {
+            now_ms: NOW,
+            partitions: vec![PartitionOutcome {
+                topic: "t".into(),
+                partition: 0,
+                broker_id: Some(1),
+                result: Ok(producers),
+            }],
+            summary: DescribeSummary::default(),
+            protocol: TxnProtocol::V1,
+            cluster_max_timeout_ms: Some(900_000),
+            producer_id_expiration_ms: None,
+            view,
+            offsets: BTreeMap::new(),
+            listing_errors: Vec::new(),
+            unfinished: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_failed_listing_gives_unknowns_and_a_failed_request_never_a_clean_zero() {
+        // an hour idle: a candidate; a broker did not answer ListTransactions
+        let mut j = joined(
+            vec![open(7, NOW - 3_600_000, 5)],
+            CoordinatorView {
+                listing_complete: false,
+                may_describe_any: true,
+                ..Default::default()
+            },
+        );
+        j.listing_errors.push((
+            2,
+            kdp_client::admin::KeyError::broker(
+                kdp_wire::error_code::COORDINATOR_NOT_AVAILABLE,
+                None,
+            ),
+        ));
+        let d = findings(&j);
+        assert!(d.transactions.is_empty(), "{d:?}");
+        assert_eq!(
+            d.unknown_transactions,
+            vec![Undecided {
+                topic: "t".into(),
+                partition: 0,
+                reason: UnknownReason::ListingIncomplete
+            }]
+        );
+        assert_eq!(d.failed_requests, 1);
+        assert!(!d.is_complete());
+    }
+
+    #[test]
+    fn an_unknown_timestamp_is_no_age_never_a_hanging_transaction() {
+        // every broker answered, nothing is listed for either producer, the
+        // caller may describe any id: with a time, hanging; without, unknown
+        let view = CoordinatorView {
+            listing_complete: true,
+            may_describe_any: true,
+            ..Default::default()
+        };
+        let d = findings(&joined(
+            vec![open(1, 0, 5), open(2, -1, 6), open(3, NOW - 3_600_000, 7)],
+            view,
+        ));
+        assert_eq!(
+            d.transactions,
+            vec![Finding {
+                topic: "t".into(),
+                partition: 0,
+                reason: Reason::NoTransaction
+            }]
+        );
+        let unknown: Vec<_> = d.unknown_transactions.iter().map(|u| u.reason).collect();
+        assert_eq!(unknown, [UnknownReason::UnknownTimestamp; 2]);
+        assert!(d.is_complete());
+    }
+
+    #[test]
+    fn blocked_records_are_held_by_the_first_open_transaction() {
+        let view = CoordinatorView {
+            listing_complete: true,
+            may_describe_any: false,
+            ..Default::default()
+        };
+        // 3 started first and is hidden (unknown); 4 is recent (open)
+        let mut j = joined(
+            vec![open(4, NOW - 1_000, 90), open(3, NOW - 3_600_000, 12)],
+            view,
+        );
+        j.offsets.insert(
+            ("t".into(), 0),
+            Ok(kdp_client::txn::offsets::Offsets {
+                high_watermark: 100,
+                last_stable_offset: 12,
+            }),
+        );
+        let d = findings(&j);
+        assert_eq!(d.blocked_records[0].value, 88);
+        assert_eq!(
+            d.blocked_records_by_verdict,
+            vec![HeldValue {
+                topic: "t".into(),
+                partition: 0,
+                verdict: Holder::Unknown,
+                value: 88
+            }]
+        );
+    }
+}
