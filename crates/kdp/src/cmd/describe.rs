@@ -44,8 +44,17 @@ Examples:
   kdp describe --bootstrap-server b1:9092,b2:9092 --topic orders --output jsonl
   kdp describe --bootstrap-server localhost:9092 --topic orders --partition 0 --broker-id 2")]
 pub struct Args {
-    /// Brokers to bootstrap from, tried in order.
-    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    /// Brokers to bootstrap from, tried in order. Without it: KDP_BOOTSTRAP_SERVER,
+    /// then the context's (--context, KDP_CONTEXT, `kdp context use`), then
+    /// bootstrap.servers of --command-config.
+    #[arg(
+        long,
+        value_name = "HOST:PORT[,HOST:PORT...]",
+        global = true,
+        default_value = "",
+        hide_default_value = true,
+        env = "KDP_BOOTSTRAP_SERVER"
+    )]
     pub bootstrap_server: String,
     /// Topic to describe; repeat for several. Default: every topic.
     #[arg(long, value_name = "TOPIC")]
@@ -58,10 +67,11 @@ pub struct Args {
     #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i32).range(0..))]
     pub broker_id: Option<i32>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse,
+          global = true)]
     pub timeout: Duration,
     #[command(flatten)]
     pub client: properties::ClientArgs,
