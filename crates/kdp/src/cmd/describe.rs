@@ -35,6 +35,14 @@ Output (stdout): table (default; sorted; partitions without producers are summed
 --show-empty), json (one DescribeProducersResponse document merged across brokers, readable by
 `kdp decode`'s JSON reader), jsonl (one object per producer and per failed partition, streamed).
 
+With --with-transactions each producer is joined with its transactional id and the coordinator's
+state, and flagged only where the data proves it (`kdp explain FLAG` says more):
+  fenced         (transaction protocol v1 only) the partition's last writes come from an epoch
+                 older than the coordinator's for the same producer id: a fenced instance
+  open-too-long  an open transaction older than its timeout (the id's, else the cluster's maximum)
+  orphan         an open transaction the coordinator will not end (find-hanging calls it hanging)
+  idle           silent for longer than the cluster's producer.id.expiration.ms
+
 Exit status: 0 every partition described, 1 some partitions failed (the rest is printed),
 2 bad usage (a bad --command-config included), 3 the cluster could not be reached within --timeout,
 or TLS or SASL failed (unknown CA, hostname mismatch, expired or missing certificate, wrong password).

@@ -73,7 +73,7 @@ const HEADER: &[Column] = &[
     Column::new("ProducerId", 0),
     Column::new("Epoch", 3),
     Column::new("LastSequence", 6),
-    Column::text("LastTimestamp", 5),
+    Column::new("LastTimestamp", 5),
     Column::new("CoordinatorEpoch", 7),
     Column::new("TxnStartOffset", 4),
     Column::text("TransactionalId", 1),

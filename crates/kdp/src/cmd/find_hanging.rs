@@ -143,10 +143,10 @@ const HEADER: &[Column] = &[
     Column::new("ProducerEpoch", 4),
     Column::new("CoordinatorEpoch", 6),
     Column::new("StartOffset", 3),
-    Column::text("LastTimestamp", 5),
+    Column::new("LastTimestamp", 5),
     Column::text("TransactionalId", 2),
     Column::new("TxnAge", 1),
-    Column::new("BlockedRecords", 1),
+    Column::new("BlockedRecords", 0),
     Column::text("Verdict", 0).styled(colour::verdict),
 ];
 

@@ -275,7 +275,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                 Column::new("ProducerEpoch", 3),
                 Column::new("TransactionState", 0),
                 Column::new("TransactionTimeoutMs", 5),
-                Column::text("CurrentTransactionStartTime", 2),
+                Column::new("CurrentTransactionStartTime", 2),
                 Column::new("TransactionDurationMs", 1),
                 Column::text("TopicPartitions", 0),
             ];

@@ -94,6 +94,9 @@ pub fn layout() -> &'static Layout {
 
 /// The narrowest a shortened column gets.
 const MIN_SHRUNK: usize = 8;
+/// The narrowest a shortened column that is never left out gets, before
+/// the last resort: enough to read a verdict's reason.
+const MIN_SHRUNK_KEY: usize = 30;
 
 /// Writes the `columns`' header and the rows `rows` produces with the layout
 /// of the command line, and returns how many rows there were; an empty
@@ -139,9 +142,10 @@ pub fn write_in(
     if !dropped.is_empty() {
         let names: Vec<&str> = dropped.iter().map(|&i| columns[i].name).collect();
         let note = format!(
-            "kdp: not shown to fit {} columns: {} (-o wide shows them)",
+            "kdp: {} columns left out to fit {} (-o wide shows all): {}",
+            names.len(),
             limit.unwrap_or(0),
-            names.join(", ")
+            names.join(",")
         );
         eprintln!("{}", cut(&note, limit.unwrap_or(usize::MAX)));
     }
@@ -221,11 +225,12 @@ fn chosen(columns: &[Column], names: &[String]) -> io::Result<Vec<usize>> {
         .collect()
 }
 
-/// Fits the shown columns into `limit`: first the free-text columns are
-/// shortened (least important first, down to a few characters), then the
-/// least important columns are left out, then what room is left goes back
-/// to the shortened ones, most important first. Returns those left out
-/// (none when `may_drop` is false: the user chose the columns).
+/// Fits the shown columns into `limit`, taking the least important first:
+/// a free-text column is shortened (down to [`MIN_SHRUNK`], or
+/// [`MIN_SHRUNK_KEY`] for one never left out), and left out if that is not
+/// enough; then what room is left goes back to the shortened columns, most
+/// important first. Returns those left out (none when `may_drop` is false:
+/// the user chose the columns).
 fn fit(
     columns: &[Column],
     widths: &mut [usize],
@@ -236,27 +241,38 @@ fn fit(
     let total = |shown: &[usize], widths: &[usize]| {
         shown.iter().map(|&i| widths[i]).sum::<usize>() + 2 * shown.len().saturating_sub(1)
     };
-    if total(shown, widths) <= limit {
-        return Vec::new();
-    }
     let natural = widths.to_vec();
     // least important first; among equals the rightmost first
     let mut order = shown.clone();
     order.sort_by_key(|&i| (std::cmp::Reverse(columns[i].priority), std::cmp::Reverse(i)));
-    for &i in order.iter().filter(|&&i| columns[i].shrink) {
-        let excess = total(shown, widths).saturating_sub(limit);
-        let floor = MIN_SHRUNK.min(widths[i]);
-        widths[i] -= excess.min(widths[i] - floor);
-    }
     let mut dropped = Vec::new();
     for &i in &order {
-        if total(shown, widths) <= limit || !may_drop {
+        let excess = total(shown, widths).saturating_sub(limit);
+        if excess == 0 {
             break;
         }
-        if columns[i].priority > 0 && shown.len() > 1 {
+        if columns[i].shrink {
+            let floor = if columns[i].priority == 0 {
+                MIN_SHRUNK_KEY
+            } else {
+                MIN_SHRUNK
+            };
+            let floor = floor.min(widths[i]);
+            widths[i] -= excess.min(widths[i] - floor);
+        }
+        if total(shown, widths) > limit && may_drop && columns[i].priority > 0 && shown.len() > 1 {
             shown.retain(|&s| s != i);
             dropped.push(i);
         }
+    }
+    // a last resort for the columns never left out: as narrow as a shortened one
+    for &i in order
+        .iter()
+        .filter(|&&i| columns[i].shrink && shown.contains(&i))
+    {
+        let excess = total(shown, widths).saturating_sub(limit);
+        let floor = MIN_SHRUNK.min(widths[i]);
+        widths[i] -= excess.min(widths[i].saturating_sub(floor));
     }
     for &i in order.iter().rev().filter(|i| shown.contains(i)) {
         let spare = limit.saturating_sub(total(shown, widths));
@@ -325,16 +341,16 @@ mod tests {
         let data = [["key", "bbbbbbbbbb", "a long free text reason here"]];
         let full = render(&Layout::default(), &data);
         assert_eq!(full.lines().nth(1).unwrap().chars().count(), 45);
-        // 34 columns: the free text C is shortened first
+        // 34 columns: Bee (priority 2) goes first, C keeps its text in full
         let l = Layout {
             width: Some(34),
             ..Layout::default()
         };
         assert_eq!(
             render(&l, &data),
-            "A    Bee         C\nkey  bbbbbbbbbb  a long free text…\n"
+            "A    C\nkey  a long free text reason here\n"
         );
-        // narrower: Bee (priority 2) is left out and C gets its room
+        // narrower: C (free text) is shortened, A never left out
         let l = Layout {
             width: Some(20),
             ..Layout::default()
