@@ -245,3 +245,47 @@ fn man_pages_render_without_warnings_and_match_the_completions() {
         );
     }
 }
+
+/// Every verdict and flag is defined in the help of the command that prints
+/// it, and `kdp explain` answers the exceptions operators search for.
+#[test]
+fn help_defines_every_term_and_explain_maps_the_exceptions() {
+    let help = |args: &[&str]| {
+        let out = Command::new(KDP).args(args).arg("--help").output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let defined = |text: &str, term: &str| {
+        text.lines()
+            .any(|l| l.trim_start().starts_with(&format!("{term} ")) && l.starts_with("  "))
+    };
+    let find_hanging = help(&["find-hanging"]);
+    for term in ["hanging", "stuck", "unknown", "ok"] {
+        assert!(defined(&find_hanging, term), "{term} in\n{find_hanging}");
+    }
+    assert!(find_hanging.contains("BlockedRecords: high watermark minus LSO"));
+    assert!(find_hanging.contains("a bare number is minutes"));
+    let describe = help(&["describe"]);
+    for term in ["fenced", "open-too-long", "orphan", "idle"] {
+        assert!(defined(&describe, term), "{term} in\n{describe}");
+    }
+    for (name, answer) in [
+        ("ProducerFencedException", "kdp transactions describe"),
+        ("invalidproducerepochexception", "kdp transactions describe"),
+        ("OutOfOrderSequenceException", "kdp compare-replicas"),
+        ("UnknownProducerIdException", "kdp describe"),
+        ("TransactionAbortableException", "kdp find-hanging"),
+        ("stuck-consumer", "kdp find-hanging"),
+        ("lso", "kdp force-terminate"),
+        ("blocked", "kdp find-hanging"),
+    ] {
+        let out = Command::new(KDP).args(["explain", name]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{name}");
+        assert!(text.contains(answer), "{name}: {text}");
+    }
+    let out = Command::new(KDP)
+        .args(["explain", "NoSuchException"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

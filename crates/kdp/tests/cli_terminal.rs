@@ -280,6 +280,20 @@ fn without_a_terminal_columns_choice_and_headers() {
     );
     assert!(first.ends_with("ledger"), "{picked}");
     assert_eq!(picked.lines().count(), 5);
+    // --max-transaction-timeout counts bare numbers in minutes, as Kafka's tool
+    let json = |t: &str| {
+        let doc: serde_json::Value = serde_json::from_str(&run(
+            &[],
+            &["-o", "json", "--all", "--max-transaction-timeout", t],
+        ))
+        .unwrap();
+        let rows = doc["Transactions"].as_array().cloned().unwrap_or_default();
+        rows.iter()
+            .map(|r| format!("{}-{}", r["Topic"], r["Partition"]))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(json("30"), json("30m"));
+    assert_ne!(json("30"), json("30s"));
     // --color always colours even into a pipe
     assert!(run(&[], &["--color", "always"]).contains("\x1b[31mhanging"));
     assert!(!full.contains('\x1b'));
