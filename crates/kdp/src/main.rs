@@ -203,7 +203,11 @@ fn prepare(
             table(&mut a.output);
             cmd::globals::refuse_connection_flags(matches, "demo", false)?;
         }
-        Command::Context(_) => {}
+        Command::Context(c) => {
+            if !matches!(c.command, cmd::context::Sub::Add { .. }) {
+                cmd::globals::refuse_connection_flags(matches, "context", true)?;
+            }
+        }
         Command::Decode(_) => cmd::globals::refuse_connection_flags(matches, "decode", true)?,
         Command::Encode(_) => cmd::globals::refuse_connection_flags(matches, "encode", true)?,
         Command::MockBroker(_) => {

@@ -320,3 +320,44 @@ fn an_env_secret_is_used_to_connect_and_never_printed() {
         "{show}"
     );
 }
+
+/// A connection flag where it means nothing is refused, not ignored.
+#[test]
+fn connection_flags_where_they_mean_nothing_are_refused() {
+    let home = Home::new();
+    for (args, flag) in [
+        (
+            &["decode", "--bootstrap-server", "h:1"][..],
+            "--bootstrap-server",
+        ),
+        (&["--timeout", "5s", "explain", "lso"], "--timeout"),
+        (
+            &["context", "list", "--command-config", "x.properties"],
+            "--command-config",
+        ),
+        (
+            &[
+                "abort",
+                "--bootstrap-server",
+                "h:1",
+                "--topic",
+                "t",
+                "--partition",
+                "0",
+                "--start-offset",
+                "1",
+                "-o",
+                "json",
+            ],
+            "--output",
+        ),
+    ] {
+        let out = home.kdp(args, &[]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{flag} does not apply")),
+            "{args:?}: {err}"
+        );
+    }
+}
