@@ -289,3 +289,82 @@ fn help_defines_every_term_and_explain_maps_the_exceptions() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// zsh, interactive in a real terminal (tmux), completes a context name
+/// from the installed `_kdp` on TAB.
+#[test]
+fn zsh_completes_context_names_on_tab_in_a_terminal() {
+    assert!(
+        have("zsh") && have("tmux"),
+        "zsh and tmux (scripts/install-deps.sh)"
+    );
+    let dir = Dir::new();
+    let functions = dir.0.join("fn");
+    std::fs::create_dir_all(&functions).unwrap();
+    std::fs::copy(script("zsh", &dir), functions.join("_kdp")).unwrap();
+    let xdg = dir.0.join("config");
+    for name in ["prod-eu", "staging"] {
+        let st = Command::new(KDP)
+            .args(["context", "add", name, "--bootstrap-server", "h:1"])
+            .env("XDG_CONFIG_HOME", &xdg)
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+    }
+    std::fs::write(
+        dir.0.join(".zshrc"),
+        format!(
+            "fpath=({} $fpath)\nautoload -Uz compinit && compinit -u -D\nPS1='ready%% '\n",
+            functions.display()
+        ),
+    )
+    .unwrap();
+    let socket = format!("kdp-zsh-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("tmux")
+    };
+    let bin_dir = Path::new(KDP).parent().unwrap();
+    let shell = format!(
+        "env ZDOTDIR='{}' XDG_CONFIG_HOME='{}' PATH='{}':\"$PATH\" zsh -i",
+        dir.0.display(),
+        xdg.display(),
+        bin_dir.display()
+    );
+    assert!(tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "120",
+        "-y",
+        "20",
+        "-s",
+        "z",
+        &shell
+    ])
+    .status
+    .success());
+    let screen = |want: &str| {
+        for _ in 0..200 {
+            let out = tmux(&["capture-pane", "-p", "-t", "z"]);
+            let s = String::from_utf8_lossy(&out.stdout).into_owned();
+            if s.contains(want) {
+                return Some(s);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        None
+    };
+    let ready = screen("ready%");
+    let completed = ready.and_then(|_| {
+        tmux(&["send-keys", "-t", "z", "kdp describe --context pr", "Tab"]);
+        screen("--context prod-eu")
+    });
+    let last =
+        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "z"]).stdout).into_owned();
+    let _ = tmux(&["kill-server"]);
+    assert!(completed.is_some(), "no completion on the screen:\n{last}");
+}

@@ -1,6 +1,6 @@
 //! `kdp completions SHELL`: a completion script generated from the clap
 //! definitions (subcommands, flags, the values of enumerated flags), plus,
-//! for bash and fish, context names read at completion time from
+//! for bash, zsh and fish, context names read at completion time from
 //! `kdp context list --names`.
 
 use std::io::Write;
@@ -17,8 +17,8 @@ Install (then open a new shell):
   zsh:   kdp completions zsh > ~/.zfunc/_kdp     (with fpath+=~/.zfunc before compinit)
   fish:  kdp completions fish > ~/.config/fish/completions/kdp.fish
   powershell:  kdp completions powershell | Out-String | Invoke-Expression
-bash and fish also complete context names (--context, kdp context use/show/remove) by running
-`kdp context list --names`; zsh, powershell and elvish complete everything else.")]
+bash, zsh and fish also complete context names (--context, kdp context use/show/remove) by
+running `kdp context list --names`; powershell and elvish complete everything else.")]
 pub struct Args {
     /// The shell.
     #[arg(value_enum)]
@@ -50,6 +50,31 @@ complete -c kdp -l context -x -a '(kdp context list --names 2>/dev/null)'
 complete -c kdp -n '__fish_seen_subcommand_from context; and __fish_seen_subcommand_from use show remove' -f -a '(kdp context list --names 2>/dev/null)'
 ";
 
+/// Context names for zsh: the function the context values complete with.
+const ZSH_CONTEXTS: &str = r#"(( $+functions[_kdp_contexts] )) ||
+_kdp_contexts() {
+    local -a names
+    names=(${(f)"$(kdp context list --names 2>/dev/null)"})
+    _describe -t contexts 'context' names
+}
+
+"#;
+
+/// clap's zsh script with context values completed by `_kdp_contexts`
+/// (defined before the script's last lines call `_kdp`).
+fn zsh_with_contexts(script: &str) -> String {
+    let with = script
+        .replace(":CONTEXT:_default'", ":CONTEXT:_kdp_contexts'")
+        .replace(
+            "-- The context.:_default'",
+            "-- The context.:_kdp_contexts'",
+        );
+    match with.rfind("if [ \"$funcstack[1]\" = \"_kdp\" ]; then") {
+        Some(at) => format!("{}{ZSH_CONTEXTS}{}", &with[..at], &with[at..]),
+        None => with,
+    }
+}
+
 /// Writes the script for `args.shell` of `definition` (the whole command line).
 pub fn run(args: Args, mut definition: clap::Command) -> i32 {
     let mut script = Vec::new();
@@ -57,6 +82,9 @@ pub fn run(args: Args, mut definition: clap::Command) -> i32 {
     match args.shell {
         Shell::Bash => script.extend_from_slice(BASH_CONTEXTS.as_bytes()),
         Shell::Fish => script.extend_from_slice(FISH_CONTEXTS.as_bytes()),
+        Shell::Zsh => {
+            script = zsh_with_contexts(&String::from_utf8_lossy(&script)).into_bytes();
+        }
         _ => {}
     }
     let stdout = std::io::stdout();

@@ -78,6 +78,7 @@ pub enum Sub {
     /// Make a context the current one.
     Use {
         /// The context.
+        #[arg(value_name = "CONTEXT")]
         name: String,
     },
     /// List the contexts (the current one marked with *).
@@ -89,11 +90,13 @@ pub enum Sub {
     /// Show a context (the current one by default); secrets are never printed.
     Show {
         /// The context.
+        #[arg(value_name = "CONTEXT")]
         name: Option<String>,
     },
     /// Remove a context.
     Remove {
         /// The context.
+        #[arg(value_name = "CONTEXT")]
         name: String,
     },
 }

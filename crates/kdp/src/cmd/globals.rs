@@ -35,7 +35,7 @@ pub struct Globals {
     pub output: Option<Output>,
     /// The context (see `kdp context`) of a cluster command. Default: KDP_CONTEXT, then the
     /// current context; flags and KDP_BOOTSTRAP_SERVER override what it holds.
-    #[arg(long, global = true, value_name = "NAME", env = "KDP_CONTEXT")]
+    #[arg(long, global = true, value_name = "CONTEXT", env = "KDP_CONTEXT")]
     pub context: Option<String>,
     /// Colour verdicts, flags and errors: auto (on a terminal, unless NO_COLOR is set), always,
     /// never.
