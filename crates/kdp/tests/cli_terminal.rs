@@ -77,7 +77,8 @@ impl Tmux {
     /// that wrapped shows as one line longer than the window; with `-e`
     /// when `escapes`.
     fn run(&self, width: u16, shell: &str, escapes: bool) -> String {
-        let name = format!("w{width}");
+        static RUN: AtomicUsize = AtomicUsize::new(0);
+        let name = format!("w{width}-{}", RUN.fetch_add(1, Ordering::Relaxed));
         let script = format!("{shell}; echo {DONE}; sleep 600");
         let st = self
             .tmux()
@@ -104,7 +105,8 @@ impl Tmux {
             let out = c.output().unwrap();
             let screen = String::from_utf8_lossy(&out.stdout).into_owned();
             if screen.contains(DONE) {
-                let _ = self.tmux().args(["kill-session", "-t", &name]).status();
+                // the session stays until the server is killed (on drop): killing
+                // the last one would race the next new-session with the server's exit
                 return screen
                     .lines()
                     .take_while(|l| !l.contains(DONE))
@@ -206,6 +208,46 @@ fn find_hanging_fits_80_and_200_columns_by_the_declared_priorities() {
         // stderr says what was left out
         assert!(screen.contains("columns left out to fit"), "{screen}");
     }
+    // describe at 80: CoordinatorEpoch (7), LastTimestamp (6), LastSequence (5) and
+    // Leader (4) go first; a failed partition's error is shortened, not wrapped
+    let screen = tmux.run(
+        80,
+        &format!(
+            "env -u COLUMNS '{KDP}' describe --bootstrap-server {} --topic ledger",
+            demo.mock.bootstrap
+        ),
+        false,
+    );
+    assert_eq!(
+        header(&screen),
+        [
+            "Topic",
+            "Partition",
+            "ProducerId",
+            "ProducerEpoch",
+            "Age",
+            "CurrentTxnStartOffset"
+        ],
+        "{screen}"
+    );
+    let screen = tmux.run(
+        80,
+        &format!(
+            "env -u COLUMNS '{KDP}' describe --bootstrap-server {} --topic ledger --topic no-such-topic-with-a-long-name",
+            demo.mock.bootstrap
+        ),
+        false,
+    );
+    // the table's lines (the summary after it is prose, wrapped like any message)
+    let table = screen.lines().filter(|l| {
+        ["Topic ", "ledger ", "no-such"]
+            .iter()
+            .any(|p| l.starts_with(p))
+    });
+    assert_eq!(table.clone().count(), 7, "{screen}");
+    assert!(table.clone().all(|l| l.chars().count() <= 80), "{screen}");
+    assert!(header(&screen).contains(&"Error".to_string()), "{screen}");
+    assert!(screen.contains("UNKNOWN_TOPIC"), "{screen}");
     // -o wide: every column, whatever the terminal
     let screen = tmux.run(80, &find_hanging(&demo, "-o wide"), false);
     assert_eq!(header(&screen), all, "{screen}");

@@ -339,10 +339,11 @@ fn write_table(
         Column::new("LastTimestamp", 6),
         Column::new("Age", 1),
         Column::new("CoordinatorEpoch", 7),
-        Column::new("CurrentTxnStartOffset", 3),
+        Column::new("CurrentTxnStartOffset", 1),
     ];
     if any_error {
-        columns.push(Column::text("Error", 0).styled(|_| Style::Bad));
+        // shortened first: a long error message must not push the producers' columns out
+        columns.push(Column::text("Error", 1).kept().styled(|_| Style::Bad));
     }
     let mut counts = TableCounts::default();
     table::write(out, &columns, &mut |row| {

@@ -25,6 +25,8 @@ pub struct Column {
     pub priority: u8,
     /// Free text that may be shortened (with `…`) before it is left out.
     pub shrink: bool,
+    /// Never left out, even with a priority above 0 (it is only shortened).
+    pub kept: bool,
     /// How its cells are coloured on a terminal.
     pub style: Option<fn(&str) -> Style>,
 }
@@ -36,6 +38,7 @@ impl Column {
             name,
             priority,
             shrink: false,
+            kept: false,
             style: None,
         }
     }
@@ -46,6 +49,12 @@ impl Column {
             shrink: true,
             ..Column::new(name, priority)
         }
+    }
+
+    /// This column shortened at its priority's turn but never left out
+    /// (e.g. an error message: it matters, but must not push others out).
+    pub const fn kept(self) -> Column {
+        Column { kept: true, ..self }
     }
 
     /// This column with its cells coloured by `style`.
@@ -260,7 +269,8 @@ fn fit(
             let floor = floor.min(widths[i]);
             widths[i] -= excess.min(widths[i] - floor);
         }
-        if total(shown, widths) > limit && may_drop && columns[i].priority > 0 && shown.len() > 1 {
+        let droppable = columns[i].priority > 0 && !columns[i].kept;
+        if total(shown, widths) > limit && may_drop && droppable && shown.len() > 1 {
             shown.retain(|&s| s != i);
             dropped.push(i);
         }
@@ -375,6 +385,32 @@ mod tests {
             ..Layout::default()
         };
         assert_eq!(render(&l, &data), full);
+    }
+
+    #[test]
+    fn a_kept_column_is_shortened_but_never_left_out() {
+        const KEPT: [Column; 3] = [
+            Column::new("A", 0),
+            Column::new("Bee", 1),
+            Column::text("Err", 2).kept(),
+        ];
+        let l = Layout {
+            width: Some(16),
+            ..Layout::default()
+        };
+        let mut out = Vec::new();
+        write_in(
+            &mut out,
+            &KEPT,
+            &mut |f| f(&["key".into(), "b".into(), "a long error message".into()]),
+            &l,
+        )
+        .unwrap();
+        // Err (priority 2) is shortened first; Bee goes; Err gets the room back
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "A    Err\nkey  a long err…\n"
+        );
     }
 
     #[test]
