@@ -133,7 +133,7 @@ fn main() -> ExitCode {
         Command::ForceTerminate(args) => cmd::force_terminate::run(args),
         Command::Transactions(args) => cmd::transactions_tool::run(args),
         Command::CompareReplicas(args) => cmd::compare_replicas::run(args),
-        Command::Context(args) => cmd::context::run(args),
+        Command::Context(args) => cmd::context::run(args, cli.globals.context.as_deref()),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Decode(args) => cmd::decode::run(args),
         Command::Encode(args) => cmd::encode::run(args),
@@ -142,6 +142,12 @@ fn main() -> ExitCode {
         Command::Exporter(args) => cmd::exporter::run(args),
         Command::Completions(args) => cmd::completions::run(args, definition()),
         Command::Man(args) => cmd::man::run(args, definition()),
+    };
+    // an unknown --columns name is bad usage, whichever table refused it
+    let code = if output::table::columns_refused() {
+        exit::USAGE
+    } else {
+        code
     };
     ExitCode::from(code as u8)
 }

@@ -178,6 +178,13 @@ fn flag_then_environment_then_context_then_properties() {
     assert!(home
         .ok(&["context", "show"])
         .contains("name:              dead (current)"));
+    // show without a name: KDP_CONTEXT's, else the current one
+    let out = home.kdp(&["context", "show"], &[("KDP_CONTEXT", "live")]);
+    assert!(
+        text(&out.stdout).contains("name:              live\n"),
+        "{}",
+        text(&out.stdout)
+    );
     home.ok(&["context", "remove", "dead"]);
     assert_eq!(home.ok(&["context", "list", "--names"]), "live\n");
     // no current context any more, and no flag: usage error again

@@ -336,6 +336,23 @@ fn without_a_terminal_columns_choice_and_headers() {
     };
     assert_eq!(json("30"), json("30m"));
     assert_ne!(json("30"), json("30s"));
+    // a column the table lacks is bad usage naming the ones it has
+    let out = Command::new(KDP)
+        .args([
+            "find-hanging",
+            "--bootstrap-server",
+            &demo.mock.bootstrap,
+            "--columns",
+            "Topic,Nope",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no column \"Nope\"; its columns: Topic,Partition,"),
+        "{err}"
+    );
     // --color always colours even into a pipe
     assert!(run(&[], &["--color", "always"]).contains("\x1b[31mhanging"));
     assert!(!full.contains('\x1b'));

@@ -327,8 +327,9 @@ fn bootstrap_servers(client: &ClientArgs) -> Option<String> {
     found.filter(|v| !v.trim().is_empty())
 }
 
-/// `kdp context ...`.
-pub fn run(args: Args) -> i32 {
+/// `kdp context ...`; `chosen` is `--context`/`KDP_CONTEXT`, the context
+/// `show` shows without a name (else the current one).
+pub fn run(args: Args, chosen: Option<&str>) -> i32 {
     let file = match path() {
         Ok(p) => p,
         Err(e) => {
@@ -338,7 +339,7 @@ pub fn run(args: Args) -> i32 {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match run_on(args.command, &file, &mut out) {
+    match run_on(args.command, &file, chosen, &mut out) {
         Ok(()) => exit::OK,
         Err(e) => {
             eprintln!("{}", crate::output::colour::error(&e));
@@ -347,7 +348,7 @@ pub fn run(args: Args) -> i32 {
     }
 }
 
-fn run_on(cmd: Sub, file: &Path, out: &mut dyn Write) -> Result<(), String> {
+fn run_on(cmd: Sub, file: &Path, chosen: Option<&str>, out: &mut dyn Write) -> Result<(), String> {
     let mut contexts = File::load(file)?;
     let missing = |contexts: &File, name: &str| {
         let known: Vec<&str> = contexts.contexts.keys().map(String::as_str).collect();
@@ -419,6 +420,7 @@ fn run_on(cmd: Sub, file: &Path, out: &mut dyn Write) -> Result<(), String> {
             }
         }
         Sub::Show { name } => {
+            let name = name.or_else(|| chosen.map(str::to_string));
             let Some(name) = name.or_else(|| contexts.current.clone()) else {
                 return Err("no current context (kdp context use NAME)".into());
             };

@@ -101,6 +101,14 @@ pub fn layout() -> &'static Layout {
     LAYOUT.get().unwrap_or(&DEFAULT)
 }
 
+static COLUMNS_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a table refused `--columns` (a name it does not have): the
+/// command's exit status is then usage (2), whatever it was.
+pub fn columns_refused() -> bool {
+    COLUMNS_REFUSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The narrowest a shortened column gets.
 const MIN_SHRUNK: usize = 8;
 /// The narrowest a shortened column that is never left out gets, before
@@ -125,7 +133,9 @@ pub fn write_in(
     rows: &mut Rows<'_>,
     layout: &Layout,
 ) -> io::Result<usize> {
-    let mut shown = chosen(columns, &layout.columns)?;
+    let mut shown = chosen(columns, &layout.columns).inspect_err(|_| {
+        COLUMNS_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    })?;
     let mut widths: Vec<usize> = columns.iter().map(|c| c.name.chars().count()).collect();
     let mut count = 0;
     rows(&mut |cells| {
