@@ -220,6 +220,12 @@ fn the_contexts_file_is_private_to_the_user() {
         .mode()
         & 0o777;
     assert_eq!(dir, 0o700);
+    // a name the shells could not complete is refused
+    let out = home.kdp(
+        &["context", "add", "two words", "--bootstrap-server", "h:1"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
     // replacing needs --force
     let out = home.kdp(&["context", "add", "a", "--bootstrap-server", "h:2"], &[]);
     assert_eq!(out.status.code(), Some(2));

@@ -364,6 +364,12 @@ fn run_on(cmd: Sub, file: &Path, chosen: Option<&str>, out: &mut dyn Write) -> R
             make_current,
             force,
         } => {
+            // a name is typed after --context and completed by the shells
+            if name.is_empty() || name.starts_with('-') || name.contains(char::is_whitespace) {
+                return Err(format!(
+                    "context name {name:?}: must not be empty, start with '-' or contain blanks"
+                ));
+            }
             if contexts.contexts.contains_key(&name) && !force {
                 return Err(format!(
                     "context {name:?} exists (--force replaces it, kdp context remove deletes it)"
