@@ -16,6 +16,13 @@ command -v setsid >/dev/null || need_apt+=(util-linux)
 command -v awk >/dev/null || need_apt+=(gawk)
 command -v find >/dev/null || need_apt+=(findutils)
 { command -v promtool >/dev/null && command -v prometheus >/dev/null; } || need_apt+=(prometheus)
+# the kdp CLI in a real terminal (tests/cli_terminal.rs) and its completions
+# and manual pages checked by the shells and man themselves (tests/cli_completions.rs)
+command -v tmux >/dev/null || need_apt+=(tmux)
+command -v zsh >/dev/null || need_apt+=(zsh)
+command -v fish >/dev/null || need_apt+=(fish)
+command -v man >/dev/null || need_apt+=(man-db)
+command -v groff >/dev/null || need_apt+=(groff-base)
 ((${#need_apt[@]})) || exit 0
 
 sudo=()

@@ -23,6 +23,20 @@ pub fn parse_age(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s.trim()).map_err(|e| format!("{e} (examples: 0, 30s, 15m)"))
 }
 
+/// A flag that mirrors a Kafka flag counted in minutes (find-hanging's
+/// `--max-transaction-timeout`): a bare number is minutes, as in
+/// `kafka-transactions.sh`; a humantime duration (`90s`, `0`) is taken as it is.
+pub fn parse_kafka_minutes(s: &str) -> Result<Duration, String> {
+    if let Ok(minutes) = s.trim().parse::<u64>() {
+        return minutes
+            .checked_mul(60)
+            .map(Duration::from_secs)
+            .ok_or_else(|| "too large".to_string());
+    }
+    humantime::parse_duration(s.trim())
+        .map_err(|e| format!("{e} (a bare number is minutes, as in Kafka; or e.g. 90s, 15m)"))
+}
+
 /// A Kafka `*.ms` property value: whole milliseconds, as Java's `Long.parseLong`
 /// reads them after trimming.
 pub fn from_millis_property(key: &str, value: &str) -> Result<Duration, String> {
@@ -49,6 +63,12 @@ mod tests {
         assert_eq!(parse_age("0"), Ok(Duration::ZERO));
         assert_eq!(parse_age("15m"), Ok(Duration::from_secs(900)));
         assert!(parse_age("later").is_err());
+        // kafka-transactions.sh reads --max-transaction-timeout in minutes
+        assert_eq!(parse_kafka_minutes("15"), Ok(Duration::from_secs(900)));
+        assert_eq!(parse_kafka_minutes("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_kafka_minutes("90s"), Ok(Duration::from_secs(90)));
+        let e = parse_kafka_minutes("soon").unwrap_err();
+        assert!(e.contains("a bare number is minutes"), "{e}");
     }
 
     #[test]

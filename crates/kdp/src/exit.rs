@@ -28,10 +28,14 @@ pub fn for_error(e: &kdp_client::Error) -> i32 {
 /// Prints why a request failed as a whole and gives its status.
 pub fn report(e: &kdp_client::Error) -> i32 {
     let code = for_error(e);
+    // red on a terminal (see output::colour)
     if code == UNREACHABLE {
-        eprintln!("kdp: cannot reach the cluster: {e}");
+        eprintln!(
+            "{}",
+            crate::output::colour::error(&format!("cannot reach the cluster: {e}"))
+        );
     } else {
-        eprintln!("kdp: {e}");
+        eprintln!("{}", crate::output::colour::error(&e.to_string()));
     }
     code
 }

@@ -3,7 +3,9 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cmd;
 mod duration;
@@ -20,12 +22,27 @@ mod signal;
 /// offset.
 #[derive(Parser)]
 #[command(name = "kdp", version, propagate_version = true)]
-#[command(after_help = "Start with `kdp demo` (no cluster needed), then \
-`kdp describe --bootstrap-server HOST:PORT`.\nLogging: -v, -vv, or RUST_LOG=kdp=debug.")]
+#[command(after_help = "\
+Start with `kdp demo` (no cluster needed), then `kdp describe --bootstrap-server HOST:PORT`.
+
+The connection flags (--bootstrap-server, --command-config, --command-property, --timeout,
+--context) and --output go before or after the subcommand. The cluster is, in this order:
+--bootstrap-server, KDP_BOOTSTRAP_SERVER, the context's (--context, KDP_CONTEXT, `kdp context
+use`), bootstrap.servers of the properties. Kafka's names work too: `kdp transactions` takes
+kafka-transactions.sh's subcommands (list, describe, describe-producers, find-hanging, abort,
+forceTerminateTransaction).
+
+Tables fit the terminal (or COLUMNS): the least important columns are shortened or left out
+first; -o wide shows all, --columns A,B picks them, --no-headers drops the header line.
+Logging: -v, -vv, or RUST_LOG=kdp=debug. `kdp explain NAME` explains a client exception or a
+verdict; `kdp completions SHELL` and `kdp man` install completion and manual pages.")]
 struct Cli {
     /// More logging on stderr (-v info, -vv debug, -vvv trace). RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
+
+    #[command(flatten)]
+    globals: cmd::globals::Globals,
 
     #[command(subcommand)]
     command: Command,
@@ -34,17 +51,23 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Describe the producers of partitions of a real cluster.
+    #[command(alias = "describe-producers")]
     Describe(cmd::describe::Args),
     /// Find open transactions no coordinator will end (hanging) or whose markers never land (stuck).
     FindHanging(cmd::find_hanging::Args),
     /// Abort one partition's open transaction at its leader (raw; prefer force-terminate).
     Abort(cmd::abort::Args),
     /// End transactional ids' transactions at their coordinators and fence their producers.
+    #[command(alias = "forceTerminateTransaction")]
     ForceTerminate(cmd::force_terminate::Args),
-    /// List and describe transactions at their coordinators.
-    Transactions(cmd::transactions::Command),
+    /// List and describe transactions at their coordinators; every kafka-transactions.sh subcommand.
+    Transactions(cmd::transactions_tool::Command),
     /// Ask every replica of each partition and show where their producer state differs.
     CompareReplicas(cmd::compare_replicas::Args),
+    /// Name clusters (bootstrap list, properties) once and use them by name.
+    Context(cmd::context::Args),
+    /// Explain a client exception or a kdp verdict, and the kdp command that answers it.
+    Explain(cmd::explain::Args),
     /// Decode DescribeProducers wire bytes into JSON in the seed's shape.
     Decode(cmd::decode::DecodeArgs),
     /// Encode JSON in the seed's shape into DescribeProducers wire bytes.
@@ -55,36 +78,160 @@ enum Command {
     Demo(cmd::demo::Args),
     /// Scan a cluster on an interval and serve producer state to Prometheus.
     Exporter(cmd::exporter::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(cmd::completions::Args),
+    /// Write the manual pages, one per subcommand.
+    Man(cmd::man::Args),
+}
+
+/// The clap definition of the whole command line: what `kdp completions`
+/// and `kdp man` are generated from.
+fn definition() -> clap::Command {
+    Cli::command()
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = definition().get_matches();
+    let mut cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    let no_color = std::env::var_os("NO_COLOR");
+    let stderr_colour = cli
+        .globals
+        .color
+        .enabled(std::io::stderr().is_terminal(), no_color.as_deref());
+    let stdout_colour = cli
+        .globals
+        .color
+        .enabled(std::io::stdout().is_terminal(), no_color.as_deref());
+    output::colour::set_stderr(stderr_colour);
     // a service logs what it does (info) by default; the one-shot commands warn only
     let (default_level, json) = match &cli.command {
         Command::Exporter(a) => ("info", a.log_format == cmd::exporter::LogFormat::Json),
         _ => ("warn", false),
     };
-    init_logging(cli.verbose, default_level, json);
+    init_logging(cli.verbose, default_level, json, stderr_colour);
+    let wide = match prepare(&mut cli.command, &cli.globals, &matches) {
+        Ok(w) => w,
+        Err(msg) => {
+            eprintln!("{}", output::colour::error(&msg));
+            return ExitCode::from(exit::USAGE as u8);
+        }
+    };
+    output::table::set_layout(output::table::Layout {
+        width: cmd::globals::screen_width(),
+        wide,
+        columns: cli.globals.columns.clone(),
+        no_headers: cli.globals.no_headers,
+        colour: stdout_colour,
+    });
     let code = match cli.command {
         Command::Describe(args) => cmd::describe::run(args),
         Command::FindHanging(args) => cmd::find_hanging::run(args),
         Command::Abort(args) => cmd::abort::run(args),
         Command::ForceTerminate(args) => cmd::force_terminate::run(args),
-        Command::Transactions(args) => cmd::transactions::run(args),
+        Command::Transactions(args) => cmd::transactions_tool::run(args),
         Command::CompareReplicas(args) => cmd::compare_replicas::run(args),
+        Command::Context(args) => cmd::context::run(args, cli.globals.context.as_deref()),
+        Command::Explain(args) => cmd::explain::run(args),
         Command::Decode(args) => cmd::decode::run(args),
         Command::Encode(args) => cmd::encode::run(args),
         Command::MockBroker(args) => cmd::mock_broker::run(args),
         Command::Demo(args) => cmd::demo::run(args),
         Command::Exporter(args) => cmd::exporter::run(args),
+        Command::Completions(args) => cmd::completions::run(args, definition()),
+        Command::Man(args) => cmd::man::run(args, definition()),
+    };
+    // an unknown --columns name is bad usage, whichever table refused it
+    let code = if output::table::columns_refused() {
+        exit::USAGE
+    } else {
+        code
     };
     ExitCode::from(code as u8)
 }
 
-/// Logs go to stderr, coloured only when stderr is a terminal and `NO_COLOR`
-/// (no-color.org) is unset or empty: escapes in a log file or pipe are noise.
-fn init_logging(verbose: u8, default_level: &str, json: bool) {
-    use std::io::IsTerminal;
+/// Fills in each cluster command's connection (environment, context,
+/// properties), turns `--output wide` into a table with every column (the
+/// returned flag), and refuses connection flags where they mean nothing.
+fn prepare(
+    command: &mut Command,
+    globals: &cmd::globals::Globals,
+    matches: &clap::ArgMatches,
+) -> Result<bool, String> {
+    use cmd::context::apply;
+    let ctx = globals.context.as_deref();
+    let mut wide = false;
+    let mut table = |o: &mut output::Output| {
+        if *o == output::Output::Wide {
+            *o = output::Output::Table;
+            wide = true;
+        }
+    };
+    match command {
+        Command::Describe(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.bootstrap_server, &mut a.client)?;
+        }
+        Command::FindHanging(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::Abort(a) => {
+            cmd::globals::refuse_output(matches, "abort")?;
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::ForceTerminate(a) => {
+            cmd::globals::refuse_output(matches, "force-terminate")?;
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::CompareReplicas(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::Transactions(t) => {
+            if let Some(o) = t.output_mut() {
+                table(o);
+            }
+            if let cmd::transactions_tool::Sub::DescribeProducers(a) = &mut t.command {
+                apply(ctx, &mut a.bootstrap_server, &mut a.client)?;
+            }
+            for c in t.clusters_mut() {
+                apply(ctx, &mut c.bootstrap_server, &mut c.client)?;
+            }
+        }
+        Command::Exporter(a) => {
+            cmd::globals::refuse_output(matches, "exporter")?;
+            apply(ctx, &mut a.bootstrap_server, &mut a.client)?;
+        }
+        Command::Demo(a) => {
+            table(&mut a.output);
+            cmd::globals::refuse_connection_flags(matches, "demo", false)?;
+        }
+        Command::Context(c) => {
+            if !matches!(c.command, cmd::context::Sub::Add { .. }) {
+                cmd::globals::refuse_connection_flags(matches, "context", true)?;
+            }
+        }
+        Command::Decode(_) => cmd::globals::refuse_connection_flags(matches, "decode", true)?,
+        Command::Encode(_) => cmd::globals::refuse_connection_flags(matches, "encode", true)?,
+        Command::MockBroker(_) => {
+            cmd::globals::refuse_connection_flags(matches, "mock-broker", true)?
+        }
+        Command::Explain(_) => cmd::globals::refuse_connection_flags(matches, "explain", true)?,
+        Command::Completions(_) => {
+            cmd::globals::refuse_connection_flags(matches, "completions", true)?
+        }
+        Command::Man(_) => cmd::globals::refuse_connection_flags(matches, "man", true)?,
+    }
+    Ok(wide)
+}
+
+/// Logs go to stderr, coloured only when `--color` says so for stderr
+/// (by default: a terminal, and `NO_COLOR` unset or empty): escapes in a
+/// log file or pipe are noise.
+fn init_logging(verbose: u8, default_level: &str, json: bool, colour: bool) {
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
         0 => default_level,
@@ -106,26 +253,144 @@ fn init_logging(verbose: u8, default_level: &str, json: bool) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
-        .with_ansi(colour(
-            std::io::stderr().is_terminal(),
-            std::env::var_os("NO_COLOR"),
-        ))
+        .with_ansi(colour)
         .init();
-}
-
-fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
-    terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::colour;
+    use super::*;
 
     #[test]
-    fn colour_only_on_a_terminal_without_no_color() {
-        assert!(colour(true, None));
-        assert!(colour(true, Some("".into())));
-        assert!(!colour(true, Some("1".into())));
-        assert!(!colour(false, None));
+    fn the_command_line_definition_is_consistent() {
+        definition().debug_assert();
+    }
+
+    /// Connection flags before or after the subcommand give the same
+    /// arguments, for every cluster command and Kafka's names.
+    #[test]
+    fn connection_flags_anywhere() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["kdp"];
+            argv.extend_from_slice(args);
+            Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        };
+        let b = "--bootstrap-server";
+        for args in [
+            &["transactions", "list", b, "h:1", "--timeout", "5s"][..],
+            &["transactions", b, "h:1", "--timeout", "5s", "list"],
+            &[b, "h:1", "--timeout", "5s", "transactions", "list"],
+        ] {
+            let Command::Transactions(t) = parse(args).command else {
+                panic!("{args:?}")
+            };
+            let c = t.clusters_mut_ref();
+            assert_eq!(c.bootstrap_server, "h:1", "{args:?}");
+            assert_eq!(c.timeout, std::time::Duration::from_secs(5), "{args:?}");
+        }
+        for args in [
+            &[
+                "find-hanging",
+                b,
+                "h:1",
+                "-o",
+                "json",
+                "--command-property",
+                "client.id=x",
+            ][..],
+            &[
+                b,
+                "h:1",
+                "-o",
+                "json",
+                "--command-property",
+                "client.id=x",
+                "find-hanging",
+            ],
+            &[
+                "transactions",
+                b,
+                "h:1",
+                "find-hanging",
+                "--output",
+                "json",
+                "--command-property",
+                "client.id=x",
+            ],
+        ] {
+            let a = match parse(args).command {
+                Command::FindHanging(a) => a,
+                Command::Transactions(t) => match t.command {
+                    cmd::transactions_tool::Sub::FindHanging(a) => a,
+                    _ => panic!("{args:?}"),
+                },
+                _ => panic!("{args:?}"),
+            };
+            assert_eq!(a.cluster.bootstrap_server, "h:1", "{args:?}");
+            assert_eq!(a.output, output::Output::Json, "{args:?}");
+            assert_eq!(a.cluster.client.command_property.len(), 1, "{args:?}");
+        }
+        for args in [
+            &["describe", b, "h:1", "--timeout", "2s"][..],
+            &[b, "h:1", "--timeout", "2s", "describe"],
+            &["describe-producers", b, "h:1", "--timeout", "2s"],
+        ] {
+            let Command::Describe(a) = parse(args).command else {
+                panic!("{args:?}")
+            };
+            assert_eq!(a.bootstrap_server, "h:1", "{args:?}");
+            assert_eq!(a.timeout, std::time::Duration::from_secs(2), "{args:?}");
+        }
+        for args in [
+            &[
+                "forceTerminateTransaction",
+                b,
+                "h:1",
+                "--transactional-id",
+                "t",
+            ][..],
+            &[
+                "transactions",
+                b,
+                "h:1",
+                "forceTerminateTransaction",
+                "--transactional-id",
+                "t",
+            ],
+            &[
+                "transactions",
+                "force-terminate",
+                "--transactional-id",
+                "t",
+                b,
+                "h:1",
+            ],
+        ] {
+            let a = match parse(args).command {
+                Command::ForceTerminate(a) => a,
+                Command::Transactions(t) => match t.command {
+                    cmd::transactions_tool::Sub::ForceTerminate(a) => a,
+                    _ => panic!("{args:?}"),
+                },
+                _ => panic!("{args:?}"),
+            };
+            assert_eq!(a.cluster.bootstrap_server, "h:1", "{args:?}");
+        }
+        let Command::Transactions(t) = parse(&[
+            "transactions",
+            "describe-producers",
+            "--topic",
+            "t",
+            b,
+            "h:1",
+        ])
+        .command
+        else {
+            panic!()
+        };
+        assert!(matches!(
+            t.command,
+            cmd::transactions_tool::Sub::DescribeProducers(_)
+        ));
     }
 }

@@ -54,11 +54,11 @@ impl ClientProps {
 pub struct ClientArgs {
     /// Kafka client properties file, the one kafka-transactions.sh --command-config
     /// reads: security.protocol, sasl.*, ssl.* (PEM), client.id, request.timeout.ms.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub command_config: Option<PathBuf>,
     /// Sets one client property, overriding --command-config; repeatable
     /// (e.g. --command-property security.protocol=SASL_SSL).
-    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_key_value, global = true)]
     pub command_property: Vec<(String, String)>,
 }
 
@@ -76,7 +76,8 @@ impl std::fmt::Debug for ClientArgs {
     }
 }
 
-fn parse_key_value(s: &str) -> Result<(String, String), String> {
+/// `KEY=VALUE`, as `--command-property` takes it.
+pub fn parse_key_value(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
         _ => Err("expected KEY=VALUE".into()),

@@ -16,16 +16,29 @@ use tokio::time::Instant;
 use crate::exit;
 use crate::properties;
 
-/// How to reach the cluster.
+/// How to reach the cluster. The flags are global: they go before or after
+/// the subcommand (`kdp transactions list --bootstrap-server B` as well as
+/// `kdp transactions --bootstrap-server B list`); an empty bootstrap list is
+/// filled in by `main` from the environment, the context or the properties.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ClusterArgs {
-    /// Brokers to bootstrap from, tried in order.
-    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    /// Brokers to bootstrap from, tried in order. Without it: KDP_BOOTSTRAP_SERVER,
+    /// then the context's (--context, KDP_CONTEXT, `kdp context use`), then
+    /// bootstrap.servers of --command-config.
+    #[arg(
+        long,
+        value_name = "HOST:PORT[,HOST:PORT...]",
+        global = true,
+        default_value = "",
+        hide_default_value = true,
+        env = "KDP_BOOTSTRAP_SERVER"
+    )]
     pub bootstrap_server: String,
     #[command(flatten)]
     pub client: properties::ClientArgs,
     /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse,
+          global = true)]
     pub timeout: Duration,
 }
 

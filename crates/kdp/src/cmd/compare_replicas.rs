@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::exit;
 use crate::output::records::{self, Record};
+use crate::output::table::Column;
 use crate::output::Output;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -38,7 +39,7 @@ pub struct Args {
           value_parser = clap::value_parser!(i32).range(0..))]
     pub partition: Vec<i32>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
 }
 
@@ -113,7 +114,13 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             });
         }
     }
-    let header = ["Topic", "Partition", "ProducerId", "Field", "Replicas"];
+    let header = [
+        Column::new("Topic", 0),
+        Column::new("Partition", 0),
+        Column::new("ProducerId", 0),
+        Column::new("Field", 0),
+        Column::text("Replicas", 0),
+    ];
     if let Err(e) = records::write(out, args.output, "Differences", &header, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
             eprintln!("kdp: cannot write output: {e}");

@@ -25,7 +25,7 @@ at it:
 (the format: docs/CLUSTER_FILE.md).")]
 pub struct Args {
     /// Output format (as for `kdp describe`).
-    #[arg(long, value_enum, default_value_t = Output::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
 
     /// List partitions without active producers too.

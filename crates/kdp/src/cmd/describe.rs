@@ -35,6 +35,14 @@ Output (stdout): table (default; sorted; partitions without producers are summed
 --show-empty), json (one DescribeProducersResponse document merged across brokers, readable by
 `kdp decode`'s JSON reader), jsonl (one object per producer and per failed partition, streamed).
 
+With --with-transactions each producer is joined with its transactional id and the coordinator's
+state, and flagged only where the data proves it (`kdp explain FLAG` says more):
+  fenced         (transaction protocol v1 only) the partition's last writes come from an epoch
+                 older than the coordinator's for the same producer id: a fenced instance
+  open-too-long  an open transaction older than its timeout (the id's, else the cluster's maximum)
+  orphan         an open transaction the coordinator will not end (find-hanging calls it hanging)
+  idle           silent for longer than the cluster's producer.id.expiration.ms
+
 Exit status: 0 every partition described, 1 some partitions failed (the rest is printed),
 2 bad usage (a bad --command-config included), 3 the cluster could not be reached within --timeout,
 or TLS or SASL failed (unknown CA, hostname mismatch, expired or missing certificate, wrong password).
@@ -44,8 +52,17 @@ Examples:
   kdp describe --bootstrap-server b1:9092,b2:9092 --topic orders --output jsonl
   kdp describe --bootstrap-server localhost:9092 --topic orders --partition 0 --broker-id 2")]
 pub struct Args {
-    /// Brokers to bootstrap from, tried in order.
-    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    /// Brokers to bootstrap from, tried in order. Without it: KDP_BOOTSTRAP_SERVER,
+    /// then the context's (--context, KDP_CONTEXT, `kdp context use`), then
+    /// bootstrap.servers of --command-config.
+    #[arg(
+        long,
+        value_name = "HOST:PORT[,HOST:PORT...]",
+        global = true,
+        default_value = "",
+        hide_default_value = true,
+        env = "KDP_BOOTSTRAP_SERVER"
+    )]
     pub bootstrap_server: String,
     /// Topic to describe; repeat for several. Default: every topic.
     #[arg(long, value_name = "TOPIC")]
@@ -58,10 +75,11 @@ pub struct Args {
     #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i32).range(0..))]
     pub broker_id: Option<i32>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse,
+          global = true)]
     pub timeout: Duration,
     #[command(flatten)]
     pub client: properties::ClientArgs,

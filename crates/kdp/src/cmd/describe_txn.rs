@@ -11,7 +11,9 @@ use serde::Serialize;
 
 use crate::cmd::cluster::{self, Connected};
 use crate::exit;
+use crate::output::colour;
 use crate::output::records::{self, or_dash, Record};
+use crate::output::table::Column;
 use crate::output::{rfc3339, Output};
 
 /// One producer on one partition, joined.
@@ -64,20 +66,21 @@ impl Record for Row {
     }
 }
 
-const HEADER: &[&str] = &[
-    "Topic",
-    "Partition",
-    "ProducerId",
-    "Epoch",
-    "LastSequence",
-    "LastTimestamp",
-    "CoordinatorEpoch",
-    "TxnStartOffset",
-    "TransactionalId",
-    "TxnState",
-    "TxnTimeoutMs",
-    "CoordinatorProducerEpoch",
-    "Flags",
+/// The table's columns, the least important left out first on a narrow screen.
+const HEADER: &[Column] = &[
+    Column::new("Topic", 0),
+    Column::new("Partition", 0),
+    Column::new("ProducerId", 0),
+    Column::new("Epoch", 3),
+    Column::new("LastSequence", 6),
+    Column::new("LastTimestamp", 5),
+    Column::new("CoordinatorEpoch", 7),
+    Column::new("TxnStartOffset", 4),
+    Column::text("TransactionalId", 1),
+    Column::new("TxnState", 2),
+    Column::new("TxnTimeoutMs", 8),
+    Column::new("CoordinatorProducerEpoch", 9),
+    Column::text("Flags", 0).styled(colour::flags),
 ];
 
 /// The joined rows.

@@ -56,8 +56,17 @@ Examples:
   kdp exporter --bootstrap-server localhost:9092
   kdp exporter --bootstrap-server b1:9092,b2:9092 --listen 0.0.0.0:9308 --interval 30s --log-format json")]
 pub struct Args {
-    /// Brokers to bootstrap from, tried in order.
-    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    /// Brokers to bootstrap from, tried in order. Without it: KDP_BOOTSTRAP_SERVER,
+    /// then the context's (--context, KDP_CONTEXT, `kdp context use`), then
+    /// bootstrap.servers of --command-config.
+    #[arg(
+        long,
+        value_name = "HOST:PORT[,HOST:PORT...]",
+        global = true,
+        default_value = "",
+        hide_default_value = true,
+        env = "KDP_BOOTSTRAP_SERVER"
+    )]
     pub bootstrap_server: String,
     #[command(flatten)]
     pub client: properties::ClientArgs,

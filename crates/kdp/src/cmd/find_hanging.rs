@@ -12,7 +12,9 @@ use serde::Serialize;
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::repair::{self, ConfirmArgs};
 use crate::exit;
+use crate::output::colour;
 use crate::output::records::{self, or_dash, Record};
+use crate::output::table::Column;
 use crate::output::{age, rfc3339, Output};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -22,15 +24,17 @@ set) and has not written there for longer than the maximum transaction timeout. 
 (kafka-transactions.sh find-hanging) then asks the coordinators: it hangs when no coordinator
 lists a transactional id for the producer, the coordinator does not know the id, or the
 partition is not in the coordinator's transaction. kdp gives the same verdicts, with the reason,
-and two more:
+and two more (`kdp explain NAME` says more of each term):
+  hanging   no coordinator will end it (Kafka's rule above): it pins the LSO until aborted.
   stuck     the coordinator is in PrepareCommit/PrepareAbort for longer than the timeout and the
             markers were never written (KAFKA-19999): Kafka's rule says 'not hanging' while the
             LSO stays pinned.
   unknown   the caller may not describe the transactional id (ListTransactions silently hides
             such ids; kdp probes with an unused id to learn whether it could see every id), or a
             broker did not answer: never reported as hanging, which Kafka's tool would do.
-Each row shows the transactional id, the open transaction's age and the records it blocks from
-read_committed consumers (high watermark minus LSO).
+  ok        (with --all) the coordinator still tracks the transaction.
+Each row shows the transactional id, the open transaction's age (TxnAge) and the records it
+blocks from read_committed consumers (BlockedRecords: high watermark minus LSO).
 
 Without --topic and --broker-id the whole cluster is searched, internal topics included. The
 timeout is the brokers' transaction.max.timeout.ms unless --max-transaction-timeout is given.
@@ -73,15 +77,16 @@ pub struct Args {
     /// Search the partitions with a replica on this broker, asking it.
     #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i32).range(0..))]
     pub broker_id: Option<i32>,
-    /// Candidates are idle longer than this (e.g. 15m, 0). Default: the cluster's
-    /// transaction.max.timeout.ms.
-    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_age)]
+    /// Candidates are idle longer than this: a bare number is minutes, as in
+    /// kafka-transactions.sh (15 = 15m), or a duration (90s, 0). Default: the
+    /// cluster's transaction.max.timeout.ms.
+    #[arg(long, value_name = "MINUTES|DURATION", value_parser = crate::duration::parse_kafka_minutes)]
     pub max_transaction_timeout: Option<Duration>,
     /// Also list candidates whose transaction the coordinator still tracks.
     #[arg(long)]
     pub all: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Repair what was found (see below), after a plan and a confirmation.
     #[arg(long)]
@@ -135,18 +140,19 @@ impl Record for Row {
     }
 }
 
-const HEADER: &[&str] = &[
-    "Topic",
-    "Partition",
-    "ProducerId",
-    "ProducerEpoch",
-    "CoordinatorEpoch",
-    "StartOffset",
-    "LastTimestamp",
-    "TransactionalId",
-    "TxnAge",
-    "BlockedRecords",
-    "Verdict",
+/// The table's columns, the least important left out first on a narrow screen.
+const HEADER: &[Column] = &[
+    Column::new("Topic", 0),
+    Column::new("Partition", 0),
+    Column::new("ProducerId", 0),
+    Column::new("ProducerEpoch", 4),
+    Column::new("CoordinatorEpoch", 6),
+    Column::new("StartOffset", 3),
+    Column::new("LastTimestamp", 5),
+    Column::text("TransactionalId", 2),
+    Column::new("TxnAge", 1),
+    Column::new("BlockedRecords", 0),
+    Column::text("Verdict", 0).styled(colour::verdict),
 ];
 
 /// The verdict rows of a joined scan, candidates only.

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
+use crate::output::table::Column;
 use crate::output::{rfc3339, Output};
 
 /// `kdp transactions`.
@@ -56,7 +57,7 @@ Examples:
         #[arg(long, value_name = "REGEX")]
         transactional_id_pattern: Option<String>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = Output::Table)]
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
         output: Output,
     },
     /// Describe transactional ids at their coordinators (DescribeTransactions).
@@ -73,7 +74,7 @@ Example:
         #[arg(long, value_name = "ID", required = true)]
         transactional_id: Vec<String>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = Output::Table)]
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
         output: Output,
     },
 }
@@ -210,10 +211,10 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             }
             rows.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
             let header = [
-                "TransactionalId",
-                "Coordinator",
-                "ProducerId",
-                "TransactionState",
+                Column::text("TransactionalId", 0),
+                Column::new("Coordinator", 2),
+                Column::new("ProducerId", 1),
+                Column::new("TransactionState", 0),
             ];
             (
                 records::write(out, output, "Transactions", &header, &rows),
@@ -268,15 +269,15 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                 }
             }
             let header = [
-                "CoordinatorId",
-                "TransactionalId",
-                "ProducerId",
-                "ProducerEpoch",
-                "TransactionState",
-                "TransactionTimeoutMs",
-                "CurrentTransactionStartTime",
-                "TransactionDurationMs",
-                "TopicPartitions",
+                Column::new("CoordinatorId", 4),
+                Column::text("TransactionalId", 0),
+                Column::new("ProducerId", 1),
+                Column::new("ProducerEpoch", 3),
+                Column::new("TransactionState", 0),
+                Column::new("TransactionTimeoutMs", 5),
+                Column::new("CurrentTransactionStartTime", 2),
+                Column::new("TransactionDurationMs", 1),
+                Column::text("TopicPartitions", 0),
             ];
             (
                 records::write(out, output, "Transactions", &header, &rows),

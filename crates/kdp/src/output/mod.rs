@@ -3,6 +3,7 @@
 //! print. What a command's rows hold lives beside them (e.g. [`producers`]), so
 //! the next command adds a file, not a fourth copy of the layout code.
 
+pub mod colour;
 pub mod json;
 pub mod jsonl;
 pub mod producers;
@@ -14,8 +15,13 @@ use std::time::{Duration, UNIX_EPOCH};
 /// `--output`: how results are printed on stdout.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
+    /// Aligned columns fitted to the terminal's width (least important columns left out first).
     Table,
+    /// The table with every column in full, whatever the width.
+    Wide,
+    /// One JSON document.
     Json,
+    /// One JSON object per line.
     Jsonl,
 }
 

@@ -11,7 +11,9 @@ use kdp_wire::messages::{
 };
 use serde::Serialize;
 
-use super::{age, json, jsonl, rfc3339, table, Output};
+use super::colour::Style;
+use super::table::{self, Column};
+use super::{age, json, jsonl, rfc3339, Output};
 
 /// One line of `--output jsonl` for a producer.
 #[derive(Serialize)]
@@ -182,7 +184,7 @@ impl<'w> Renderer<'w> {
                 let doc = merge(std::mem::take(&mut self.outcomes), self.max_throttle_ms);
                 json::write_describe_producers(&mut out, &doc)?;
             }
-            Output::Table => {
+            Output::Table | Output::Wide => {
                 let mut outcomes = std::mem::take(&mut self.outcomes);
                 write_table(
                     &mut out,
@@ -320,30 +322,31 @@ fn write_table(
         }
     }
     let any_error = outcomes.iter().any(|o| o.result.is_err());
-    let mut header: Vec<String> = [
-        "Topic",
-        "Partition",
-        if style.fixed_broker {
-            "Broker"
-        } else {
-            "Leader"
-        },
-        "ProducerId",
-        "ProducerEpoch",
-        "LastSequence",
-        "LastTimestamp",
-        "Age",
-        "CoordinatorEpoch",
-        "CurrentTxnStartOffset",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut columns = vec![
+        Column::new("Topic", 0),
+        Column::new("Partition", 0),
+        Column::new(
+            if style.fixed_broker {
+                "Broker"
+            } else {
+                "Leader"
+            },
+            if style.fixed_broker { 0 } else { 4 },
+        ),
+        Column::new("ProducerId", 0),
+        Column::new("ProducerEpoch", 2),
+        Column::new("LastSequence", 5),
+        Column::new("LastTimestamp", 6),
+        Column::new("Age", 1),
+        Column::new("CoordinatorEpoch", 7),
+        Column::new("CurrentTxnStartOffset", 1),
+    ];
     if any_error {
-        header.push("Error".into());
+        // shortened first: a long error message must not push the producers' columns out
+        columns.push(Column::text("Error", 1).kept().styled(|_| Style::Bad));
     }
     let mut counts = TableCounts::default();
-    table::write(out, &header, &mut |row| {
+    table::write(out, &columns, &mut |row| {
         counts = table_rows(outcomes, style, any_error, row);
     })?;
     let n = summary.partitions;

@@ -7,7 +7,8 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::{jsonl, table, Output};
+use super::table::{self, Column};
+use super::{jsonl, Output};
 
 /// A row of a command's output.
 pub trait Record: Serialize {
@@ -15,19 +16,19 @@ pub trait Record: Serialize {
     fn cells(&self) -> Vec<String>;
 }
 
-/// Writes `rows` as `format`: an aligned table under `header`, one JSON
-/// document (`{"<name>": [rows]}`), or one JSON object per line.
+/// Writes `rows` as `format`: an aligned table of `columns` (fitted to the
+/// screen, see [`table`]), one JSON document (`{"<name>": [rows]}`), or one
+/// JSON object per line.
 pub fn write<R: Record>(
     out: &mut dyn Write,
     format: Output,
     name: &str,
-    header: &[&str],
+    columns: &[Column],
     rows: &[R],
 ) -> io::Result<()> {
     match format {
-        Output::Table => {
-            let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-            table::write(out, &header, &mut |sink| {
+        Output::Table | Output::Wide => {
+            table::write(out, columns, &mut |sink| {
                 for r in rows {
                     sink(&r.cells());
                 }

@@ -1,19 +1,142 @@
 //! Text tables: columns left-aligned and two spaces apart, trailing blanks
-//! trimmed, widths counted in characters.
+//! trimmed, widths counted in characters, fitted to the screen.
+//!
+//! Each table declares its [`Column`]s with a priority; when the rows are
+//! wider than the terminal (or `COLUMNS`), the least important columns are
+//! shortened (those that hold free text) or left out first, and any line
+//! still too long is cut with `…`: a row never wraps. `--output wide` keeps
+//! every column, `--columns A,B` picks them, `--no-headers` drops the header
+//! line. Without a known width (output piped) every column is printed in full.
 
 use std::io::{self, Write};
+use std::sync::OnceLock;
+
+use super::colour::{self, Style};
 
 /// A table's rows: called with a sink, it hands the sink each row's cells.
 pub type Rows<'a> = dyn FnMut(&mut dyn FnMut(&[String])) + 'a;
 
-/// Writes `header` and the rows `rows` produces, and returns how many rows
-/// there were; an empty table writes nothing, not even its header.
+/// A table column: its header and how much it matters on a narrow screen.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    /// The header, also the name `--columns` takes (case-insensitively).
+    pub name: &'static str,
+    /// 0 is never left out; larger numbers go first.
+    pub priority: u8,
+    /// Free text that may be shortened (with `…`) before it is left out.
+    pub shrink: bool,
+    /// Never left out, even with a priority above 0 (it is only shortened).
+    pub kept: bool,
+    /// How its cells are coloured on a terminal.
+    pub style: Option<fn(&str) -> Style>,
+}
+
+impl Column {
+    /// A column left out only after those with a larger `priority`.
+    pub const fn new(name: &'static str, priority: u8) -> Column {
+        Column {
+            name,
+            priority,
+            shrink: false,
+            kept: false,
+            style: None,
+        }
+    }
+
+    /// A column of free text: shortened before it is left out.
+    pub const fn text(name: &'static str, priority: u8) -> Column {
+        Column {
+            shrink: true,
+            ..Column::new(name, priority)
+        }
+    }
+
+    /// This column shortened at its priority's turn but never left out
+    /// (e.g. an error message: it matters, but must not push others out).
+    pub const fn kept(self) -> Column {
+        Column { kept: true, ..self }
+    }
+
+    /// This column with its cells coloured by `style`.
+    pub const fn styled(self, style: fn(&str) -> Style) -> Column {
+        Column {
+            style: Some(style),
+            ..self
+        }
+    }
+}
+
+/// How tables are laid out: set once from the command line (see
+/// [`set_layout`]); the default prints every column in full.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// The screen's width in characters; `None` is unlimited.
+    pub width: Option<usize>,
+    /// `--output wide`: every column, in full.
+    pub wide: bool,
+    /// `--columns`: these columns, in this order.
+    pub columns: Vec<String>,
+    /// `--no-headers`.
+    pub no_headers: bool,
+    /// Colour the cells of styled columns.
+    pub colour: bool,
+}
+
+static LAYOUT: OnceLock<Layout> = OnceLock::new();
+
+/// Sets the layout every later table uses (the first call wins).
+pub fn set_layout(layout: Layout) {
+    let _ = LAYOUT.set(layout);
+}
+
+/// The layout set by [`set_layout`], or the default.
+pub fn layout() -> &'static Layout {
+    static DEFAULT: Layout = Layout {
+        width: None,
+        wide: false,
+        columns: Vec::new(),
+        no_headers: false,
+        colour: false,
+    };
+    LAYOUT.get().unwrap_or(&DEFAULT)
+}
+
+static COLUMNS_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a table refused `--columns` (a name it does not have): the
+/// command's exit status is then usage (2), whatever it was.
+pub fn columns_refused() -> bool {
+    COLUMNS_REFUSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The narrowest a shortened column gets.
+const MIN_SHRUNK: usize = 8;
+/// The narrowest a shortened column that is never left out gets, before
+/// the last resort: enough to read a verdict's reason.
+const MIN_SHRUNK_KEY: usize = 30;
+
+/// Writes the `columns`' header and the rows `rows` produces with the layout
+/// of the command line, and returns how many rows there were; an empty
+/// table writes nothing, not even its header.
 ///
 /// `rows` is called twice, first for the widths and then for the text, and
 /// hands each row to its argument. Rows can so be built into one reused set
 /// of buffers: a table of a million producers never holds its rows.
-pub fn write(out: &mut dyn Write, header: &[String], rows: &mut Rows<'_>) -> io::Result<usize> {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+pub fn write(out: &mut dyn Write, columns: &[Column], rows: &mut Rows<'_>) -> io::Result<usize> {
+    write_in(out, columns, rows, layout())
+}
+
+/// [`write`] with `layout` instead of the command line's.
+pub fn write_in(
+    out: &mut dyn Write,
+    columns: &[Column],
+    rows: &mut Rows<'_>,
+    layout: &Layout,
+) -> io::Result<usize> {
+    let mut shown = chosen(columns, &layout.columns).inspect_err(|_| {
+        COLUMNS_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    })?;
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.name.chars().count()).collect();
     let mut count = 0;
     rows(&mut |cells| {
         count += 1;
@@ -24,53 +147,322 @@ pub fn write(out: &mut dyn Write, header: &[String], rows: &mut Rows<'_>) -> io:
     if count == 0 {
         return Ok(0);
     }
+    let limit = layout.width.filter(|_| !layout.wide);
+    let mut dropped = Vec::new();
+    if let Some(limit) = limit {
+        dropped = fit(
+            columns,
+            &mut widths,
+            &mut shown,
+            limit,
+            layout.columns.is_empty(),
+        );
+    }
+    if !dropped.is_empty() {
+        let names: Vec<&str> = dropped.iter().map(|&i| columns[i].name).collect();
+        let note = format!(
+            "kdp: {} columns left out to fit {} (-o wide shows all): {}",
+            names.len(),
+            limit.unwrap_or(0),
+            names.join(",")
+        );
+        eprintln!("{}", cut(&note, limit.unwrap_or(usize::MAX)));
+    }
+    let header: Vec<String> = columns.iter().map(|c| c.name.to_string()).collect();
     let mut result = Ok(());
     let mut line = String::new();
-    let mut emit = |cells: &[String]| {
+    let mut painted = String::new();
+    let mut emit = |cells: &[String], is_header: bool| {
         if result.is_err() {
             return;
         }
         line.clear();
-        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            if i > 0 {
+        painted.clear();
+        for (n, &i) in shown.iter().enumerate() {
+            let w = widths[i];
+            if n > 0 {
                 line.push_str("  ");
+                painted.push_str("  ");
             }
-            line.push_str(c);
-            let pad = w.saturating_sub(c.chars().count());
-            line.extend(std::iter::repeat_n(' ', pad));
+            let cell = cells.get(i).map_or("", String::as_str);
+            let text = cut(cell, w);
+            let len = text.chars().count();
+            line.push_str(&text);
+            let style = columns[i]
+                .style
+                .filter(|_| layout.colour && !is_header)
+                .map_or(Style::Plain, |f| f(cell));
+            painted.push_str(&colour::paint(style, &text));
+            let pad = w.saturating_sub(len);
+            if n + 1 < shown.len() {
+                line.extend(std::iter::repeat_n(' ', pad));
+                painted.extend(std::iter::repeat_n(' ', pad));
+            }
         }
         let trimmed = line.trim_end();
+        // a line longer than the screen even now is cut, never wrapped
+        let text = match limit {
+            Some(l) if trimmed.chars().count() > l => cut(trimmed, l),
+            _ if layout.colour => painted.trim_end().to_string(),
+            _ => trimmed.to_string(),
+        };
         result = out
-            .write_all(trimmed.as_bytes())
+            .write_all(text.as_bytes())
             .and_then(|()| out.write_all(b"\n"));
     };
-    emit(header);
-    rows(&mut emit);
+    if !layout.no_headers {
+        emit(&header, true);
+    }
+    rows(&mut |cells| emit(cells, false));
     result.map(|()| count)
+}
+
+/// The indices of the columns `--columns` names, in its order (all of them
+/// without it); an unknown name is an error listing the table's columns.
+fn chosen(columns: &[Column], names: &[String]) -> io::Result<Vec<usize>> {
+    if names.is_empty() {
+        return Ok((0..columns.len()).collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(n.trim()))
+                .ok_or_else(|| {
+                    let all: Vec<&str> = columns.iter().map(|c| c.name).collect();
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "--columns: this table has no column {:?}; its columns: {}",
+                            n.trim(),
+                            all.join(",")
+                        ),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// Fits the shown columns into `limit`, taking the least important first:
+/// a free-text column is shortened (down to [`MIN_SHRUNK`], or
+/// [`MIN_SHRUNK_KEY`] for one never left out), and left out if that is not
+/// enough; then what room is left goes back to the shortened columns, most
+/// important first. Returns those left out (none when `may_drop` is false:
+/// the user chose the columns).
+fn fit(
+    columns: &[Column],
+    widths: &mut [usize],
+    shown: &mut Vec<usize>,
+    limit: usize,
+    may_drop: bool,
+) -> Vec<usize> {
+    let total = |shown: &[usize], widths: &[usize]| {
+        shown.iter().map(|&i| widths[i]).sum::<usize>() + 2 * shown.len().saturating_sub(1)
+    };
+    let natural = widths.to_vec();
+    // least important first; among equals the rightmost first
+    let mut order = shown.clone();
+    order.sort_by_key(|&i| (std::cmp::Reverse(columns[i].priority), std::cmp::Reverse(i)));
+    let mut dropped = Vec::new();
+    for &i in &order {
+        let excess = total(shown, widths).saturating_sub(limit);
+        if excess == 0 {
+            break;
+        }
+        if columns[i].shrink {
+            let floor = if columns[i].priority == 0 {
+                MIN_SHRUNK_KEY
+            } else {
+                MIN_SHRUNK
+            };
+            let floor = floor.min(widths[i]);
+            widths[i] -= excess.min(widths[i] - floor);
+        }
+        let droppable = columns[i].priority > 0 && !columns[i].kept;
+        if total(shown, widths) > limit && may_drop && droppable && shown.len() > 1 {
+            shown.retain(|&s| s != i);
+            dropped.push(i);
+        }
+    }
+    // a last resort for the columns never left out: as narrow as a shortened one
+    for &i in order
+        .iter()
+        .filter(|&&i| columns[i].shrink && shown.contains(&i))
+    {
+        let excess = total(shown, widths).saturating_sub(limit);
+        let floor = MIN_SHRUNK.min(widths[i]);
+        widths[i] -= excess.min(widths[i].saturating_sub(floor));
+    }
+    for &i in order.iter().rev().filter(|i| shown.contains(i)) {
+        let spare = limit.saturating_sub(total(shown, widths));
+        widths[i] += spare.min(natural[i] - widths[i]);
+    }
+    dropped.sort_unstable();
+    dropped
+}
+
+/// `s` in at most `width` characters, the last one `…` when it was cut.
+fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut t: String = s.chars().take(width - 1).collect();
+    t.push('…');
+    t
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const COLS: [Column; 3] = [
+        Column::new("A", 0),
+        Column::new("Bee", 2),
+        Column::text("C", 1),
+    ];
+
+    fn render(layout: &Layout, data: &[[&str; 3]]) -> String {
+        let mut out = Vec::new();
+        write_in(
+            &mut out,
+            &COLS,
+            &mut |f| {
+                for row in data {
+                    f(&row.map(String::from));
+                }
+            },
+            layout,
+        )
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn aligned_columns() {
-        let header = ["A".to_string(), "Bee".into(), "C".into()];
         let data = [["xyz", "1", ""], ["é", "", "z"]];
-        let mut out = Vec::new();
-        let n = write(&mut out, &header, &mut |f| {
-            for row in &data {
-                f(&row.map(String::from));
-            }
-        })
-        .unwrap();
-        assert_eq!(n, 2);
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            render(&Layout::default(), &data),
             "A    Bee  C\nxyz  1\né         z\n"
         );
         let mut out = Vec::new();
-        assert_eq!(write(&mut out, &header, &mut |_| {}).unwrap(), 0);
+        assert_eq!(
+            write_in(&mut out, &COLS, &mut |_| {}, &Layout::default()).unwrap(),
+            0
+        );
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn narrow_screens_shorten_then_drop_the_least_important_first() {
+        let data = [["key", "bbbbbbbbbb", "a long free text reason here"]];
+        let full = render(&Layout::default(), &data);
+        assert_eq!(full.lines().nth(1).unwrap().chars().count(), 45);
+        // 34 columns: Bee (priority 2) goes first, C keeps its text in full
+        let l = Layout {
+            width: Some(34),
+            ..Layout::default()
+        };
+        assert_eq!(
+            render(&l, &data),
+            "A    C\nkey  a long free text reason here\n"
+        );
+        // narrower: C (free text) is shortened, A never left out
+        let l = Layout {
+            width: Some(20),
+            ..Layout::default()
+        };
+        let text = render(&l, &data);
+        assert_eq!(text, "A    C\nkey  a long free te…\n");
+        for line in text.lines() {
+            assert!(line.chars().count() <= 20, "{line}");
+        }
+        // too narrow even for the key column: cut, not wrapped
+        let l = Layout {
+            width: Some(2),
+            ..Layout::default()
+        };
+        assert!(render(&l, &data)
+            .lines()
+            .all(|line| line.chars().count() <= 2));
+        // wide ignores the width
+        let l = Layout {
+            width: Some(20),
+            wide: true,
+            ..Layout::default()
+        };
+        assert_eq!(render(&l, &data), full);
+    }
+
+    #[test]
+    fn a_kept_column_is_shortened_but_never_left_out() {
+        const KEPT: [Column; 3] = [
+            Column::new("A", 0),
+            Column::new("Bee", 1),
+            Column::text("Err", 2).kept(),
+        ];
+        let l = Layout {
+            width: Some(16),
+            ..Layout::default()
+        };
+        let mut out = Vec::new();
+        write_in(
+            &mut out,
+            &KEPT,
+            &mut |f| f(&["key".into(), "b".into(), "a long error message".into()]),
+            &l,
+        )
+        .unwrap();
+        // Err (priority 2) is shortened first; Bee goes; Err gets the room back
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "A    Err\nkey  a long err…\n"
+        );
+    }
+
+    #[test]
+    fn chosen_columns_and_no_headers() {
+        let data = [["1", "2", "3"]];
+        let l = Layout {
+            columns: vec!["c".into(), "A".into()],
+            no_headers: true,
+            ..Layout::default()
+        };
+        assert_eq!(render(&l, &data), "3  1\n");
+        let l = Layout {
+            columns: vec!["nope".into()],
+            ..Layout::default()
+        };
+        let mut out = Vec::new();
+        let e = write_in(&mut out, &COLS, &mut |f| f(&[String::new()]), &l).unwrap_err();
+        assert!(e.to_string().contains("its columns: A,Bee,C"), "{e}");
+    }
+
+    #[test]
+    fn colour_only_in_styled_cells_and_never_counted_in_widths() {
+        const STYLED: [Column; 2] = [
+            Column::new("V", 0).styled(|v| if v == "bad" { Style::Bad } else { Style::Plain }),
+            Column::new("W", 0),
+        ];
+        let l = Layout {
+            colour: true,
+            ..Layout::default()
+        };
+        let mut out = Vec::new();
+        write_in(
+            &mut out,
+            &STYLED,
+            &mut |f| {
+                f(&["bad".into(), "x".into()]);
+                f(&["ok".into(), "y".into()]);
+            },
+            &l,
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, "V    W\n\x1b[31mbad\x1b[0m  x\nok   y\n");
     }
 }

@@ -1,0 +1,108 @@
+//! The flags every command takes before or after its subcommand: the
+//! connection flags (each cluster command declares them too, with the same
+//! ids, so clap hands a value given before the subcommand to it), the
+//! context, colour and the table layout.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::parser::ValueSource;
+
+use crate::output::colour::ColorChoice;
+use crate::output::Output;
+use crate::properties;
+
+/// The top-level flags. The connection flags are hidden here: each command
+/// that uses them documents them in its own help.
+#[derive(clap::Args, Debug)]
+pub struct Globals {
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "HOST:PORT[,HOST:PORT...]"
+    )]
+    pub bootstrap_server: Option<String>,
+    #[arg(long, global = true, hide = true, value_name = "FILE")]
+    pub command_config: Option<PathBuf>,
+    #[arg(long, global = true, hide = true, value_name = "KEY=VALUE",
+          value_parser = properties::parse_key_value)]
+    pub command_property: Vec<(String, String)>,
+    #[arg(long, global = true, hide = true, value_name = "DURATION",
+          value_parser = crate::duration::parse)]
+    pub timeout: Option<Duration>,
+    #[arg(long, short = 'o', global = true, hide = true, value_enum)]
+    pub output: Option<Output>,
+    /// The context (see `kdp context`) of a cluster command. Default: KDP_CONTEXT, then the
+    /// current context; flags and KDP_BOOTSTRAP_SERVER override what it holds.
+    #[arg(long, global = true, value_name = "CONTEXT", env = "KDP_CONTEXT")]
+    pub context: Option<String>,
+    /// Colour verdicts, flags and errors: auto (on a terminal, unless NO_COLOR is set), always,
+    /// never.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: ColorChoice,
+    /// Print these table columns, in this order (header names, any case).
+    #[arg(long, global = true, value_delimiter = ',', value_name = "A,B,...")]
+    pub columns: Vec<String>,
+    /// Print tables without their header line (for scripts).
+    #[arg(long, global = true)]
+    pub no_headers: bool,
+}
+
+/// The flags that reach a cluster.
+const CONNECTION: &[&str] = &[
+    "bootstrap_server",
+    "command_config",
+    "command_property",
+    "timeout",
+    "context",
+];
+
+/// Refuses connection flags (and `--output`, unless the command has one)
+/// given to a command that does not talk to a cluster: accepted, they would
+/// be silently ignored.
+pub fn refuse_connection_flags(
+    matches: &clap::ArgMatches,
+    command: &str,
+    output_too: bool,
+) -> Result<(), String> {
+    let extra: &[&str] = if output_too { &["output"] } else { &[] };
+    for id in CONNECTION.iter().chain(extra) {
+        if matches.value_source(id) == Some(ValueSource::CommandLine) {
+            return Err(format!(
+                "--{} does not apply to `kdp {command}`",
+                id.replace('_', "-")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `--output` for a command without one.
+pub fn refuse_output(matches: &clap::ArgMatches, command: &str) -> Result<(), String> {
+    if matches.value_source("output") == Some(ValueSource::CommandLine) {
+        return Err(format!("--output does not apply to `kdp {command}`"));
+    }
+    Ok(())
+}
+
+/// The width tables fit: `COLUMNS` when set to a number, else the
+/// terminal's when stdout is one; `None` (every column in full) when stdout
+/// is piped without `COLUMNS`.
+pub fn screen_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    if columns.is_some() {
+        return columns;
+    }
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols))
+        .filter(|&c| c > 0)
+}

@@ -1,0 +1,119 @@
+//! Colour on a terminal only: `--color auto` (the default) colours when the
+//! stream is a terminal and `NO_COLOR` (no-color.org) is unset or empty;
+//! `always` and `never` decide regardless. Escapes in a pipe or a file are
+//! noise for the next program.
+
+/// `--color`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    #[default]
+    Auto,
+    /// Always, even into a pipe.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether a stream gets colour: `terminal` is whether it is one,
+    /// `no_color` the value of `NO_COLOR`.
+    pub fn enabled(self, terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
+/// What a coloured cell means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// No colour.
+    Plain,
+    /// Healthy (green).
+    Good,
+    /// Worth a look (yellow).
+    Warn,
+    /// Needs action (red).
+    Bad,
+    /// Not decided (magenta).
+    Unknown,
+}
+
+/// `text` in `style`'s colour (SGR escapes), or as it is for [`Style::Plain`].
+pub fn paint(style: Style, text: &str) -> String {
+    let code = match style {
+        Style::Plain => return text.to_string(),
+        Style::Good => "32",
+        Style::Warn => "33",
+        Style::Bad => "31",
+        Style::Unknown => "35",
+    };
+    if text.is_empty() {
+        return String::new();
+    }
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+/// A find-hanging verdict cell (`hanging: ...`): hanging red, stuck yellow,
+/// unknown magenta, ok green. The cell starts with `Verdict::kind`.
+pub fn verdict(cell: &str) -> Style {
+    match cell.split(':').next().unwrap_or("") {
+        "hanging" => Style::Bad,
+        "stuck" => Style::Warn,
+        "unknown" => Style::Unknown,
+        "ok" => Style::Good,
+        _ => Style::Plain,
+    }
+}
+
+/// A `describe --with-transactions` flags cell (`Flag::as_str` joined by
+/// commas): red when a producer is fenced or orphaned, yellow for the rest.
+pub fn flags(cell: &str) -> Style {
+    let mut style = Style::Plain;
+    for f in cell.split(',') {
+        match f {
+            "fenced" | "orphan" => return Style::Bad,
+            "open-too-long" | "idle" => style = Style::Warn,
+            _ => {}
+        }
+    }
+    style
+}
+
+static STDERR_COLOUR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets whether [`error`] colours (from `--color` and stderr).
+pub fn set_stderr(colour: bool) {
+    STDERR_COLOUR.store(colour, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// An error line for stderr: `kdp: MESSAGE`, red on a terminal.
+pub fn error(message: &str) -> String {
+    let line = format!("kdp: {message}");
+    if STDERR_COLOUR.load(std::sync::atomic::Ordering::Relaxed) {
+        paint(Style::Bad, &line)
+    } else {
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        let auto = ColorChoice::Auto;
+        assert!(auto.enabled(true, None));
+        assert!(auto.enabled(true, Some("".as_ref())));
+        assert!(!auto.enabled(true, Some("1".as_ref())));
+        assert!(!auto.enabled(false, None));
+        assert!(ColorChoice::Always.enabled(false, Some("1".as_ref())));
+        assert!(!ColorChoice::Never.enabled(true, None));
+        assert_eq!(paint(Style::Bad, "x"), "\x1b[31mx\x1b[0m");
+        assert_eq!(paint(Style::Plain, "x"), "x");
+    }
+}
