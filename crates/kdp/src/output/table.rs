@@ -126,7 +126,7 @@ pub fn write(out: &mut dyn Write, columns: &[Column], rows: &mut Rows<'_>) -> io
     write_in(out, columns, rows, layout())
 }
 
-/// [`write`] with `layout` instead of the command line's.
+/// [`write()`] with `layout` instead of the command line's.
 pub fn write_in(
     out: &mut dyn Write,
     columns: &[Column],
