@@ -145,7 +145,7 @@ pub enum Error {
     },
 
     /// No version of the API is supported by both kdp and the broker.
-    #[error("{addr}: {}", unsupported_text(api, *.client, *.broker))]
+    #[error("{addr}: {}", unsupported_text(api, *.api_key, *.client, *.broker))]
     UnsupportedApi {
         /// The broker, as `host:port`.
         addr: String,
@@ -378,12 +378,24 @@ impl Error {
     }
 }
 
-fn unsupported_text(api: &str, client: (i16, i16), broker: Option<(i16, i16)>) -> String {
+/// Says which Kafka release first has the API (from kdp-wire's registry),
+/// so that an operator facing an older broker knows what to upgrade to.
+fn unsupported_text(
+    api: &str,
+    api_key: i16,
+    client: (i16, i16),
+    broker: Option<(i16, i16)>,
+) -> String {
     match broker {
-        None => format!(
-            "the broker does not support {api} (kdp speaks v{}-v{})",
-            client.0, client.1
-        ),
+        None => {
+            let added = kdp_wire::registry::by_key(api_key)
+                .map(|a| format!("added in Kafka {}; ", a.first_release))
+                .unwrap_or_default();
+            format!(
+                "the broker does not support {api} ({added}kdp speaks v{}-v{})",
+                client.0, client.1
+            )
+        }
         Some((min, max)) => format!(
             "no common version of {api}: the broker supports v{min}-v{max}, kdp v{}-v{}",
             client.0, client.1
@@ -433,6 +445,34 @@ pub(crate) fn fmt_duration(d: Duration) -> impl fmt::Display {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unsupported_api_names_the_kafka_release_that_added_it() {
+        let unsupported = |api_key, broker| Error::UnsupportedApi {
+            addr: "b1:9092".into(),
+            api: "ListTransactions",
+            api_key,
+            client: (0, 2),
+            broker,
+        };
+        let release =
+            kdp_wire::registry::by_key(kdp_wire::api::LIST_TRANSACTIONS).map(|a| a.first_release);
+        assert_eq!(release, Some("3.0"));
+        assert_eq!(
+            unsupported(kdp_wire::api::LIST_TRANSACTIONS, None).to_string(),
+            "b1:9092: the broker does not support ListTransactions \
+             (added in Kafka 3.0; kdp speaks v0-v2)"
+        );
+        // A key outside the registry has no release to name.
+        assert_eq!(
+            unsupported(1000, None).to_string(),
+            "b1:9092: the broker does not support ListTransactions (kdp speaks v0-v2)"
+        );
+        // A version mismatch is not a missing API: no release claimed.
+        assert!(!unsupported(kdp_wire::api::LIST_TRANSACTIONS, Some((3, 4)))
+            .to_string()
+            .contains("added in"));
+    }
 
     #[test]
     fn retriable_or_not_and_the_code_a_bootstrap_failure_reports() {

@@ -374,7 +374,8 @@ async fn no_common_version_is_an_error() {
     );
     let e = conn.version_for::<DescribeProducersRequest>().unwrap_err();
     assert!(
-        e.to_string().contains("does not support DescribeProducers"),
+        e.to_string()
+            .contains("does not support DescribeProducers (added in Kafka 2.8; kdp speaks v"),
         "{e}"
     );
     assert_eq!(e.kafka_code(), error_code::UNSUPPORTED_VERSION);

@@ -345,12 +345,12 @@ mod one_deadline {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use super::common::stall::StallCluster;
     use kdp_client::admin::DriverOptions;
     use kdp_client::txn::join::{join, JoinOptions, JoinPhase, Joined};
     use kdp_client::txn::repair::{self, AbortSpec};
     use kdp_client::txn::{describe::describe_transactions, list};
     use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error};
+    use kdp_test_support::StallCluster;
     use kdp_wire::api;
     use kdp_wire::error_code;
     use tokio::time::Instant;

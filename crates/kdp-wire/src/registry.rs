@@ -22,24 +22,40 @@ use crate::message::{decode_exact, Message, Request};
 /// Calls `$callback! { $( $Name: $KEY, $Request, $Response; )* }` with
 /// every API of the registry, in the order the mock advertises them.
 /// `$KEY` names a constant of [`crate::api`]; the message types are in
-/// [`crate::messages`].
+/// [`crate::messages`]. `for_each_api!(@with_release $callback)` adds, after
+/// the response, the first Kafka release that has the API:
+/// `$Name: $KEY, $Request, $Response, "3.0";`.
 #[macro_export]
 macro_rules! for_each_api {
+    (@with_release $callback:ident) => {
+        $crate::for_each_api! { @list $callback with_release }
+    };
     ($callback:ident) => {
-        $callback! {
-            Metadata: METADATA, MetadataRequest, MetadataResponse;
-            ApiVersions: API_VERSIONS, ApiVersionsRequest, ApiVersionsResponse;
-            DescribeProducers: DESCRIBE_PRODUCERS, DescribeProducersRequest, DescribeProducersResponse;
-            FindCoordinator: FIND_COORDINATOR, FindCoordinatorRequest, FindCoordinatorResponse;
-            ListTransactions: LIST_TRANSACTIONS, ListTransactionsRequest, ListTransactionsResponse;
-            DescribeTransactions: DESCRIBE_TRANSACTIONS, DescribeTransactionsRequest, DescribeTransactionsResponse;
-            DescribeConfigs: DESCRIBE_CONFIGS, DescribeConfigsRequest, DescribeConfigsResponse;
-            ListOffsets: LIST_OFFSETS, ListOffsetsRequest, ListOffsetsResponse;
-            WriteTxnMarkers: WRITE_TXN_MARKERS, WriteTxnMarkersRequest, WriteTxnMarkersResponse;
-            InitProducerId: INIT_PRODUCER_ID, InitProducerIdRequest, InitProducerIdResponse;
-            SaslHandshake: SASL_HANDSHAKE, SaslHandshakeRequest, SaslHandshakeResponse;
-            SaslAuthenticate: SASL_AUTHENTICATE, SaslAuthenticateRequest, SaslAuthenticateResponse;
+        $crate::for_each_api! { @list $callback plain }
+    };
+    // The one list. Releases from Kafka's KIPs and release notes: the
+    // first release whose broker answers the API at all.
+    (@list $callback:ident $mode:ident) => {
+        $crate::for_each_api! { @emit $callback $mode
+            Metadata: METADATA, MetadataRequest, MetadataResponse, "0.8.0";
+            ApiVersions: API_VERSIONS, ApiVersionsRequest, ApiVersionsResponse, "0.10.0";
+            DescribeProducers: DESCRIBE_PRODUCERS, DescribeProducersRequest, DescribeProducersResponse, "2.8";
+            FindCoordinator: FIND_COORDINATOR, FindCoordinatorRequest, FindCoordinatorResponse, "0.9.0";
+            ListTransactions: LIST_TRANSACTIONS, ListTransactionsRequest, ListTransactionsResponse, "3.0";
+            DescribeTransactions: DESCRIBE_TRANSACTIONS, DescribeTransactionsRequest, DescribeTransactionsResponse, "3.0";
+            DescribeConfigs: DESCRIBE_CONFIGS, DescribeConfigsRequest, DescribeConfigsResponse, "0.11.0";
+            ListOffsets: LIST_OFFSETS, ListOffsetsRequest, ListOffsetsResponse, "0.8.0";
+            WriteTxnMarkers: WRITE_TXN_MARKERS, WriteTxnMarkersRequest, WriteTxnMarkersResponse, "0.11.0";
+            InitProducerId: INIT_PRODUCER_ID, InitProducerIdRequest, InitProducerIdResponse, "0.11.0";
+            SaslHandshake: SASL_HANDSHAKE, SaslHandshakeRequest, SaslHandshakeResponse, "0.10.0";
+            SaslAuthenticate: SASL_AUTHENTICATE, SaslAuthenticateRequest, SaslAuthenticateResponse, "1.0";
         }
+    };
+    (@emit $callback:ident plain $($name:ident: $key:ident, $req:ident, $resp:ident, $since:literal;)*) => {
+        $callback! { $($name: $key, $req, $resp;)* }
+    };
+    (@emit $callback:ident with_release $($name:ident: $key:ident, $req:ident, $resp:ident, $since:literal;)*) => {
+        $callback! { $($name: $key, $req, $resp, $since;)* }
     };
 }
 
@@ -66,6 +82,8 @@ pub struct DeclaredApi {
     pub request_name: &'static str,
     /// The response's schema name.
     pub response_name: &'static str,
+    /// The first Kafka release whose brokers answer the API, e.g. `"3.0"`.
+    pub first_release: &'static str,
     /// A request body to JSON.
     pub decode_request: DecodeJson,
     /// A response body to JSON.
@@ -118,7 +136,7 @@ fn response_frame_json<M: Message + Serialize>(
 }
 
 macro_rules! declared_table {
-    ($($name:ident: $key:ident, $req:ident, $resp:ident;)*) => {
+    ($($name:ident: $key:ident, $req:ident, $resp:ident, $since:literal;)*) => {
         /// Every API of the registry, in the order the mock advertises them.
         pub const DECLARED: &[DeclaredApi] = &[
             $(DeclaredApi {
@@ -128,6 +146,7 @@ macro_rules! declared_table {
                 highest_version: <crate::messages::$req as Message>::HIGHEST_VERSION,
                 request_name: <crate::messages::$req as Message>::NAME,
                 response_name: <crate::messages::$resp as Message>::NAME,
+                first_release: $since,
                 decode_request: decode_json::<crate::messages::$req>,
                 decode_response: decode_json::<crate::messages::$resp>,
                 decode_request_frame: request_frame_json::<crate::messages::$req>,
@@ -154,7 +173,7 @@ macro_rules! declared_table {
     };
 }
 
-crate::for_each_api!(declared_table);
+crate::for_each_api!(@with_release declared_table);
 
 /// The API a user names: its Kafka name (any case) or its key.
 pub fn find(name_or_key: &str) -> Option<&'static DeclaredApi> {
@@ -192,5 +211,26 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), DECLARED.len(), "an API is declared twice");
+    }
+
+    #[test]
+    fn each_api_names_the_kafka_release_that_added_it() {
+        let release = |name: &str| find(name).map(|a| a.first_release);
+        // KIP-664: DescribeProducers in 2.8, the coordinator's APIs in 3.0.
+        assert_eq!(release("DescribeProducers"), Some("2.8"));
+        assert_eq!(release("ListTransactions"), Some("3.0"));
+        assert_eq!(release("DescribeTransactions"), Some("3.0"));
+        // KIP-98 (0.11.0) and KIP-152 (1.0).
+        assert_eq!(release("WriteTxnMarkers"), Some("0.11.0"));
+        assert_eq!(release("SaslAuthenticate"), Some("1.0"));
+        for a in DECLARED {
+            let parts: Vec<&str> = a.first_release.split('.').collect();
+            assert!(
+                (2..=3).contains(&parts.len()) && parts.iter().all(|p| p.parse::<u8>().is_ok()),
+                "{}: {:?} is not a Kafka release",
+                a.name,
+                a.first_release
+            );
+        }
     }
 }

@@ -301,5 +301,3 @@ pub fn partition_answer(broker: i32, p: i32) -> PartitionResponse {
         ..Default::default()
     }
 }
-
-pub mod stall;

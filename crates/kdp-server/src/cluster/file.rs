@@ -1,0 +1,261 @@
+//! The cluster file's schema: what serde reads from the JSON, before any
+//! check beyond its types (the checks are in `validate`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+use super::validate::now_ms;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ClusterFile {
+    #[serde(default)]
+    pub(super) cluster_id: Option<String>,
+    #[serde(default)]
+    pub(super) controller_id: Option<i32>,
+    pub(super) brokers: Vec<BrokerFile>,
+    #[serde(default)]
+    pub(super) topics: Vec<TopicFile>,
+    #[serde(default)]
+    pub(super) transactions: Vec<TransactionFile>,
+    #[serde(default)]
+    pub(super) acls: AclsFile,
+    #[serde(default)]
+    pub(super) sasl: SaslFile,
+}
+
+/// `"sasl": {"users": [...]}`: who may authenticate, and how.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SaslFile {
+    #[serde(default)]
+    pub(super) users: Vec<UserFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct UserFile {
+    pub(super) name: String,
+    pub(super) password: FilePassword,
+    /// Default: every mechanism the mock serves.
+    #[serde(default)]
+    pub(super) mechanisms: Option<Vec<String>>,
+    /// SCRAM iteration count (Kafka's default for `kafka-configs --add-config SCRAM-...`).
+    #[serde(default = "default_scram_iterations")]
+    pub(super) iterations: u32,
+}
+
+pub(super) fn default_scram_iterations() -> u32 {
+    kdp_scram::MIN_ITERATIONS
+}
+
+/// A password: a string. A value of another type is refused without
+/// quoting it (serde's own message would).
+pub(super) struct FilePassword(pub(super) zeroize::Zeroizing<String>);
+
+impl<'de> Deserialize<'de> for FilePassword {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FilePassword;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FilePassword, E> {
+                Ok(FilePassword(zeroize::Zeroizing::new(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<FilePassword, E> {
+                Ok(FilePassword(zeroize::Zeroizing::new(v)))
+            }
+        }
+        d.deserialize_string(V)
+            .map_err(|_| de::Error::custom("a password must be a string"))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TransactionFile {
+    pub(super) transactional_id: String,
+    pub(super) producer_id: i64,
+    #[serde(default)]
+    pub(super) producer_epoch: i16,
+    pub(super) state: String,
+    #[serde(default = "default_txn_timeout_ms")]
+    pub(super) timeout_ms: i32,
+    #[serde(default)]
+    pub(super) start_time: Timestamp,
+    #[serde(default)]
+    pub(super) partitions: BTreeMap<String, Vec<i32>>,
+    #[serde(default)]
+    pub(super) coordinator: Option<i32>,
+    /// `txnLastUpdateTimestamp`; default: when the file is loaded.
+    #[serde(default)]
+    pub(super) last_update: Option<Timestamp>,
+}
+
+/// The Java producer's `transaction.timeout.ms` default.
+pub(super) fn default_txn_timeout_ms() -> i32 {
+    60_000
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AclsFile {
+    #[serde(default)]
+    pub(super) transactional_id_describe_deny: Vec<String>,
+    #[serde(default)]
+    pub(super) transactional_id_describe_allow: Option<Vec<String>>,
+    #[serde(default)]
+    pub(super) transactional_id_write_deny: Vec<String>,
+    #[serde(default)]
+    pub(super) cluster_deny: Vec<String>,
+    #[serde(default)]
+    pub(super) topic_read_deny: Vec<String>,
+    #[serde(default)]
+    pub(super) topic_describe_deny: Vec<String>,
+    /// `"User:alice": {...}`: rules replacing the ones above for one principal.
+    #[serde(default)]
+    pub(super) principals: BTreeMap<String, AclsFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BrokerFile {
+    pub(super) id: i32,
+    #[serde(default)]
+    pub(super) host: Option<String>,
+    #[serde(default)]
+    pub(super) rack: Option<String>,
+    #[serde(default)]
+    pub(super) configs: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TopicFile {
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) internal: Option<bool>,
+    pub(super) partitions: Vec<PartitionFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PartitionFile {
+    pub(super) partition: i32,
+    pub(super) leader: i32,
+    #[serde(default)]
+    pub(super) leader_epoch: Option<i32>,
+    pub(super) replicas: Vec<i32>,
+    #[serde(default)]
+    pub(super) isr: Option<Vec<i32>>,
+    #[serde(default)]
+    pub(super) offline_replicas: Vec<i32>,
+    #[serde(default)]
+    pub(super) producers: Vec<ProducerFile>,
+    #[serde(default)]
+    pub(super) replica_producers: BTreeMap<i32, Vec<ProducerFile>>,
+    #[serde(default)]
+    pub(super) high_watermark: Option<i64>,
+    #[serde(default)]
+    pub(super) last_stable_offset: Option<i64>,
+}
+
+/// A producer entry in the seed's field names, with the schema's defaults.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub(super) struct ProducerFile {
+    pub(super) producer_id: i64,
+    #[serde(default)]
+    pub(super) producer_epoch: i32,
+    #[serde(default = "minus_one_i32")]
+    pub(super) last_sequence: i32,
+    #[serde(default)]
+    pub(super) last_timestamp: Timestamp,
+    #[serde(default)]
+    pub(super) coordinator_epoch: i32,
+    #[serde(default = "minus_one_i64")]
+    pub(super) current_txn_start_offset: i64,
+}
+
+pub(super) fn minus_one_i32() -> i32 {
+    -1
+}
+
+pub(super) fn minus_one_i64() -> i64 {
+    -1
+}
+
+/// `LastTimestamp`: milliseconds since the epoch, `"now"`, `"now-<duration>"`
+/// (humantime: `"90s"`, `"2h 5m"`), or an RFC 3339 time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Timestamp {
+    Absolute(i64),
+    Ago(Duration),
+}
+
+impl Default for Timestamp {
+    fn default() -> Self {
+        Timestamp::Absolute(-1)
+    }
+}
+
+impl Timestamp {
+    pub(super) fn resolve(self, now_ms: i64) -> i64 {
+        match self {
+            Timestamp::Absolute(ms) => ms,
+            Timestamp::Ago(d) => {
+                now_ms.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            }
+        }
+    }
+
+    pub(super) fn parse(s: &str) -> Result<Timestamp, String> {
+        let t = s.trim();
+        if t == "now" {
+            return Ok(Timestamp::Ago(Duration::ZERO));
+        }
+        if let Some(rest) = t.strip_prefix("now-") {
+            return humantime::parse_duration(rest.trim())
+                .map(Timestamp::Ago)
+                .map_err(|e| format!("bad duration in {s:?}: {e}"));
+        }
+        humantime::parse_rfc3339_weak(t)
+            .map(|st| Timestamp::Absolute(now_ms(st)))
+            .map_err(|_| {
+                format!(
+                    "{s:?} is not a timestamp: use milliseconds since the epoch, \"now\", \
+                     \"now-<duration>\" (e.g. \"now-15m\") or RFC 3339"
+                )
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Timestamp;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("milliseconds since the epoch, \"now\", \"now-<duration>\" or RFC 3339")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Timestamp, E> {
+                Ok(Timestamp::Absolute(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Timestamp, E> {
+                i64::try_from(v)
+                    .map(Timestamp::Absolute)
+                    .map_err(|_| E::custom(format!("{v} does not fit an int64")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Timestamp, E> {
+                Timestamp::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
