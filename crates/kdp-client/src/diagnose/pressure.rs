@@ -146,8 +146,11 @@ pub struct Inputs<'a> {
     pub replicas: Option<&'a crate::txn::replicas::Replicas>,
     /// Brokers asked (answered or not).
     pub brokers: BTreeSet<i32>,
-    /// Brokers whose scan failed in whole or part.
+    /// Brokers whose scan failed as a whole (no answer at all).
     pub failed: BTreeSet<i32>,
+    /// Brokers that answered but failed some request (a partition, their
+    /// configs or their transaction listing).
+    pub incomplete: BTreeSet<i32>,
     /// Each broker's `producer.id.expiration.ms`, where known.
     pub expiration_ms: BTreeMap<i32, i64>,
     /// Transactional id by producer id (ListTransactions).
@@ -169,8 +172,10 @@ pub struct Inputs<'a> {
 pub struct BrokerPressure {
     /// The broker.
     pub broker: i32,
-    /// Whether it answered for every partition it was asked about.
+    /// Whether it answered at all.
     pub answered: bool,
+    /// Whether every request to it succeeded (its counts are whole).
+    pub complete: bool,
     /// Producer ids held (one per partition replica and producer).
     pub producer_ids: u64,
     /// Of those, transactional ([`is_transactional`]).
@@ -255,7 +260,7 @@ pub struct Pressure {
     pub prefixes: Vec<PrefixCount>,
     /// Totals over the brokers.
     pub total_producer_ids: u64,
-    /// Some broker did not answer (fully): totals are lower bounds.
+    /// Some broker did not answer, or not fully: totals are lower bounds.
     pub partial: bool,
     /// The ids held, per broker and topic (what `--since` compares).
     pub held: BTreeMap<i32, BTreeMap<String, BTreeSet<i64>>>,
@@ -283,6 +288,7 @@ pub fn pressure(inp: &Inputs<'_>) -> Pressure {
                 BrokerPressure {
                     broker: b,
                     answered: !inp.failed.contains(&b),
+                    complete: !inp.failed.contains(&b) && !inp.incomplete.contains(&b),
                     expiration_ms: inp.expiration_ms.get(&b).copied(),
                     ..Default::default()
                 },
@@ -313,6 +319,7 @@ pub fn pressure(inp: &Inputs<'_>) -> Pressure {
                     BrokerPressure {
                         broker: b,
                         answered: !inp.failed.contains(&b),
+                        complete: !inp.failed.contains(&b) && !inp.incomplete.contains(&b),
                         expiration_ms: inp.expiration_ms.get(&b).copied(),
                         ..Default::default()
                     },
@@ -397,7 +404,7 @@ pub fn pressure(inp: &Inputs<'_>) -> Pressure {
         .collect();
     Pressure {
         total_producer_ids: brokers.iter().map(|b| b.producer_ids).sum(),
-        partial: inp.lost > 0 || brokers.iter().any(|b| !b.answered),
+        partial: inp.lost > 0 || brokers.iter().any(|b| !b.complete),
         brokers,
         topics,
         top_topics,

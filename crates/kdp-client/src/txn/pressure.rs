@@ -20,8 +20,10 @@ pub struct Scan {
     pub replicas: Replicas,
     /// The brokers of the cluster.
     pub brokers: BTreeSet<i32>,
-    /// Brokers a request failed on, and the API that failed.
+    /// Brokers whose whole scan failed, and why.
     pub failed: BTreeMap<i32, Vec<String>>,
+    /// Brokers that failed some request (a partition, configs, listing).
+    pub incomplete: BTreeMap<i32, Vec<String>>,
     /// Scans that ended without saying which broker (a lost task).
     pub lost: usize,
     /// Each broker's `producer.id.expiration.ms`.
@@ -55,7 +57,7 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions) -> Result<Scan>
                 broker,
                 error,
             } => s
-                .failed
+                .incomplete
                 .entry(broker)
                 .or_default()
                 .push(format!("DescribeProducers {t}-{p}: {}", error.name())),
@@ -76,7 +78,7 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions) -> Result<Scan>
                 }
             }
             Err(e) => s
-                .failed
+                .incomplete
                 .entry(b)
                 .or_default()
                 .push(format!("DescribeConfigs: {}", e.name())),
@@ -92,13 +94,31 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions) -> Result<Scan>
                 }
             }
             Err(e) => s
-                .failed
+                .incomplete
                 .entry(b)
                 .or_default()
                 .push(format!("ListTransactions: {}", e.name())),
         }
     }
+    // a broker whose every partition failed answered nothing at all
+    let answered: std::collections::BTreeSet<i32> = s
+        .replicas
+        .values()
+        .flat_map(|by| by.keys().copied())
+        .collect();
+    let silent: Vec<i32> = s
+        .incomplete
+        .keys()
+        .copied()
+        .filter(|b| !answered.contains(b))
+        .collect();
+    for b in silent {
+        if let Some(why) = s.incomplete.remove(&b) {
+            s.failed.entry(b).or_default().extend(why);
+        }
+    }
     s.brokers.extend(s.failed.keys().copied());
+    s.brokers.extend(s.incomplete.keys().copied());
     Ok(s)
 }
 
@@ -109,6 +129,7 @@ impl Scan {
             replicas: Some(&self.replicas),
             brokers: self.brokers.clone(),
             failed: self.failed.keys().copied().collect(),
+            incomplete: self.incomplete.keys().copied().collect(),
             lost: self.lost,
             expiration_ms: self.expiration_ms.clone(),
             transactional_ids: self.transactional_ids.clone(),

@@ -157,7 +157,7 @@ fn counts_per_broker_as_the_gauge_does() {
     assert_eq!(b2.expiring_within_hour, 0, "one ms past the hour");
     assert_eq!(b2.expiring_within_day, 1);
     let b3 = &out.brokers[2];
-    assert_eq!((b3.broker, b3.producer_ids, b3.answered), (3, 0, true));
+    assert_eq!((b3.broker, b3.producer_ids, b3.complete), (3, 0, true));
     assert_eq!(b3.median_idle_ms, None);
     assert_eq!(out.total_producer_ids, 5);
     assert!(!out.partial);
@@ -189,6 +189,18 @@ fn a_failed_broker_makes_the_totals_partial() {
     assert!(out.partial);
     assert!(!out.brokers[2].answered);
     assert!(out.brokers[0].answered);
+    let mut inp = inputs(&r);
+    inp.incomplete = [1].into();
+    let out = pressure(&inp);
+    assert!(
+        out.partial,
+        "a partition that failed makes the totals partial"
+    );
+    assert!(out.brokers[0].answered && !out.brokers[0].complete);
+    assert_eq!(
+        out.brokers[0].producer_ids, 4,
+        "what it answered still counts"
+    );
 }
 
 #[test]
