@@ -207,6 +207,22 @@ fn prefixes_of_counters_uuids_and_plain_ids() {
             ("billing".into(), "None".into(), 1),
         ]
     );
+    let table = Command::new(KDP)
+        .args([
+            "producers",
+            "--bootstrap-server",
+            &m.bootstrap,
+            "--timeout",
+            "10s",
+        ])
+        .output()
+        .expect("run kdp");
+    let text = String::from_utf8_lossy(&table.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("flink-sink "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("counter") && row.ends_with("yes"), "{row}");
 }
 
 #[test]

@@ -78,6 +78,17 @@ pub enum Tail {
     None,
 }
 
+impl Tail {
+    /// "counter", "uuid" or "none".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tail::Counter => "counter",
+            Tail::Uuid => "uuid",
+            Tail::None => "none",
+        }
+    }
+}
+
 fn is_sep(c: char) -> bool {
     matches!(c, '-' | '_' | '.' | ':')
 }

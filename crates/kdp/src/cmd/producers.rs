@@ -169,7 +169,7 @@ record!(EpochRow<'_>, |r| vec![
 struct PrefixRow<'a>(&'a pressure::PrefixCount);
 record!(PrefixRow<'_>, |r| vec![
     r.0.prefix.clone(),
-    format!("{:?}", r.0.tail),
+    r.0.tail.as_str().to_string(),
     r.0.transactional_ids.to_string(),
     if r.0.one_per_task() {
         "yes".into()
