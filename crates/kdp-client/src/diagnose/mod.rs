@@ -5,10 +5,12 @@
 //!
 //! - [`hanging`]: Kafka's `find-hanging` rule, and kdp's verdicts around it.
 //! - [`flags`]: per-producer flags for `describe --with-transactions`.
+//! - [`pressure`]: producer ids held per broker and topic, expiry, epochs.
 //! - [`replicas`]: field-by-field differences between a partition's replicas.
 
 pub mod flags;
 pub mod hanging;
+pub mod pressure;
 pub mod replicas;
 
 /// The transaction protocol generation a cluster runs (KIP-890).

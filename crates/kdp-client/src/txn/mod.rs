@@ -5,6 +5,7 @@
 //! - [`coordinator`]: FindCoordinator for transactional ids (batched from v4).
 //! - [`describe`]: DescribeTransactions, batched per coordinator.
 //! - [`configs`]: DescribeConfigs of each broker (timeouts and expirations).
+//! - [`pressure`]: the scan behind producer-id pressure.
 //! - [`offsets`]: ListOffsets on leaders: high watermark and LSO.
 //! - [`features`]: the cluster's finalized `transaction.version`.
 //! - [`repair`]: plans, re-checks and reports around abort (WriteTxnMarkers)
@@ -17,6 +18,7 @@ pub mod features;
 pub mod join;
 pub mod list;
 pub mod offsets;
+pub mod pressure;
 pub mod repair;
 pub mod replicas;
 

@@ -15,6 +15,7 @@ pub mod force_terminate;
 pub mod globals;
 pub mod man;
 pub mod mock_broker;
+pub mod producers;
 pub mod repair;
 pub mod transactions;
 pub mod transactions_tool;

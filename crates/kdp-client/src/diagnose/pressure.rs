@@ -1,0 +1,496 @@
+//! Producer-id pressure: how many producer ids each broker holds, by topic,
+//! when they expire, which epochs near their end, and which transactional
+//! ids look like one per task. Pure functions over what every replica
+//! answered (see [`crate::txn::replicas::describe_every_replica`]).
+//!
+//! Counting follows the broker's `ProducerIdCount` gauge: one id per
+//! partition replica and producer, leaders and followers alike, so a
+//! producer writing to 3 partitions of a topic with replication factor 3
+//! counts 9 times in the cluster and 3 times on each broker.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kdp_wire::messages::ProducerState;
+use serde::{Deserialize, Serialize};
+
+use crate::time::age_ms;
+
+/// The largest producer epoch (an int16 in Kafka's log).
+pub const MAX_EPOCH: i32 = i16::MAX as i32;
+/// Default margin below [`MAX_EPOCH`] at which an epoch is near its end.
+pub const DEFAULT_EPOCH_MARGIN: i32 = 1000;
+/// One hour in ms.
+pub const HOUR_MS: i64 = 3_600_000;
+/// One day in ms.
+pub const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// Whether a producer is transactional, as far as its partition state shows.
+///
+/// Rule: transactional when it has an open transaction
+/// (`current_txn_start_offset` ≥ 0) or has seen a transaction marker
+/// (`coordinator_epoch` ≥ 0). Limit: a transactional producer that has not
+/// yet finished a transaction on this partition and has none open there
+/// looks idempotent; nothing in DescribeProducers tells them apart.
+pub fn is_transactional(p: &ProducerState) -> bool {
+    p.coordinator_epoch >= 0 || p.current_txn_start_offset >= 0
+}
+
+/// When a held producer id expires, by the broker's rule: an id with no
+/// open transaction is removed once idle for `producer.id.expiration.ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Expiry {
+    /// Idle for longer than the setting and still held.
+    Past,
+    /// Expires in this many ms (> 0).
+    In(i64),
+    /// Does not expire while its transaction is open.
+    OpenTransaction,
+    /// No timestamp, or the broker's setting is unknown.
+    Unknown,
+}
+
+/// The expiry of `p` on a broker whose setting is `expiration_ms`.
+pub fn expiry(p: &ProducerState, expiration_ms: Option<i64>, now_ms: i64) -> Expiry {
+    if p.current_txn_start_offset >= 0 {
+        return Expiry::OpenTransaction;
+    }
+    match (expiration_ms, age_ms(p.last_timestamp, now_ms)) {
+        (Some(exp), Some(idle)) => {
+            let left = exp.saturating_sub(idle);
+            if left <= 0 {
+                Expiry::Past
+            } else {
+                Expiry::In(left)
+            }
+        }
+        _ => Expiry::Unknown,
+    }
+}
+
+/// The shape of a transactional id's tail, removed to make its prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Tail {
+    /// Ended in one or more numeric groups (`sink-3-17`).
+    Counter,
+    /// Ended in a UUID (`fn-1b4e28ba-2fa1-11d2-883f-0016d3cca427`).
+    Uuid,
+    /// Nothing removed: the id is its own prefix.
+    None,
+}
+
+impl Tail {
+    /// "counter", "uuid" or "none".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tail::Counter => "counter",
+            Tail::Uuid => "uuid",
+            Tail::None => "none",
+        }
+    }
+}
+
+fn is_sep(c: char) -> bool {
+    matches!(c, '-' | '_' | '.' | ':')
+}
+
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// A transactional id's prefix and the tail removed.
+///
+/// Rule: repeatedly remove a trailing UUID (8-4-4-4-12 hex digits) or a
+/// trailing run of ASCII digits, each with the one separator (`-`, `_`,
+/// `.`, `:`) before it; stop when neither is there, or when removing would
+/// leave nothing (an id of digits only is its own prefix). `Uuid` when a
+/// UUID was removed, else `Counter` when digits were. Limit: a fixed number
+/// at the end (`orders-v2`) is taken for a counter too.
+pub fn prefix(id: &str) -> (&str, Tail) {
+    let mut rest = id;
+    let mut tail = Tail::None;
+    loop {
+        if is_uuid(rest) {
+            // a uuid alone: removing it would leave nothing
+            break;
+        }
+        let cut = if rest.len() > 36
+            && rest.is_char_boundary(rest.len() - 36)
+            && is_uuid(&rest[rest.len() - 36..])
+        {
+            tail = Tail::Uuid;
+            rest.len() - 36
+        } else {
+            let digits = rest.len() - rest.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if digits == 0 || digits == rest.len() {
+                break;
+            }
+            if tail == Tail::None {
+                tail = Tail::Counter;
+            }
+            rest.len() - digits
+        };
+        let head = &rest[..cut];
+        let head = match head.char_indices().last() {
+            Some((i, c)) if is_sep(c) => &head[..i],
+            _ => head,
+        };
+        if head.is_empty() {
+            break;
+        }
+        rest = head;
+    }
+    if rest.len() == id.len() {
+        tail = Tail::None;
+    }
+    (rest, tail)
+}
+
+/// What the pressure report is computed from.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs<'a> {
+    /// Each partition's producers by the broker that answered.
+    pub replicas: Option<&'a crate::txn::replicas::Replicas>,
+    /// Brokers asked (answered or not).
+    pub brokers: BTreeSet<i32>,
+    /// Brokers whose scan failed as a whole (no answer at all).
+    pub failed: BTreeSet<i32>,
+    /// Brokers that answered but failed some request (a partition, their
+    /// configs or their transaction listing).
+    pub incomplete: BTreeSet<i32>,
+    /// Each broker's `producer.id.expiration.ms`, where known.
+    pub expiration_ms: BTreeMap<i32, i64>,
+    /// Transactional id by producer id (ListTransactions).
+    pub transactional_ids: BTreeMap<i64, String>,
+    /// Now (ms since the epoch).
+    pub now_ms: i64,
+    /// Epochs at or above `MAX_EPOCH - margin` are near their end.
+    pub epoch_margin: i32,
+    /// How many topics to keep in [`Pressure::top_topics`].
+    pub top: usize,
+    /// Scans that failed without naming their broker: totals are partial.
+    pub lost: usize,
+    /// Keep only these brokers (empty: all).
+    pub only_brokers: BTreeSet<i32>,
+}
+
+/// One broker's producer ids.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrokerPressure {
+    /// The broker.
+    pub broker: i32,
+    /// Whether it answered at all.
+    pub answered: bool,
+    /// Whether every request to it succeeded (its counts are whole).
+    pub complete: bool,
+    /// Producer ids held (one per partition replica and producer).
+    pub producer_ids: u64,
+    /// Of those, transactional ([`is_transactional`]).
+    pub transactional: u64,
+    /// Of those, idempotent only.
+    pub idempotent: u64,
+    /// The longest idle time (ms) among known timestamps.
+    pub oldest_idle_ms: Option<i64>,
+    /// The median idle time (ms) among known timestamps.
+    pub median_idle_ms: Option<i64>,
+    /// Its `producer.id.expiration.ms`, if known.
+    pub expiration_ms: Option<i64>,
+    /// Ids expiring within the next hour.
+    pub expiring_within_hour: u64,
+    /// Ids expiring within the next day (the hour's included).
+    pub expiring_within_day: u64,
+    /// Ids idle past the setting and still held.
+    pub past_expiration: u64,
+}
+
+/// One topic's producer ids, summed over its replicas.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicPressure {
+    /// The topic.
+    pub topic: String,
+    /// Producer ids held for it over every replica.
+    pub producer_ids: u64,
+    /// Distinct producer ids writing it.
+    pub distinct_producers: u64,
+    /// The largest epoch of any of its producers.
+    pub max_epoch: i32,
+    /// Its producers whose epoch is near the end.
+    pub near_exhaustion: u64,
+}
+
+/// A producer whose epoch is near [`MAX_EPOCH`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NearEpoch {
+    /// The producer id.
+    pub producer_id: i64,
+    /// Its largest epoch over every replica.
+    pub producer_epoch: i32,
+    /// Epochs left before [`MAX_EPOCH`].
+    pub epochs_left: i32,
+    /// Its transactional id, where ListTransactions showed it.
+    pub transactional_id: Option<String>,
+    /// Topics it writes.
+    pub topics: BTreeSet<String>,
+}
+
+/// A transactional-id prefix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrefixCount {
+    /// The prefix ([`prefix`]).
+    pub prefix: String,
+    /// The tail removed from its ids.
+    pub tail: Tail,
+    /// Distinct transactional ids under it.
+    pub transactional_ids: u64,
+}
+
+impl PrefixCount {
+    /// Looks like one transactional id per task: several ids under a
+    /// counter or uuid tail.
+    pub fn one_per_task(&self) -> bool {
+        self.tail != Tail::None && self.transactional_ids > 1
+    }
+}
+
+/// The report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pressure {
+    /// Per broker, by id.
+    pub brokers: Vec<BrokerPressure>,
+    /// Per topic, by name.
+    pub topics: Vec<TopicPressure>,
+    /// The topics holding the most ids, most first.
+    pub top_topics: Vec<String>,
+    /// Producers near the end of their epochs, fewest left first.
+    pub epochs_near_exhaustion: Vec<NearEpoch>,
+    /// Prefixes, most ids first.
+    pub prefixes: Vec<PrefixCount>,
+    /// Totals over the brokers.
+    pub total_producer_ids: u64,
+    /// Some broker did not answer, or not fully: totals are lower bounds.
+    pub partial: bool,
+    /// The ids held, per broker and topic (what `--since` compares).
+    pub held: BTreeMap<i32, BTreeMap<String, BTreeSet<i64>>>,
+    /// When this was computed (ms since the epoch).
+    pub scanned_at_ms: i64,
+}
+
+fn median(v: &mut [i64]) -> Option<i64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    Some(v[(v.len() - 1) / 2])
+}
+
+/// Computes the report.
+pub fn pressure(inp: &Inputs<'_>) -> Pressure {
+    let near_from = MAX_EPOCH.saturating_sub(inp.epoch_margin.max(0));
+    let mut brokers: BTreeMap<i32, (BrokerPressure, Vec<i64>)> = BTreeMap::new();
+    let kept = |b: &i32| inp.only_brokers.is_empty() || inp.only_brokers.contains(b);
+    for &b in inp.brokers.iter().filter(|b| kept(b)) {
+        brokers.insert(
+            b,
+            (
+                BrokerPressure {
+                    broker: b,
+                    answered: !inp.failed.contains(&b),
+                    complete: !inp.failed.contains(&b) && !inp.incomplete.contains(&b),
+                    expiration_ms: inp.expiration_ms.get(&b).copied(),
+                    ..Default::default()
+                },
+                Vec::new(),
+            ),
+        );
+    }
+    let mut topics: BTreeMap<String, (TopicPressure, BTreeSet<i64>)> = BTreeMap::new();
+    let mut epochs: BTreeMap<i64, (i32, BTreeSet<String>)> = BTreeMap::new();
+    let mut held: BTreeMap<i32, BTreeMap<String, BTreeSet<i64>>> = BTreeMap::new();
+    for ((topic, _), by_broker) in inp.replicas.into_iter().flatten() {
+        if !by_broker.keys().any(kept) {
+            continue;
+        }
+        let (tp, distinct) = topics.entry(topic.clone()).or_insert_with(|| {
+            (
+                TopicPressure {
+                    topic: topic.clone(),
+                    max_epoch: -1,
+                    ..Default::default()
+                },
+                BTreeSet::new(),
+            )
+        });
+        for (&b, producers) in by_broker.iter().filter(|(b, _)| kept(b)) {
+            let (bp, idles) = brokers.entry(b).or_insert_with(|| {
+                (
+                    BrokerPressure {
+                        broker: b,
+                        answered: !inp.failed.contains(&b),
+                        complete: !inp.failed.contains(&b) && !inp.incomplete.contains(&b),
+                        expiration_ms: inp.expiration_ms.get(&b).copied(),
+                        ..Default::default()
+                    },
+                    Vec::new(),
+                )
+            });
+            let ids = held.entry(b).or_default().entry(topic.clone()).or_default();
+            for p in producers {
+                bp.producer_ids += 1;
+                if is_transactional(p) {
+                    bp.transactional += 1;
+                } else {
+                    bp.idempotent += 1;
+                }
+                if let Some(idle) = age_ms(p.last_timestamp, inp.now_ms) {
+                    idles.push(idle);
+                }
+                match expiry(p, bp.expiration_ms, inp.now_ms) {
+                    Expiry::Past => bp.past_expiration += 1,
+                    Expiry::In(left) => {
+                        if left <= HOUR_MS {
+                            bp.expiring_within_hour += 1;
+                        }
+                        if left <= DAY_MS {
+                            bp.expiring_within_day += 1;
+                        }
+                    }
+                    Expiry::OpenTransaction | Expiry::Unknown => {}
+                }
+                tp.producer_ids += 1;
+                distinct.insert(p.producer_id);
+                tp.max_epoch = tp.max_epoch.max(p.producer_epoch);
+                ids.insert(p.producer_id);
+                if p.producer_epoch >= near_from {
+                    let e = epochs.entry(p.producer_id).or_default();
+                    e.0 = e.0.max(p.producer_epoch);
+                    e.1.insert(topic.clone());
+                }
+            }
+        }
+    }
+    let mut epochs_near: Vec<NearEpoch> = epochs
+        .into_iter()
+        .map(|(pid, (epoch, topics))| NearEpoch {
+            producer_id: pid,
+            producer_epoch: epoch,
+            epochs_left: MAX_EPOCH.saturating_sub(epoch).max(0),
+            transactional_id: inp.transactional_ids.get(&pid).cloned(),
+            topics,
+        })
+        .collect();
+    epochs_near.sort_by_key(|n| (n.epochs_left, n.producer_id));
+    let topics: Vec<TopicPressure> = topics
+        .into_values()
+        .map(|(mut tp, distinct)| {
+            tp.distinct_producers = distinct.len() as u64;
+            tp.near_exhaustion = epochs_near
+                .iter()
+                .filter(|n| n.topics.contains(&tp.topic))
+                .count() as u64;
+            tp
+        })
+        .collect();
+    let mut ranked: Vec<&TopicPressure> = topics.iter().collect();
+    ranked.sort_by(|a, b| {
+        b.producer_ids
+            .cmp(&a.producer_ids)
+            .then(a.topic.cmp(&b.topic))
+    });
+    let top_topics = ranked
+        .iter()
+        .take(inp.top)
+        .map(|t| t.topic.clone())
+        .collect();
+    let brokers: Vec<BrokerPressure> = brokers
+        .into_values()
+        .map(|(mut bp, mut idles)| {
+            bp.oldest_idle_ms = idles.iter().copied().max();
+            bp.median_idle_ms = median(&mut idles);
+            bp
+        })
+        .collect();
+    Pressure {
+        total_producer_ids: brokers.iter().map(|b| b.producer_ids).sum(),
+        partial: inp.lost > 0 || brokers.iter().any(|b| !b.complete),
+        brokers,
+        topics,
+        top_topics,
+        epochs_near_exhaustion: epochs_near,
+        prefixes: prefixes(inp.transactional_ids.values().map(String::as_str)),
+        held,
+        scanned_at_ms: inp.now_ms,
+    }
+}
+
+/// Transactional ids grouped by [`prefix`], most ids first.
+pub fn prefixes<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<PrefixCount> {
+    let mut by: BTreeMap<(&str, Tail), BTreeSet<&str>> = BTreeMap::new();
+    for id in ids {
+        let (p, t) = prefix(id);
+        by.entry((p, t)).or_default().insert(id);
+    }
+    let mut v: Vec<PrefixCount> = by
+        .into_iter()
+        .map(|((p, t), ids)| PrefixCount {
+            prefix: p.to_string(),
+            tail: t,
+            transactional_ids: ids.len() as u64,
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        b.transactional_ids
+            .cmp(&a.transactional_ids)
+            .then(a.prefix.cmp(&b.prefix))
+    });
+    v
+}
+
+/// New and gone producer ids in one broker's topic between two scans.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Churn {
+    /// The broker.
+    pub broker: i32,
+    /// The topic.
+    pub topic: String,
+    /// Ids held now and not before.
+    pub new: u64,
+    /// Ids held before and not now.
+    pub gone: u64,
+    /// New ids per second between the scans (`None`: no time passed).
+    pub new_per_second: Option<f64>,
+}
+
+/// Churn per broker and topic from `before` to `now`. Brokers that did not
+/// answer now are left out (their ids are unknown, not gone).
+pub fn churn(before: &Pressure, now: &Pressure) -> Vec<Churn> {
+    let secs = (now.scanned_at_ms - before.scanned_at_ms) as f64 / 1000.0;
+    let empty = BTreeMap::new();
+    let empty_set = BTreeSet::new();
+    let mut out = Vec::new();
+    for bp in now.brokers.iter().filter(|b| b.answered) {
+        let was = before.held.get(&bp.broker).unwrap_or(&empty);
+        let is = now.held.get(&bp.broker).unwrap_or(&empty);
+        let topics: BTreeSet<&String> = was.keys().chain(is.keys()).collect();
+        for t in topics {
+            let a = was.get(t).unwrap_or(&empty_set);
+            let b = is.get(t).unwrap_or(&empty_set);
+            let new = b.difference(a).count() as u64;
+            let gone = a.difference(b).count() as u64;
+            out.push(Churn {
+                broker: bp.broker,
+                topic: t.clone(),
+                new,
+                gone,
+                new_per_second: (secs > 0.0).then(|| new as f64 / secs),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

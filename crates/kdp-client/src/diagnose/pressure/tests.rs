@@ -1,0 +1,261 @@
+use super::*;
+use crate::txn::replicas::Replicas;
+
+const NOW: i64 = 1_800_000_000_000;
+
+fn p(id: i64, epoch: i32, idle_ms: Option<i64>, coord: i32, txn: i64) -> ProducerState {
+    ProducerState {
+        producer_id: id,
+        producer_epoch: epoch,
+        last_timestamp: idle_ms.map_or(-1, |i| NOW - i),
+        coordinator_epoch: coord,
+        current_txn_start_offset: txn,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn prefix_removes_counters_and_uuids() {
+    assert_eq!(prefix("flink-sink-3-17"), ("flink-sink", Tail::Counter));
+    assert_eq!(prefix("orders_42"), ("orders", Tail::Counter));
+    assert_eq!(prefix("job7"), ("job", Tail::Counter));
+    assert_eq!(
+        prefix("fn-1b4e28ba-2fa1-11d2-883f-0016d3cca427"),
+        ("fn", Tail::Uuid)
+    );
+    assert_eq!(
+        prefix("fn-1b4e28ba-2fa1-11d2-883f-0016d3cca427-3"),
+        ("fn", Tail::Uuid)
+    );
+    assert_eq!(prefix("payments"), ("payments", Tail::None));
+    assert_eq!(prefix("12345"), ("12345", Tail::None));
+    assert_eq!(prefix(""), ("", Tail::None));
+    // a uuid alone is its own prefix: nothing would be left
+    let u = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
+    assert_eq!(prefix(u), (u, Tail::None));
+    // not a uuid: a g among the hex digits
+    assert_eq!(
+        prefix("fn-1b4e28ba-2fa1-11d2-883f-0016d3ccg427"),
+        ("fn-1b4e28ba-2fa1-11d2-883f-0016d3ccg", Tail::Counter)
+    );
+    // multi-byte characters never split
+    assert_eq!(prefix("zürich-é9"), ("zürich-é", Tail::Counter));
+}
+
+#[test]
+fn prefixes_count_ids_and_flag_one_per_task() {
+    let v = prefixes(["sink-1", "sink-2", "sink-3", "billing", "other-9"]);
+    assert_eq!(v[0].prefix, "sink");
+    assert_eq!(v[0].transactional_ids, 3);
+    assert!(v[0].one_per_task());
+    let billing = v.iter().find(|c| c.prefix == "billing").unwrap();
+    assert!(!billing.one_per_task());
+    let other = v.iter().find(|c| c.prefix == "other").unwrap();
+    assert!(
+        !other.one_per_task(),
+        "one id under a counter is not a pattern"
+    );
+}
+
+#[test]
+fn transactional_rule() {
+    assert!(is_transactional(&p(1, 0, None, 0, -1)));
+    assert!(is_transactional(&p(1, 0, None, -1, 5)));
+    assert!(!is_transactional(&p(1, 0, None, -1, -1)));
+}
+
+#[test]
+fn expiry_boundaries() {
+    let exp = Some(DAY_MS);
+    assert_eq!(
+        expiry(&p(1, 0, Some(DAY_MS), -1, -1), exp, NOW),
+        Expiry::Past
+    );
+    assert_eq!(
+        expiry(&p(1, 0, Some(DAY_MS - 1), -1, -1), exp, NOW),
+        Expiry::In(1)
+    );
+    assert_eq!(
+        expiry(&p(1, 0, Some(0), -1, -1), exp, NOW),
+        Expiry::In(DAY_MS)
+    );
+    assert_eq!(expiry(&p(1, 0, None, -1, -1), exp, NOW), Expiry::Unknown);
+    assert_eq!(
+        expiry(&p(1, 0, Some(5), -1, -1), None, NOW),
+        Expiry::Unknown
+    );
+    assert_eq!(
+        expiry(&p(1, 0, Some(2 * DAY_MS), 0, 7), exp, NOW),
+        Expiry::OpenTransaction
+    );
+}
+
+fn inputs(replicas: &Replicas) -> Inputs<'_> {
+    Inputs {
+        replicas: Some(replicas),
+        brokers: [1, 2, 3].into(),
+        expiration_ms: [(1, DAY_MS), (2, DAY_MS)].into(),
+        now_ms: NOW,
+        epoch_margin: DEFAULT_EPOCH_MARGIN,
+        top: 1,
+        ..Default::default()
+    }
+}
+
+fn cluster() -> Replicas {
+    let mut r = Replicas::new();
+    // broker 1 leads, 2 follows; producer 10 on both replicas
+    r.insert(
+        ("orders".into(), 0),
+        [
+            (
+                1,
+                vec![
+                    p(10, 5, Some(DAY_MS - HOUR_MS), -1, -1), // expires in exactly 1 h
+                    p(11, MAX_EPOCH - DEFAULT_EPOCH_MARGIN, Some(10), 3, -1), // at the margin
+                    p(12, MAX_EPOCH, None, 3, 0),
+                ],
+            ),
+            (2, vec![p(10, 5, Some(DAY_MS - HOUR_MS - 1), -1, -1)]),
+        ]
+        .into(),
+    );
+    r.insert(
+        ("audit".into(), 0),
+        [(
+            1,
+            vec![p(
+                13,
+                MAX_EPOCH - DEFAULT_EPOCH_MARGIN - 1,
+                Some(DAY_MS + 5),
+                -1,
+                -1,
+            )],
+        )]
+        .into(),
+    );
+    r
+}
+
+#[test]
+fn counts_per_broker_as_the_gauge_does() {
+    let r = cluster();
+    let mut inp = inputs(&r);
+    inp.transactional_ids = [(12, "sink-4".to_string())].into();
+    let out = pressure(&inp);
+    let b1 = &out.brokers[0];
+    assert_eq!((b1.broker, b1.producer_ids), (1, 4));
+    assert_eq!((b1.transactional, b1.idempotent), (2, 2));
+    assert_eq!(b1.oldest_idle_ms, Some(DAY_MS + 5));
+    // idle times known: 10, DAY-HOUR, DAY+5 -> median DAY-HOUR
+    assert_eq!(b1.median_idle_ms, Some(DAY_MS - HOUR_MS));
+    assert_eq!(b1.expiring_within_hour, 1);
+    assert_eq!(b1.expiring_within_day, 2);
+    assert_eq!(b1.past_expiration, 1);
+    let b2 = &out.brokers[1];
+    assert_eq!(b2.producer_ids, 1);
+    assert_eq!(b2.expiring_within_hour, 0, "one ms past the hour");
+    assert_eq!(b2.expiring_within_day, 1);
+    let b3 = &out.brokers[2];
+    assert_eq!((b3.broker, b3.producer_ids, b3.complete), (3, 0, true));
+    assert_eq!(b3.median_idle_ms, None);
+    assert_eq!(out.total_producer_ids, 5);
+    assert!(!out.partial);
+    assert_eq!(out.top_topics, vec!["orders".to_string()]);
+    let orders = out.topics.iter().find(|t| t.topic == "orders").unwrap();
+    assert_eq!((orders.producer_ids, orders.distinct_producers), (4, 3));
+    assert_eq!(orders.max_epoch, MAX_EPOCH);
+    assert_eq!(orders.near_exhaustion, 2);
+    // 12 at 32767 first, then 11 exactly at the margin; 13 one below it is out
+    let near: Vec<(i64, i32)> = out
+        .epochs_near_exhaustion
+        .iter()
+        .map(|n| (n.producer_id, n.epochs_left))
+        .collect();
+    assert_eq!(near, vec![(12, 0), (11, DEFAULT_EPOCH_MARGIN)]);
+    assert_eq!(
+        out.epochs_near_exhaustion[0].transactional_id.as_deref(),
+        Some("sink-4")
+    );
+    assert_eq!(out.epochs_near_exhaustion[1].transactional_id, None);
+}
+
+#[test]
+fn a_failed_broker_makes_the_totals_partial() {
+    let r = cluster();
+    let mut inp = inputs(&r);
+    inp.failed = [3].into();
+    let out = pressure(&inp);
+    assert!(out.partial);
+    assert!(!out.brokers[2].answered);
+    assert!(out.brokers[0].answered);
+    let mut inp = inputs(&r);
+    inp.incomplete = [1].into();
+    let out = pressure(&inp);
+    assert!(
+        out.partial,
+        "a partition that failed makes the totals partial"
+    );
+    assert!(out.brokers[0].answered && !out.brokers[0].complete);
+    assert_eq!(
+        out.brokers[0].producer_ids, 4,
+        "what it answered still counts"
+    );
+}
+
+#[test]
+fn churn_counts_new_and_gone_per_second() {
+    let r = cluster();
+    let before = pressure(&inputs(&r));
+    let mut r2 = cluster();
+    r2.get_mut(&("orders".to_string(), 0))
+        .unwrap()
+        .get_mut(&1)
+        .unwrap()
+        .retain(|p| p.producer_id != 10);
+    for id in 20..24 {
+        r2.get_mut(&("orders".to_string(), 0))
+            .unwrap()
+            .get_mut(&1)
+            .unwrap()
+            .push(p(id, 0, Some(1), -1, -1));
+    }
+    let mut inp = inputs(&r2);
+    inp.now_ms = NOW + 2_000;
+    inp.failed = [2].into();
+    let now = pressure(&inp);
+    let c = churn(&before, &now);
+    let orders1 = c
+        .iter()
+        .find(|c| c.broker == 1 && c.topic == "orders")
+        .unwrap();
+    assert_eq!((orders1.new, orders1.gone), (4, 1));
+    assert_eq!(orders1.new_per_second, Some(2.0));
+    let audit1 = c
+        .iter()
+        .find(|c| c.broker == 1 && c.topic == "audit")
+        .unwrap();
+    assert_eq!((audit1.new, audit1.gone), (0, 0));
+    assert!(
+        c.iter().all(|c| c.broker != 2),
+        "a broker that did not answer has no churn"
+    );
+    // the report round-trips through JSON, as --since reads it
+    let json = serde_json::to_string(&before).unwrap();
+    let back: Pressure = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, before);
+}
+
+#[test]
+fn only_brokers_and_lost_scans() {
+    let r = cluster();
+    let mut inp = inputs(&r);
+    inp.only_brokers = [2].into();
+    let out = pressure(&inp);
+    assert_eq!(out.brokers.len(), 1);
+    assert_eq!(out.total_producer_ids, 1);
+    assert!(out.topics.iter().all(|t| t.topic == "orders"));
+    assert!(!out.partial);
+    inp.lost = 1;
+    assert!(pressure(&inp).partial);
+}

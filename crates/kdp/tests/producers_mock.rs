@@ -1,0 +1,297 @@
+//! `kdp producers` against clusters served by `kdp mock-broker`: the
+//! expiry forecast around its boundaries, epochs at the margin and at
+//! 32767, transactional-id prefixes of several shapes, and a broker that
+//! does not answer.
+
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+mod mock_broker;
+use mock_broker::MockBroker;
+
+const KDP: &str = env!("CARGO_BIN_EXE_kdp");
+
+struct Mock {
+    _broker: MockBroker,
+    bootstrap: String,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn mock(doc: &Value) -> Mock {
+    let dir = std::env::temp_dir().join(format!(
+        "kdp-producers-mock-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("cluster.json");
+    std::fs::write(&file, serde_json::to_vec(doc).expect("JSON")).expect("write cluster");
+    let broker = MockBroker::start(&file, &[], Stdio::null());
+    Mock {
+        bootstrap: broker.bootstrap.clone(),
+        _broker: broker,
+        dir,
+    }
+}
+
+impl Mock {
+    /// `kdp producers --output json <args>`: exit status, document, stderr.
+    fn producers(&self, args: &[&str]) -> (i32, Value, String) {
+        let out = Command::new(KDP)
+            .args(["producers", "--bootstrap-server", &self.bootstrap])
+            .args(["--timeout", "10s", "--output", "json"])
+            .args(args)
+            .output()
+            .expect("run kdp");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let doc = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("JSON ({e}); stderr: {stderr}"));
+        (out.status.code().unwrap_or(-1), doc, stderr)
+    }
+}
+
+fn producer(id: i64, epoch: i32, idle: &str, coordinator_epoch: i32) -> Value {
+    json!({"ProducerId": id, "ProducerEpoch": epoch, "LastSequence": 3,
+           "LastTimestamp": idle, "CoordinatorEpoch": coordinator_epoch})
+}
+
+/// Two brokers (1 expires ids after an hour, 2 after Kafka's default day),
+/// one partition replicated on both, `producers` on each replica.
+fn cluster(producers: Vec<Value>, transactions: Vec<Value>) -> Value {
+    json!({
+        "cluster_id": "kdp-producers-test",
+        "controller_id": 1,
+        "brokers": [
+            {"id": 1, "configs": {"producer.id.expiration.ms": "3600000"}},
+            {"id": 2}
+        ],
+        "topics": [{"name": "t", "partitions": [
+            {"partition": 0, "leader": 1, "leader_epoch": 1, "replicas": [1, 2],
+             "producers": producers}
+        ]}],
+        "transactions": transactions
+    })
+}
+
+fn broker(doc: &Value, id: i64) -> &Value {
+    doc["brokers"]
+        .as_array()
+        .expect("brokers")
+        .iter()
+        .find(|b| b["broker"] == id)
+        .unwrap_or_else(|| panic!("broker {id} in {doc}"))
+}
+
+#[test]
+fn expiry_forecast_per_broker_setting() {
+    let m = mock(&cluster(
+        vec![
+            producer(1, 0, "now-50m", -1), // 1: within the hour; 2: within the day
+            producer(2, 0, "now-2h", -1),  // 1: past; 2: within the day
+            producer(3, 0, "now-23h 50m", 0), // 1: past; 2: within the hour
+            producer(4, 0, "now-25h", -1), // past on both
+        ],
+        vec![],
+    ));
+    let (code, doc, stderr) = m.producers(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    let b1 = broker(&doc, 1);
+    assert_eq!(b1["producer_ids"], 4);
+    assert_eq!(
+        (b1["transactional"].clone(), b1["idempotent"].clone()),
+        (json!(1), json!(3))
+    );
+    assert_eq!(b1["expiration_ms"], 3_600_000);
+    assert_eq!(b1["expiring_within_hour"], 1);
+    assert_eq!(b1["expiring_within_day"], 1);
+    assert_eq!(b1["past_expiration"], 3);
+    let b2 = broker(&doc, 2);
+    assert_eq!(b2["expiration_ms"], 86_400_000);
+    assert_eq!(b2["expiring_within_hour"], 1);
+    assert_eq!(b2["expiring_within_day"], 3);
+    assert_eq!(b2["past_expiration"], 1);
+    assert_eq!(doc["total_producer_ids"], 8, "one per replica and producer");
+    assert_eq!(doc["partial"], false);
+    // the threshold: 4 per broker is not above 4, but above 3
+    assert_eq!(m.producers(&["--max-producer-ids-per-broker", "4"]).0, 0);
+    let (code, _, stderr) = m.producers(&["--max-producer-ids-per-broker", "3"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("broker 1 holds 4 producer ids"), "{stderr}");
+}
+
+#[test]
+fn epochs_at_the_margin_and_at_the_end() {
+    let m = mock(&cluster(
+        vec![
+            producer(10, 32767, "now-1m", 2),
+            producer(11, 32767 - 1000, "now-1m", 2),
+            producer(12, 32767 - 1001, "now-1m", 2),
+        ],
+        vec![
+            json!({"transactional_id": "etl-7", "producer_id": 10, "producer_epoch": 32767,
+                    "state": "CompleteCommit", "timeout_ms": 60000, "start_time": "now-1m",
+                    "coordinator": 1}),
+        ],
+    ));
+    let (code, doc, stderr) = m.producers(&[]);
+    assert_eq!(code, 4, "an epoch within the margin is a finding: {stderr}");
+    let near = doc["epochs_near_exhaustion"].as_array().expect("epochs");
+    let got: Vec<(i64, i64)> = near
+        .iter()
+        .map(|n| {
+            (
+                n["producer_id"].as_i64().unwrap(),
+                n["epochs_left"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![(10, 0), (11, 1000)]);
+    assert_eq!(near[0]["transactional_id"], "etl-7");
+    assert_eq!(near[1]["transactional_id"], Value::Null);
+    assert_eq!(doc["topics"][0]["max_epoch"], 32767);
+    assert_eq!(doc["topics"][0]["near_exhaustion"], 2);
+    let (code, doc, _) = m.producers(&["--epoch-margin", "0"]);
+    assert_eq!(code, 4);
+    assert_eq!(
+        doc["epochs_near_exhaustion"].as_array().map(Vec::len),
+        Some(1)
+    );
+}
+
+#[test]
+fn prefixes_of_counters_uuids_and_plain_ids() {
+    let txn = |id: &str, pid: i64| {
+        json!({"transactional_id": id, "producer_id": pid, "producer_epoch": 0,
+               "state": "CompleteCommit", "timeout_ms": 60000, "start_time": "now-1m",
+                    "coordinator": 1})
+    };
+    let m = mock(&cluster(
+        vec![producer(1, 0, "now-1m", 0)],
+        vec![
+            txn("flink-sink-0-41", 1),
+            txn("flink-sink-0-42", 2),
+            txn("flink-sink-1-42", 3),
+            txn("fn-1b4e28ba-2fa1-11d2-883f-0016d3cca427", 4),
+            txn("fn-6f1c0a33-9b2d-4e55-a1c0-5d8e7f9a0b12", 5),
+            txn("billing", 6),
+        ],
+    ));
+    let (code, doc, stderr) = m.producers(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    let prefixes: Vec<(String, String, i64)> = doc["prefixes"]
+        .as_array()
+        .expect("prefixes")
+        .iter()
+        .map(|p| {
+            (
+                p["prefix"].as_str().unwrap().to_string(),
+                p["tail"].as_str().unwrap().to_string(),
+                p["transactional_ids"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        prefixes,
+        vec![
+            ("flink-sink".into(), "Counter".into(), 3),
+            ("fn".into(), "Uuid".into(), 2),
+            ("billing".into(), "None".into(), 1),
+        ]
+    );
+    let table = Command::new(KDP)
+        .args([
+            "producers",
+            "--bootstrap-server",
+            &m.bootstrap,
+            "--timeout",
+            "10s",
+        ])
+        .output()
+        .expect("run kdp");
+    let text = String::from_utf8_lossy(&table.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("flink-sink "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("counter") && row.ends_with("yes"), "{row}");
+}
+
+#[test]
+fn a_broker_that_does_not_answer_makes_the_totals_partial() {
+    let mut doc = cluster(vec![producer(1, 0, "now-1m", -1)], vec![]);
+    // broker 2 advertises a host nobody can reach
+    doc["brokers"][1]["host"] = json!("nowhere.invalid");
+    let m = mock(&doc);
+    let (code, out, stderr) = m.producers(&[]);
+    assert_eq!(code, 1, "partial answers never exit 0: {stderr}");
+    assert_eq!(out["partial"], true);
+    assert_eq!(broker(&out, 2)["answered"], false);
+    assert_eq!(broker(&out, 1)["producer_ids"], 1);
+    // and the table says so in the broker's row
+    let table = Command::new(KDP)
+        .args([
+            "producers",
+            "--bootstrap-server",
+            &m.bootstrap,
+            "--timeout",
+            "10s",
+        ])
+        .output()
+        .expect("run kdp");
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("(partial)"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("2 "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("no answer"), "{row}");
+}
+
+#[test]
+fn since_counts_new_ids_per_second() {
+    let m = mock(&cluster(vec![producer(1, 0, "now-1m", -1)], vec![]));
+    let (_, mut before, _) = m.producers(&[]);
+    // a scan ten seconds earlier that held another id instead
+    let at = before["scanned_at_ms"].as_i64().unwrap() - 10_000;
+    before["scanned_at_ms"] = json!(at);
+    before["held"]["1"]["t"] = json!([99]);
+    let file = m.dir.join("before.json");
+    std::fs::write(&file, serde_json::to_vec(&before).unwrap()).unwrap();
+    let path = file.to_str().unwrap();
+    let (code, doc, stderr) = m.producers(&["--since", path]);
+    assert_eq!(code, 0, "{stderr}");
+    let c = doc["churn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["broker"] == 1)
+        .cloned()
+        .expect("broker 1 churn");
+    assert_eq!((c["new"].clone(), c["gone"].clone()), (json!(1), json!(1)));
+    let r = c["new_per_second"].as_f64().unwrap();
+    assert!(r > 0.0 && r <= 0.1, "{r}");
+    let (code, _, stderr) = m.producers(&["--since", path, "--max-new-per-second", "0.01"]);
+    assert_eq!(code, 4, "{stderr}");
+    // not a report of this command: usage error
+    std::fs::write(&file, b"{}").unwrap();
+    let out = Command::new(KDP)
+        .args([
+            "producers",
+            "--bootstrap-server",
+            &m.bootstrap,
+            "--since",
+            path,
+        ])
+        .output()
+        .expect("run kdp");
+    assert_eq!(out.status.code(), Some(2));
+}
