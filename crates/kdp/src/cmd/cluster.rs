@@ -11,7 +11,6 @@ use kdp_client::txn::join::{JoinOptions, Joined};
 use kdp_client::{
     BrokerAddress, Client, ClientConfig, Deadline, DescribeOptions, Retrying, TopicSelection,
 };
-use tokio::time::Instant;
 
 use crate::exit;
 use crate::properties;
@@ -48,9 +47,7 @@ pub struct Connected {
     pub client: Arc<Client>,
     /// One request's bound.
     pub request_timeout: Duration,
-    /// The command's deadline.
-    pub deadline: Instant,
-    /// The same deadline as the budget every step of the command draws on.
+    /// The command's deadline: the budget every step of the command draws on.
     pub budget: Deadline,
 }
 
@@ -99,7 +96,6 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
         Ok(c) => Ok(Connected {
             client: Arc::new(c),
             request_timeout,
-            deadline: budget.at(),
             budget,
         }),
         Err(e) => {

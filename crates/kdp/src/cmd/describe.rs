@@ -149,7 +149,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         return describe_txn::run_to(&conn, opts, args.output, out).await;
     }
     let client = conn.client.clone();
-    let deadline = conn.deadline;
+    let deadline = conn.budget.at();
 
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
