@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kdp_wire::error_code;
 use kdp_wire::frame::{encode_request_frame, FrameReader, DEFAULT_MAX_FRAME_SIZE};
 use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kdp_wire::ErrorCode;
 use kdp_wire::{api, DecodeError, Message, Reader, Request, RequestHeader};
 use kdp_wire::{decode_exact, ResponseHeader};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -438,12 +438,12 @@ impl Connection {
                 .round_trip(&req, version, self.config.request_timeout)
                 .await?;
             let resp = decode_api_versions(&self.addr, &payload, version)?;
-            if resp.error_code == error_code::NONE {
+            if resp.error_code == ErrorCode::NONE {
                 tracing::debug!(addr = %self.addr, version, apis = resp.api_keys.len(), "ApiVersions");
                 let table = ApiVersionsTable::new(&resp, version);
                 return Ok(self.versions.get_or_init(|| table));
             }
-            if resp.error_code == error_code::UNSUPPORTED_VERSION && version > 0 {
+            if resp.error_code == ErrorCode::UNSUPPORTED_VERSION && version > 0 {
                 let broker_max = resp.range(api::API_VERSIONS).map_or(0, |r| r.1);
                 // strictly lower each time, so this ends
                 let next = broker_max.clamp(0, version - 1);

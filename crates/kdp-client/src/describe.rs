@@ -26,10 +26,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, ProducerState, TopicRequest,
 };
+use kdp_wire::ErrorCode;
 
 use crate::admin::{
     drive, AdminHandler, Batch, DriverOptions, KeyOutcome, PartitionLeader, TopicPartition,
@@ -287,7 +287,7 @@ impl Handler {
     /// The chosen broker is named in its own absence from metadata.
     fn chosen_for(&self, result: &Result<Vec<ProducerState>, PartitionError>) -> Option<i32> {
         match result {
-            Err(e) if e.client_side && e.code == error_code::BROKER_NOT_AVAILABLE => {
+            Err(e) if e.client_side && e.code == ErrorCode::BROKER_NOT_AVAILABLE => {
                 self.chosen_broker
             }
             _ => None,
@@ -314,15 +314,15 @@ impl AdminHandler for Handler {
         for t in resp.topics {
             for p in t.partitions {
                 let code = p.error_code;
-                let retry = (code == error_code::NOT_LEADER_OR_FOLLOWER
+                let retry = (code == ErrorCode::NOT_LEADER_OR_FOLLOWER
                     && self.chosen_broker.is_none())
-                    || code == error_code::UNKNOWN_TOPIC_OR_PARTITION;
+                    || code == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
                 let outcome = if retry {
                     KeyOutcome::Retry {
                         reason: PartitionError::broker(code, p.error_message),
                         refresh: true,
                     }
-                } else if code == error_code::NONE {
+                } else if code == ErrorCode::NONE {
                     KeyOutcome::Done(p.active_producers)
                 } else {
                     KeyOutcome::Failed(PartitionError::broker(code, p.error_message))
@@ -340,7 +340,7 @@ impl AdminHandler for Handler {
         key: &TopicPartition,
         error: PartitionError,
     ) -> KeyOutcome<Vec<ProducerState>> {
-        if error.code == error_code::UNKNOWN_TOPIC_OR_PARTITION && !self.explicit.contains(key) {
+        if error.code == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION && !self.explicit.contains(key) {
             tracing::debug!(topic = %key.0, partition = key.1, "partition deleted during the scan");
             return KeyOutcome::Dropped;
         }
@@ -385,7 +385,7 @@ mod tests {
     #[test]
     fn missing_partition_message() {
         let e = missing_partition("t", 7, 3);
-        assert_eq!(e.code, error_code::UNKNOWN_TOPIC_OR_PARTITION);
+        assert_eq!(e.code, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
         assert_eq!(e.name(), "UNKNOWN_TOPIC_OR_PARTITION");
         assert!(e.message.unwrap().contains("has 3 partitions (0-2)"));
     }

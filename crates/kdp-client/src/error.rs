@@ -6,8 +6,8 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_wire::error_code;
 use kdp_wire::DecodeError;
+use kdp_wire::ErrorCode;
 
 /// The client's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -136,12 +136,12 @@ pub enum Error {
     },
 
     /// ApiVersions answered with an error code kdp cannot recover from.
-    #[error("{addr}: ApiVersions failed: {}", error_code::ErrorCodeDisplay(*.error_code))]
+    #[error("{addr}: ApiVersions failed: {}", .error_code)]
     ApiVersions {
         /// The broker, as `host:port`.
         addr: String,
         /// The response's `ErrorCode`.
-        error_code: i16,
+        error_code: ErrorCode,
     },
 
     /// No version of the API is supported by both kdp and the broker.
@@ -160,7 +160,7 @@ pub enum Error {
     },
 
     /// The broker answered a request with an error code for the whole request.
-    #[error("{addr}: {api} failed: {}{}", error_code::ErrorCodeDisplay(*.error_code),
+    #[error("{addr}: {api} failed: {}{}", .error_code,
         .message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     Broker {
         /// The broker, as `host:port`.
@@ -168,7 +168,7 @@ pub enum Error {
         /// The API of the request.
         api: &'static str,
         /// The response's `ErrorCode`.
-        error_code: i16,
+        error_code: ErrorCode,
         /// The response's `ErrorMessage`, if it has one.
         message: Option<String>,
     },
@@ -236,7 +236,7 @@ pub enum Error {
         /// The Kafka error code from SaslHandshake or SaslAuthenticate
         /// (`UNSUPPORTED_SASL_MECHANISM`, ...), or `SASL_AUTHENTICATION_FAILED`
         /// when the client gave up (bad SCRAM server signature, token fetch failure).
-        error_code: i16,
+        error_code: ErrorCode,
         /// The broker's error message, or the client's reason when it gave up first.
         message: String,
     },
@@ -319,7 +319,7 @@ impl Error {
             | Error::UnknownBroker(_) => true,
             Error::Bootstrap { attempts } => attempts.iter().all(Error::is_retriable),
             Error::ApiVersions { error_code, .. } | Error::Broker { error_code, .. } => {
-                crate::admin::lookup::is_retriable(*error_code)
+                error_code.is_retriable()
             }
             Error::InvalidAddress { .. }
             | Error::Frame { .. }
@@ -343,11 +343,11 @@ impl Error {
 
     /// The Kafka error code that best describes this client-side failure,
     /// for reporting it where a broker's error code would stand.
-    pub fn kafka_code(&self) -> i16 {
+    pub fn kafka_code(&self) -> ErrorCode {
         match self {
             Error::ConnectTimeout { .. }
             | Error::RequestTimeout { .. }
-            | Error::Deadline { .. } => error_code::REQUEST_TIMED_OUT,
+            | Error::Deadline { .. } => ErrorCode::REQUEST_TIMED_OUT,
             Error::Resolve { .. }
             | Error::Connect { .. }
             | Error::Closed { .. }
@@ -355,25 +355,23 @@ impl Error {
             | Error::Io { .. }
             | Error::Shutdown { .. }
             | Error::Tls { .. }
-            | Error::TlsListener { .. } => error_code::NETWORK_EXCEPTION,
+            | Error::TlsListener { .. } => ErrorCode::NETWORK_EXCEPTION,
             // the error that stopped it, if one did (a refused login is no network fault)
             Error::Bootstrap { attempts } => attempts
                 .iter()
                 .find(|e| !e.is_retriable() && !matches!(e, Error::Deadline { .. }))
-                .map_or(error_code::NETWORK_EXCEPTION, Error::kafka_code),
+                .map_or(ErrorCode::NETWORK_EXCEPTION, Error::kafka_code),
             Error::Authentication { error_code, .. } => *error_code,
             Error::UnsupportedApi { .. } | Error::FeatureUnsupported { .. } => {
-                error_code::UNSUPPORTED_VERSION
+                ErrorCode::UNSUPPORTED_VERSION
             }
-            Error::NoBrokers => error_code::BROKER_NOT_AVAILABLE,
-            Error::UnknownBroker(_) | Error::NoSuchBroker { .. } => {
-                error_code::BROKER_NOT_AVAILABLE
-            }
+            Error::NoBrokers => ErrorCode::BROKER_NOT_AVAILABLE,
+            Error::UnknownBroker(_) | Error::NoSuchBroker { .. } => ErrorCode::BROKER_NOT_AVAILABLE,
             Error::ApiVersions { error_code, .. } | Error::Broker { error_code, .. } => *error_code,
             Error::InvalidAddress { .. }
             | Error::Frame { .. }
             | Error::UnknownCorrelationId { .. }
-            | Error::Decode { .. } => error_code::UNKNOWN_SERVER_ERROR,
+            | Error::Decode { .. } => ErrorCode::UNKNOWN_SERVER_ERROR,
         }
     }
 }
@@ -483,7 +481,7 @@ mod tests {
         let login = Error::Authentication {
             addr: "b1:9092".into(),
             mechanism: "PLAIN",
-            error_code: error_code::SASL_AUTHENTICATION_FAILED,
+            error_code: ErrorCode::SASL_AUTHENTICATION_FAILED,
             message: "bad credentials".into(),
         };
         let tls = Error::TlsListener {
@@ -498,14 +496,14 @@ mod tests {
         let unreachable = Error::Bootstrap {
             attempts: vec![refused.clone(), deadline],
         };
-        assert_eq!(unreachable.kafka_code(), error_code::NETWORK_EXCEPTION);
+        assert_eq!(unreachable.kafka_code(), ErrorCode::NETWORK_EXCEPTION);
         assert!(!unreachable.is_retriable());
         let refused_login = Error::Bootstrap {
             attempts: vec![login],
         };
         assert_eq!(
             refused_login.kafka_code(),
-            error_code::SASL_AUTHENTICATION_FAILED
+            ErrorCode::SASL_AUTHENTICATION_FAILED
         );
     }
 }

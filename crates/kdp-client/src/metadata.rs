@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use kdp_wire::messages::MetadataResponse;
-use kdp_wire::Uuid;
+use kdp_wire::{ErrorCode, Uuid};
 
 use crate::transport::BrokerAddress;
 
@@ -24,7 +24,7 @@ pub struct PartitionInfo {
     /// `PartitionIndex`.
     pub partition: i32,
     /// Kafka's error for this partition (e.g. LEADER_NOT_AVAILABLE), 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The leader's broker id, or -1 when there is none.
     pub leader: i32,
     /// `LeaderEpoch`, or -1 when unknown.
@@ -43,7 +43,7 @@ pub struct TopicInfo {
     /// `Name`.
     pub name: String,
     /// Kafka's error for this topic (e.g. UNKNOWN_TOPIC_OR_PARTITION), 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// `TopicId`, zero from brokers before Metadata v10.
     pub topic_id: Uuid,
     /// `IsInternal`, e.g. `__consumer_offsets`.

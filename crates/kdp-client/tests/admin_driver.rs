@@ -16,8 +16,8 @@ use kdp_client::admin::{
     DriverOptions, KeyError, KeyOutcome, KeyResult,
 };
 use kdp_client::{Client, ClientConfig};
-use kdp_wire::error_code;
 use kdp_wire::messages::{DescribeProducersRequest, DescribeProducersResponse, TopicRequest};
+use kdp_wire::ErrorCode;
 
 /// Keys are names; the value is the producer id the broker answered with.
 struct Names {
@@ -57,7 +57,7 @@ impl AdminHandler for Names {
                 if self.retry_once.as_ref() == Some(&t.name)
                     && self.retried.fetch_add(1, Ordering::SeqCst) == 0
                 {
-                    let reason = KeyError::broker(error_code::COORDINATOR_LOAD_IN_PROGRESS, None);
+                    let reason = KeyError::broker(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS, None);
                     return (
                         t.name,
                         KeyOutcome::Retry {
@@ -100,10 +100,9 @@ impl CoordinatorLookup<String> for FakeFindCoordinator {
             let mut found = BTreeMap::new();
             for k in keys {
                 let r = match (k.as_str(), first) {
-                    ("a", true) => Err(KeyError::broker(
-                        error_code::COORDINATOR_NOT_AVAILABLE,
-                        None,
-                    )),
+                    ("a", true) => {
+                        Err(KeyError::broker(ErrorCode::COORDINATOR_NOT_AVAILABLE, None))
+                    }
                     ("a", false) => Ok(1),
                     _ => Ok(2),
                 };

@@ -11,13 +11,13 @@ use kdp_client::{
     BrokerAddress, Client, ClientConfig, ConnectFuture, Connection, ConnectionConfig, Connector,
     DescribeEvent, DescribeOptions, Error, PartitionOutcome, TopicSelection,
 };
-use kdp_wire::error_code;
 use kdp_wire::frame::response_frame_to_vec;
 use kdp_wire::messages::{
     ApiVersion, ApiVersionsResponse, DescribeProducersRequest, DescribeProducersResponse,
     MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
     MetadataResponseTopic, PartitionResponse, ProducerState, TopicRequest, TopicResponse,
 };
+use kdp_wire::ErrorCode;
 use kdp_wire::{decode_exact, Reader, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -195,7 +195,7 @@ async fn peer_closing_mid_response_or_between_responses() {
     let err = conn.send(&dp_request("t"), 0).await.unwrap_err();
     assert!(matches!(err, Error::Truncated { .. }), "{err}");
     assert!(err.is_connection_error());
-    assert_eq!(err.kafka_code(), error_code::NETWORK_EXCEPTION);
+    assert_eq!(err.kafka_code(), ErrorCode::NETWORK_EXCEPTION);
 
     let conn = Connection::new(
         TcpStream::connect(&addr).await.unwrap(),
@@ -227,7 +227,7 @@ async fn request_timeout_and_a_late_response_is_dropped() {
     let conn = Connection::new(TcpStream::connect(&addr).await.unwrap(), &addr, config(200));
     let err = conn.send(&dp_request("first"), 0).await.unwrap_err();
     assert!(matches!(err, Error::RequestTimeout { .. }), "{err}");
-    assert_eq!(err.kafka_code(), error_code::REQUEST_TIMED_OUT);
+    assert_eq!(err.kafka_code(), ErrorCode::REQUEST_TIMED_OUT);
     timed_out_tx.send(()).unwrap();
     // the late answer to "first" arrives before this one's, on the same stream
     let resp = conn
@@ -314,7 +314,7 @@ async fn api_versions_falls_back_to_the_brokers_version() {
             seen2.lock().unwrap().push(h.request_api_version);
             let frame = if h.request_api_version > 2 {
                 let resp = ApiVersionsResponse {
-                    error_code: error_code::UNSUPPORTED_VERSION,
+                    error_code: ErrorCode::UNSUPPORTED_VERSION,
                     api_keys: vec![ApiVersion::new(18, 0, 2)],
                     ..Default::default()
                 };
@@ -378,7 +378,7 @@ async fn no_common_version_is_an_error() {
             .contains("does not support DescribeProducers (added in Kafka 2.8; kdp speaks v"),
         "{e}"
     );
-    assert_eq!(e.kafka_code(), error_code::UNSUPPORTED_VERSION);
+    assert_eq!(e.kafka_code(), ErrorCode::UNSUPPORTED_VERSION);
 }
 
 // ---------------------------------------------------------------- a fake cluster
@@ -451,7 +451,7 @@ async fn fake_cluster(partitions: i32, dp: Arc<DpHandler>) -> (String, Arc<Atomi
 
 fn answer(
     req: &DescribeProducersRequest,
-    code: impl Fn(i32) -> i16,
+    code: impl Fn(i32) -> ErrorCode,
     throttle: i32,
 ) -> DescribeProducersResponse {
     DescribeProducersResponse {
@@ -467,7 +467,7 @@ fn answer(
                     .map(|p| PartitionResponse {
                         partition_index: *p,
                         error_code: code(*p),
-                        active_producers: if code(*p) == 0 {
+                        active_producers: if code(*p) == ErrorCode::NONE {
                             vec![ProducerState {
                                 producer_id: 100 + i64::from(*p),
                                 ..Default::default()
@@ -524,9 +524,9 @@ async fn describe_retries_not_leader_and_never_authorization_errors() {
         answer(
             req,
             |p| match (n, p) {
-                (0, 0) => error_code::NOT_LEADER_OR_FOLLOWER,
-                (_, 1) => error_code::TOPIC_AUTHORIZATION_FAILED,
-                _ => 0,
+                (0, 0) => ErrorCode::NOT_LEADER_OR_FOLLOWER,
+                (_, 1) => ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                _ => ErrorCode::NONE,
             },
             0,
         )
@@ -543,7 +543,7 @@ async fn describe_retries_not_leader_and_never_authorization_errors() {
     let e = out[1].result.as_ref().unwrap_err();
     assert_eq!(
         (e.code, e.client_side),
-        (error_code::TOPIC_AUTHORIZATION_FAILED, false)
+        (ErrorCode::TOPIC_AUTHORIZATION_FAILED, false)
     );
     assert!(out[2].result.is_ok());
     assert_eq!(
@@ -556,14 +556,14 @@ async fn describe_retries_not_leader_and_never_authorization_errors() {
 #[tokio::test]
 async fn describe_with_broker_id_does_not_retry_not_leader() {
     let dp: Arc<DpHandler> =
-        Arc::new(|_, req| answer(req, |_| error_code::NOT_LEADER_OR_FOLLOWER, 0));
+        Arc::new(|_, req| answer(req, |_| ErrorCode::NOT_LEADER_OR_FOLLOWER, 0));
     let (addr, calls) = fake_cluster(1, dp).await;
     let mut opts = topic_t(Some(vec![0]));
     opts.broker_id = Some(1);
     let (out, _) = describe(&addr, opts).await;
     assert_eq!(
         out[0].result.as_ref().unwrap_err().code,
-        error_code::NOT_LEADER_OR_FOLLOWER
+        ErrorCode::NOT_LEADER_OR_FOLLOWER
     );
     assert_eq!(out[0].broker_id, Some(1));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -573,7 +573,7 @@ async fn describe_with_broker_id_does_not_retry_not_leader() {
 async fn describe_gives_up_on_unknown_partition_within_bounds() {
     // the broker keeps saying UNKNOWN_TOPIC_OR_PARTITION although metadata has it
     let dp: Arc<DpHandler> =
-        Arc::new(|_, req| answer(req, |_| error_code::UNKNOWN_TOPIC_OR_PARTITION, 0));
+        Arc::new(|_, req| answer(req, |_| ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, 0));
     let (addr, calls) = fake_cluster(1, dp).await;
     let mut opts = topic_t(Some(vec![0, 5]));
     opts.max_attempts = 4;
@@ -587,7 +587,7 @@ async fn describe_gives_up_on_unknown_partition_within_bounds() {
     let e = out[0].result.as_ref().unwrap_err();
     assert_eq!(
         (e.code, e.client_side),
-        (error_code::UNKNOWN_TOPIC_OR_PARTITION, false)
+        (ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, false)
     );
     assert_eq!(calls.load(Ordering::SeqCst), 4, "bounded by max_attempts");
 }
@@ -598,7 +598,7 @@ async fn bootstrap_tries_each_server_and_reports_all_failures() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().to_string()
     };
-    let dp: Arc<DpHandler> = Arc::new(|_, req| answer(req, |_| 0, 0));
+    let dp: Arc<DpHandler> = Arc::new(|_, req| answer(req, |_| ErrorCode::NONE, 0));
     let (live, _) = fake_cluster(1, dp).await;
     let client = Client::connect(
         BrokerAddress::parse_list(&format!("{dead},{live}")).unwrap(),

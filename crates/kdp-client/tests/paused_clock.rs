@@ -11,8 +11,8 @@ use kdp_client::{
     Client, ClientConfig, Connection, ConnectionConfig, ConnectionSetup, DescribeEvent,
     DescribeOptions, Error, PartitionOutcome, SetupFuture, TopicSelection,
 };
-use kdp_wire::error_code;
 use kdp_wire::messages::{DescribeProducersRequest, MetadataRequest, TopicRequest};
+use kdp_wire::ErrorCode;
 
 fn client_config(cluster: &MemCluster) -> ClientConfig {
     ClientConfig {
@@ -179,7 +179,7 @@ async fn an_answer_for_a_partition_the_broker_was_not_asked_is_ignored() {
             let mut resp = answer_from(b, r);
             if b == 1 {
                 let mut bogus = partition_answer(1, 1);
-                bogus.error_code = error_code::TOPIC_AUTHORIZATION_FAILED;
+                bogus.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
                 bogus.active_producers.clear();
                 resp.topics[0].partitions.push(bogus);
                 Answer::Respond(resp)
@@ -247,7 +247,7 @@ impl ConnectionSetup for Probe {
                 return Err(Error::Broker {
                     addr: conn.addr().to_string(),
                     api: "SaslAuthenticate",
-                    error_code: error_code::SASL_AUTHENTICATION_FAILED,
+                    error_code: ErrorCode::SASL_AUTHENTICATION_FAILED,
                     message: None,
                 });
             }
@@ -294,7 +294,7 @@ async fn a_failing_connection_setup_fails_the_connection() {
         .unwrap_err();
     assert_eq!(
         err.kafka_code(),
-        error_code::SASL_AUTHENTICATION_FAILED,
+        ErrorCode::SASL_AUTHENTICATION_FAILED,
         "{err}"
     );
     assert!(probe.seen.lock().unwrap().is_some());
@@ -352,7 +352,7 @@ mod one_deadline {
     use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error};
     use kdp_test_support::StallCluster;
     use kdp_wire::api;
-    use kdp_wire::error_code;
+    use kdp_wire::ErrorCode;
     use tokio::time::Instant;
 
     const BUDGET: Duration = Duration::from_secs(10);
@@ -449,7 +449,7 @@ mod one_deadline {
         assert!(!failed.is_empty());
         assert!(failed
             .iter()
-            .all(|e| e.code == error_code::REQUEST_TIMED_OUT));
+            .all(|e| e.code == ErrorCode::REQUEST_TIMED_OUT));
     }
 
     #[tokio::test(start_paused = true)]
@@ -494,7 +494,7 @@ mod one_deadline {
         assert_eq!(summary.failed, summary.partitions);
         assert!(errors
             .iter()
-            .all(|e| e.code == error_code::REQUEST_TIMED_OUT));
+            .all(|e| e.code == ErrorCode::REQUEST_TIMED_OUT));
         let named = errors
             .iter()
             .filter_map(|e| e.message.as_deref())
@@ -517,7 +517,7 @@ mod one_deadline {
         let mut n = 0;
         for r in results {
             let e = r.expect_err(what);
-            assert_eq!(e.code, error_code::REQUEST_TIMED_OUT, "{what}: {e:?}");
+            assert_eq!(e.code, ErrorCode::REQUEST_TIMED_OUT, "{what}: {e:?}");
             let m = e.message.unwrap_or_default();
             assert!(m.contains(what), "{what}: {m}");
             n += 1;
@@ -650,7 +650,7 @@ async fn an_unsupported_lookup_is_not_retried_until_the_deadline() {
         start.elapsed()
     );
     let e = described["app"].result.as_ref().unwrap_err();
-    assert_eq!(e.code, error_code::UNSUPPORTED_VERSION, "{e:?}");
+    assert_eq!(e.code, ErrorCode::UNSUPPORTED_VERSION, "{e:?}");
     assert!(
         e.message
             .as_deref()

@@ -217,7 +217,7 @@ mod automated {
         let why = refused(plan_abort(&client, &payments_abort(0, 1), &bounds()).await);
         assert_eq!(
             why.leader_would_answer(),
-            Some(kdp_wire::error_code::TRANSACTION_COORDINATOR_FENCED),
+            Some(kdp_wire::ErrorCode::TRANSACTION_COORDINATOR_FENCED),
             "{why}"
         );
         assert_eq!(payments(&mock), before, "nothing was sent");

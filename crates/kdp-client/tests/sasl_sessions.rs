@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::{answer_from, Answer, MemCluster};
 use kdp_client::{Client, ClientConfig, Connection, ConnectionSetup, Error, SetupFuture};
-use kdp_wire::error_code;
+use kdp_wire::ErrorCode;
 
 /// Counts setups; each session lasts `life` (as SaslSetup does with the
 /// broker's SessionLifetimeMs), or fails as a wrong password does.
@@ -28,7 +28,7 @@ impl ConnectionSetup for Session {
                 return Err(Error::Authentication {
                     addr: conn.addr().to_string(),
                     mechanism: "SCRAM-SHA-512",
-                    error_code: error_code::SASL_AUTHENTICATION_FAILED,
+                    error_code: ErrorCode::SASL_AUTHENTICATION_FAILED,
                     message: "invalid credentials".into(),
                 });
             }

@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use kdp_wire::api;
-use kdp_wire::error_code;
 use kdp_wire::frame::encode_response_frame;
 use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kdp_wire::registry::DECLARED;
+use kdp_wire::ErrorCode;
 use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader};
 
 use crate::apis::api_versions::api_range;
@@ -251,7 +251,7 @@ pub fn handle_request_as(
         // UNSUPPORTED_VERSION and, since KIP-511, only the ApiVersions
         // range (ApiVersionsRequest.getErrorResponse).
         let resp = ApiVersionsResponse {
-            error_code: error_code::UNSUPPORTED_VERSION,
+            error_code: ErrorCode::UNSUPPORTED_VERSION,
             api_keys: vec![api_range(api::API_VERSIONS)],
             ..Default::default()
         };
@@ -402,7 +402,7 @@ mod tests {
                 ..Default::default()
             };
             let resp = call(&req, v).unwrap();
-            assert_eq!(resp.error_code, 0);
+            assert_eq!(resp.error_code, ErrorCode::NONE);
             assert_eq!(resp.range(api::DESCRIBE_PRODUCERS), Some((0, 0)));
             assert_eq!(resp.range(api::METADATA), Some((4, 12)));
             assert_eq!(resp.range(api::API_VERSIONS), Some((0, 4)));
@@ -425,7 +425,7 @@ mod tests {
             ..Default::default()
         };
         let resp = call(&req, 3).unwrap();
-        assert_eq!(resp.error_code, error_code::INVALID_REQUEST);
+        assert_eq!(resp.error_code, ErrorCode::INVALID_REQUEST);
         assert!(resp.api_keys.is_empty());
         assert!(valid_software_token("apache-kafka-java"));
         assert!(valid_software_token("4.1.1"));
@@ -448,7 +448,7 @@ mod tests {
         let handled = handle_request(&shared(), 1, &payload, None).unwrap();
         let (h, resp) = decode_response_frame::<ApiVersionsResponse>(&handled.response, 0).unwrap();
         assert_eq!(h.correlation_id, 5);
-        assert_eq!(resp.error_code, error_code::UNSUPPORTED_VERSION);
+        assert_eq!(resp.error_code, ErrorCode::UNSUPPORTED_VERSION);
         assert_eq!(resp.api_keys, vec![ApiVersion::new(18, 0, 4)]);
         // size + correlation id + error code + int32 count + one entry
         assert_eq!(handled.response.len(), 4 + 4 + 2 + 4 + 6);
@@ -473,7 +473,7 @@ mod tests {
             let t = &resp.topics[0];
             assert_eq!(t.partitions[0].leader_id, 1);
             assert_eq!(t.partitions[0].replica_nodes, vec![1, 2]);
-            assert_eq!(t.partitions[1].error_code, error_code::LEADER_NOT_AVAILABLE);
+            assert_eq!(t.partitions[1].error_code, ErrorCode::LEADER_NOT_AVAILABLE);
             assert_eq!(t.partitions[1].leader_id, -1);
             if v >= 7 {
                 assert_eq!(t.partitions[0].leader_epoch, 4);
@@ -496,7 +496,7 @@ mod tests {
             12,
         )
         .unwrap();
-        let got: Vec<(Option<&str>, i16)> = resp
+        let got: Vec<(Option<&str>, ErrorCode)> = resp
             .topics
             .iter()
             .map(|t| (t.name.as_deref(), t.error_code))
@@ -504,9 +504,9 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (Some("t"), 0),
-                (Some("nope"), error_code::UNKNOWN_TOPIC_OR_PARTITION),
-                (Some("a/b"), error_code::INVALID_TOPIC_EXCEPTION)
+                (Some("t"), ErrorCode::NONE),
+                (Some("nope"), ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+                (Some("a/b"), ErrorCode::INVALID_TOPIC_EXCEPTION)
             ]
         );
         assert_eq!(resp.topics[0].topic_authorized_operations, 3576);
@@ -539,7 +539,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(resp.topics[0].name.as_deref(), Some("t"));
-        assert_eq!(resp.topics[1].error_code, error_code::UNKNOWN_TOPIC_ID);
+        assert_eq!(resp.topics[1].error_code, ErrorCode::UNKNOWN_TOPIC_ID);
         assert_eq!(resp.topics[1].name, None);
         // Before v12, a topic id is an invalid request: the connection closes.
         assert!(call(
@@ -566,13 +566,16 @@ mod tests {
             0,
         )
         .unwrap();
-        let codes: Vec<i16> = resp.topics[0]
+        let codes: Vec<ErrorCode> = resp.topics[0]
             .partitions
             .iter()
             .map(|p| p.error_code)
             .collect();
         // Broker 1 hosts partition 0, not partition 1.
-        assert_eq!(codes, vec![0, error_code::NOT_LEADER_OR_FOLLOWER]);
+        assert_eq!(
+            codes,
+            vec![ErrorCode::NONE, ErrorCode::NOT_LEADER_OR_FOLLOWER]
+        );
     }
 
     /// A key that counts how often it is compared.
@@ -648,7 +651,10 @@ mod tests {
         let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();
         expected.push("t");
         assert_eq!(got, expected);
-        assert_eq!(resp.topics.last().map(|t| t.error_code), Some(0));
+        assert_eq!(
+            resp.topics.last().map(|t| t.error_code),
+            Some(ErrorCode::NONE)
+        );
     }
 
     fn describe_frame(topic: &str, partitions: Vec<i32>) -> Vec<u8> {
@@ -780,7 +786,10 @@ mod tests {
             ..Default::default()
         };
         let resp = on(&s, 1, &abort, 1);
-        assert_eq!(resp.markers[0].topics[0].partitions[0].error_code, 0);
+        assert_eq!(
+            resp.markers[0].topics[0].partitions[0].error_code,
+            ErrorCode::NONE
+        );
         assert_eq!(lso(&s), 11);
         // The follower (broker 2) sees the transaction gone too.
         let dp = DescribeProducersRequest {
@@ -1049,7 +1058,7 @@ mod tests {
             ..Default::default()
         };
         let first = on(&s, 1, &init, 4);
-        assert_eq!(first.error_code, 0);
+        assert_eq!(first.error_code, ErrorCode::NONE);
         let fresh_pid = first.producer_id;
         // Idle but not for a cleanup interval yet: the cleanup has not run again.
         clock.advance(Duration::from_secs(59 * 60));
@@ -1068,11 +1077,14 @@ mod tests {
                 .iter()
                 .map(|t| t.error_code)
                 .collect::<Vec<_>>(),
-            [error_code::TRANSACTIONAL_ID_NOT_FOUND, 0]
+            [ErrorCode::TRANSACTIONAL_ID_NOT_FOUND, ErrorCode::NONE]
         );
         // Asked again, the id starts over with a new producer id.
         let again = on(&s, 1, &init, 4);
-        assert_eq!((again.error_code, again.producer_epoch), (0, 0));
+        assert_eq!(
+            (again.error_code, again.producer_epoch),
+            (ErrorCode::NONE, 0)
+        );
         assert_ne!(again.producer_id, fresh_pid);
     }
 
@@ -1092,7 +1104,7 @@ mod tests {
         // Used every 50 s, for longer than its 1-minute expiration and the
         // cleanup interval: each use counts as an update.
         for _ in 0..100 {
-            assert_eq!(on(&s, 1, &init, 4).error_code, 0);
+            assert_eq!(on(&s, 1, &init, 4).error_code, ErrorCode::NONE);
             clock.advance(Duration::from_secs(50));
         }
         assert!(listed(&s, 1).contains(&"settled".to_string()));
@@ -1110,7 +1122,7 @@ mod tests {
         let resp = on(&s, 1, &req, 6);
         assert_eq!(
             resp.coordinators[0].error_code,
-            error_code::COORDINATOR_NOT_AVAILABLE
+            ErrorCode::COORDINATOR_NOT_AVAILABLE
         );
         let s = Shared {
             cluster: RwLock::new(
@@ -1126,7 +1138,7 @@ mod tests {
         let c = &resp.coordinators[0];
         assert_eq!(
             (c.error_code, c.node_id, c.host.as_str(), c.port),
-            (0, 2, "127.0.0.1", 9002)
+            (ErrorCode::NONE, 2, "127.0.0.1", 9002)
         );
         // An unknown key type closes the connection.
         let bad = FindCoordinatorRequest { key_type: 9, ..req };
@@ -1200,20 +1212,23 @@ mod tests {
                 .unwrap()
                 .1
         };
-        let codes = |r: MetadataResponse| -> Vec<(String, i16)> {
+        let codes = |r: MetadataResponse| -> Vec<(String, ErrorCode)> {
             r.topics
                 .into_iter()
                 .map(|t| (t.name.unwrap_or_default(), t.error_code))
                 .collect()
         };
-        let denied = error_code::TOPIC_AUTHORIZATION_FAILED;
+        let denied = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
         assert_eq!(
             codes(metadata("User:blind", &named)),
             [("t".into(), denied)]
         );
-        assert_eq!(codes(metadata("User:blind", &all)), [("u".into(), 0)]);
+        assert_eq!(
+            codes(metadata("User:blind", &all)),
+            [("u".into(), ErrorCode::NONE)]
+        );
         for p in ["User:reader", "User:ANONYMOUS"] {
-            assert_eq!(codes(metadata(p, &named)), [("t".into(), 0)]);
+            assert_eq!(codes(metadata(p, &named)), [("t".into(), ErrorCode::NONE)]);
         }
         let dp = DescribeProducersRequest {
             topics: vec![kdp_wire::messages::TopicRequest {
@@ -1233,7 +1248,7 @@ mod tests {
                 .error_code
         };
         assert_eq!(describe("User:reader"), denied);
-        assert_eq!(describe("User:ANONYMOUS"), 0);
-        assert_eq!(describe("User:blind"), 0);
+        assert_eq!(describe("User:ANONYMOUS"), ErrorCode::NONE);
+        assert_eq!(describe("User:blind"), ErrorCode::NONE);
     }
 }

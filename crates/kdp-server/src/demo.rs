@@ -38,6 +38,7 @@ pub fn cluster_at(now: SystemTime) -> Result<Cluster, ClusterError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kdp_wire::ErrorCode;
     use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
@@ -141,7 +142,7 @@ mod tests {
                 .topics
                 .iter()
                 .any(|t| t.topic == topic && t.partitions.contains(&partition));
-            if d.error_code != 0 || !listed_partition {
+            if d.error_code != ErrorCode::NONE || !listed_partition {
                 hanging.push((topic, partition, pid));
             }
         }

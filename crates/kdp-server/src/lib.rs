@@ -28,7 +28,7 @@
 //! ```
 //! use kdp_server::responder::{describe_producers, BrokerView, Hosted, RequestContext};
 //! use kdp_server::AllowAll;
-//! use kdp_wire::error_code::{self, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION};
+//! use kdp_wire::ErrorCode;
 //! use kdp_wire::messages::{DescribeProducersRequest, ProducerState, TopicRequest};
 //!
 //! /// Holds a replica of `orders-0`; `orders-1` lives on other brokers.
@@ -70,9 +70,9 @@
 //! assert_eq!(
 //!     answers,
 //!     [
-//!         (0, error_code::NONE, 1),
-//!         (1, NOT_LEADER_OR_FOLLOWER, 0),
-//!         (9, UNKNOWN_TOPIC_OR_PARTITION, 0),
+//!         (0, ErrorCode::NONE, 1),
+//!         (1, ErrorCode::NOT_LEADER_OR_FOLLOWER, 0),
+//!         (9, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, 0),
 //!     ]
 //! );
 //!
@@ -83,7 +83,7 @@
 //! assert!(denied.topics[0]
 //!     .partitions
 //!     .iter()
-//!     .all(|p| p.error_code == error_code::TOPIC_AUTHORIZATION_FAILED));
+//!     .all(|p| p.error_code == ErrorCode::TOPIC_AUTHORIZATION_FAILED));
 //!
 //! // The bytes to send back for the request with correlation id 7.
 //! let frame = kdp_wire::frame::response_frame_to_vec(7, &response, 0);

@@ -27,11 +27,11 @@
 //!   stays null.
 //! * ThrottleTimeMs is 0 (no quotas here).
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
     TopicResponse,
 };
+use kdp_wire::ErrorCode;
 use kdp_wire::Message;
 
 use crate::acls::{ClusterOperation, TxnIdOperation};
@@ -215,13 +215,13 @@ pub fn describe_producers_within(
     let mut meter = Meter::new(version, limit);
     let mut topics = Vec::with_capacity(request.topics.len().min(1024));
     for t in &request.topics {
-        let topic_error: Option<(i16, String)> = match validate_topic_name(&t.name) {
-            Err(reason) => Some((error_code::INVALID_TOPIC_EXCEPTION, reason)),
+        let topic_error: Option<(ErrorCode, String)> = match validate_topic_name(&t.name) {
+            Err(reason) => Some((ErrorCode::INVALID_TOPIC_EXCEPTION, reason)),
             Ok(()) if !authorizer.authorize_read_topic(ctx, &t.name) => {
-                Some(with_default(error_code::TOPIC_AUTHORIZATION_FAILED))
+                Some(with_default(ErrorCode::TOPIC_AUTHORIZATION_FAILED))
             }
             Ok(()) if !view.contains_topic(&t.name) => {
-                Some(with_default(error_code::UNKNOWN_TOPIC_OR_PARTITION))
+                Some(with_default(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION))
             }
             Ok(()) => None,
         };
@@ -346,19 +346,16 @@ impl Meter {
 }
 
 /// `new ApiError(error)`: the code with its default message.
-fn with_default(code: i16) -> (i16, String) {
-    let message = error_code::lookup(code)
-        .map(|e| e.message.to_string())
-        .unwrap_or_default();
-    (code, message)
+fn with_default(code: ErrorCode) -> (ErrorCode, String) {
+    (code, code.message().unwrap_or_default().to_string())
 }
 
 fn partition_response(index: i32, hosted: Hosted<'_>) -> PartitionResponse {
     let (error_code, active_producers) = match hosted {
-        Hosted::Online(state) => (error_code::NONE, state.to_vec()),
-        Hosted::Offline => (error_code::KAFKA_STORAGE_ERROR, Vec::new()),
-        Hosted::NotHosted => (error_code::NOT_LEADER_OR_FOLLOWER, Vec::new()),
-        Hosted::Unknown => (error_code::UNKNOWN_TOPIC_OR_PARTITION, Vec::new()),
+        Hosted::Online(state) => (ErrorCode::NONE, state.to_vec()),
+        Hosted::Offline => (ErrorCode::KAFKA_STORAGE_ERROR, Vec::new()),
+        Hosted::NotHosted => (ErrorCode::NOT_LEADER_OR_FOLLOWER, Vec::new()),
+        Hosted::Unknown => (ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, Vec::new()),
     };
     PartitionResponse {
         partition_index: index,
@@ -434,7 +431,7 @@ mod tests {
     fn leader_answers_with_its_state() {
         let p = one(1, "orders", 0);
         assert_eq!(p.partition_index, 0);
-        assert_eq!(p.error_code, 0);
+        assert_eq!(p.error_code, ErrorCode::NONE);
         assert_eq!(p.error_message, None);
         assert_eq!(p.active_producers.len(), 2);
         let seed = &p.active_producers[0];
@@ -460,18 +457,21 @@ mod tests {
         );
         // Broker 3 diverged: its own state, no leader check.
         let p = one(3, "orders", 0);
-        assert_eq!(p.error_code, 0);
+        assert_eq!(p.error_code, ErrorCode::NONE);
         assert_eq!(p.active_producers.len(), 1);
         assert_eq!(p.active_producers[0].producer_epoch, 11);
         // A follower of a partition with no producers.
         let p = one(1, "orders", 1);
-        assert_eq!((p.error_code, p.active_producers.len()), (0, 0));
+        assert_eq!(
+            (p.error_code, p.active_producers.len()),
+            (ErrorCode::NONE, 0)
+        );
     }
 
     #[test]
     fn not_hosted_is_not_leader_or_follower_without_message() {
         let p = one(4, "orders", 0);
-        assert_eq!(p.error_code, error_code::NOT_LEADER_OR_FOLLOWER);
+        assert_eq!(p.error_code, ErrorCode::NOT_LEADER_OR_FOLLOWER);
         assert_eq!(p.error_message, None);
         assert!(p.active_producers.is_empty());
     }
@@ -479,10 +479,10 @@ mod tests {
     #[test]
     fn offline_log_is_storage_error_without_message() {
         let p = one(3, "orders", 1);
-        assert_eq!(p.error_code, error_code::KAFKA_STORAGE_ERROR);
+        assert_eq!(p.error_code, ErrorCode::KAFKA_STORAGE_ERROR);
         assert_eq!(p.error_message, None);
         // The other replicas of that partition still answer.
-        assert_eq!(one(2, "orders", 1).error_code, 0);
+        assert_eq!(one(2, "orders", 1).error_code, ErrorCode::NONE);
     }
 
     #[test]
@@ -490,7 +490,7 @@ mod tests {
         for idx in [2, 99, -1] {
             let p = one(1, "orders", idx);
             assert_eq!(p.partition_index, idx);
-            assert_eq!(p.error_code, error_code::UNKNOWN_TOPIC_OR_PARTITION);
+            assert_eq!(p.error_code, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
             assert_eq!(p.error_message, None);
         }
     }
@@ -501,7 +501,7 @@ mod tests {
         assert_eq!(r.topics[0].partitions.len(), 2);
         for (p, idx) in r.topics[0].partitions.iter().zip([0, 1]) {
             assert_eq!(p.partition_index, idx);
-            assert_eq!(p.error_code, error_code::UNKNOWN_TOPIC_OR_PARTITION);
+            assert_eq!(p.error_code, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
             assert_eq!(
                 p.error_message.as_deref(),
                 Some("This server does not host this topic-partition.")
@@ -521,12 +521,12 @@ mod tests {
             ),
         ] {
             let p = one(1, name, 0);
-            assert_eq!(p.error_code, error_code::INVALID_TOPIC_EXCEPTION, "{name:?}");
+            assert_eq!(p.error_code, ErrorCode::INVALID_TOPIC_EXCEPTION, "{name:?}");
             assert_eq!(p.error_message.as_deref(), Some(text));
         }
         let long = "x".repeat(250);
         let p = one(1, &long, 0);
-        assert_eq!(p.error_code, error_code::INVALID_TOPIC_EXCEPTION);
+        assert_eq!(p.error_code, ErrorCode::INVALID_TOPIC_EXCEPTION);
         assert!(p
             .error_message
             .unwrap()
@@ -552,7 +552,7 @@ mod tests {
             &deny_secret_and_ghost,
             &RequestContext::default(),
         );
-        let codes: Vec<(i16, Option<&str>)> = r
+        let codes: Vec<(ErrorCode, Option<&str>)> = r
             .topics
             .iter()
             .map(|t| {
@@ -562,13 +562,25 @@ mod tests {
                 )
             })
             .collect();
-        assert_eq!(codes[0], (29, Some("Topic authorization failed.")));
+        assert_eq!(
+            codes[0],
+            (
+                ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                Some("Topic authorization failed.")
+            )
+        );
         // A topic that does not exist and is denied: still an authorization
         // failure, so the client learns nothing about its existence.
-        assert_eq!(codes[1], (29, Some("Topic authorization failed.")));
-        assert_eq!(codes[2], (0, None));
+        assert_eq!(
+            codes[1],
+            (
+                ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                Some("Topic authorization failed.")
+            )
+        );
+        assert_eq!(codes[2], (ErrorCode::NONE, None));
         // Validity is checked before authorization.
-        assert_eq!(codes[3].0, error_code::INVALID_TOPIC_EXCEPTION);
+        assert_eq!(codes[3].0, ErrorCode::INVALID_TOPIC_EXCEPTION);
     }
 
     #[test]

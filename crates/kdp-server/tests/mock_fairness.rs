@@ -14,6 +14,7 @@ use kdp_wire::messages::{
     ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest, DescribeProducersResponse,
     TopicRequest,
 };
+use kdp_wire::ErrorCode;
 use kdp_wire::{Request, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -105,7 +106,7 @@ async fn an_expensive_request_does_not_stall_other_connections() {
     b.write_all(&frame(&versions, 3, 2)).await.unwrap();
     let bytes = read_frame(&mut b).await;
     let (_, v) = decode_response_frame::<ApiVersionsResponse>(&bytes, 3).unwrap();
-    assert_eq!(v.error_code, 0);
+    assert_eq!(v.error_code, ErrorCode::NONE);
     events.lock().unwrap().push("other client answered");
 
     release_tx.send(()).unwrap();

@@ -18,6 +18,7 @@ use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, TopicRequest, WritableTxnMarker,
     WritableTxnMarkerTopic, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
+use kdp_wire::ErrorCode;
 use kdp_wire::{Request, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -159,7 +160,7 @@ async fn huge_marker_requests_finish_while_other_clients_are_answered() {
             .await
             .expect("DescribeProducers answered while WriteTxnMarkers runs");
         let (_, d) = decode_response_frame::<DescribeProducersResponse>(&bytes, 0).unwrap();
-        assert_eq!(d.topics[0].partitions[0].error_code, 0);
+        assert_eq!(d.topics[0].partitions[0].error_code, ErrorCode::NONE);
         events.lock().unwrap().push("other client answered");
 
         release_tx.send(()).unwrap();
@@ -168,7 +169,7 @@ async fn huge_marker_requests_finish_while_other_clients_are_answered() {
             .expect("WriteTxnMarkers finishes");
         let (h, r) = decode_response_frame::<WriteTxnMarkersResponse>(&bytes, 1).unwrap();
         assert_eq!(h.correlation_id, correlation_id);
-        let codes: Vec<i16> = r
+        let codes: Vec<ErrorCode> = r
             .markers
             .iter()
             .flat_map(|m| &m.topics)
@@ -178,7 +179,7 @@ async fn huge_marker_requests_finish_while_other_clients_are_answered() {
         if round == 0 {
             assert_eq!(r.markers.len(), 100_000);
             assert_eq!(r.markers[99_999].producer_id, 109_999);
-            assert!(codes.iter().all(|&c| c == 0));
+            assert!(codes.iter().all(|&c| c == ErrorCode::NONE));
         } else {
             assert_eq!(r.markers.len(), 1);
             let names: Vec<&str> = r.markers[0]
@@ -188,9 +189,11 @@ async fn huge_marker_requests_finish_while_other_clients_are_answered() {
                 .collect();
             assert_eq!(names.len(), 40_000);
             assert_eq!((names[0], names[39_999]), ("orders", "t39999"));
-            assert_eq!(codes[0], 0);
+            assert_eq!(codes[0], ErrorCode::NONE);
             // UNKNOWN_TOPIC_OR_PARTITION
-            assert!(codes[1..].iter().all(|&c| c == 3));
+            assert!(codes[1..]
+                .iter()
+                .all(|&c| c == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION));
         }
     }
     assert_eq!(

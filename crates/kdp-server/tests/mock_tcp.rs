@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use kdp_server::cluster::Cluster;
 use kdp_server::mock::{MockCluster, MockConfig};
-use kdp_wire::error_code;
+use kdp_wire::ErrorCode;
+
 use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
 use kdp_wire::messages::{
     ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest,
@@ -126,7 +127,7 @@ fn api_versions() -> ApiVersionsRequest {
 async fn healthy(mock: &MockCluster) {
     let mut s = connect(mock, 1).await;
     let v = call(&mut s, &api_versions(), 4, 1).await;
-    assert_eq!(v.error_code, 0);
+    assert_eq!(v.error_code, ErrorCode::NONE);
     let r = call(&mut s, &describe("orders", &[3]), 0, 2).await;
     assert_eq!(r.topics[0].partitions[0].active_producers.len(), 2);
 }
@@ -137,7 +138,7 @@ async fn api_versions_every_version_and_the_fallback() {
     let mut s = connect(&mock, 2).await;
     for v in 0..=4 {
         let resp = call(&mut s, &api_versions(), v, 100 + i32::from(v)).await;
-        assert_eq!(resp.error_code, 0, "v{v}");
+        assert_eq!(resp.error_code, ErrorCode::NONE, "v{v}");
         assert_eq!(resp.range(3), Some((4, 12)));
         assert_eq!(resp.range(18), Some((0, 4)));
         assert_eq!(resp.range(61), Some((0, 0)));
@@ -164,11 +165,11 @@ async fn api_versions_every_version_and_the_fallback() {
         let bytes = read_frame(&mut s).await;
         let (h, resp) = decode_response_frame::<ApiVersionsResponse>(&bytes, 0).unwrap();
         assert_eq!(h.correlation_id, cid);
-        assert_eq!(resp.error_code, error_code::UNSUPPORTED_VERSION);
+        assert_eq!(resp.error_code, ErrorCode::UNSUPPORTED_VERSION);
         assert_eq!(resp.api_keys, vec![ApiVersion::new(18, 0, 4)]);
     }
     let resp = call(&mut s, &api_versions(), 3, 9).await;
-    assert_eq!(resp.error_code, 0);
+    assert_eq!(resp.error_code, ErrorCode::NONE);
     mock.shutdown().await;
 }
 
@@ -231,7 +232,7 @@ async fn metadata_advertises_the_real_listeners() {
         .await;
         assert_eq!(
             one.topics[0].error_code,
-            error_code::UNKNOWN_TOPIC_OR_PARTITION
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
         );
     }
     mock.shutdown().await;
@@ -253,15 +254,15 @@ async fn describe_producers_every_partition_on_every_broker() {
                 assert_eq!(got.partition_index, idx);
                 assert_eq!(got.error_message, None);
                 let Some(p) = t.partitions.get(idx as usize) else {
-                    assert_eq!(got.error_code, error_code::UNKNOWN_TOPIC_OR_PARTITION);
+                    assert_eq!(got.error_code, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
                     continue;
                 };
                 if !p.replicas.contains(&b.id) {
-                    assert_eq!(got.error_code, error_code::NOT_LEADER_OR_FOLLOWER);
+                    assert_eq!(got.error_code, ErrorCode::NOT_LEADER_OR_FOLLOWER);
                 } else if p.offline_replicas.contains(&b.id) {
-                    assert_eq!(got.error_code, error_code::KAFKA_STORAGE_ERROR);
+                    assert_eq!(got.error_code, ErrorCode::KAFKA_STORAGE_ERROR);
                 } else {
-                    assert_eq!(got.error_code, 0);
+                    assert_eq!(got.error_code, ErrorCode::NONE);
                     assert_eq!(got.active_producers, p.producers_on(b.id));
                 }
             }
@@ -296,10 +297,10 @@ async fn leader_and_follower_answer_differently_when_they_diverged() {
         ),
         (0, 12, 0, 0, 12, 150382)
     );
-    assert_eq!(diverged.error_code, 0);
+    assert_eq!(diverged.error_code, ErrorCode::NONE);
     assert_eq!(diverged.active_producers.len(), 1);
     assert_eq!(diverged.active_producers[0].producer_epoch, 11);
-    assert_eq!(ask(4).await.error_code, error_code::NOT_LEADER_OR_FOLLOWER);
+    assert_eq!(ask(4).await.error_code, ErrorCode::NOT_LEADER_OR_FOLLOWER);
     mock.shutdown().await;
 }
 
@@ -458,7 +459,7 @@ async fn idle_connections_are_closed_after_the_idle_timeout_not_before() {
     for cid in 0..5 {
         tokio::time::sleep(IDLE / 2).await;
         let v = call(&mut s, &api_versions(), 4, cid).await;
-        assert_eq!(v.error_code, 0);
+        assert_eq!(v.error_code, ErrorCode::NONE);
     }
     mock.shutdown().await;
 }
@@ -473,7 +474,7 @@ async fn two_hundred_concurrent_clients_and_hostile_ones() {
             let broker = [1, 2, 3, 4][i % 4];
             let mut s = connect(&mock, broker).await;
             let v = call(&mut s, &api_versions(), 4, 1).await;
-            assert_eq!(v.error_code, 0);
+            assert_eq!(v.error_code, ErrorCode::NONE);
             for round in 0..5 {
                 let r = call(&mut s, &describe("orders", &[0, 1, 2, 3]), 0, 10 + round).await;
                 assert_eq!(r.topics[0].partitions.len(), 4);
@@ -675,13 +676,13 @@ async fn with_users_only_an_authenticated_client_is_served() {
     let hs = call(&mut s, &hs, 1, 3).await;
     assert_eq!(
         (hs.error_code, hs.mechanisms),
-        (0, vec!["PLAIN".to_string()])
+        (ErrorCode::NONE, vec!["PLAIN".to_string()])
     );
     let auth = SaslAuthenticateRequest {
         auth_bytes: b"\0alice\0pw".to_vec(),
         ..Default::default()
     };
-    assert_eq!(call(&mut s, &auth, 2, 4).await.error_code, 0);
+    assert_eq!(call(&mut s, &auth, 2, 4).await.error_code, ErrorCode::NONE);
     let r = call(&mut s, &describe("orders", &[3]), 0, 5).await;
     assert_eq!(r.topics[0].partitions[0].active_producers.len(), 2);
     // A second handshake on an authenticated connection: ILLEGAL_SASL_STATE.
@@ -691,6 +692,6 @@ async fn with_users_only_an_authenticated_client_is_served() {
     };
     assert_eq!(
         call(&mut s, &again, 1, 6).await.error_code,
-        error_code::ILLEGAL_SASL_STATE
+        ErrorCode::ILLEGAL_SASL_STATE
     );
 }

@@ -10,6 +10,7 @@ use kdp_server::mock::{MockCluster, MockConfig};
 use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
 use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kdp_wire::registry::DECLARED;
+use kdp_wire::ErrorCode;
 use kdp_wire::{Message, Request, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -86,7 +87,7 @@ async fn the_mock_serves_exactly_the_registry() {
         ..Default::default()
     };
     let advertised: ApiVersionsResponse = ask(&mut s, &versions, 3).await;
-    assert_eq!(advertised.error_code, 0);
+    assert_eq!(advertised.error_code, ErrorCode::NONE);
     let got: Vec<(i16, i16, i16)> = advertised
         .api_keys
         .iter()

@@ -14,6 +14,7 @@ use std::hint::black_box;
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kafka_protocol::protocol::{Decodable, Encodable};
+use kdp_wire::ErrorCode;
 
 use kdp_wire::messages::{
     DescribeProducersResponse, PartitionResponse, ProducerState, TopicResponse,
@@ -51,7 +52,7 @@ fn response(n: usize) -> DescribeProducersResponse {
                 partitions: (0..per_topic)
                     .map(|p| PartitionResponse {
                         partition_index: p as i32,
-                        error_code: 0,
+                        error_code: ErrorCode::NONE,
                         error_message: None,
                         active_producers: (0..per_partition).map(|_| producer()).collect(),
                         unknown_tagged_fields: TaggedFields::default(),

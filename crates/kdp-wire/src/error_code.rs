@@ -29,8 +29,8 @@ use std::fmt;
 /// One row of Kafka's error table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ErrorInfo {
-    /// The error code as sent on the wire.
-    pub code: i16,
+    /// The error code.
+    pub code: ErrorCode,
     /// Kafka's enum name for the code, e.g. `"NOT_LEADER_OR_FOLLOWER"`.
     pub name: &'static str,
     /// Whether Kafka's exception for the code is a `RetriableException`.
@@ -41,24 +41,24 @@ pub struct ErrorInfo {
 
 /// A Kafka error code as sent on the wire, known or not.
 ///
-/// Message structs keep their schema type (`i16`); this is the typed view for code that
-/// reasons about errors: `ErrorCode::from(p.error_code).is_retriable()`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+/// Every message field and per-key error of the schema type `int16` named
+/// `ErrorCode` has this type, so code that reasons about errors asks it
+/// (`p.error_code.is_retriable()`, `p.error_code == ErrorCode::NONE`) rather
+/// than comparing numbers. On the wire and in JSON it is the bare `int16`.
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct ErrorCode(pub i16);
 
-/// Declares the table once; the module-level `i16` constants, the `ErrorCode`
-/// constants and `ERRORS` all come from it, so they cannot disagree.
+/// Declares the table once; the `ErrorCode` constants and `ERRORS` both
+/// come from it, so they cannot disagree.
 /// One line per code: `code NAME retriable "Kafka's message";`.
 macro_rules! error_codes {
     ($($code:literal $name:ident $retriable:literal $message:literal;)*) => {
-        $(
-            #[doc = concat!("Code ", stringify!($code), ": ", $message)]
-            pub const $name: i16 = $code;
-        )*
-
         impl ErrorCode {
             $(
-                #[doc = concat!("Code ", stringify!($code), ".")]
+                #[doc = concat!("Code ", stringify!($code), ": ", $message)]
                 pub const $name: ErrorCode = ErrorCode($code);
             )*
         }
@@ -66,7 +66,7 @@ macro_rules! error_codes {
         /// Every error Kafka defines, sorted by code.
         pub const ERRORS: &[ErrorInfo] = &[
             $(ErrorInfo {
-                code: $code,
+                code: ErrorCode($code),
                 name: stringify!($name),
                 retriable: $retriable,
                 message: $message,
@@ -213,43 +213,29 @@ error_codes! {
     133 SHARE_SESSION_LIMIT_REACHED           true  "The limit of share sessions has been reached.";
 }
 
-/// The row for `code`, if Kafka defines it.
-#[must_use]
-pub fn lookup(code: i16) -> Option<&'static ErrorInfo> {
-    let table: &'static [ErrorInfo] = ERRORS;
-    table
-        .binary_search_by_key(&code, |e| e.code)
-        .ok()
-        .and_then(|i| table.get(i))
-}
-
-/// The name for `code` (e.g. `"NOT_LEADER_OR_FOLLOWER"`), or `None`.
-#[must_use]
-pub fn name(code: i16) -> Option<&'static str> {
-    lookup(code).map(|e| e.name)
-}
-
-/// The code for a name, case-insensitive, or `None`.
-#[must_use]
-pub fn code_by_name(name: &str) -> Option<i16> {
-    ERRORS
-        .iter()
-        .find(|e| e.name.eq_ignore_ascii_case(name))
-        .map(|e| e.code)
-}
-
 impl ErrorCode {
     /// Kafka's row for this code, if Kafka defines it.
     #[must_use]
     pub fn info(self) -> Option<&'static ErrorInfo> {
-        lookup(self.0)
+        let table: &'static [ErrorInfo] = ERRORS;
+        table
+            .binary_search_by_key(&self, |e| e.code)
+            .ok()
+            .and_then(|i| table.get(i))
     }
 
     /// Kafka's enum name, e.g. `"NOT_LEADER_OR_FOLLOWER"`, or `None` for a code Kafka does
     /// not define.
     #[must_use]
     pub fn name(self) -> Option<&'static str> {
-        name(self.0)
+        self.info().map(|e| e.name)
+    }
+
+    /// Kafka's enum name, or `UNKNOWN_ERROR_CODE` for a code this table
+    /// does not list (a newer broker's): what tables and metric labels show.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        self.name().unwrap_or("UNKNOWN_ERROR_CODE")
     }
 
     /// Whether Kafka's exception for this code is retriable. Unknown codes are not: Kafka's
@@ -268,13 +254,16 @@ impl ErrorCode {
     /// Whether this is `NONE`, i.e. no error.
     #[must_use]
     pub fn is_ok(self) -> bool {
-        self.0 == NONE
+        self == ErrorCode::NONE
     }
 
-    /// The code for a name, case-insensitive (see [`code_by_name`]).
+    /// The code for a name, case-insensitive.
     #[must_use]
     pub fn from_name(name: &str) -> Option<ErrorCode> {
-        code_by_name(name).map(ErrorCode)
+        ERRORS
+            .iter()
+            .find(|e| e.name.eq_ignore_ascii_case(name))
+            .map(|e| e.code)
     }
 }
 
@@ -290,12 +279,6 @@ impl From<ErrorCode> for i16 {
     }
 }
 
-impl PartialEq<i16> for ErrorCode {
-    fn eq(&self, other: &i16) -> bool {
-        self.0 == *other
-    }
-}
-
 /// `NOT_LEADER_OR_FOLLOWER(6)`, or `UNKNOWN_ERROR_CODE(1234)`.
 impl fmt::Debug for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -305,7 +288,7 @@ impl fmt::Debug for ErrorCode {
     }
 }
 
-/// `NOT_LEADER_OR_FOLLOWER (6)`, or `UNKNOWN_ERROR_CODE(1234)`, as [`ErrorCodeDisplay`].
+/// `NOT_LEADER_OR_FOLLOWER (6)`, or `UNKNOWN_ERROR_CODE(1234)`.
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let code = self.0;
@@ -313,17 +296,6 @@ impl fmt::Display for ErrorCode {
             Some(name) => write!(f, "{name} ({code})"),
             None => write!(f, "UNKNOWN_ERROR_CODE({code})"),
         }
-    }
-}
-
-/// A display helper: `ErrorCodeDisplay(code)` prints `"NAME (code)"` or
-/// `"UNKNOWN_ERROR_CODE(code)"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ErrorCodeDisplay(pub i16);
-
-impl fmt::Display for ErrorCodeDisplay {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&ErrorCode(self.0), f)
     }
 }
 
@@ -339,11 +311,11 @@ mod tests {
     #[test]
     fn table_covers_minus_one_to_133_without_gaps() {
         assert_eq!(ERRORS.len(), 135);
-        assert_eq!(ERRORS[0].code, -1);
-        assert_eq!(ERRORS.last().map(|e| e.code), Some(133));
+        assert_eq!(ERRORS[0].code, ErrorCode(-1));
+        assert_eq!(ERRORS.last().map(|e| e.code), Some(ErrorCode(133)));
         for (i, e) in ERRORS.iter().enumerate() {
             assert_eq!(
-                usize::try_from(e.code + 1).ok(),
+                usize::try_from(e.code.0 + 1).ok(),
                 Some(i),
                 "gap before {}",
                 e.name
@@ -366,23 +338,26 @@ mod tests {
 
     #[test]
     fn lookup_known_codes() {
-        assert_eq!(name(-1), Some("UNKNOWN_SERVER_ERROR"));
-        assert_eq!(name(0), Some("NONE"));
-        assert_eq!(name(3), Some("UNKNOWN_TOPIC_OR_PARTITION"));
-        assert_eq!(name(6), Some("NOT_LEADER_OR_FOLLOWER"));
-        assert_eq!(name(16), Some("NOT_COORDINATOR"));
-        assert_eq!(name(35), Some("UNSUPPORTED_VERSION"));
-        assert_eq!(name(47), Some("INVALID_PRODUCER_EPOCH"));
-        assert_eq!(name(90), Some("PRODUCER_FENCED"));
-        assert_eq!(name(100), Some("UNKNOWN_TOPIC_ID"));
-        assert_eq!(name(133), Some("SHARE_SESSION_LIMIT_REACHED"));
+        assert_eq!(ErrorCode(-1).name(), Some("UNKNOWN_SERVER_ERROR"));
+        assert_eq!(ErrorCode(0).name(), Some("NONE"));
+        assert_eq!(ErrorCode(3).name(), Some("UNKNOWN_TOPIC_OR_PARTITION"));
+        assert_eq!(ErrorCode(6).name(), Some("NOT_LEADER_OR_FOLLOWER"));
+        assert_eq!(ErrorCode(16).name(), Some("NOT_COORDINATOR"));
+        assert_eq!(ErrorCode(35).name(), Some("UNSUPPORTED_VERSION"));
+        assert_eq!(ErrorCode(47).name(), Some("INVALID_PRODUCER_EPOCH"));
+        assert_eq!(ErrorCode(90).name(), Some("PRODUCER_FENCED"));
+        assert_eq!(ErrorCode(100).name(), Some("UNKNOWN_TOPIC_ID"));
+        assert_eq!(ErrorCode(133).name(), Some("SHARE_SESSION_LIMIT_REACHED"));
 
-        let e = lookup(6).unwrap();
-        assert_eq!(e.code, 6);
+        let e = ErrorCode(6).info().unwrap();
+        assert_eq!(e.code, ErrorCode(6));
         assert!(e.retriable);
         let leader_msg = "For requests intended only for the leader,";
         assert!(e.message.starts_with(leader_msg));
-        assert_eq!(lookup(7).unwrap().message, "The request timed out.");
+        assert_eq!(
+            ErrorCode(7).info().unwrap().message,
+            "The request timed out."
+        );
     }
 
     #[test]
@@ -394,10 +369,10 @@ mod tests {
             -1, 0, 1, 8, 10, 17, 22, 25, 27, 29, 35, 42, 47, 48, 59, 90, 129,
         ];
         for code in retriable {
-            assert!(lookup(code).unwrap().retriable, "{code}");
+            assert!(ErrorCode(code).info().unwrap().retriable, "{code}");
         }
         for code in not_retriable {
-            assert!(!lookup(code).unwrap().retriable, "{code}");
+            assert!(!ErrorCode(code).info().unwrap().retriable, "{code}");
         }
         assert_eq!(ERRORS.iter().filter(|e| e.retriable).count(), 32);
     }
@@ -405,7 +380,7 @@ mod tests {
     #[test]
     fn messages_are_present_except_for_none() {
         for e in ERRORS {
-            if e.code == NONE {
+            if e.code == ErrorCode::NONE {
                 assert!(e.message.is_empty());
             } else {
                 assert!(e.message.ends_with('.'), "message of {}", e.name);
@@ -417,36 +392,36 @@ mod tests {
     #[test]
     fn every_name_round_trips() {
         for e in ERRORS {
-            assert_eq!(code_by_name(e.name), Some(e.code));
-            assert_eq!(code_by_name(&e.name.to_ascii_lowercase()), Some(e.code));
-            assert_eq!(name(e.code), Some(e.name));
+            assert_eq!(ErrorCode::from_name(e.name), Some(e.code));
+            assert_eq!(
+                ErrorCode::from_name(&e.name.to_ascii_lowercase()),
+                Some(e.code)
+            );
+            assert_eq!(e.code.name(), Some(e.name));
         }
-        assert_eq!(code_by_name("not_leader_or_follower"), Some(6));
-        assert_eq!(code_by_name("NOT_A_KAFKA_ERROR"), None);
-        assert_eq!(code_by_name(""), None);
+        assert_eq!(
+            ErrorCode::from_name("not_leader_or_follower"),
+            Some(ErrorCode(6))
+        );
+        assert_eq!(ErrorCode::from_name("NOT_A_KAFKA_ERROR"), None);
+        assert_eq!(ErrorCode::from_name(""), None);
     }
 
     #[test]
     fn unknown_codes() {
         for code in [-2, 134, 1000, i16::MIN, i16::MAX] {
-            assert_eq!(lookup(code), None);
-            assert_eq!(name(code), None);
+            assert_eq!(ErrorCode(code).info(), None);
+            assert_eq!(ErrorCode(code).name(), None);
         }
-        assert_eq!(ErrorCodeDisplay(134).to_string(), "UNKNOWN_ERROR_CODE(134)");
-        assert_eq!(ErrorCodeDisplay(-2).to_string(), "UNKNOWN_ERROR_CODE(-2)");
+        assert_eq!(ErrorCode(134).to_string(), "UNKNOWN_ERROR_CODE(134)");
+        assert_eq!(ErrorCode(-2).to_string(), "UNKNOWN_ERROR_CODE(-2)");
     }
 
     #[test]
     fn display_known_codes() {
-        assert_eq!(
-            ErrorCodeDisplay(6).to_string(),
-            "NOT_LEADER_OR_FOLLOWER (6)"
-        );
-        assert_eq!(
-            ErrorCodeDisplay(-1).to_string(),
-            "UNKNOWN_SERVER_ERROR (-1)"
-        );
-        assert_eq!(ErrorCodeDisplay(0).to_string(), "NONE (0)");
+        assert_eq!(ErrorCode(6).to_string(), "NOT_LEADER_OR_FOLLOWER (6)");
+        assert_eq!(ErrorCode(-1).to_string(), "UNKNOWN_SERVER_ERROR (-1)");
+        assert_eq!(ErrorCode(0).to_string(), "NONE (0)");
     }
 
     #[test]
@@ -457,9 +432,9 @@ mod tests {
         assert_eq!(e.to_string(), "NOT_LEADER_OR_FOLLOWER (6)");
         assert_eq!(e.name(), Some("NOT_LEADER_OR_FOLLOWER"));
         assert!(e.is_retriable() && !e.is_ok());
-        assert_eq!(e.message(), lookup(6).map(|i| i.message));
+        assert_eq!(e.message(), ErrorCode(6).info().map(|i| i.message));
         assert_eq!(i16::from(e), 6);
-        assert!(ErrorCode(NONE).is_ok());
+        assert!(ErrorCode::NONE.is_ok());
         assert!(!ErrorCode::BROKER_NOT_AVAILABLE.is_retriable());
         assert_eq!(
             ErrorCode::from_name("request_timed_out"),

@@ -72,7 +72,7 @@ pub fn write_response_pretty<W: std::io::Write>(
                     });
                     out.int(p.partition_index);
                     out.raw(b",\n          \"ErrorCode\": ");
-                    out.int(p.error_code);
+                    out.int(p.error_code.0);
                     out.raw(b",\n          \"ErrorMessage\": ");
                     match &p.error_message {
                         None => out.raw(b"null"),

@@ -102,6 +102,7 @@ pub mod wire;
 
 pub use codec::{PutWire, Reader, Uuid};
 pub use error::{Context, DecodeError, DecodeErrorKind};
+pub use error_code::ErrorCode;
 pub use header::{RequestHeader, ResponseHeader};
 pub use message::{decode_exact, encode_to_vec, Message, Request};
 pub use tagged::{TaggedField, TaggedFields};

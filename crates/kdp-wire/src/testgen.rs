@@ -95,6 +95,12 @@ macro_rules! random_int {
 
 random_int!(i8, i16, i32, i64, u16, u32);
 
+impl Random for crate::ErrorCode {
+    fn random(g: &mut Gen, v: Version, nullable: bool) -> Self {
+        crate::ErrorCode(i16::random(g, v, nullable))
+    }
+}
+
 impl Random for bool {
     fn random(g: &mut Gen, _v: Version, _nullable: bool) -> Self {
         g.one_in(2)

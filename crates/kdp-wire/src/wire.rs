@@ -203,6 +203,27 @@ impl Wire for bool {
     }
 }
 
+/// An `ErrorCode` field is an `int16` on the wire.
+impl Wire for crate::ErrorCode {
+    const WHAT: &'static str = "int16";
+    #[inline]
+    fn min_len(_v: Version) -> usize {
+        2
+    }
+    #[inline]
+    fn wire_len(&self, _v: Version) -> usize {
+        2
+    }
+    #[inline]
+    fn put<B: BufMut>(&self, buf: &mut B, _v: Version) {
+        buf.put_i16(self.0);
+    }
+    #[inline]
+    fn read(r: &mut Reader<'_>, _v: Version) -> Result<Self, DecodeError> {
+        r.i16().map(crate::ErrorCode)
+    }
+}
+
 impl Wire for Uuid {
     const WHAT: &'static str = "uuid";
     fn min_len(_v: Version) -> usize {

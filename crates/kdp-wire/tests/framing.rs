@@ -9,6 +9,7 @@ use kdp_wire::frame::{
 };
 use kdp_wire::messages::api_versions::ApiVersionsResponse;
 use kdp_wire::messages::{DescribeProducersRequest, DescribeProducersResponse, TopicRequest};
+use kdp_wire::ErrorCode;
 use kdp_wire::{decode_exact, encode_to_vec, RequestHeader, ResponseHeader, TaggedFields};
 
 const SEED: &[u8] = include_bytes!("../../../vectors/seed-example.bin");
@@ -131,7 +132,7 @@ fn api_versions_responses_use_header_v0() {
     // A flexible ApiVersions v3 response frame: no tag byte after the
     // correlation id, the body (ErrorCode 35) starts at once.
     let body = ApiVersionsResponse {
-        error_code: 35,
+        error_code: ErrorCode::UNSUPPORTED_VERSION,
         ..Default::default()
     };
     let frame = response_frame_to_vec(9, &body, 3);

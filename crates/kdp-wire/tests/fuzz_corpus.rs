@@ -15,6 +15,7 @@ use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
     TopicRequest, TopicResponse,
 };
+use kdp_wire::ErrorCode;
 use kdp_wire::{encode_to_vec, RequestHeader, TaggedFields};
 
 type Check = fn(&[u8]) -> bool;
@@ -114,7 +115,7 @@ fn producer(id: i64, open_txn: bool) -> ProducerState {
 fn seed_responses() -> Vec<(&'static str, DescribeProducersResponse)> {
     let ok = |index, producers| PartitionResponse {
         partition_index: index,
-        error_code: 0,
+        error_code: ErrorCode::NONE,
         error_message: None,
         active_producers: producers,
         unknown_tagged_fields: TaggedFields::default(),
@@ -149,7 +150,7 @@ fn seed_responses() -> Vec<(&'static str, DescribeProducersResponse)> {
                         name: "secret".into(),
                         partitions: vec![PartitionResponse {
                             partition_index: 0,
-                            error_code: 29,
+                            error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED,
                             error_message: Some("Topic authorization failed.".into()),
                             active_producers: vec![],
                             unknown_tagged_fields: TaggedFields::default(),
@@ -161,7 +162,7 @@ fn seed_responses() -> Vec<(&'static str, DescribeProducersResponse)> {
                         partitions: vec![
                             PartitionResponse {
                                 partition_index: 7,
-                                error_code: 6,
+                                error_code: ErrorCode::NOT_LEADER_OR_FOLLOWER,
                                 error_message: Some(String::new()),
                                 active_producers: vec![],
                                 unknown_tagged_fields: TaggedFields::default(),

@@ -6,7 +6,7 @@
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::ApiKey as KpApiKey;
 use kdp_wire::api::{self, ApiKey};
-use kdp_wire::error_code::{self, ErrorCode, ERRORS};
+use kdp_wire::error_code::{ErrorCode, ERRORS};
 
 /// `NOT_LEADER_OR_FOLLOWER` as `NotLeaderOrFollower`, kafka-protocol's variant name.
 fn camel(name: &str) -> String {
@@ -22,20 +22,20 @@ fn camel(name: &str) -> String {
 
 /// Retriable flags where kdp follows Kafka's exception hierarchy and kafka-protocol does not:
 /// `ConcurrentTransactionsException extends RetriableException` in Kafka.
-const RETRIABLE_DIFFERS: &[i16] = &[error_code::CONCURRENT_TRANSACTIONS];
+const RETRIABLE_DIFFERS: &[ErrorCode] = &[ErrorCode::CONCURRENT_TRANSACTIONS];
 
 #[test]
 fn error_codes_agree_with_kafka_protocol() {
     let mut compared = 0;
-    for e in ERRORS.iter().filter(|e| e.code != error_code::NONE) {
-        let Some(theirs) = ResponseError::try_from_code(e.code) else {
+    for e in ERRORS.iter().filter(|e| e.code != ErrorCode::NONE) {
+        let Some(theirs) = ResponseError::try_from_code(e.code.0) else {
             panic!("{} has no error in kafka-protocol", e.name);
         };
         if let ResponseError::Unknown(_) = theirs {
             continue; // newer than the crate
         }
         compared += 1;
-        assert_eq!(theirs.code(), e.code);
+        assert_eq!(theirs.code(), e.code.0);
         assert_eq!(theirs.to_string(), camel(e.name), "name of {}", e.code);
         assert_eq!(
             theirs.is_retriable() != e.retriable,
@@ -44,14 +44,14 @@ fn error_codes_agree_with_kafka_protocol() {
             e.name
         );
         // The typed view says the same as the row.
-        let code = ErrorCode(e.code);
+        let code = e.code;
         assert_eq!(code.is_retriable(), e.retriable);
         assert_eq!(code.name(), Some(e.name));
     }
     assert!(compared > 120, "only {compared} codes compared");
     // Codes neither side defines stay unknown on both.
     for code in [-2, 134, 1000, i16::MAX] {
-        assert!(error_code::lookup(code).is_none());
+        assert!(ErrorCode(code).info().is_none());
         assert_eq!(
             ResponseError::try_from_code(code),
             Some(ResponseError::Unknown(code))

@@ -111,7 +111,7 @@ fn to_peer_response(
                 .map(|p| {
                     pr::PartitionResponse::default()
                         .with_partition_index(p.partition_index)
-                        .with_error_code(p.error_code)
+                        .with_error_code(p.error_code.0)
                         .with_error_message(p.error_message.as_deref().map(sb))
                         .with_active_producers(
                             p.active_producers.iter().map(to_peer_producer).collect(),
@@ -146,7 +146,7 @@ fn from_peer_response(
                     .iter()
                     .map(|p| PartitionResponse {
                         partition_index: p.partition_index,
-                        error_code: p.error_code,
+                        error_code: kdp_wire::ErrorCode(p.error_code),
                         error_message: p.error_message.as_ref().map(|s| s.as_str().to_owned()),
                         active_producers: p
                             .active_producers
@@ -239,13 +239,17 @@ fn error_codes_match_peer() {
     let mut unknown_to_peer = Vec::new();
     let mut retriable_differs = Vec::new();
     for info in kdp_wire::error_code::ERRORS {
-        let Some(peer) = ResponseError::try_from_code(info.code) else {
-            assert_eq!(info.code, 0, "only NONE maps to no error");
+        let Some(peer) = ResponseError::try_from_code(info.code.0) else {
+            assert_eq!(
+                info.code,
+                kdp_wire::ErrorCode::NONE,
+                "only NONE maps to no error"
+            );
             assert_eq!(info.name, "NONE");
             continue;
         };
         if let ResponseError::Unknown(_) = peer {
-            unknown_to_peer.push(info.code);
+            unknown_to_peer.push(info.code.0);
             continue;
         }
         let camel: String = info
@@ -261,7 +265,7 @@ fn error_codes_match_peer() {
             .collect();
         assert_eq!(peer.to_string(), camel, "code {}", info.code);
         if peer.is_retriable() != info.retriable {
-            retriable_differs.push(info.code);
+            retriable_differs.push(info.code.0);
         }
     }
     assert!(unknown_to_peer.is_empty(), "peer lacks {unknown_to_peer:?}");

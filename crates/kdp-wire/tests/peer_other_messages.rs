@@ -5,6 +5,7 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::protocol::{Decodable, Encodable};
 use kdp_wire::messages::*;
+use kdp_wire::ErrorCode;
 use kdp_wire::{decode_exact, encode_to_vec, Message, TaggedFields, Uuid};
 
 fn peer_round_trip<P: Encodable + Decodable>(bytes: &[u8], version: i16) -> Vec<u8> {
@@ -57,7 +58,7 @@ fn api_versions_request_matches_peer() {
 #[test]
 fn api_versions_response_matches_peer() {
     let m = ApiVersionsResponse {
-        error_code: 0,
+        error_code: ErrorCode::NONE,
         api_keys: vec![
             ApiVersion::new(3, 0, 12),
             ApiVersion::new(18, 0, 4),
@@ -96,7 +97,7 @@ fn sample_metadata_response(version: i16) -> MetadataResponse {
         cluster_id: Some("kdp-test".into()),
         controller_id: 1,
         topics: vec![MetadataResponseTopic {
-            error_code: 0,
+            error_code: ErrorCode::NONE,
             name: Some("orders".into()),
             topic_id: if version >= 10 {
                 Uuid([7; 16])
@@ -105,7 +106,7 @@ fn sample_metadata_response(version: i16) -> MetadataResponse {
             },
             is_internal: false,
             partitions: vec![MetadataResponsePartition {
-                error_code: 0,
+                error_code: ErrorCode::NONE,
                 partition_index: 3,
                 leader_id: 2,
                 leader_epoch: if version >= 7 { 5 } else { -1 },

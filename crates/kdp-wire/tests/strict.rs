@@ -6,6 +6,7 @@ use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
     TopicRequest, TopicResponse,
 };
+use kdp_wire::ErrorCode;
 use kdp_wire::{decode_exact, encode_to_vec, DecodeError, Message, TaggedFields};
 
 const SEED: &[u8] = include_bytes!("../../../vectors/seed-example.bin");
@@ -70,7 +71,7 @@ fn rich_response() -> DescribeProducersResponse {
                 partitions: vec![
                     PartitionResponse {
                         partition_index: 0,
-                        error_code: 0,
+                        error_code: ErrorCode::NONE,
                         error_message: None,
                         active_producers: vec![
                             ProducerState {
@@ -88,7 +89,7 @@ fn rich_response() -> DescribeProducersResponse {
                     },
                     PartitionResponse {
                         partition_index: 1,
-                        error_code: 29,
+                        error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED,
                         error_message: Some("Topic authorization failed.".into()),
                         active_producers: vec![],
                         unknown_tagged_fields: tags.clone(),

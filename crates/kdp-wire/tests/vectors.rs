@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::protocol::{Decodable, Encodable};
+use kdp_wire::ErrorCode;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
     TopicRequest, TopicResponse,
@@ -107,7 +107,7 @@ fn request() -> DescribeProducersRequest {
 /// open transaction, a partition this broker does not host, a topic the
 /// client may not read (with Kafka's message), and an unknown topic.
 fn response_errors() -> DescribeProducersResponse {
-    let message = |code| error_code::lookup(code).map(|e| e.message.to_owned());
+    let message = |code: ErrorCode| code.message().map(str::to_owned);
     let error = |index, code, msg| PartitionResponse {
         partition_index: index,
         error_code: code,
@@ -123,7 +123,7 @@ fn response_errors() -> DescribeProducersResponse {
                 partitions: vec![
                     PartitionResponse {
                         partition_index: 0,
-                        error_code: error_code::NONE,
+                        error_code: ErrorCode::NONE,
                         error_message: None,
                         active_producers: vec![
                             ProducerState {
@@ -147,7 +147,7 @@ fn response_errors() -> DescribeProducersResponse {
                         ],
                         unknown_tagged_fields: TaggedFields::default(),
                     },
-                    error(1, error_code::NOT_LEADER_OR_FOLLOWER, None),
+                    error(1, ErrorCode::NOT_LEADER_OR_FOLLOWER, None),
                 ],
                 unknown_tagged_fields: TaggedFields::default(),
             },
@@ -155,8 +155,8 @@ fn response_errors() -> DescribeProducersResponse {
                 name: "secret".into(),
                 partitions: vec![error(
                     0,
-                    error_code::TOPIC_AUTHORIZATION_FAILED,
-                    message(error_code::TOPIC_AUTHORIZATION_FAILED),
+                    ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                    message(ErrorCode::TOPIC_AUTHORIZATION_FAILED),
                 )],
                 unknown_tagged_fields: TaggedFields::default(),
             },
@@ -164,8 +164,8 @@ fn response_errors() -> DescribeProducersResponse {
                 name: "nope".into(),
                 partitions: vec![error(
                     5,
-                    error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                    message(error_code::UNKNOWN_TOPIC_OR_PARTITION),
+                    ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                    message(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
                 )],
                 unknown_tagged_fields: TaggedFields::default(),
             },
@@ -183,7 +183,7 @@ fn response_tagged() -> DescribeProducersResponse {
             name: "ørders-🦀".into(),
             partitions: vec![PartitionResponse {
                 partition_index: 3,
-                error_code: 0,
+                error_code: ErrorCode::NONE,
                 error_message: Some(String::new()),
                 active_producers: vec![ProducerState {
                     unknown_tagged_fields: tags(&[(0, b"\x01"), (5, b"")]),

@@ -11,6 +11,7 @@
 mod common;
 
 use common::*;
+use kdp_wire::ErrorCode;
 use std::collections::BTreeMap;
 
 fn kdp_describe(env: &Env, extra: &[&str]) -> Run {
@@ -404,9 +405,12 @@ fn topic_several_topics_and_whole_cluster() {
     for t in &doc.topics {
         for p in &t.partitions {
             assert_eq!(
-                p.error_code, 0,
+                p.error_code,
+                ErrorCode::NONE,
                 "{}-{}: {:?}",
-                t.name, p.partition_index, p.error_message
+                t.name,
+                p.partition_index,
+                p.error_message
             );
         }
     }
@@ -501,7 +505,10 @@ fn unknown_topic_and_partition_are_error_rows() {
         .expect("missing topic reported");
     assert_eq!(m.partitions.len(), 1);
     assert_eq!(m.partitions[0].partition_index, -1, "whole-topic error row");
-    assert_eq!(m.partitions[0].error_code, 3);
+    assert_eq!(
+        m.partitions[0].error_code,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+    );
     assert!(m.partitions[0]
         .error_message
         .as_deref()

@@ -13,6 +13,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::*;
+use kdp_wire::ErrorCode;
 use serde_json::Value;
 
 fn i(v: &Value, k: &str) -> i64 {
@@ -392,7 +393,7 @@ async fn raw_abort(
     epoch: i16,
     coordinator_epoch: i32,
     transaction_version: i8,
-) -> i16 {
+) -> ErrorCode {
     use kdp_wire::messages::{WritableTxnMarker, WritableTxnMarkerTopic, WriteTxnMarkersRequest};
     let req = WriteTxnMarkersRequest {
         markers: vec![WritableTxnMarker {
@@ -414,7 +415,7 @@ async fn raw_abort(
         .send(&req, version)
         .await
         .unwrap_or_else(|e| panic!("WriteTxnMarkers v{version}: {e}"));
-    let codes: Vec<i16> = resp
+    let codes: Vec<ErrorCode> = resp
         .markers
         .iter()
         .flat_map(|m| &m.topics)
@@ -432,7 +433,6 @@ async fn raw_abort(
 #[test]
 #[ignore = "needs a real Kafka cluster: run scripts/test.sh"]
 fn raw_abort_marker_epoch_rules_of_this_generation() {
-    use kdp_wire::error_code::{INVALID_PRODUCER_EPOCH, NONE};
     let env = env();
     let topic = unique("kdp-rp-epoch");
     create_topic(&env, &topic, 1);
@@ -503,17 +503,20 @@ fn raw_abort_marker_epoch_rules_of_this_generation() {
         "Kafka {} (transaction.version {}): WriteTxnMarkers {range:?}; (version, epoch, tv) -> error: {answers:?}; partition epoch {epoch}",
         env.kafka_version, env.txn_version
     );
-    assert_eq!(answers[&(1, epoch - 1, 0)], INVALID_PRODUCER_EPOCH);
+    assert_eq!(
+        answers[&(1, epoch - 1, 0)],
+        ErrorCode::INVALID_PRODUCER_EPOCH
+    );
     let closed_at = if range.1 >= 2 {
         assert_eq!(
             answers[&(2, epoch, 2)],
-            INVALID_PRODUCER_EPOCH,
+            ErrorCode::INVALID_PRODUCER_EPOCH,
             "a version-2 marker needs a newer epoch than the partition's"
         );
-        assert_eq!(answers[&(2, epoch + 1, 2)], NONE);
+        assert_eq!(answers[&(2, epoch + 1, 2)], ErrorCode::NONE);
         epoch + 1
     } else {
-        assert_eq!(answers[&(1, epoch, 0)], NONE);
+        assert_eq!(answers[&(1, epoch, 0)], ErrorCode::NONE);
         epoch
     };
     let rows = wait_closed(&env, &topic, pid);

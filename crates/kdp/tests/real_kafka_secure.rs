@@ -157,7 +157,7 @@ fn a_user_without_read_sees_authorization_rows() {
     for p in &hidden.partitions {
         assert_eq!(
             p.error_code,
-            kdp_wire::error_code::TOPIC_AUTHORIZATION_FAILED,
+            kdp_wire::ErrorCode::TOPIC_AUTHORIZATION_FAILED,
             "{p:?}"
         );
         assert!(p.active_producers.is_empty());

@@ -28,7 +28,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_wire::error_code;
+use kdp_wire::ErrorCode;
 use kdp_wire::Request;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
@@ -45,7 +45,7 @@ use crate::retry::Retrying;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyError {
     /// The Kafka error code, e.g. `NOT_LEADER_OR_FOLLOWER`'s 6.
-    pub code: i16,
+    pub code: ErrorCode,
     /// The broker's `ErrorMessage`, or what kdp saw go wrong.
     pub message: Option<String>,
     /// True when kdp, not a broker, produced this error (connection failure,
@@ -55,7 +55,7 @@ pub struct KeyError {
 
 impl KeyError {
     /// A broker's error code and message.
-    pub fn broker(code: i16, message: Option<String>) -> Self {
+    pub fn broker(code: ErrorCode, message: Option<String>) -> Self {
         KeyError {
             code,
             message,
@@ -64,7 +64,7 @@ impl KeyError {
     }
 
     /// An error kdp itself produced, as the closest Kafka error code.
-    pub fn client(code: i16, message: impl Into<String>) -> Self {
+    pub fn client(code: ErrorCode, message: impl Into<String>) -> Self {
         KeyError {
             code,
             message: Some(message.into()),
@@ -79,7 +79,7 @@ impl KeyError {
 
     /// Kafka's name of the code, e.g. `NOT_LEADER_OR_FOLLOWER`.
     pub fn name(&self) -> &'static str {
-        error_code::name(self.code).unwrap_or("UNKNOWN_ERROR_CODE")
+        self.code.label()
     }
 }
 
@@ -106,10 +106,10 @@ pub enum KeyOutcome<V> {
 impl<V> KeyOutcome<V> {
     /// Kafka's default rule for a key's error code: none is done, a
     /// retriable one is retried after a refresh, any other is the answer.
-    pub fn from_code(code: i16, message: Option<String>, value: impl FnOnce() -> V) -> Self {
-        if code == error_code::NONE {
+    pub fn from_code(code: ErrorCode, message: Option<String>, value: impl FnOnce() -> V) -> Self {
+        if code == ErrorCode::NONE {
             KeyOutcome::Done(value())
-        } else if crate::admin::lookup::is_retriable(code) {
+        } else if code.is_retriable() {
             KeyOutcome::Retry {
                 reason: KeyError::broker(code, message),
                 refresh: true,
@@ -426,7 +426,7 @@ where
             broker: o.broker,
             result: Err(o.last_error.unwrap_or_else(|| {
                 KeyError::client(
-                    error_code::REQUEST_TIMED_OUT,
+                    ErrorCode::REQUEST_TIMED_OUT,
                     format!("no answer within the timeout ({})", fmt_duration(timeout)),
                 )
             })),
@@ -520,7 +520,7 @@ fn absorb<H, F>(
                 if !answered.contains(key) {
                     if let Some(o) = st.open.get_mut(key) {
                         o.last_error = Some(KeyError::client(
-                            error_code::UNKNOWN_SERVER_ERROR,
+                            ErrorCode::UNKNOWN_SERVER_ERROR,
                             format!("broker {broker} did not answer for this key"),
                         ));
                         st.refresh = true;

@@ -10,7 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use kdp_wire::error_code;
+use kdp_wire::ErrorCode;
 
 use crate::admin::KeyError;
 use crate::client::Client;
@@ -117,7 +117,7 @@ impl LookupStrategy<TopicPartition> for PartitionLeader {
             if !md.brokers.contains_key(&b) {
                 let ids: Vec<String> = md.brokers.keys().map(ToString::to_string).collect();
                 return Route::Fail(KeyError::client(
-                    error_code::BROKER_NOT_AVAILABLE,
+                    ErrorCode::BROKER_NOT_AVAILABLE,
                     format!(
                         "broker {b} is not in the cluster metadata (brokers: {})",
                         ids.join(", ")
@@ -127,10 +127,10 @@ impl LookupStrategy<TopicPartition> for PartitionLeader {
         }
         let Some(info) = md.partition(topic, *partition) else {
             return Route::Missing(match md.topic(topic) {
-                Some(t) if t.error_code == error_code::NONE => {
+                Some(t) if t.error_code == ErrorCode::NONE => {
                     missing_partition(topic, *partition, t.partitions.len())
                 }
-                Some(t) if t.error_code != error_code::UNKNOWN_TOPIC_OR_PARTITION => {
+                Some(t) if t.error_code != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION => {
                     KeyError::client(
                         t.error_code,
                         format!("metadata lookup failed for topic {topic:?}"),
@@ -143,10 +143,10 @@ impl LookupStrategy<TopicPartition> for PartitionLeader {
             return Route::Broker(b);
         }
         if info.leader < 0 || !md.brokers.contains_key(&info.leader) {
-            let code = if info.error_code != error_code::NONE {
+            let code = if info.error_code != ErrorCode::NONE {
                 info.error_code
             } else {
-                error_code::LEADER_NOT_AVAILABLE
+                ErrorCode::LEADER_NOT_AVAILABLE
             };
             return Route::Retry(KeyError::client(
                 code,
@@ -185,7 +185,7 @@ impl<K: Sync> LookupStrategy<K> for ChosenBroker {
     fn route(&self, _key: &K) -> Route {
         match self.known {
             Some(false) => Route::Fail(KeyError::client(
-                error_code::BROKER_NOT_AVAILABLE,
+                ErrorCode::BROKER_NOT_AVAILABLE,
                 format!("broker {} is not in the cluster metadata", self.id),
             )),
             _ => Route::Broker(self.id),
@@ -230,7 +230,7 @@ impl LookupStrategy<i32> for AllBrokers {
         } else {
             // a broker that left the cluster since it was listed
             Route::Missing(KeyError::client(
-                error_code::BROKER_NOT_AVAILABLE,
+                ErrorCode::BROKER_NOT_AVAILABLE,
                 format!("broker {id} is not in the cluster metadata"),
             ))
         }
@@ -295,24 +295,19 @@ where
     fn route(&self, key: &K) -> Route {
         match self.found.get(key) {
             Some(Ok(id)) => Route::Broker(*id),
-            Some(Err(e)) if is_retriable(e.code) => Route::Retry(e.clone()),
+            Some(Err(e)) if e.code.is_retriable() => Route::Retry(e.clone()),
             Some(Err(e)) => Route::Fail(e.clone()),
             None => Route::Retry(KeyError::client(
-                error_code::COORDINATOR_NOT_AVAILABLE,
+                ErrorCode::COORDINATOR_NOT_AVAILABLE,
                 "no coordinator found yet",
             )),
         }
     }
 }
 
-/// Kafka's rule: the exception the code maps to is a RetriableException.
-pub fn is_retriable(code: i16) -> bool {
-    error_code::lookup(code).is_some_and(|e| e.retriable)
-}
-
 pub(crate) fn unknown_topic(topic: &str) -> KeyError {
     KeyError::client(
-        error_code::UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
         format!("topic {topic:?} does not exist (metadata)"),
     )
 }
@@ -324,7 +319,7 @@ pub(crate) fn missing_partition(topic: &str, partition: i32, count: usize) -> Ke
         n => format!("{n} partitions (0-{})", n - 1),
     };
     KeyError::client(
-        error_code::UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
         format!("partition {partition} does not exist: topic {topic:?} has {have}"),
     )
 }

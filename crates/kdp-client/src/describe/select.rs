@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use kdp_wire::error_code;
+use kdp_wire::ErrorCode;
 
 use super::{
     DescribeEvent, DescribeOptions, PartitionError, PartitionOutcome, Report, TopicSelection,
@@ -58,7 +58,7 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
         out.rounds = 1;
         let mut done = Vec::new();
         for t in md.topics.values() {
-            if t.error_code != error_code::NONE {
+            if t.error_code != ErrorCode::NONE {
                 done.push(outcome(
                     &t.name,
                     -1,
@@ -127,9 +127,9 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
         let mut done = Vec::new();
         for mut u in std::mem::take(&mut unresolved) {
             let topic = md.topic(&u.sel.name);
-            let code = topic.map_or(error_code::UNKNOWN_TOPIC_OR_PARTITION, |t| t.error_code);
+            let code = topic.map_or(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, |t| t.error_code);
             match (topic, code) {
-                (Some(t), error_code::NONE) => {
+                (Some(t), ErrorCode::NONE) => {
                     let explicit = u.sel.partitions.is_some();
                     let wanted: Vec<i32> = match &u.sel.partitions {
                         Some(ps) => ps.clone(),
@@ -155,7 +155,7 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
                         }
                     }
                 }
-                (_, error_code::UNKNOWN_TOPIC_OR_PARTITION) => {
+                (_, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION) => {
                     u.misses += 1;
                     u.last_error = unknown_topic(&u.sel.name);
                     if u.misses >= opts.unknown_topic_attempts.max(1) {
@@ -164,7 +164,7 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
                         unresolved.push(u);
                     }
                 }
-                (_, error_code::LEADER_NOT_AVAILABLE) => {
+                (_, ErrorCode::LEADER_NOT_AVAILABLE) => {
                     // a topic being created: ask again
                     u.last_error =
                         PartitionError::client(code, "metadata: the topic has no leaders yet");

@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+use kdp_wire::ErrorCode;
 
 use super::config::{SaslConfig, TokenSource};
 use super::oauth::{self, TokenCache};
@@ -71,7 +71,7 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
-    fn fail(&self, error_code: i16, message: impl Into<String>) -> Error {
+    fn fail(&self, error_code: ErrorCode, message: impl Into<String>) -> Error {
         Error::Authentication {
             addr: self.conn.addr().to_string(),
             mechanism: self.mechanism,
@@ -88,18 +88,15 @@ impl Session<'_> {
             ..Default::default()
         };
         let resp = self.conn.send(&req, self.version).await?;
-        if resp.error_code != error_code::NONE {
+        if resp.error_code != ErrorCode::NONE {
             let msg = resp
                 .error_message
                 .clone()
                 .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| error_code::ErrorCodeDisplay(resp.error_code).to_string());
+                .unwrap_or_else(|| resp.error_code.to_string());
             return Err(self.fail(
                 resp.error_code,
-                format!(
-                    "{}: {msg}",
-                    error_code::name(resp.error_code).unwrap_or("error")
-                ),
+                format!("{}: {msg}", resp.error_code.name().unwrap_or("error")),
             ));
         }
         self.lifetime_ms = resp.session_lifetime_ms;
@@ -120,7 +117,7 @@ async fn authenticate(setup: &SaslSetup, conn: &Connection) -> Result<Option<Dur
     if handshake_version < 1 {
         // v0 sends the tokens raw on the socket, which only brokers older than 1.0 need
         return Err(session.fail(
-            error_code::UNSUPPORTED_VERSION,
+            ErrorCode::UNSUPPORTED_VERSION,
             "the broker lacks SaslHandshake v1 (Kafka 1.0 or newer is needed)",
         ));
     }
@@ -133,7 +130,7 @@ async fn authenticate(setup: &SaslSetup, conn: &Connection) -> Result<Option<Dur
             handshake_version,
         )
         .await?;
-    if hs.error_code != error_code::NONE {
+    if hs.error_code != ErrorCode::NONE {
         let enabled = if hs.mechanisms.is_empty() {
             "none".to_string()
         } else {
@@ -143,7 +140,7 @@ async fn authenticate(setup: &SaslSetup, conn: &Connection) -> Result<Option<Dur
             hs.error_code,
             format!(
                 "{}: the listener does not enable {mechanism} (it enables: {enabled})",
-                error_code::name(hs.error_code).unwrap_or("error")
+                hs.error_code.name().unwrap_or("error")
             ),
         ));
     }
@@ -160,15 +157,15 @@ async fn authenticate(setup: &SaslSetup, conn: &Connection) -> Result<Option<Dur
             password,
         } => {
             let mut scram = ScramClient::new(*m, username, password.clone())
-                .map_err(|e| session.fail(error_code::SASL_AUTHENTICATION_FAILED, e.0))?;
+                .map_err(|e| session.fail(ErrorCode::SASL_AUTHENTICATION_FAILED, e.0))?;
             let server_first = session.round(&SecretBytes::new(scram.first())).await?;
             let client_final = scram
                 .respond(&server_first)
-                .map_err(|e| session.fail(error_code::SASL_AUTHENTICATION_FAILED, e.0))?;
+                .map_err(|e| session.fail(ErrorCode::SASL_AUTHENTICATION_FAILED, e.0))?;
             let server_final = session.round(&client_final).await?;
             scram
                 .verify(&server_final)
-                .map_err(|e| session.fail(error_code::SASL_AUTHENTICATION_FAILED, e.0))?;
+                .map_err(|e| session.fail(ErrorCode::SASL_AUTHENTICATION_FAILED, e.0))?;
         }
         SaslConfig::OAuthBearer(o) => {
             let token = setup.tokens.get(&o.token).await.map_err(|e| {
@@ -177,7 +174,7 @@ async fn authenticate(setup: &SaslSetup, conn: &Connection) -> Result<Option<Dur
                     TokenSource::ClientCredentials { .. } => "no token from the token endpoint",
                 };
                 session.fail(
-                    error_code::SASL_AUTHENTICATION_FAILED,
+                    ErrorCode::SASL_AUTHENTICATION_FAILED,
                     format!("{what}: {e}"),
                 )
             })?;
@@ -190,7 +187,7 @@ async fn authenticate(setup: &SaslSetup, conn: &Connection) -> Result<Option<Dur
                 return Err(match ack {
                     Err(e @ Error::Authentication { .. }) => e,
                     _ => session.fail(
-                        error_code::SASL_AUTHENTICATION_FAILED,
+                        ErrorCode::SASL_AUTHENTICATION_FAILED,
                         format!("the broker rejected the token: {status}"),
                     ),
                 });

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::find_coordinator::KEY_TYPE_TRANSACTION;
 use kdp_wire::messages::FindCoordinatorRequest;
+use kdp_wire::ErrorCode;
 
 use crate::admin::{CoordinatorFuture, CoordinatorLookup, KeyError};
 use crate::client::Client;
@@ -20,8 +20,8 @@ pub struct TransactionCoordinators;
 /// One key's answer.
 type Found = std::result::Result<i32, KeyError>;
 
-fn found(code: i16, message: Option<String>, node: i32) -> Found {
-    if code == error_code::NONE {
+fn found(code: ErrorCode, message: Option<String>, node: i32) -> Found {
+    if code == ErrorCode::NONE {
         Ok(node)
     } else {
         Err(KeyError::broker(code, message))

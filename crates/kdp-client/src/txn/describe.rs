@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     DescribeTransactionsRequest, DescribeTransactionsResponse, TransactionState,
 };
+use kdp_wire::ErrorCode;
 
 use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyError, KeyOutcome};
 use crate::txn::coordinator::TransactionCoordinators;
@@ -49,9 +49,9 @@ impl AdminHandler for Handler {
             .map(|t| {
                 let id = t.transactional_id.clone();
                 let outcome = match t.error_code {
-                    error_code::NOT_COORDINATOR
-                    | error_code::COORDINATOR_NOT_AVAILABLE
-                    | error_code::COORDINATOR_LOAD_IN_PROGRESS => KeyOutcome::Retry {
+                    ErrorCode::NOT_COORDINATOR
+                    | ErrorCode::COORDINATOR_NOT_AVAILABLE
+                    | ErrorCode::COORDINATOR_LOAD_IN_PROGRESS => KeyOutcome::Retry {
                         reason: KeyError::broker(t.error_code, None),
                         refresh: true,
                     },

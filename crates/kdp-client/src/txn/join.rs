@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{ProducerState, TransactionState};
+use kdp_wire::ErrorCode;
 
 use crate::admin::{DriverOptions, KeyError, TopicPartition};
 use crate::client::Client;
@@ -430,11 +430,11 @@ async fn look_up(
     for (id, d) in described {
         let desc = match d.result {
             Ok(t) => Description::Described(t),
-            Err(e) if e.code == error_code::TRANSACTIONAL_ID_NOT_FOUND => Description::NotFound,
-            Err(e) if e.code == error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {
+            Err(e) if e.code == ErrorCode::TRANSACTIONAL_ID_NOT_FOUND => Description::NotFound,
+            Err(e) if e.code == ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {
                 Description::Denied
             }
-            Err(e) => Description::Failed(error_code::name(e.code).unwrap_or("UNKNOWN_ERROR_CODE")),
+            Err(e) => Description::Failed(e.code.label()),
         };
         if id == probe {
             may_describe_any = desc == Description::NotFound;

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use kdp_wire::messages::{ListTransactionsRequest, ListTransactionsResponse, ListedTransaction};
-use kdp_wire::{error_code, TxnState};
+use kdp_wire::ErrorCode;
+use kdp_wire::TxnState;
 
 use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
 use crate::error::{Error, Result};
@@ -132,6 +133,6 @@ pub async fn list_transactions(
 }
 
 /// Whether an error code means the caller may not describe the id.
-pub fn is_authorization_error(code: i16) -> bool {
-    code == error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+pub fn is_authorization_error(code: ErrorCode) -> bool {
+    code == ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 }

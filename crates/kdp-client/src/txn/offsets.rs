@@ -123,7 +123,7 @@ pub async fn offsets(
                 }),
                 (Err(e), _) | (Ok(_), Some(Err(e))) => Err(e),
                 (Ok(_), None) => Err(KeyError::client(
-                    kdp_wire::error_code::UNKNOWN_SERVER_ERROR,
+                    kdp_wire::ErrorCode::UNKNOWN_SERVER_ERROR,
                     "no READ_COMMITTED answer",
                 )),
             };

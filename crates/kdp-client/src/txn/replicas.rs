@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::ProducerState;
+use kdp_wire::ErrorCode;
 
 use crate::admin::{AllBrokers, KeyError, TopicPartition};
 use crate::client::Client;
@@ -89,7 +89,7 @@ pub async fn describe_every_replica(
                         .or_default()
                         .insert(broker, ps);
                 }
-                Err(e) if e.code == error_code::NOT_LEADER_OR_FOLLOWER => {}
+                Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
                 Err(error) => errors.push(ReplicaError::Partition {
                     partition: (o.topic, o.partition),
                     broker,

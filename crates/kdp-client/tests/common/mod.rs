@@ -16,7 +16,7 @@ use kdp_wire::messages::{
     WritableTxnMarkerResult, WritableTxnMarkerTopicResult, WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 };
-use kdp_wire::{decode_exact, Reader, RequestHeader};
+use kdp_wire::{decode_exact, ErrorCode, Reader, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 /// What a broker does with a DescribeProducers request.
@@ -171,9 +171,9 @@ impl MemCluster {
                                     error_code: if st.leaders.get(&(t.name.clone(), *p))
                                         == Some(&id)
                                     {
-                                        0
+                                        ErrorCode::NONE
                                     } else {
-                                        6 // NOT_LEADER_OR_FOLLOWER
+                                        ErrorCode::NOT_LEADER_OR_FOLLOWER
                                     },
                                     ..Default::default()
                                 })

@@ -3,8 +3,8 @@
 //! ([`crate::broker::SUPPORTED_APIS`]). A version the mock does not know
 //! is answered before its body is read (see [`crate::broker`]).
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{ApiVersion, ApiVersionsRequest, ApiVersionsResponse};
+use kdp_wire::ErrorCode;
 
 use super::{Call, Handler, Refusal};
 use crate::broker::SUPPORTED_APIS;
@@ -45,12 +45,12 @@ pub fn api_versions_response(req: &ApiVersionsRequest, version: i16) -> ApiVersi
     {
         // getErrorResponse(INVALID_REQUEST): no ranges for this error.
         return ApiVersionsResponse {
-            error_code: error_code::INVALID_REQUEST,
+            error_code: ErrorCode::INVALID_REQUEST,
             ..Default::default()
         };
     }
     ApiVersionsResponse {
-        error_code: error_code::NONE,
+        error_code: ErrorCode::NONE,
         api_keys: SUPPORTED_APIS
             .iter()
             .map(|&(k, min, max)| ApiVersion::new(k, min, max))

@@ -15,12 +15,12 @@
 
 use std::collections::HashSet;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
 use kdp_wire::messages::{
     DescribeConfigsRequest, DescribeConfigsResourceResult, DescribeConfigsResponse,
     DescribeConfigsResult, DescribeConfigsSynonym,
 };
+use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
@@ -73,7 +73,7 @@ pub fn describe_configs_within(
             RESOURCE_TYPE_BROKER => broker(cluster, caller, &r.resource_name),
             RESOURCE_TYPE_TOPIC => topic(cluster, caller, &r.resource_name),
             t => Err((
-                error_code::INVALID_REQUEST,
+                ErrorCode::INVALID_REQUEST,
                 Some(format!("Unsupported resource type: {t}")),
             )),
         };
@@ -133,17 +133,15 @@ pub fn describe_configs_within(
 }
 
 /// The entries, or an error code and its ErrorMessage.
-type Answer = Result<Vec<DescribeConfigsResourceResult>, (i16, Option<String>)>;
+type Answer = Result<Vec<DescribeConfigsResourceResult>, (ErrorCode, Option<String>)>;
 
-fn default_message(code: i16) -> String {
-    error_code::lookup(code)
-        .map(|e| e.message.to_string())
-        .unwrap_or_default()
+fn default_message(code: ErrorCode) -> String {
+    code.message().unwrap_or_default().to_string()
 }
 
 fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
     if !caller.may_cluster(cluster, ClusterOperation::DescribeConfigs) {
-        let code = error_code::CLUSTER_AUTHORIZATION_FAILED;
+        let code = ErrorCode::CLUSTER_AUTHORIZATION_FAILED;
         return Err((code, Some(default_message(code))));
     }
     if name.is_empty() {
@@ -151,13 +149,13 @@ fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
     }
     let id: i32 = name.parse().map_err(|_| {
         (
-            error_code::INVALID_REQUEST,
+            ErrorCode::INVALID_REQUEST,
             Some(format!("Broker id must be an integer, but it is: {name}")),
         )
     })?;
     if id != caller.broker_id {
         return Err((
-            error_code::INVALID_REQUEST,
+            ErrorCode::INVALID_REQUEST,
             Some(format!(
                 "Unexpected broker id, expected {} or empty string, but received {name}",
                 caller.broker_id
@@ -200,13 +198,13 @@ fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
 
 fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
     if !caller.may_describe_topic(cluster, name) {
-        let code = error_code::TOPIC_AUTHORIZATION_FAILED;
+        let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
         return Err((code, Some(default_message(code))));
     }
     match cluster.topic(name) {
         Some(_) => Ok(Vec::new()),
         // ConfigHelper sets only the code here.
-        None => Err((error_code::UNKNOWN_TOPIC_OR_PARTITION, None)),
+        None => Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None)),
     }
 }
 
@@ -254,7 +252,7 @@ mod tests {
     fn a_broker_reports_file_values_and_defaults() {
         let c = cluster(TXN_CLUSTER);
         let r = ask(&c, 1, "1", None, true);
-        assert_eq!(r.error_code, 0);
+        assert_eq!(r.error_code, ErrorCode::NONE);
         let got: Vec<(&str, Option<&str>, i8, usize)> = r
             .configs
             .iter()
@@ -309,17 +307,17 @@ mod tests {
     fn another_brokers_id_is_invalid() {
         let c = cluster(TXN_CLUSTER);
         let r = ask(&c, 1, "2", None, false);
-        assert_eq!(r.error_code, error_code::INVALID_REQUEST);
+        assert_eq!(r.error_code, ErrorCode::INVALID_REQUEST);
         assert_eq!(
             r.error_message.as_deref(),
             Some("Unexpected broker id, expected 1 or empty string, but received 2")
         );
         assert_eq!(
             ask(&c, 1, "x", None, false).error_code,
-            error_code::INVALID_REQUEST
+            ErrorCode::INVALID_REQUEST
         );
         let r = ask(&c, 1, "", None, false);
-        assert_eq!((r.error_code, r.configs.len()), (0, 0));
+        assert_eq!((r.error_code, r.configs.len()), (ErrorCode::NONE, 0));
     }
 
     #[test]
@@ -338,11 +336,11 @@ mod tests {
         let r = describe_configs(&c, &caller(1), &req, 4);
         assert_eq!(
             (r.results[0].error_code, r.results[0].configs.len()),
-            (0, 0)
+            (ErrorCode::NONE, 0)
         );
         assert_eq!(
             r.results[1].error_code,
-            error_code::UNKNOWN_TOPIC_OR_PARTITION
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
         );
         assert_eq!(r.results[1].error_message, None);
     }
@@ -352,7 +350,7 @@ mod tests {
         let mut c = cluster(TXN_CLUSTER);
         c.acls.cluster_deny.push(ClusterOperation::DescribeConfigs);
         let r = ask(&c, 1, "1", None, false);
-        assert_eq!(r.error_code, error_code::CLUSTER_AUTHORIZATION_FAILED);
+        assert_eq!(r.error_code, ErrorCode::CLUSTER_AUTHORIZATION_FAILED);
         assert!(r.configs.is_empty());
     }
 }

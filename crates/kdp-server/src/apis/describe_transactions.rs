@@ -7,10 +7,10 @@
 //! Topics holding the transaction's partitions minus topics the caller may
 //! not DESCRIBE.
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData, TransactionState,
 };
+use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
@@ -90,22 +90,22 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str) -> Transaction
         ..Default::default()
     };
     if !caller.may_transactional_id(cluster, TxnIdOperation::Describe, id) {
-        return error(error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        return error(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     }
     if id.is_empty() {
-        return error(error_code::INVALID_REQUEST);
+        return error(ErrorCode::INVALID_REQUEST);
     }
     if cluster.transaction_coordinator(id) != Some(caller.broker_id) {
-        return error(error_code::NOT_COORDINATOR);
+        return error(ErrorCode::NOT_COORDINATOR);
     }
     let Some(t) = cluster
         .transaction(id)
         .filter(|t| t.state != TxnState::Dead)
     else {
-        return error(error_code::TRANSACTIONAL_ID_NOT_FOUND);
+        return error(ErrorCode::TRANSACTIONAL_ID_NOT_FOUND);
     };
     TransactionState {
-        error_code: error_code::NONE,
+        error_code: ErrorCode::NONE,
         transactional_id: id.to_string(),
         transaction_state: t.state.name().to_string(),
         transaction_timeout_ms: t.timeout_ms,
@@ -165,7 +165,7 @@ mod tests {
                 a.transaction_timeout_ms,
                 a.transaction_start_time_ms
             ),
-            (0, "Ongoing", 10, 3, 60000, NOW - 3_600_000)
+            (ErrorCode::NONE, "Ongoing", 10, 3, 60000, NOW - 3_600_000)
         );
         assert_eq!(a.topics.len(), 1);
         assert_eq!(
@@ -180,7 +180,7 @@ mod tests {
     #[test]
     fn errors_in_kafkas_order() {
         let c = cluster(TXN_CLUSTER);
-        let codes: Vec<(String, i16)> =
+        let codes: Vec<(String, ErrorCode)> =
             describe(&c, 1, &["secret-c", "app-d", "ghost", "gone", ""])
                 .into_iter()
                 .map(|t| (t.transactional_id, t.error_code))
@@ -192,12 +192,12 @@ mod tests {
             vec![
                 (
                     "secret-c".into(),
-                    error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                    ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
                 ),
-                ("app-d".into(), error_code::NOT_COORDINATOR),
-                ("ghost".into(), error_code::TRANSACTIONAL_ID_NOT_FOUND),
-                ("gone".into(), error_code::TRANSACTIONAL_ID_NOT_FOUND),
-                (String::new(), error_code::INVALID_REQUEST),
+                ("app-d".into(), ErrorCode::NOT_COORDINATOR),
+                ("ghost".into(), ErrorCode::TRANSACTIONAL_ID_NOT_FOUND),
+                ("gone".into(), ErrorCode::TRANSACTIONAL_ID_NOT_FOUND),
+                (String::new(), ErrorCode::INVALID_REQUEST),
             ]
         );
     }
@@ -240,7 +240,7 @@ mod tests {
             ..Default::default()
         };
         let r = describe_transactions(&c, &caller, &req);
-        assert_eq!(r.transaction_states[0].error_code, 0);
+        assert_eq!(r.transaction_states[0].error_code, ErrorCode::NONE);
         assert!(r.transaction_states[0].topics.is_empty());
     }
 }

@@ -8,9 +8,9 @@
 //! the code's default message (`prepareOldResponse`); from v4 a batch of
 //! keys, each with its own code and no message.
 
-use kdp_wire::error_code;
 use kdp_wire::messages::find_coordinator::{KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION};
 use kdp_wire::messages::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
+use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
@@ -121,13 +121,11 @@ pub fn find_coordinator_within(
 }
 
 /// `Errors.message()`: the default message, or the name for NONE.
-fn default_message(code: i16) -> String {
-    if code == error_code::NONE {
+fn default_message(code: ErrorCode) -> String {
+    if code == ErrorCode::NONE {
         return "NONE".into();
     }
-    error_code::lookup(code)
-        .map(|e| e.message.to_string())
-        .unwrap_or_default()
+    code.message().unwrap_or_default().to_string()
 }
 
 fn coordinator(
@@ -136,22 +134,22 @@ fn coordinator(
     addresses: &dyn Addresses,
     key_type: i8,
     key: &str,
-) -> (i16, i32, String, i32) {
+) -> (ErrorCode, i32, String, i32) {
     let no_node = |code| (code, -1, String::new(), -1);
     let leader = match key_type {
         KEY_TYPE_TRANSACTION => {
             if !caller.may_transactional_id(cluster, TxnIdOperation::Describe, key) {
-                return no_node(error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+                return no_node(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
             }
             cluster.transaction_coordinator(key)
         }
         KEY_TYPE_GROUP => cluster.group_coordinator(key),
         // Share groups: the mock runs no share coordinator.
-        _ => return no_node(error_code::INVALID_REQUEST),
+        _ => return no_node(ErrorCode::INVALID_REQUEST),
     };
     match leader.and_then(|id| addresses.address(id).map(|(h, p)| (id, h, p))) {
-        Some((id, host, port)) => (error_code::NONE, id, host, port),
-        None => no_node(error_code::COORDINATOR_NOT_AVAILABLE),
+        Some((id, host, port)) => (ErrorCode::NONE, id, host, port),
+        None => no_node(ErrorCode::COORDINATOR_NOT_AVAILABLE),
     }
 }
 
@@ -180,7 +178,7 @@ mod tests {
         }
     }
 
-    fn batched(c: &Cluster, keys: &[&str]) -> Vec<(i16, i32, i32)> {
+    fn batched(c: &Cluster, keys: &[&str]) -> Vec<(ErrorCode, i32, i32)> {
         let req = FindCoordinatorRequest {
             key_type: KEY_TYPE_TRANSACTION,
             coordinator_keys: keys.iter().map(|k| k.to_string()).collect(),
@@ -205,10 +203,10 @@ mod tests {
         assert_eq!(
             batched(&c, &["app-a", "app-d", "hello", "secret-c"]),
             vec![
-                (0, 1, 9001),
-                (0, 2, 9002),
-                (0, 2, 9002),
-                (error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
+                (ErrorCode::NONE, 1, 9001),
+                (ErrorCode::NONE, 2, 9002),
+                (ErrorCode::NONE, 2, 9002),
+                (ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
             ]
         );
     }
@@ -221,12 +219,12 @@ mod tests {
         );
         assert_eq!(
             batched(&c, &["x"]),
-            vec![(error_code::COORDINATOR_NOT_AVAILABLE, -1, -1)]
+            vec![(ErrorCode::COORDINATOR_NOT_AVAILABLE, -1, -1)]
         );
         let c = cluster(r#"{"brokers": [{"id": 1}]}"#);
         assert_eq!(
             batched(&c, &["x"]),
-            vec![(error_code::COORDINATOR_NOT_AVAILABLE, -1, -1)]
+            vec![(ErrorCode::COORDINATOR_NOT_AVAILABLE, -1, -1)]
         );
     }
 
@@ -239,12 +237,15 @@ mod tests {
             ..Default::default()
         };
         let ok = find_coordinator(&c, &caller(1), &Ports, &req("app-d"), 3).unwrap();
-        assert_eq!((ok.error_code, ok.node_id, ok.port), (0, 2, 9002));
+        assert_eq!(
+            (ok.error_code, ok.node_id, ok.port),
+            (ErrorCode::NONE, 2, 9002)
+        );
         assert_eq!(ok.error_message.as_deref(), Some("NONE"));
         let denied = find_coordinator(&c, &caller(1), &Ports, &req("secret-c"), 1).unwrap();
         assert_eq!(
             denied.error_code,
-            error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         );
         assert_eq!(
             denied.error_message.as_deref(),
@@ -256,7 +257,7 @@ mod tests {
         );
         // v0 has no key type: a group. No __consumer_offsets here.
         let group = find_coordinator(&c, &caller(1), &Ports, &req("g"), 0).unwrap();
-        assert_eq!(group.error_code, error_code::COORDINATOR_NOT_AVAILABLE);
+        assert_eq!(group.error_code, ErrorCode::COORDINATOR_NOT_AVAILABLE);
     }
 
     #[test]

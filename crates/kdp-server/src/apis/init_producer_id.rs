@@ -29,8 +29,8 @@
 //!
 //! Errors carry ProducerId -1 and ProducerEpoch -1.
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{InitProducerIdRequest, InitProducerIdResponse};
+use kdp_wire::ErrorCode;
 
 use super::write_txn_markers::end_transaction;
 use super::{Call, Caller, Handler, Refusal};
@@ -48,7 +48,7 @@ pub fn init_producer_id(
     req: &InitProducerIdRequest,
     version: i16,
 ) -> InitProducerIdResponse {
-    let error = |code: i16| InitProducerIdResponse {
+    let error = |code: ErrorCode| InitProducerIdResponse {
         error_code: code,
         producer_id: -1,
         producer_epoch: -1,
@@ -63,27 +63,27 @@ pub fn init_producer_id(
         };
     };
     if !caller.may_transactional_id(cluster, TxnIdOperation::Write, id) {
-        return error(error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        return error(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     }
     let expected = match (req.producer_id, req.producer_epoch) {
         (-1, -1) => None,
-        (-1, _) | (_, -1) => return error(error_code::INVALID_REQUEST),
+        (-1, _) | (_, -1) => return error(ErrorCode::INVALID_REQUEST),
         (pid, epoch) => Some((pid, epoch)),
     };
     if id.is_empty() {
-        return error(error_code::INVALID_REQUEST);
+        return error(ErrorCode::INVALID_REQUEST);
     }
     let max = cluster.transaction_max_timeout_ms(caller.broker_id);
     if req.transaction_timeout_ms <= 0 || i64::from(req.transaction_timeout_ms) > max {
-        return error(error_code::INVALID_TRANSACTION_TIMEOUT);
+        return error(ErrorCode::INVALID_TRANSACTION_TIMEOUT);
     }
     if cluster.transaction_coordinator(id) != Some(caller.broker_id) {
-        return error(error_code::NOT_COORDINATOR);
+        return error(ErrorCode::NOT_COORDINATOR);
     }
     let fenced = if version < 4 {
-        error_code::INVALID_PRODUCER_EPOCH
+        ErrorCode::INVALID_PRODUCER_EPOCH
     } else {
-        error_code::PRODUCER_FENCED
+        ErrorCode::PRODUCER_FENCED
     };
     let coordinator_epoch = cluster.transaction_coordinator_epoch(id);
     let fresh_producer_id = match cluster.transaction(id) {
@@ -104,7 +104,7 @@ pub fn init_producer_id(
         });
     }
     let Some(t) = cluster.transaction(id) else {
-        return error(error_code::COORDINATOR_NOT_AVAILABLE);
+        return error(ErrorCode::COORDINATOR_NOT_AVAILABLE);
     };
     if let Some((pid, epoch)) = expected {
         if t.producer_epoch != -1 && (pid != t.producer_id || epoch != t.producer_epoch) {
@@ -115,7 +115,7 @@ pub fn init_producer_id(
         TxnState::PrepareCommit
         | TxnState::PrepareAbort
         | TxnState::PrepareEpochFence
-        | TxnState::Dead => error(error_code::CONCURRENT_TRANSACTIONS),
+        | TxnState::Dead => error(ErrorCode::CONCURRENT_TRANSACTIONS),
         TxnState::Ongoing => {
             let producer_id = t.producer_id;
             let bumped = t.producer_epoch.saturating_add(1);
@@ -139,7 +139,7 @@ pub fn init_producer_id(
                 t.partitions.clear();
                 t.last_update_ms = caller.now_ms;
             }
-            error(error_code::CONCURRENT_TRANSACTIONS)
+            error(ErrorCode::CONCURRENT_TRANSACTIONS)
         }
         TxnState::Empty | TxnState::CompleteCommit | TxnState::CompleteAbort => {
             let rotate = t.producer_epoch >= EPOCH_EXHAUSTED;
@@ -149,7 +149,7 @@ pub fn init_producer_id(
                 None
             };
             let Some(t) = cluster.transaction_mut(id) else {
-                return error(error_code::COORDINATOR_NOT_AVAILABLE);
+                return error(ErrorCode::COORDINATOR_NOT_AVAILABLE);
             };
             match new_id {
                 Some(pid) => {
@@ -198,7 +198,7 @@ mod tests {
         }
     }
 
-    fn answer(r: &InitProducerIdResponse) -> (i16, i64, i16) {
+    fn answer(r: &InitProducerIdResponse) -> (ErrorCode, i64, i16) {
         (r.error_code, r.producer_id, r.producer_epoch)
     }
 
@@ -207,7 +207,7 @@ mod tests {
         let mut c = cluster(TXN_CLUSTER);
         assert_eq!(c.partition("orders", 0).unwrap().last_stable_offset(), 400);
         let r = init_producer_id(&mut c, &caller(1), &init(Some("app-a"), 60000), 5);
-        assert_eq!(answer(&r), (error_code::CONCURRENT_TRANSACTIONS, -1, -1));
+        assert_eq!(answer(&r), (ErrorCode::CONCURRENT_TRANSACTIONS, -1, -1));
         let t = c.transaction("app-a").unwrap();
         assert_eq!((t.state, t.producer_epoch), (TxnState::CompleteAbort, 4));
         assert!(t.partitions.is_empty());
@@ -230,7 +230,7 @@ mod tests {
         assert_eq!(p.last_stable_offset(), 450);
         // The retry gets a usable epoch; a marker of the old epoch is now fenced.
         let r = init_producer_id(&mut c, &caller(1), &init(Some("app-a"), 60000), 5);
-        assert_eq!(answer(&r), (0, 10, 5));
+        assert_eq!(answer(&r), (ErrorCode::NONE, 10, 5));
         assert_eq!(c.transaction("app-a").unwrap().state, TxnState::Empty);
         let old = kdp_wire::messages::WriteTxnMarkersRequest {
             markers: vec![kdp_wire::messages::WritableTxnMarker {
@@ -249,7 +249,7 @@ mod tests {
         let w = super::super::write_txn_markers::write_txn_markers(&mut c, &caller(1), &old);
         assert_eq!(
             w.markers[0].topics[0].partitions[0].error_code,
-            error_code::INVALID_PRODUCER_EPOCH
+            ErrorCode::INVALID_PRODUCER_EPOCH
         );
     }
 
@@ -258,7 +258,7 @@ mod tests {
         let mut c = cluster(TXN_CLUSTER);
         let before = c.clone();
         let r = init_producer_id(&mut c, &caller(1), &init(Some("app-b"), 60000), 5);
-        assert_eq!(answer(&r), (error_code::CONCURRENT_TRANSACTIONS, -1, -1));
+        assert_eq!(answer(&r), (ErrorCode::CONCURRENT_TRANSACTIONS, -1, -1));
         assert_eq!(c, before);
     }
 
@@ -266,14 +266,14 @@ mod tests {
     fn completed_and_new_ids_get_a_bumped_epoch() {
         let mut c = cluster(TXN_CLUSTER);
         let r = init_producer_id(&mut c, &caller(2), &init(Some("app-d"), 1000), 5);
-        assert_eq!(answer(&r), (0, 13, 1));
+        assert_eq!(answer(&r), (ErrorCode::NONE, 13, 1));
         // "ghost" lands on partition 0, led by 1: a new id, above the file's.
         let r = init_producer_id(&mut c, &caller(1), &init(Some("ghost"), 1000), 5);
-        assert_eq!((r.error_code, r.producer_epoch), (0, 0));
+        assert_eq!((r.error_code, r.producer_epoch), (ErrorCode::NONE, 0));
         assert!(r.producer_id >= 1000);
         assert_eq!(c.transaction("ghost").unwrap().state, TxnState::Empty);
         let idempotent = init_producer_id(&mut c, &caller(3), &init(None, 0), 5);
-        assert_eq!(idempotent.error_code, 0);
+        assert_eq!(idempotent.error_code, ErrorCode::NONE);
         assert_ne!(idempotent.producer_id, r.producer_id);
     }
 
@@ -286,37 +286,34 @@ mod tests {
         };
         assert_eq!(
             call(1, init(Some("secret-c"), 1000), 5),
-            error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         );
         assert_eq!(
             call(2, init(Some("app-a"), 1000), 5),
-            error_code::NOT_COORDINATOR
+            ErrorCode::NOT_COORDINATOR
         );
-        assert_eq!(
-            call(1, init(Some(""), 1000), 5),
-            error_code::INVALID_REQUEST
-        );
+        assert_eq!(call(1, init(Some(""), 1000), 5), ErrorCode::INVALID_REQUEST);
         // Broker 1's transaction.max.timeout.ms is 120000.
         assert_eq!(
             call(1, init(Some("app-a"), 120_001), 5),
-            error_code::INVALID_TRANSACTION_TIMEOUT
+            ErrorCode::INVALID_TRANSACTION_TIMEOUT
         );
         assert_eq!(
             call(1, init(Some("app-a"), 0), 5),
-            error_code::INVALID_TRANSACTION_TIMEOUT
+            ErrorCode::INVALID_TRANSACTION_TIMEOUT
         );
         let half = InitProducerIdRequest {
             producer_id: 10,
             ..init(Some("app-a"), 1000)
         };
-        assert_eq!(call(1, half, 5), error_code::INVALID_REQUEST);
+        assert_eq!(call(1, half, 5), ErrorCode::INVALID_REQUEST);
         let wrong_epoch = InitProducerIdRequest {
             producer_id: 10,
             producer_epoch: 2,
             ..init(Some("app-a"), 1000)
         };
-        assert_eq!(call(1, wrong_epoch.clone(), 5), error_code::PRODUCER_FENCED);
-        assert_eq!(call(1, wrong_epoch, 3), error_code::INVALID_PRODUCER_EPOCH);
+        assert_eq!(call(1, wrong_epoch.clone(), 5), ErrorCode::PRODUCER_FENCED);
+        assert_eq!(call(1, wrong_epoch, 3), ErrorCode::INVALID_PRODUCER_EPOCH);
         assert_eq!(c, before);
     }
 }

@@ -14,13 +14,13 @@
 
 use std::collections::HashMap;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::list_offsets::{
     EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED,
 };
 use kdp_wire::messages::{
     ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse,
 };
+use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
@@ -95,7 +95,7 @@ pub fn list_offsets_within(
                 partitions: t
                     .partitions
                     .iter()
-                    .map(|p| error(p.partition_index, error_code::TOPIC_AUTHORIZATION_FAILED))
+                    .map(|p| error(p.partition_index, ErrorCode::TOPIC_AUTHORIZATION_FAILED))
                     .collect(),
                 unknown_tagged_fields: Default::default(),
             });
@@ -106,7 +106,7 @@ pub fn list_offsets_within(
             .iter()
             .map(|p| {
                 if counts.get(&(t.name.as_str(), p.partition_index)).copied() > Some(1) {
-                    return error(p.partition_index, error_code::INVALID_REQUEST);
+                    return error(p.partition_index, ErrorCode::INVALID_REQUEST);
                 }
                 offset(cluster, caller, req.replica_id, isolation, &t.name, p)
             })
@@ -124,7 +124,7 @@ pub fn list_offsets_within(
     })
 }
 
-fn error(partition_index: i32, code: i16) -> ListOffsetsPartitionResponse {
+fn error(partition_index: i32, code: ErrorCode) -> ListOffsetsPartitionResponse {
     ListOffsetsPartitionResponse {
         partition_index,
         error_code: code,
@@ -145,21 +145,21 @@ fn offset(
 ) -> ListOffsetsPartitionResponse {
     let index = req.partition_index;
     let Some(p) = cluster.partition(topic, index) else {
-        return error(index, error_code::UNKNOWN_TOPIC_OR_PARTITION);
+        return error(index, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
     };
     let me = caller.broker_id;
     if !p.is_replica(me) || (p.leader != me && replica_id != DEBUGGING_REPLICA_ID) {
-        return error(index, error_code::NOT_LEADER_OR_FOLLOWER);
+        return error(index, ErrorCode::NOT_LEADER_OR_FOLLOWER);
     }
     if p.is_offline_on(me) {
-        return error(index, error_code::KAFKA_STORAGE_ERROR);
+        return error(index, ErrorCode::KAFKA_STORAGE_ERROR);
     }
     if req.current_leader_epoch >= 0 {
         if req.current_leader_epoch < p.leader_epoch {
-            return error(index, error_code::FENCED_LEADER_EPOCH);
+            return error(index, ErrorCode::FENCED_LEADER_EPOCH);
         }
         if req.current_leader_epoch > p.leader_epoch {
-            return error(index, error_code::UNKNOWN_LEADER_EPOCH);
+            return error(index, ErrorCode::UNKNOWN_LEADER_EPOCH);
         }
     }
     let (timestamp, offset) = match req.timestamp {
@@ -170,7 +170,7 @@ fn offset(
     };
     ListOffsetsPartitionResponse {
         partition_index: index,
-        error_code: error_code::NONE,
+        error_code: ErrorCode::NONE,
         timestamp,
         offset,
         leader_epoch: if offset >= 0 { p.leader_epoch } else { -1 },
@@ -201,7 +201,7 @@ mod tests {
         broker: i32,
         isolation: i8,
         parts: &[(&str, i32, i64, i32)],
-    ) -> Vec<(String, i32, i16, i64)> {
+    ) -> Vec<(String, i32, ErrorCode, i64)> {
         let mut topics: Vec<ListOffsetsTopic> = Vec::new();
         for &(t, p, ts, epoch) in parts {
             let part = ListOffsetsPartition {
@@ -242,25 +242,25 @@ mod tests {
         // orders-0: HW 500; open transactions from 400 and 450 on the leader.
         assert_eq!(
             ask(&c, 1, 0, &[("orders", 0, -1, -1)]),
-            vec![("orders".into(), 0, 0, 500)]
+            vec![("orders".into(), 0, ErrorCode::NONE, 500)]
         );
         assert_eq!(
             ask(&c, 1, 1, &[("orders", 0, -1, 5)]),
-            vec![("orders".into(), 0, 0, 400)]
+            vec![("orders".into(), 0, ErrorCode::NONE, 400)]
         );
         assert_eq!(
             ask(&c, 1, 1, &[("orders", 0, -2, -1)]),
-            vec![("orders".into(), 0, 0, 0)]
+            vec![("orders".into(), 0, ErrorCode::NONE, 0)]
         );
         // No open transaction: LSO = HW.
         assert_eq!(
             ask(&c, 2, 1, &[("orders", 1, -1, -1)]),
-            vec![("orders".into(), 1, 0, 80)]
+            vec![("orders".into(), 1, ErrorCode::NONE, 80)]
         );
         // A timestamp search finds nothing.
         assert_eq!(
             ask(&c, 2, 1, &[("orders", 1, 12345, -1)]),
-            vec![("orders".into(), 1, 0, -1)]
+            vec![("orders".into(), 1, ErrorCode::NONE, -1)]
         );
     }
 
@@ -273,7 +273,7 @@ mod tests {
         let c = cluster(&json);
         assert_eq!(
             ask(&c, 2, 1, &[("orders", 1, -1, -1)]),
-            vec![("orders".into(), 1, 0, 70)]
+            vec![("orders".into(), 1, ErrorCode::NONE, 70)]
         );
     }
 
@@ -294,22 +294,22 @@ mod tests {
         assert_eq!(
             got.iter().map(|g| g.2).collect::<Vec<_>>(),
             vec![
-                error_code::FENCED_LEADER_EPOCH,
-                error_code::NOT_LEADER_OR_FOLLOWER,
-                error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                error_code::UNKNOWN_TOPIC_OR_PARTITION
+                ErrorCode::FENCED_LEADER_EPOCH,
+                ErrorCode::NOT_LEADER_OR_FOLLOWER,
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
             ]
         );
         assert_eq!(
             ask(&c, 1, 0, &[("orders", 0, -1, 6)])[0].2,
-            error_code::UNKNOWN_LEADER_EPOCH
+            ErrorCode::UNKNOWN_LEADER_EPOCH
         );
         // A follower does not answer.
         assert_eq!(
             ask(&c, 2, 0, &[("orders", 0, -1, -1)])[0].2,
-            error_code::NOT_LEADER_OR_FOLLOWER
+            ErrorCode::NOT_LEADER_OR_FOLLOWER
         );
         let dup = ask(&c, 1, 0, &[("orders", 0, -1, -1), ("orders", 0, -2, -1)]);
-        assert!(dup.iter().all(|g| g.2 == error_code::INVALID_REQUEST));
+        assert!(dup.iter().all(|g| g.2 == ErrorCode::INVALID_REQUEST));
     }
 }

@@ -11,8 +11,8 @@
 
 use std::collections::HashSet;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{ListTransactionsRequest, ListTransactionsResponse, ListedTransaction};
+use kdp_wire::ErrorCode;
 
 use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
@@ -35,7 +35,7 @@ pub fn list_transactions(
         Some(p) if version >= 2 && !p.is_empty() => match full_match(p) {
             Some(re) => Some(re),
             None => {
-                resp.error_code = error_code::INVALID_REGULAR_EXPRESSION;
+                resp.error_code = ErrorCode::INVALID_REGULAR_EXPRESSION;
                 return resp;
             }
         },
@@ -108,7 +108,7 @@ mod tests {
 
     fn ids(c: &Cluster, broker: i32, req: ListTransactionsRequest, v: i16) -> Vec<String> {
         let r = list_transactions(c, &caller(broker), &req, v);
-        assert_eq!(r.error_code, 0);
+        assert_eq!(r.error_code, ErrorCode::NONE);
         r.transaction_states
             .into_iter()
             .map(|t| {
@@ -160,7 +160,7 @@ mod tests {
         assert!(ids(&c, 1, pattern("app"), 2).is_empty());
         assert_eq!(ids(&c, 1, pattern(""), 2).len(), 2);
         let bad = list_transactions(&c, &caller(1), &pattern("app-(["), 2);
-        assert_eq!(bad.error_code, error_code::INVALID_REGULAR_EXPRESSION);
+        assert_eq!(bad.error_code, ErrorCode::INVALID_REGULAR_EXPRESSION);
         assert!(bad.transaction_states.is_empty());
     }
 

@@ -4,12 +4,12 @@ use std::collections::HashSet;
 use std::hash::Hash;
 
 use kdp_wire::api;
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
     MetadataResponseTopic,
 };
 use kdp_wire::wire::Version;
+use kdp_wire::ErrorCode;
 use kdp_wire::Uuid;
 
 use super::budget::Budget;
@@ -80,7 +80,7 @@ pub fn metadata_within(
             .allows_topic(principal, TopicOperation::Describe, name)
     };
     let denied = |name: &str, topic_id: Uuid| MetadataResponseTopic {
-        error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
+        error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED,
         name: Some(name.to_string()),
         topic_id,
         is_internal: is_internal_topic(name),
@@ -122,14 +122,14 @@ pub fn metadata_within(
                     match cluster.topic_by_id(t.topic_id) {
                         // Kafka does not name a topic the client may not see.
                         Some(topic) if !may_describe(&topic.name) => put(MetadataResponseTopic {
-                            error_code: error_code::TOPIC_AUTHORIZATION_FAILED,
+                            error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED,
                             name: None,
                             topic_id: t.topic_id,
                             ..Default::default()
                         })?,
                         Some(topic) => put(topic_metadata(topic))?,
                         None => put(MetadataResponseTopic {
-                            error_code: error_code::UNKNOWN_TOPIC_ID,
+                            error_code: ErrorCode::UNKNOWN_TOPIC_ID,
                             name: None,
                             topic_id: t.topic_id,
                             ..Default::default()
@@ -141,7 +141,7 @@ pub fn metadata_within(
                     // v12, neither a name nor an id: Kafka looks up a null name
                     // and finds nothing.
                     put(MetadataResponseTopic {
-                        error_code: error_code::UNKNOWN_TOPIC_OR_PARTITION,
+                        error_code: ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
                         ..Default::default()
                     })?;
                     continue;
@@ -158,9 +158,9 @@ pub fn metadata_within(
                     Some(topic) => put(topic_metadata(topic))?,
                     None => {
                         let error_code = if validate_topic_name(name).is_ok() {
-                            error_code::UNKNOWN_TOPIC_OR_PARTITION
+                            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
                         } else {
-                            error_code::INVALID_TOPIC_EXCEPTION
+                            ErrorCode::INVALID_TOPIC_EXCEPTION
                         };
                         put(MetadataResponseTopic {
                             error_code,
@@ -176,7 +176,7 @@ pub fn metadata_within(
     }
     if version >= 8 && req.include_topic_authorized_operations {
         for t in &mut topics {
-            if t.error_code == error_code::NONE {
+            if t.error_code == ErrorCode::NONE {
                 t.topic_authorized_operations = TOPIC_ALL_OPERATIONS;
             }
         }
@@ -224,7 +224,7 @@ impl<T: Eq + Hash> Seen<T> {
 
 fn topic_metadata(t: &Topic) -> MetadataResponseTopic {
     MetadataResponseTopic {
-        error_code: error_code::NONE,
+        error_code: ErrorCode::NONE,
         name: Some(t.name.clone()),
         topic_id: t.topic_id,
         is_internal: t.internal,
@@ -236,9 +236,9 @@ fn topic_metadata(t: &Topic) -> MetadataResponseTopic {
                 // LEADER_NOT_AVAILABLE with leader -1; every broker of the
                 // file is alive, so no REPLICA_NOT_AVAILABLE.
                 error_code: if p.leader < 0 {
-                    error_code::LEADER_NOT_AVAILABLE
+                    ErrorCode::LEADER_NOT_AVAILABLE
                 } else {
-                    error_code::NONE
+                    ErrorCode::NONE
                 },
                 partition_index: p.index,
                 leader_id: p.leader.max(-1),

@@ -3,17 +3,17 @@
 //! authenticated); [`crate::sasl::SaslGate`] answers them while a client
 //! authenticates. KafkaApis answers ILLEGAL_SASL_STATE.
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
+use kdp_wire::ErrorCode;
 
 use super::{Call, Handler, Refusal};
 
 impl Handler for SaslHandshakeRequest {
     fn handle(&self, _: &Call<'_>) -> Result<SaslHandshakeResponse, Refusal> {
         Ok(SaslHandshakeResponse {
-            error_code: error_code::ILLEGAL_SASL_STATE,
+            error_code: ErrorCode::ILLEGAL_SASL_STATE,
             ..Default::default()
         })
     }
@@ -22,7 +22,7 @@ impl Handler for SaslHandshakeRequest {
 impl Handler for SaslAuthenticateRequest {
     fn handle(&self, _: &Call<'_>) -> Result<SaslAuthenticateResponse, Refusal> {
         Ok(SaslAuthenticateResponse {
-            error_code: error_code::ILLEGAL_SASL_STATE,
+            error_code: ErrorCode::ILLEGAL_SASL_STATE,
             error_message: Some(
                 "SaslAuthenticate request received after successful authentication".into(),
             ),

@@ -34,11 +34,11 @@
 use std::collections::HashMap;
 use std::ops::{DerefMut, Range};
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     ProducerState, WritableTxnMarker, WritableTxnMarkerPartitionResult, WritableTxnMarkerResult,
     WritableTxnMarkerTopicResult, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
+use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 use kdp_wire::Message;
@@ -94,9 +94,9 @@ impl MarkerPlan {
     /// answers CLUSTER_AUTHORIZATION_FAILED and nothing is written).
     pub fn new(req: &WriteTxnMarkersRequest, allowed: bool) -> MarkerPlan {
         let code = if allowed {
-            error_code::NONE
+            ErrorCode::NONE
         } else {
-            error_code::CLUSTER_AUTHORIZATION_FAILED
+            ErrorCode::CLUSTER_AUTHORIZATION_FAILED
         };
         let mut response = WriteTxnMarkersResponse::default();
         let mut steps = Vec::new();
@@ -205,7 +205,7 @@ impl MarkerPlan {
                         .or_insert_with(|| ProducerIndex::of(p));
                     append_marker(p, index, caller, marker)
                 }
-                None => error_code::UNKNOWN_TOPIC_OR_PARTITION,
+                None => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
             };
             if let Some(slot) = self
                 .response
@@ -281,16 +281,16 @@ fn append_marker(
     index: &mut ProducerIndex,
     caller: &Caller<'_>,
     marker: &WritableTxnMarker,
-) -> i16 {
+) -> ErrorCode {
     let me = caller.broker_id;
     if !p.is_replica(me) {
-        return error_code::UNKNOWN_TOPIC_OR_PARTITION;
+        return ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
     }
     if p.is_offline_on(me) {
-        return error_code::KAFKA_STORAGE_ERROR;
+        return ErrorCode::KAFKA_STORAGE_ERROR;
     }
     if p.leader != me {
-        return error_code::NOT_LEADER_OR_FOLLOWER;
+        return ErrorCode::NOT_LEADER_OR_FOLLOWER;
     }
     let epoch = i32::from(marker.producer_epoch);
     let current = index
@@ -305,10 +305,10 @@ fn append_marker(
             epoch < current.producer_epoch
         };
         if stale {
-            return error_code::INVALID_PRODUCER_EPOCH;
+            return ErrorCode::INVALID_PRODUCER_EPOCH;
         }
         if current.coordinator_epoch > marker.coordinator_epoch {
-            return error_code::TRANSACTION_COORDINATOR_FENCED;
+            return ErrorCode::TRANSACTION_COORDINATOR_FENCED;
         }
     }
     let state = MarkerState {
@@ -325,7 +325,7 @@ fn append_marker(
     }
     p.high_watermark = p.high_watermark.saturating_add(1);
     p.explicit_last_stable_offset = None;
-    error_code::NONE
+    ErrorCode::NONE
 }
 
 /// What a marker leaves in a producer's entry.
@@ -474,7 +474,7 @@ mod tests {
         }
     }
 
-    fn codes(r: &WriteTxnMarkersResponse) -> Vec<i16> {
+    fn codes(r: &WriteTxnMarkersResponse) -> Vec<ErrorCode> {
         r.markers
             .iter()
             .flat_map(|m| &m.topics)
@@ -489,7 +489,7 @@ mod tests {
         let before = c.partition("orders", 0).unwrap().clone();
         assert_eq!(before.last_stable_offset(), 400);
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 3, 7, 0, &[("orders", 0)]));
-        assert_eq!(codes(&r), vec![0]);
+        assert_eq!(codes(&r), vec![ErrorCode::NONE]);
         assert_eq!(r.markers[0].producer_id, 10);
         let p = c.partition("orders", 0).unwrap();
         for broker in [1, 2, 3] {
@@ -517,7 +517,7 @@ mod tests {
         assert_eq!(p.last_stable_offset(), 450);
         // A retried abort is harmless.
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 3, 7, 0, &[("orders", 0)]));
-        assert_eq!(codes(&r), vec![0]);
+        assert_eq!(codes(&r), vec![ErrorCode::NONE]);
         assert_eq!(c.partition("orders", 0).unwrap().last_stable_offset(), 450);
     }
 
@@ -527,15 +527,15 @@ mod tests {
         let before = c.clone();
         // Producer 10 is at epoch 3, coordinator epoch 7.
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 2, 7, 0, &[("orders", 0)]));
-        assert_eq!(codes(&r), vec![error_code::INVALID_PRODUCER_EPOCH]);
+        assert_eq!(codes(&r), vec![ErrorCode::INVALID_PRODUCER_EPOCH]);
         // Transaction version 2: the marker must be newer than the entry.
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 3, 7, 2, &[("orders", 0)]));
-        assert_eq!(codes(&r), vec![error_code::INVALID_PRODUCER_EPOCH]);
+        assert_eq!(codes(&r), vec![ErrorCode::INVALID_PRODUCER_EPOCH]);
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 3, 6, 0, &[("orders", 0)]));
-        assert_eq!(codes(&r), vec![error_code::TRANSACTION_COORDINATOR_FENCED]);
+        assert_eq!(codes(&r), vec![ErrorCode::TRANSACTION_COORDINATOR_FENCED]);
         assert_eq!(c, before);
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 4, 7, 2, &[("orders", 0)]));
-        assert_eq!(codes(&r), vec![0]);
+        assert_eq!(codes(&r), vec![ErrorCode::NONE]);
         assert_eq!(
             c.partition("orders", 0).unwrap().producers_on(1)[0].producer_epoch,
             4
@@ -554,15 +554,15 @@ mod tests {
         assert_eq!(
             codes(&r),
             vec![
-                error_code::NOT_LEADER_OR_FOLLOWER,
-                error_code::UNKNOWN_TOPIC_OR_PARTITION,
-                error_code::UNKNOWN_TOPIC_OR_PARTITION
+                ErrorCode::NOT_LEADER_OR_FOLLOWER,
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
             ]
         );
         assert_eq!(r.markers[0].topics.len(), 2);
         assert_eq!(c, before);
         let r = write_txn_markers(&mut c, &caller(3), &abort(10, 3, 7, 0, &[("orders", 1)]));
-        assert_eq!(codes(&r), vec![error_code::UNKNOWN_TOPIC_OR_PARTITION]);
+        assert_eq!(codes(&r), vec![ErrorCode::UNKNOWN_TOPIC_OR_PARTITION]);
     }
 
     #[test]
@@ -576,11 +576,11 @@ mod tests {
             &caller(1),
             &abort(10, 3, 7, 0, &[("orders", 0)]),
         );
-        assert_eq!(codes(&r), vec![0]);
+        assert_eq!(codes(&r), vec![ErrorCode::NONE]);
         c.acls.cluster_deny.push(ClusterOperation::ClusterAction);
         let before = c.clone();
         let r = write_txn_markers(&mut c, &caller(1), &abort(10, 3, 7, 0, &[("orders", 0)]));
-        assert_eq!(codes(&r), vec![error_code::CLUSTER_AUTHORIZATION_FAILED]);
+        assert_eq!(codes(&r), vec![ErrorCode::CLUSTER_AUTHORIZATION_FAILED]);
         assert_eq!(c, before);
     }
 
@@ -619,7 +619,7 @@ mod tests {
         let r = plan.into_response();
         assert_eq!(r.markers.len(), n);
         assert_eq!(r.markers[n - 1].producer_id, 1_000 + n as i64 - 1);
-        assert!(codes(&r).iter().all(|&c| c == 0));
+        assert!(codes(&r).iter().all(|&c| c == ErrorCode::NONE));
         let c = cell.into_inner();
         let p = c.partition("orders", 0).unwrap();
         // The file's producers (two; broker 3's own list one), and one
@@ -686,7 +686,8 @@ mod tests {
             ]
         );
         // orders-0 got both of producer 10's markers (the second a retry).
-        assert_eq!(codes(&r), vec![0, 0, 3, 3, 3, 3]);
+        let (ok, unknown) = (ErrorCode::NONE, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
+        assert_eq!(codes(&r), vec![ok, ok, unknown, unknown, unknown, unknown]);
         assert_eq!(c.partition("orders", 0).unwrap().high_watermark, 502);
     }
 
@@ -694,7 +695,7 @@ mod tests {
     fn a_producer_without_an_entry_gets_one() {
         let mut c = cluster(TXN_CLUSTER);
         let r = write_txn_markers(&mut c, &caller(2), &abort(77, 1, 0, 0, &[("orders", 1)]));
-        assert_eq!(codes(&r), vec![0]);
+        assert_eq!(codes(&r), vec![ErrorCode::NONE]);
         let p = c.partition("orders", 1).unwrap();
         assert_eq!(p.producers_on(2)[0].producer_id, 77);
         assert_eq!(p.high_watermark, 81);

@@ -15,11 +15,11 @@ pub mod users;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use kdp_wire::api;
-use kdp_wire::error_code;
 use kdp_wire::frame::encode_response_frame;
 use kdp_wire::messages::{
     SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
+use kdp_wire::ErrorCode;
 use kdp_wire::{decode_exact, Message, Reader, Request, RequestHeader};
 
 use self::scram::{ScramServer, ScramStep};
@@ -183,7 +183,7 @@ impl SaslGate {
                     },
                 };
                 let resp = SaslHandshakeResponse {
-                    error_code: error_code::NONE,
+                    error_code: ErrorCode::NONE,
                     mechanisms,
                     ..Default::default()
                 };
@@ -192,7 +192,7 @@ impl SaslGate {
             None => {
                 self.state = State::Failed;
                 let resp = SaslHandshakeResponse {
-                    error_code: error_code::UNSUPPORTED_SASL_MECHANISM,
+                    error_code: ErrorCode::UNSUPPORTED_SASL_MECHANISM,
                     mechanisms,
                     ..Default::default()
                 };
@@ -224,11 +224,11 @@ impl SaslGate {
         };
         match self.token(users, &req.auth_bytes) {
             Step::Challenge(bytes) | Step::Success(_, bytes) => {
-                Verdict::Answer(answer(error_code::NONE, None, bytes))
+                Verdict::Answer(answer(ErrorCode::NONE, None, bytes))
             }
             Step::Failure(message, reason) => Verdict::AnswerAndClose(
                 answer(
-                    error_code::SASL_AUTHENTICATION_FAILED,
+                    ErrorCode::SASL_AUTHENTICATION_FAILED,
                     Some(message),
                     Vec::new(),
                 ),
@@ -386,14 +386,14 @@ mod tests {
             let (_, hs) = decode_response_frame::<SaslHandshakeResponse>(&hs, 1).unwrap();
             assert_eq!(
                 (hs.error_code, hs.mechanisms),
-                (0, vec!["PLAIN".to_string()])
+                (ErrorCode::NONE, vec!["PLAIN".to_string()])
             );
             let Verdict::Answer(a) = authenticate(&mut gate, &users, b"\0alice\0alice-pw", v)
             else {
                 panic!("no authenticate answer")
             };
             let (h, a) = decode_response_frame::<SaslAuthenticateResponse>(&a, v).unwrap();
-            assert_eq!((h.correlation_id, a.error_code), (3, 0));
+            assert_eq!((h.correlation_id, a.error_code), (3, ErrorCode::NONE));
             assert!(gate.passes());
             assert_eq!(gate.principal(), "User:alice");
         }
@@ -410,7 +410,7 @@ mod tests {
             panic!("not refused")
         };
         let (_, a) = decode_response_frame::<SaslAuthenticateResponse>(&a, 2).unwrap();
-        assert_eq!(a.error_code, error_code::SASL_AUTHENTICATION_FAILED);
+        assert_eq!(a.error_code, ErrorCode::SASL_AUTHENTICATION_FAILED);
         assert_eq!(
             a.error_message.as_deref(),
             Some("Authentication failed: Invalid username or password")
@@ -463,7 +463,7 @@ mod tests {
             panic!("not refused")
         };
         let (_, hs) = decode_response_frame::<SaslHandshakeResponse>(&hs, 1).unwrap();
-        assert_eq!(hs.error_code, error_code::UNSUPPORTED_SASL_MECHANISM);
+        assert_eq!(hs.error_code, ErrorCode::UNSUPPORTED_SASL_MECHANISM);
         assert_eq!(hs.mechanisms, vec!["PLAIN".to_string()]);
         assert!(why.contains("SCRAM-SHA-512"), "{why}");
         // A long name is cut short in the log.

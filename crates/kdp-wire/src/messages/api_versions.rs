@@ -6,6 +6,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// Asks which versions of which APIs a broker supports.
@@ -50,7 +52,7 @@ impl ApiVersion {
 #[kafka(key = crate::api::API_VERSIONS, versions = "0-4")]
 pub struct ApiVersionsResponse {
     /// The top-level error code.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The supported APIs.
     pub api_keys: Vec<ApiVersion>,
     /// v1+.

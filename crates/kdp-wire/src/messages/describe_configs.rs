@@ -6,6 +6,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// ResourceType of a topic.
@@ -56,7 +58,7 @@ pub struct DescribeConfigsResponse {
 #[kafka]
 pub struct DescribeConfigsResult {
     /// The resource's error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The error's text.
     pub error_message: Option<String>,
     /// The resource type.

@@ -7,6 +7,8 @@
 use bytes::BufMut;
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::codec::{
     array_len_len_v, nullable_string_len_v, string_len_v, tagged_fields_len, PutWire, Reader,
 };
@@ -67,7 +69,7 @@ pub struct PartitionResponse {
     /// The partition index.
     pub partition_index: i32,
     /// The partition's error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// Schema default: null. Brokers fill it only for topic-level errors.
     #[kafka(default = "None")]
     pub error_message: Option<String>,
@@ -231,13 +233,13 @@ impl PartitionResponse {
                 let mut head = [0u8; 4 + 2 + 1];
                 let mut w: &mut [u8] = &mut head;
                 w.put_i32(self.partition_index);
-                w.put_i16(self.error_code);
+                w.put_i16(self.error_code.0);
                 w.put_nullable_string_v(None, FLEX);
                 buf.put_slice(&head);
             }
             Some(message) => {
                 buf.put_i32(self.partition_index);
-                buf.put_i16(self.error_code);
+                buf.put_i16(self.error_code.0);
                 buf.put_string_v(message, FLEX);
             }
         }
@@ -252,7 +254,7 @@ impl PartitionResponse {
     #[inline]
     fn decode_into(r: &mut Reader<'_>, p: &mut Self) -> Result<(), DecodeError> {
         p.partition_index = r.i32().field("PartitionIndex")?;
-        p.error_code = r.i16().field("ErrorCode")?;
+        p.error_code = ErrorCode(r.i16().field("ErrorCode")?);
         p.error_message = r.compact_nullable_string().field("ErrorMessage")?;
         p.active_producers = ProducerState::decode_array(r).field("ActiveProducers")?;
         p.unknown_tagged_fields = r.tagged_fields()?;

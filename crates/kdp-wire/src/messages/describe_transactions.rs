@@ -4,6 +4,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// Describes transactional ids.
@@ -30,7 +32,7 @@ pub struct DescribeTransactionsResponse {
 #[kafka]
 pub struct TransactionState {
     /// The id's error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The transactional id.
     pub transactional_id: String,
     /// Its state, e.g. `Ongoing`, `PrepareAbort`, `CompleteCommit`, `Empty`.

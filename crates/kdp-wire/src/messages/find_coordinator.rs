@@ -5,6 +5,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// KeyType of a consumer group.
@@ -36,7 +38,7 @@ pub struct FindCoordinatorResponse {
     pub throttle_time_ms: i32,
     /// v0-3: the one key's error code.
     #[kafka(versions = "0-3")]
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// v1-3.
     #[kafka(versions = "1-3", default = "None")]
     pub error_message: Option<String>,
@@ -68,7 +70,7 @@ pub struct Coordinator {
     /// Its port.
     pub port: i32,
     /// The key's error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The error's text.
     #[kafka(default = "None")]
     pub error_message: Option<String>,

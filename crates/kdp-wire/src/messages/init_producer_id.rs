@@ -7,6 +7,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// Gets (or bumps) a producer id and epoch.
@@ -32,7 +34,7 @@ pub struct InitProducerIdResponse {
     /// How long the broker throttled this request.
     pub throttle_time_ms: i32,
     /// The error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The producer id, or -1.
     #[kafka(default = "-1")]
     pub producer_id: i64,

@@ -6,6 +6,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// The Timestamp that asks for the latest offset.
@@ -89,7 +91,7 @@ pub struct ListOffsetsPartitionResponse {
     /// The partition index.
     pub partition_index: i32,
     /// The partition's error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The timestamp of the offset found, or -1.
     #[kafka(default = "-1")]
     pub timestamp: i64,

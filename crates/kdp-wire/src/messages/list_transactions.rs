@@ -5,6 +5,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// Lists transactions, optionally filtered.
@@ -30,7 +32,7 @@ pub struct ListTransactionsResponse {
     /// How long the broker throttled this request.
     pub throttle_time_ms: i32,
     /// The top-level error code.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// State filters the broker did not know.
     pub unknown_state_filters: Vec<String>,
     /// The transactions.

@@ -5,6 +5,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::codec::Uuid;
 use crate::tagged::TaggedFields;
 
@@ -84,7 +86,7 @@ pub struct MetadataResponseBroker {
 #[kafka]
 pub struct MetadataResponseTopic {
     /// The topic's error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// Nullable from v12 (unknown topics asked for by id).
     #[kafka(nullable = "12+")]
     pub name: Option<String>,
@@ -107,7 +109,7 @@ pub struct MetadataResponseTopic {
 #[kafka]
 pub struct MetadataResponsePartition {
     /// The partition's error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The partition index.
     pub partition_index: i32,
     /// The leader's broker id, or -1.

@@ -4,6 +4,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// One SASL token from the client.
@@ -19,7 +21,7 @@ pub struct SaslAuthenticateRequest {
 #[kafka(key = crate::api::SASL_AUTHENTICATE, versions = "0-2")]
 pub struct SaslAuthenticateResponse {
     /// The error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The error's text.
     pub error_message: Option<String>,
     /// The token.

@@ -5,6 +5,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// Picks a SASL mechanism.
@@ -20,7 +22,7 @@ pub struct SaslHandshakeRequest {
 #[kafka(key = crate::api::SASL_HANDSHAKE, versions = "0-1")]
 pub struct SaslHandshakeResponse {
     /// The error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// The mechanisms the broker enables.
     pub mechanisms: Vec<String>,
     /// Never on this wire (no flexible version); kept for symmetry.

@@ -7,6 +7,8 @@
 
 use kdp_derive::kafka;
 
+use crate::error_code::ErrorCode;
+
 use crate::tagged::TaggedFields;
 
 /// Writes transaction markers.
@@ -86,7 +88,7 @@ pub struct WritableTxnMarkerPartitionResult {
     /// The partition index.
     pub partition_index: i32,
     /// Its error code, 0 for none.
-    pub error_code: i16,
+    pub error_code: ErrorCode,
     /// Tagged fields kdp does not know.
     pub unknown_tagged_fields: TaggedFields,
 }

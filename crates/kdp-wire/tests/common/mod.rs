@@ -134,7 +134,7 @@ pub fn response() -> impl Strategy<Value = DescribeProducersResponse> {
             )| {
                 PartitionResponse {
                     partition_index,
-                    error_code,
+                    error_code: kdp_wire::ErrorCode(error_code),
                     error_message,
                     active_producers,
                     unknown_tagged_fields,

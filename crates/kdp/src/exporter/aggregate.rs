@@ -131,6 +131,7 @@ mod tests {
     use super::*;
     use kdp_client::PartitionError;
     use kdp_wire::messages::ProducerState;
+    use kdp_wire::ErrorCode;
 
     fn producer(id: i64, last_timestamp: i64, txn_start: i64) -> ProducerState {
         ProducerState {
@@ -153,7 +154,7 @@ mod tests {
         }
     }
 
-    fn failed(topic: &str, partition: i32, code: i16) -> PartitionOutcome {
+    fn failed(topic: &str, partition: i32, code: ErrorCode) -> PartitionOutcome {
         PartitionOutcome {
             topic: topic.into(),
             partition,
@@ -241,7 +242,7 @@ mod tests {
         );
         let mut agg = Aggregate::new(false);
         agg.add(&ok("t", 0, vec![producer(1, 1, -1)]));
-        agg.add(&failed("t", 1, 6)); // NOT_LEADER_OR_FOLLOWER
+        agg.add(&failed("t", 1, ErrorCode::NOT_LEADER_OR_FOLLOWER));
         agg.add(&ok("new", 0, vec![producer(2, 1, -1)]));
         assert_eq!(agg.errors.get("NOT_LEADER_OR_FOLLOWER"), Some(&1));
         assert_eq!(agg.failed_partitions, 1);
@@ -269,7 +270,7 @@ mod tests {
             },
         );
         let mut agg = Aggregate::new(true);
-        agg.add(&failed("t", -1, 3)); // UNKNOWN_TOPIC_OR_PARTITION
+        agg.add(&failed("t", -1, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION));
         let merged = agg.merge_over(&previous);
         assert_eq!(merged[&k].producers, 2);
     }

@@ -341,7 +341,7 @@ mod tests {
         j.listing_errors.push((
             2,
             kdp_client::admin::KeyError::broker(
-                kdp_wire::error_code::COORDINATOR_NOT_AVAILABLE,
+                kdp_wire::ErrorCode::COORDINATOR_NOT_AVAILABLE,
                 None,
             ),
         ));

@@ -285,5 +285,5 @@ fn error_name(e: &kdp_client::Error) -> &'static str {
             .map_or(e.kafka_code(), kdp_client::Error::kafka_code),
         _ => e.kafka_code(),
     };
-    kdp_wire::error_code::name(code).unwrap_or("UNKNOWN_ERROR_CODE")
+    code.label()
 }

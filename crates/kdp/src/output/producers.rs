@@ -9,6 +9,7 @@ use kdp_client::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::{
     DescribeProducersResponse, PartitionResponse, ProducerState, TopicResponse,
 };
+use kdp_wire::ErrorCode;
 use serde::Serialize;
 
 use super::colour::Style;
@@ -38,7 +39,7 @@ struct ErrorLine<'a> {
     topic: &'a str,
     partition: i32,
     broker_id: Option<i32>,
-    error_code: i16,
+    error_code: ErrorCode,
     error_name: &'a str,
     error_message: Option<&'a str>,
     /// True when kdp, not a broker, produced the error.
@@ -450,7 +451,7 @@ mod tests {
                 "nope",
                 -1,
                 Err(kdp_client::PartitionError {
-                    code: kdp_wire::error_code::UNKNOWN_TOPIC_OR_PARTITION,
+                    code: kdp_wire::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
                     message: None,
                     client_side: true,
                 }),
@@ -506,7 +507,7 @@ orders  1          2       -           -              -             -           
                 outcome(
                     2,
                     Err(kdp_client::PartitionError {
-                        code: kdp_wire::error_code::NOT_LEADER_OR_FOLLOWER,
+                        code: kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
                         message: Some("moved".into()),
                         client_side: false,
                     }),

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use kdp_wire::ErrorCode;
 use serde_json::Value;
 
 /// The cluster's environment; panics (the test fails, never skips) when the
@@ -361,7 +362,8 @@ pub fn json_partition(
         .find(|p| p.partition_index == partition)
         .unwrap_or_else(|| panic!("{topic}-{partition} not in output"));
     assert_eq!(
-        p.error_code, 0,
+        p.error_code,
+        ErrorCode::NONE,
         "{topic}-{partition}: {:?}",
         p.error_message
     );

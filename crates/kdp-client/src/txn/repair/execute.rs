@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::ProducerState;
+use kdp_wire::ErrorCode;
 
 use crate::admin::KeyError;
 use crate::describe::DescribeOptions;
@@ -277,7 +277,7 @@ impl Failure {
 
     fn no_answer() -> Self {
         Failure::of(KeyError::client(
-            error_code::REQUEST_TIMED_OUT,
+            ErrorCode::REQUEST_TIMED_OUT,
             "no answer within the timeout",
         ))
     }

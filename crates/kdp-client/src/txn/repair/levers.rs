@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{
     InitProducerIdRequest, InitProducerIdResponse, WritableTxnMarker, WritableTxnMarkerTopic,
     WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
+use kdp_wire::ErrorCode;
 
 use crate::admin::{
     drive, AdminHandler, Coordinator, DriverOptions, KeyError, KeyOutcome, PartitionLeader,
@@ -114,13 +114,13 @@ impl AdminHandler for AbortHandler {
 
 /// AbortTransactionHandler's rule: a leader that moved (or is not known
 /// yet) is looked up again; anything else is the answer.
-fn abort_outcome(code: i16) -> KeyOutcome<()> {
+fn abort_outcome(code: ErrorCode) -> KeyOutcome<()> {
     match code {
-        error_code::NONE => KeyOutcome::Done(()),
-        error_code::NOT_LEADER_OR_FOLLOWER
-        | error_code::REPLICA_NOT_AVAILABLE
-        | error_code::BROKER_NOT_AVAILABLE
-        | error_code::UNKNOWN_TOPIC_OR_PARTITION => KeyOutcome::Retry {
+        ErrorCode::NONE => KeyOutcome::Done(()),
+        ErrorCode::NOT_LEADER_OR_FOLLOWER
+        | ErrorCode::REPLICA_NOT_AVAILABLE
+        | ErrorCode::BROKER_NOT_AVAILABLE
+        | ErrorCode::UNKNOWN_TOPIC_OR_PARTITION => KeyOutcome::Retry {
             reason: KeyError::broker(code, None),
             refresh: true,
         },
@@ -198,18 +198,18 @@ impl AdminHandler for TerminateHandler {
 /// FenceProducersHandler's rule.
 fn terminate_outcome(resp: &InitProducerIdResponse) -> KeyOutcome<Terminated> {
     match resp.error_code {
-        error_code::NONE => KeyOutcome::Done(Terminated {
+        ErrorCode::NONE => KeyOutcome::Done(Terminated {
             producer_id: resp.producer_id,
             producer_epoch: resp.producer_epoch,
         }),
         // the coordinator is still ending the transaction (or loading): ask again
-        code @ (error_code::CONCURRENT_TRANSACTIONS | error_code::COORDINATOR_LOAD_IN_PROGRESS) => {
+        code @ (ErrorCode::CONCURRENT_TRANSACTIONS | ErrorCode::COORDINATOR_LOAD_IN_PROGRESS) => {
             KeyOutcome::Retry {
                 reason: KeyError::broker(code, None),
                 refresh: false,
             }
         }
-        code @ (error_code::NOT_COORDINATOR | error_code::COORDINATOR_NOT_AVAILABLE) => {
+        code @ (ErrorCode::NOT_COORDINATOR | ErrorCode::COORDINATOR_NOT_AVAILABLE) => {
             KeyOutcome::Retry {
                 reason: KeyError::broker(code, None),
                 refresh: true,
@@ -246,31 +246,31 @@ pub async fn force_terminate(
 }
 
 /// What to do about an error a repair got, when there is something to do.
-pub fn advice(code: i16) -> Option<&'static str> {
+pub fn advice(code: ErrorCode) -> Option<&'static str> {
     Some(match code {
-        error_code::CLUSTER_AUTHORIZATION_FAILED => {
+        ErrorCode::CLUSTER_AUTHORIZATION_FAILED => {
             "WriteTxnMarkers needs ALTER or CLUSTER_ACTION on the cluster: grant one to this principal \
              (kafka-acls.sh --add --operation Alter --cluster), or use force-terminate, which needs \
              WRITE on the transactional id"
         }
-        error_code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {
+        ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {
             "force-terminate needs WRITE on the transactional id"
         }
-        error_code::INVALID_PRODUCER_EPOCH => {
+        ErrorCode::INVALID_PRODUCER_EPOCH => {
             "the producer's epoch on the partition is newer than the one given: describe the \
              partition again and use its ProducerEpoch (or --start-offset)"
         }
-        error_code::TRANSACTION_COORDINATOR_FENCED => {
+        ErrorCode::TRANSACTION_COORDINATOR_FENCED => {
             "the coordinator epoch given is older than the partition's: describe the partition \
              again and use its CoordinatorEpoch (or --start-offset)"
         }
-        error_code::CONCURRENT_TRANSACTIONS => {
+        ErrorCode::CONCURRENT_TRANSACTIONS => {
             "the coordinator has decided the transaction's outcome (PrepareCommit/PrepareAbort) \
              but its markers are not written: force-terminate cannot end it; move the \
              coordinator (restart its broker) so the new one writes them; a raw abort would \
              discard a decided commit"
         }
-        error_code::NOT_LEADER_OR_FOLLOWER | error_code::UNKNOWN_TOPIC_OR_PARTITION => {
+        ErrorCode::NOT_LEADER_OR_FOLLOWER | ErrorCode::UNKNOWN_TOPIC_OR_PARTITION => {
             "the partition's leader kept moving: try again once the partition has a stable leader"
         }
         _ => return None,
@@ -284,15 +284,15 @@ mod tests {
     #[test]
     fn a_moved_leader_is_looked_up_again_and_a_fenced_epoch_is_the_answer() {
         assert!(matches!(
-            abort_outcome(error_code::NOT_LEADER_OR_FOLLOWER),
+            abort_outcome(ErrorCode::NOT_LEADER_OR_FOLLOWER),
             KeyOutcome::Retry { refresh: true, .. }
         ));
         assert!(matches!(
-            abort_outcome(error_code::INVALID_PRODUCER_EPOCH),
+            abort_outcome(ErrorCode::INVALID_PRODUCER_EPOCH),
             KeyOutcome::Failed(_)
         ));
         assert!(matches!(
-            abort_outcome(error_code::CLUSTER_AUTHORIZATION_FAILED),
+            abort_outcome(ErrorCode::CLUSTER_AUTHORIZATION_FAILED),
             KeyOutcome::Failed(_)
         ));
     }
@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn concurrent_transactions_is_asked_again_at_the_same_coordinator() {
         let resp = InitProducerIdResponse {
-            error_code: error_code::CONCURRENT_TRANSACTIONS,
+            error_code: ErrorCode::CONCURRENT_TRANSACTIONS,
             ..Default::default()
         };
         assert!(matches!(
@@ -308,7 +308,7 @@ mod tests {
             KeyOutcome::Retry { refresh: false, .. }
         ));
         let resp = InitProducerIdResponse {
-            error_code: error_code::NOT_COORDINATOR,
+            error_code: ErrorCode::NOT_COORDINATOR,
             ..Default::default()
         };
         assert!(matches!(
@@ -344,7 +344,7 @@ mod tests {
                     name: "t".into(),
                     partitions: vec![kdp_wire::messages::WritableTxnMarkerPartitionResult {
                         partition_index: 0,
-                        error_code: 0,
+                        error_code: ErrorCode::NONE,
                         ..Default::default()
                     }],
                     ..Default::default()

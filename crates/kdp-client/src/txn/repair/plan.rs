@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use kdp_wire::error_code;
 use kdp_wire::messages::{ProducerState, TransactionState};
+use kdp_wire::ErrorCode;
 use kdp_wire::TxnState;
 
 use crate::admin::{KeyError, TopicPartition};
@@ -522,7 +522,7 @@ pub enum Refusal {
 impl Refusal {
     /// The error the leader would answer the abort with, when it would
     /// refuse it.
-    pub fn leader_would_answer(&self) -> Option<i16> {
+    pub fn leader_would_answer(&self) -> Option<ErrorCode> {
         match self {
             Refusal::EpochsDisagree {
                 producer_epoch,
@@ -531,9 +531,9 @@ impl Refusal {
                 ..
             } => {
                 if i32::from(*producer_epoch) < producer.producer_epoch {
-                    Some(error_code::INVALID_PRODUCER_EPOCH)
+                    Some(ErrorCode::INVALID_PRODUCER_EPOCH)
                 } else if *coordinator_epoch < producer.coordinator_epoch {
-                    Some(error_code::TRANSACTION_COORDINATOR_FENCED)
+                    Some(ErrorCode::TRANSACTION_COORDINATOR_FENCED)
                 } else {
                     None
                 }
@@ -649,7 +649,7 @@ impl fmt::Display for Refusal {
                     Some(code) => write!(
                         f,
                         " (the leader would answer {}: {})",
-                        error_code::name(code).unwrap_or("UNKNOWN_ERROR_CODE"),
+                        code.label(),
                         advice(code).unwrap_or("describe the partition again")
                     )?,
                     None => write!(
