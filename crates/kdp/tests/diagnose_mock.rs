@@ -287,6 +287,45 @@ fn transactions_list_and_describe_hide_what_acls_hide() {
     assert_eq!(rows[0]["CoordinatorId"], 3);
 }
 
+/// `--min-duration` filters on the start time, so the listing shows it:
+/// the same start as `describe` gives, with its RFC 3339 form and age.
+#[test]
+fn transactions_list_carries_the_start_time_describe_gives() {
+    let mock = Mock::demo(|_| {});
+    let (code, listed) = mock.json(&["transactions"], &["list"], "Transactions");
+    assert_eq!(code, 0, "{listed:?}");
+    let (code, described) = mock.json(
+        &["transactions"],
+        &["describe", "--transactional-id", "ledger-writer"],
+        "Transactions",
+    );
+    assert_eq!(code, 0);
+    let row = listed
+        .iter()
+        .find(|r| r["TransactionalId"] == "ledger-writer")
+        .expect("ledger-writer listed");
+    let start = row["CurrentTransactionStartTimeMs"]
+        .as_i64()
+        .expect("a start time");
+    assert_eq!(
+        Some(start),
+        described[0]["CurrentTransactionStartTimeMs"].as_i64()
+    );
+    assert_eq!(
+        row["CurrentTransactionStartTime"],
+        described[0]["CurrentTransactionStartTime"]
+    );
+    assert!(row["TransactionDurationMs"]
+        .as_i64()
+        .is_some_and(|d| d >= 0));
+    for r in &listed {
+        assert!(
+            r["CurrentTransactionStartTimeMs"].is_i64(),
+            "every demo transaction has a start: {r}"
+        );
+    }
+}
+
 #[test]
 fn describe_with_transactions_flags_only_what_the_data_proves() {
     let mock = Mock::demo(|_| {});

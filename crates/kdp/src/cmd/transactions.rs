@@ -30,14 +30,15 @@ pub enum Sub {
     /// List transactions on every broker (ListTransactions), merged.
     #[command(after_help = "\
 Columns as kafka-transactions.sh list: TransactionalId, Coordinator (the broker that lists it),
-ProducerId, TransactionState. Transactional ids the caller may not DESCRIBE are left out by the
+ProducerId, TransactionState; then CurrentTransactionStartTime (RFC 3339 and age, asked of each
+coordinator with DescribeTransactions; `-` when it keeps none). Transactional ids the caller may not DESCRIBE are left out by the
 brokers, silently.
 
 Filters: --state (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort,
 PrepareEpochFence, Dead) and --producer-id repeat; --min-duration needs Kafka 3.8+ and
 --transactional-id-pattern Kafka 4.1+ (an older broker is an error naming the feature).
 
-Exit status: 0 listed by every broker, 1 some broker failed (the rest is printed), 2 bad usage,
+Exit status: 0 listed by every broker, 1 some broker or start time failed (the rest is printed), 2 bad usage,
 3 the cluster could not be reached.
 
 Examples:
@@ -96,6 +97,14 @@ struct ListRow {
     coordinator: i32,
     producer_id: i64,
     transaction_state: String,
+    /// From DescribeTransactions: what `--min-duration` filtered on. `null`
+    /// when the coordinator keeps no start time (e.g. `Empty`) or the
+    /// describe failed.
+    current_transaction_start_time_ms: Option<i64>,
+    current_transaction_start_time: Option<String>,
+    transaction_duration_ms: Option<i64>,
+    #[serde(skip)]
+    now_ms: i64,
 }
 
 impl Record for ListRow {
@@ -105,8 +114,55 @@ impl Record for ListRow {
             self.coordinator.to_string(),
             self.producer_id.to_string(),
             self.transaction_state.clone(),
+            self.current_transaction_start_time_ms
+                .map_or_else(|| "-".into(), |ms| records::when(ms, self.now_ms)),
         ]
     }
+}
+
+/// The start time of each listed transaction, asked of its coordinator
+/// (ListTransactions carries none). Returns how many ids could not be
+/// described; their rows keep `null`.
+async fn add_start_times(
+    client: &kdp_client::txn::SharedClient,
+    rows: &mut [ListRow],
+    opts: &kdp_client::admin::driver::DriverOptions,
+) -> usize {
+    let ids: Vec<String> = rows.iter().map(|r| r.transactional_id.clone()).collect();
+    if ids.is_empty() {
+        return 0;
+    }
+    let described = describe_transactions(client, ids, opts).await;
+    let now = now_ms();
+    let mut failed = 0;
+    for row in rows {
+        row.now_ms = now;
+        match described.get(&row.transactional_id).map(|d| &d.result) {
+            Some(Ok(t)) => {
+                let start = kdp_client::time::known_ms(t.transaction_start_time_ms);
+                row.current_transaction_start_time_ms = start;
+                row.current_transaction_start_time = start.and_then(rfc3339);
+                row.transaction_duration_ms = start.map(|s| now.saturating_sub(s));
+            }
+            Some(Err(e)) => {
+                failed += 1;
+                eprintln!(
+                    "kdp: {}: start time unknown: {} {}",
+                    row.transactional_id,
+                    e.name(),
+                    e.message.as_deref().unwrap_or("")
+                );
+            }
+            None => {
+                failed += 1;
+                eprintln!(
+                    "kdp: {}: start time unknown: not described",
+                    row.transactional_id
+                );
+            }
+        }
+    }
+    failed
 }
 
 /// One described transactional id.
@@ -197,6 +253,10 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                             coordinator: broker,
                             producer_id: t.producer_id,
                             transaction_state: t.transaction_state,
+                            current_transaction_start_time_ms: None,
+                            current_transaction_start_time: None,
+                            transaction_duration_ms: None,
+                            now_ms: 0,
                         }));
                     }
                     Err(e) => {
@@ -210,11 +270,13 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                 }
             }
             rows.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
+            failed += add_start_times(&conn.client, &mut rows, &dopts).await;
             let header = [
                 Column::text("TransactionalId", 0),
                 Column::new("Coordinator", 2),
                 Column::new("ProducerId", 1),
                 Column::new("TransactionState", 0),
+                Column::new("CurrentTransactionStartTime", 3),
             ];
             (
                 records::write(out, output, "Transactions", &header, &rows),

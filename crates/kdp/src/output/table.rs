@@ -161,8 +161,11 @@ pub fn write_in(
     if !dropped.is_empty() {
         let names: Vec<&str> = dropped.iter().map(|&i| columns[i].name).collect();
         let note = format!(
-            "kdp: {} columns left out to fit {} (-o wide shows all): {}",
-            names.len(),
+            "kdp: {} left out to fit {} (-o wide shows all): {}",
+            match names.len() {
+                1 => "1 column".to_string(),
+                n => format!("{n} columns"),
+            },
             limit.unwrap_or(0),
             names.join(",")
         );
