@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+mod common;
 mod mock_broker;
 use mock_broker::MockBroker;
 
@@ -329,8 +330,12 @@ fn transactions_list_carries_the_start_time_describe_gives() {
 #[test]
 fn describe_with_transactions_flags_only_what_the_data_proves() {
     let mock = Mock::demo(|_| {});
-    let (code, rows) = mock.json(&["describe"], &["--with-transactions"], "Producers");
-    assert_eq!(code, 0);
+    let (code, stdout, stderr) = mock.run(&["describe"], &["--with-transactions", "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    // describe's own document, each producer with the transaction fields added
+    let doc: Value = serde_json::from_str(&stdout).expect("json");
+    assert!(doc["ThrottleTimeMs"].is_i64(), "{doc}");
+    let rows = common::describe_rows(&doc);
     let flags = |topic: &str, partition: i64, pid: i64| -> Vec<String> {
         let r = rows
             .iter()

@@ -15,6 +15,12 @@ fn i(v: &Value, k: &str) -> i64 {
 /// `kdp <cmd...> --output json` on the test cluster: exit status and the
 /// document's rows under `key`.
 fn kdp_json(env: &Env, cmd: &[&str], args: &[&str], key: &str) -> (i32, Vec<Value>) {
+    let (code, doc) = kdp_doc(env, cmd, args);
+    (code, doc[key].as_array().cloned().unwrap_or_default())
+}
+
+/// kdp's whole `--output json` document.
+fn kdp_doc(env: &Env, cmd: &[&str], args: &[&str]) -> (i32, Value) {
     let mut all: Vec<&str> = cmd.to_vec();
     all.extend(["--bootstrap-server", &env.bootstrap, "--timeout", "40s"]);
     all.extend(args);
@@ -22,7 +28,7 @@ fn kdp_json(env: &Env, cmd: &[&str], args: &[&str], key: &str) -> (i32, Vec<Valu
     let r = kdp(&all);
     let doc: Value = serde_json::from_str(&r.stdout)
         .unwrap_or_else(|e| panic!("{e}: {:?} {}", r.stdout, r.stderr));
-    (r.code, doc[key].as_array().cloned().unwrap_or_default())
+    (r.code, doc)
 }
 
 /// A producer killed inside a transaction with a long timeout: its open
@@ -225,12 +231,12 @@ fn flags_healthy_producers_never_and_fenced_instances_under_v1() {
     );
     let fenced_pid = i(&f, "producerId");
 
-    let (code, rows) = kdp_json(
+    let (code, doc) = kdp_doc(
         &env,
         &["describe"],
         &["--topic", &topic, "--with-transactions"],
-        "Producers",
     );
+    let rows = describe_rows(&doc);
     assert_eq!(code, 0);
     let flags = |partition: i64, pid: i64| -> Vec<String> {
         let r = rows

@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::secure::{secure, Secure};
-use common::{create_topic_rf, kdp, run, scenario, unique, Env, Run};
+use common::{create_topic_rf, describe_rows, kdp, run, scenario, unique, Env, Run};
 use serde_json::Value;
 
 /// A topic with one idempotent producer, one committed transaction and one
@@ -136,12 +136,9 @@ fn state(s: &Secure, f: &Fixture) -> Value {
 
 /// The fixture's open producer's CurrentTxnStartOffset in `state`.
 fn open_start(state: &Value, producer: i64) -> i64 {
-    state["Producers"]
-        .as_array()
-        .and_then(|ps| {
-            ps.iter()
-                .find(|p| p["ProducerId"].as_i64() == Some(producer))
-        })
+    describe_rows(state)
+        .iter()
+        .find(|p| p["ProducerId"].as_i64() == Some(producer))
         .and_then(|p| p["CurrentTxnStartOffset"].as_i64())
         .unwrap_or_else(|| panic!("producer {producer} not in {state}"))
 }
@@ -265,7 +262,7 @@ fn every_cluster_command_answers_over_each_mechanism_and_mutual_tls_as_over_plai
                 assert!(text.contains("\"Verdict\":\"ok\""), "{w}");
             }
             ["compare-replicas"] => assert_eq!(w["Differences"], Value::Array(vec![]), "{w}"),
-            ["describe"] => assert_eq!(w["Producers"].as_array().map(Vec::len), Some(3), "{w}"),
+            ["describe"] => assert_eq!(describe_rows(&w).len(), 3, "{w}"),
             ["abort"] => {
                 let plan = w.as_str().unwrap_or_default();
                 assert!(

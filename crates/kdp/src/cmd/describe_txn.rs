@@ -2,65 +2,53 @@
 //! transactional id and the coordinator's view, and flagged where the data
 //! proves something (see `kdp_client::diagnose::flags`).
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use kdp_client::diagnose::flags::{flags, Context, Coordinator};
 use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use kdp_client::DescribeOptions;
-use serde::Serialize;
+use kdp_wire::messages::ProducerState;
 
 use crate::cmd::cluster::{self, Connected};
 use crate::exit;
 use crate::output::colour;
-use crate::output::records::{self, or_dash, Record};
-use crate::output::table::Column;
-use crate::output::{rfc3339, Output};
+use crate::output::producers::{self, TxnFields};
+use crate::output::records::{self, or_dash};
+use crate::output::table::{self, Column};
+use crate::output::{jsonl, Output};
 
 /// One producer on one partition, joined.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "PascalCase")]
+#[derive(Debug)]
 pub struct Row {
     topic: String,
     partition: i32,
-    producer_id: i64,
-    producer_epoch: i32,
-    last_sequence: i32,
-    last_timestamp: i64,
-    last_timestamp_rfc3339: Option<String>,
-    coordinator_epoch: i32,
-    current_txn_start_offset: i64,
-    transactional_id: Option<String>,
-    transaction_state: Option<String>,
-    transaction_timeout_ms: Option<i32>,
-    coordinator_producer_epoch: Option<i16>,
-    flags: Vec<&'static str>,
-    #[serde(skip)]
+    producer: ProducerState,
+    txn: TxnFields,
     now_ms: i64,
 }
 
-impl Record for Row {
+impl Row {
+    /// The table's cells, in the order of [`HEADER`].
     fn cells(&self) -> Vec<String> {
+        let p = &self.producer;
         vec![
             self.topic.clone(),
             self.partition.to_string(),
-            self.producer_id.to_string(),
-            self.producer_epoch.to_string(),
-            self.last_sequence.to_string(),
-            records::when(self.last_timestamp, self.now_ms),
-            self.coordinator_epoch.to_string(),
-            if self.current_txn_start_offset >= 0 {
-                self.current_txn_start_offset.to_string()
-            } else {
-                "None".into()
-            },
-            or_dash(self.transactional_id.as_deref()),
-            or_dash(self.transaction_state.as_deref()),
-            or_dash(self.transaction_timeout_ms),
-            or_dash(self.coordinator_producer_epoch),
-            if self.flags.is_empty() {
+            p.producer_id.to_string(),
+            p.producer_epoch.to_string(),
+            p.last_sequence.to_string(),
+            records::when(p.last_timestamp, self.now_ms),
+            p.coordinator_epoch.to_string(),
+            or_dash(Some(p.current_txn_start_offset).filter(|&o| o >= 0)),
+            or_dash(self.txn.transactional_id.as_deref()),
+            or_dash(self.txn.transaction_state.as_deref()),
+            or_dash(self.txn.transaction_timeout_ms),
+            or_dash(self.txn.coordinator_producer_epoch),
+            if self.txn.flags.is_empty() {
                 "-".into()
             } else {
-                self.flags.join(",")
+                self.txn.flags.join(",")
             },
         ]
     }
@@ -105,29 +93,67 @@ pub fn rows(joined: &Joined) -> Vec<Row> {
             Row {
                 topic: topic.to_string(),
                 partition,
-                producer_id: p.producer_id,
-                producer_epoch: p.producer_epoch,
-                last_sequence: p.last_sequence,
-                last_timestamp: p.last_timestamp,
-                last_timestamp_rfc3339: rfc3339(p.last_timestamp),
-                coordinator_epoch: p.coordinator_epoch,
-                current_txn_start_offset: p.current_txn_start_offset,
-                transactional_id: id.cloned(),
-                transaction_state: t.map(|t| t.transaction_state.clone()),
-                transaction_timeout_ms: t.map(|t| t.transaction_timeout_ms),
-                coordinator_producer_epoch: t.map(|t| t.producer_epoch),
-                flags: flags(p, topic, partition, &coordinator, &cx)
-                    .into_iter()
-                    .map(|f| f.as_str())
-                    .collect(),
+                producer: p.clone(),
+                txn: TxnFields {
+                    transactional_id: id.cloned(),
+                    transaction_state: t.map(|t| t.transaction_state.clone()),
+                    transaction_timeout_ms: t.map(|t| t.transaction_timeout_ms),
+                    coordinator_producer_epoch: t.map(|t| t.producer_epoch),
+                    flags: flags(p, topic, partition, &coordinator, &cx)
+                        .into_iter()
+                        .map(|f| f.as_str())
+                        .collect(),
+                },
                 now_ms: joined.now_ms,
             }
         })
         .collect();
     rows.sort_by(|a, b| {
-        (&a.topic, a.partition, a.producer_id).cmp(&(&b.topic, b.partition, b.producer_id))
+        (&a.topic, a.partition, a.producer.producer_id).cmp(&(
+            &b.topic,
+            b.partition,
+            b.producer.producer_id,
+        ))
     });
     rows
+}
+
+/// Writes the rows: a table of them, or `describe`'s own JSON and JSON
+/// lines with the transaction fields added to each producer.
+fn write(out: &mut dyn Write, output: Output, joined: &Joined, rows: &[Row]) -> io::Result<()> {
+    let added: BTreeMap<(&str, i32, i64), &TxnFields> = rows
+        .iter()
+        .map(|r| {
+            (
+                (r.topic.as_str(), r.partition, r.producer.producer_id),
+                &r.txn,
+            )
+        })
+        .collect();
+    let lookup = |topic: &str, partition: i32, id: i64| added.get(&(topic, partition, id)).copied();
+    match output {
+        Output::Table | Output::Wide => {
+            table::write(out, HEADER, &mut |sink| {
+                for r in rows {
+                    sink(&r.cells());
+                }
+            })?;
+            out.flush()
+        }
+        Output::Json => producers::write_json_with(
+            out,
+            joined.partitions.clone(),
+            joined.summary.max_throttle_time_ms,
+            &lookup,
+        ),
+        Output::Jsonl => {
+            let mut buf = Vec::new();
+            for o in &joined.partitions {
+                producers::push_jsonl(&mut buf, o, false, &lookup)?;
+            }
+            jsonl::write_batch(out, &buf)
+        }
+    }
 }
 
 /// Runs the joined describe on a connected client.
@@ -158,7 +184,7 @@ pub async fn run_to(
             }
         );
     }
-    if let Err(e) = records::write(out, output, "Producers", HEADER, &rows) {
+    if let Err(e) = write(out, output, &joined, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
             eprintln!("kdp: cannot write output: {e}");
             return exit::PARTIAL;

@@ -30,6 +30,164 @@ struct ProducerLine<'a> {
     last_timestamp_rfc3339: Option<String>,
     coordinator_epoch: i32,
     current_txn_start_offset: i64,
+    /// `describe --with-transactions` only: what it adds to each producer.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    transaction: Option<&'a TxnFields>,
+}
+
+/// What `describe --with-transactions` adds to each producer, in JSON and
+/// JSON lines alike: the document keeps `describe`'s shape and only gains
+/// these fields.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TxnFields {
+    /// The producer's transactional id, if a coordinator lists it.
+    pub transactional_id: Option<String>,
+    /// The coordinator's state for it (Kafka's name).
+    pub transaction_state: Option<String>,
+    /// Its `transaction.timeout.ms`, as the coordinator holds it.
+    pub transaction_timeout_ms: Option<i32>,
+    /// The epoch the coordinator holds for it.
+    pub coordinator_producer_epoch: Option<i16>,
+    /// What the data proves (`fenced`, `open-too-long`, `orphan`, `idle`).
+    pub flags: Vec<&'static str>,
+}
+
+/// Finds the added fields of a producer on a partition.
+pub type TxnLookup<'a> = dyn Fn(&str, i32, i64) -> Option<&'a TxnFields> + 'a;
+
+/// Appends one partition's JSON lines to `buf`: a line per producer (sorted
+/// by id), a line for a failed partition, and with `show_empty` one for a
+/// partition without producers.
+pub fn push_jsonl(
+    buf: &mut Vec<u8>,
+    o: &PartitionOutcome,
+    show_empty: bool,
+    txn: &TxnLookup<'_>,
+) -> serde_json::Result<()> {
+    match &o.result {
+        Ok(ps) if ps.is_empty() => {
+            if !show_empty {
+                return Ok(());
+            }
+            jsonl::push_line(
+                buf,
+                &EmptyLine {
+                    topic: &o.topic,
+                    partition: o.partition,
+                    broker_id: o.broker_id,
+                    active_producers: 0,
+                },
+            )
+        }
+        Ok(ps) => {
+            for p in ps {
+                jsonl::push_line(
+                    buf,
+                    &ProducerLine {
+                        topic: &o.topic,
+                        partition: o.partition,
+                        broker_id: o.broker_id,
+                        producer_id: p.producer_id,
+                        producer_epoch: p.producer_epoch,
+                        last_sequence: p.last_sequence,
+                        last_timestamp: p.last_timestamp,
+                        last_timestamp_rfc3339: rfc3339(p.last_timestamp),
+                        coordinator_epoch: p.coordinator_epoch,
+                        current_txn_start_offset: p.current_txn_start_offset,
+                        transaction: txn(&o.topic, o.partition, p.producer_id),
+                    },
+                )?;
+            }
+            Ok(())
+        }
+        Err(e) => jsonl::push_line(
+            buf,
+            &ErrorLine {
+                topic: &o.topic,
+                partition: o.partition,
+                broker_id: o.broker_id,
+                error_code: e.code,
+                error_name: e.name(),
+                error_message: e.message.as_deref(),
+                client_side: e.client_side,
+            },
+        ),
+    }
+}
+
+/// Writes outcomes as one DescribeProducersResponse document (the seed's
+/// shape and field order), each producer gaining the fields `txn` finds.
+pub fn write_json_with(
+    out: &mut dyn Write,
+    outcomes: Vec<PartitionOutcome>,
+    throttle_time_ms: i32,
+    txn: &TxnLookup<'_>,
+) -> io::Result<()> {
+    let doc = merge(outcomes, throttle_time_ms);
+    let topics = doc
+        .topics
+        .iter()
+        .map(|t| WithTxnTopic {
+            name: &t.name,
+            partitions: t
+                .partitions
+                .iter()
+                .map(|p| WithTxnPartition {
+                    partition_index: p.partition_index,
+                    error_code: p.error_code,
+                    error_message: p.error_message.as_deref(),
+                    active_producers: p
+                        .active_producers
+                        .iter()
+                        .map(|q| WithTxnProducer {
+                            producer: q,
+                            transaction: txn(&t.name, p.partition_index, q.producer_id),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    let doc = WithTxnDoc {
+        throttle_time_ms: doc.throttle_time_ms,
+        topics,
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+/// `describe`'s document, borrowed, with fields added to each producer.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct WithTxnDoc<'a> {
+    throttle_time_ms: i32,
+    topics: Vec<WithTxnTopic<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct WithTxnTopic<'a> {
+    name: &'a str,
+    partitions: Vec<WithTxnPartition<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct WithTxnPartition<'a> {
+    partition_index: i32,
+    error_code: ErrorCode,
+    error_message: Option<&'a str>,
+    active_producers: Vec<WithTxnProducer<'a>>,
+}
+
+#[derive(Serialize)]
+struct WithTxnProducer<'a> {
+    #[serde(flatten)]
+    producer: &'a ProducerState,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    transaction: Option<&'a TxnFields>,
 }
 
 /// One line of `--output jsonl` for a partition that failed.
@@ -109,59 +267,7 @@ impl<'w> Renderer<'w> {
         }
         let mut buf = Vec::with_capacity(256 * outcomes.len());
         for o in &outcomes {
-            let line = match &o.result {
-                Ok(ps) if ps.is_empty() => {
-                    if !self.show_empty {
-                        continue;
-                    }
-                    jsonl::push_line(
-                        &mut buf,
-                        &EmptyLine {
-                            topic: &o.topic,
-                            partition: o.partition,
-                            broker_id: o.broker_id,
-                            active_producers: 0,
-                        },
-                    )
-                }
-                Ok(ps) => {
-                    let mut r = Ok(());
-                    for p in ps {
-                        r = jsonl::push_line(
-                            &mut buf,
-                            &ProducerLine {
-                                topic: &o.topic,
-                                partition: o.partition,
-                                broker_id: o.broker_id,
-                                producer_id: p.producer_id,
-                                producer_epoch: p.producer_epoch,
-                                last_sequence: p.last_sequence,
-                                last_timestamp: p.last_timestamp,
-                                last_timestamp_rfc3339: rfc3339(p.last_timestamp),
-                                coordinator_epoch: p.coordinator_epoch,
-                                current_txn_start_offset: p.current_txn_start_offset,
-                            },
-                        );
-                        if r.is_err() {
-                            break;
-                        }
-                    }
-                    r
-                }
-                Err(e) => jsonl::push_line(
-                    &mut buf,
-                    &ErrorLine {
-                        topic: &o.topic,
-                        partition: o.partition,
-                        broker_id: o.broker_id,
-                        error_code: e.code,
-                        error_name: e.name(),
-                        error_message: e.message.as_deref(),
-                        client_side: e.client_side,
-                    },
-                ),
-            };
-            if let Err(e) = line {
+            if let Err(e) = push_jsonl(&mut buf, o, self.show_empty, &|_, _, _| None) {
                 self.error = Some(io::Error::from(e));
                 return;
             }

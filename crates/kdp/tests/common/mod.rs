@@ -424,3 +424,23 @@ pub fn scenario_row(v: &Value) -> ProducerRow {
         current_txn_start_offset: i("currentTransactionStartOffset"),
     }
 }
+
+/// `describe`'s JSON document (the seed's shape, with or without
+/// `--with-transactions`) as one object per producer, each with its
+/// `Topic` and `Partition` beside the producer's own fields.
+pub fn describe_rows(doc: &Value) -> Vec<Value> {
+    let mut rows = Vec::new();
+    for t in doc["Topics"].as_array().into_iter().flatten() {
+        for p in t["Partitions"].as_array().into_iter().flatten() {
+            for q in p["ActiveProducers"].as_array().into_iter().flatten() {
+                let mut row = q.clone();
+                if let Some(obj) = row.as_object_mut() {
+                    obj.insert("Topic".into(), t["Name"].clone());
+                    obj.insert("Partition".into(), p["PartitionIndex"].clone());
+                }
+                rows.push(row);
+            }
+        }
+    }
+    rows
+}
