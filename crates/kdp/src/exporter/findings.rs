@@ -186,6 +186,41 @@ fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionV
         .collect()
 }
 
+/// What asking every replica found, into `found`: the divergences, except
+/// that a partition with a replica that failed is unknown rather than
+/// agreeing (a divergence among the others still counts), and a broker whose whole scan failed (its partitions unknown)
+/// leaves no divergence series at all. Each failure is a failed request.
+fn replicas_found(
+    found: &mut Diagnosis,
+    replicas: &kdp_client::txn::replicas::Replicas,
+    failures: &[kdp_client::txn::replicas::ReplicaError],
+) {
+    use kdp_client::txn::replicas::ReplicaError;
+    found.failed_requests += u64::try_from(failures.len()).unwrap_or(u64::MAX);
+    let mut unknown = BTreeSet::new();
+    for f in failures {
+        match f {
+            ReplicaError::Partition { partition, .. } => {
+                unknown.insert(partition.clone());
+            }
+            // which partitions it hosts is not known here
+            ReplicaError::Broker { .. } | ReplicaError::Lost => return,
+        }
+    }
+    // a divergence among the replicas that answered is real; their
+    // agreeing proves nothing while one did not answer
+    found.replica_divergences = Some(
+        divergences(replicas)
+            .into_iter()
+            .filter(|v| v.value > 0 || !unknown.contains(&(v.topic.clone(), v.partition)))
+            .collect(),
+    );
+    found.replica_divergences_unknown = unknown
+        .into_iter()
+        .map(|(topic, partition)| PartitionRef { topic, partition })
+        .collect();
+}
+
 impl ClusterDiagnosis {
     /// The describe options with what is left until `deadline`.
     fn bounded(&self, deadline: Instant) -> kdp_client::DescribeOptions {
@@ -252,10 +287,16 @@ impl Diagnose for ClusterDiagnosis {
                                 "some replicas could not be asked; their divergences are not counted"
                             );
                         }
-                        found.replica_divergences = Some(divergences(&replicas));
+                        replicas_found(&mut found, &replicas, &failures);
                     }
-                    Ok(Err(e)) => tracing::warn!(error = %e, "cannot ask every replica this scan"),
-                    Err(_) => tracing::warn!("the replicas did not answer within the scan timeout"),
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "cannot ask every replica this scan");
+                        found.failed_requests += 1;
+                    }
+                    Err(_) => {
+                        tracing::warn!("the replicas did not answer within the scan timeout");
+                        found.failed_requests += 1;
+                    }
                 }
             }
             Some(found)

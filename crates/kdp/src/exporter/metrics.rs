@@ -283,6 +283,12 @@ fn feed<'k>(
         .map(|u| key(&u.topic, u.partition))
         .chain(unchecked.iter().cloned())
         .collect();
+    let diverged_unknown: BTreeSet<Key> = d
+        .replica_divergences_unknown
+        .iter()
+        .map(|u| key(&u.topic, u.partition))
+        .chain(unchecked.iter().cloned())
+        .collect();
     for k in keys.filter(|k| !unchecked.contains(k)) {
         for reason in UnknownReason::ALL {
             let mut labels = k.labels();
@@ -310,7 +316,7 @@ fn feed<'k>(
             }
         }
         drop(f.fenced.get_or_create(&k.labels()));
-        if d.replica_divergences.is_some() {
+        if d.replica_divergences.is_some() && !diverged_unknown.contains(k) {
             drop(f.divergences.get_or_create(&k.labels()));
         }
     }
@@ -329,16 +335,18 @@ fn feed<'k>(
         labels.push(("reason", u.reason.label().to_string()));
         f.unknown.get_or_create(&labels).inc();
     }
-    for (family, values) in [
-        (&f.fenced, d.fenced_producers.as_slice()),
-        (
-            &f.divergences,
-            d.replica_divergences.as_deref().unwrap_or_default(),
-        ),
-    ] {
-        for v in values {
-            let labels = key(&v.topic, v.partition).labels();
-            family.get_or_create(&labels).inc_by(clamp(v.value));
+    for v in &d.fenced_producers {
+        let labels = key(&v.topic, v.partition).labels();
+        f.fenced.get_or_create(&labels).inc_by(clamp(v.value));
+    }
+    // a divergence found counts (as a hanging transaction does); a zero for
+    // a key with a replica not asked would claim they agree: none
+    for v in d.replica_divergences.as_deref().unwrap_or_default() {
+        let k = key(&v.topic, v.partition);
+        if v.value > 0 || !diverged_unknown.contains(&k) {
+            f.divergences
+                .get_or_create(&k.labels())
+                .inc_by(clamp(v.value));
         }
     }
     // a sum over a key with an unread partition would be too low: none

@@ -254,3 +254,35 @@ async fn a_topic_described_in_part_gets_no_diagnosis_zero() {
         "a sum over part of the topic: {text}"
     );
 }
+
+/// With `--compare-replicas` every replica is asked: on the demo orders-2's
+/// follower on broker 2 diverged; payments-2's replica on broker 3 answers
+/// a storage error, so payments-2 has no divergence series (the two that
+/// answered agreeing proves nothing) and the diagnosis is not available.
+#[tokio::test(start_paused = true)]
+async fn a_replica_that_did_not_answer_gives_no_divergence_zero() {
+    let cluster = StallCluster::demo();
+    let mut s = scanner(&cluster, true).await;
+    s.diagnose = Arc::new(ClusterDiagnosis {
+        describe: DescribeOptions {
+            timeout: BUDGET,
+            request_timeout: Duration::from_secs(30),
+            ..Default::default()
+        },
+        compare_replicas: true,
+    });
+    s.scan().await;
+    let text = published(&s);
+    let diverged = |topic: &str, partition: i32| {
+        sample(
+            &text,
+            &format!(r#"kdp_replica_divergences{{topic="{topic}",partition="{partition}"}}"#),
+        )
+    };
+    assert!(diverged("orders", 2) >= Some(1.0), "{text}");
+    assert_eq!(diverged("orders", 0), Some(0.0), "all three agree: {text}");
+    assert_eq!(diverged("payments", 2), None, "{text}");
+    let h = &s.shared.health;
+    assert_eq!(h.diagnosis_available.get(), 0, "{text}");
+    assert_eq!((scans(h, "ok"), scans(h, "partial")), (0, 1), "{text}");
+}
