@@ -6,7 +6,7 @@
 //! ones, which may be fenced), not every producer.
 //!
 //! The verdicts are not the exporter's own: [`findings`] counts
-//! kdp-client's one judgement ([`kdp_client::diagnose::findings`], the one
+//! kdp-client's one judgement ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings), the one
 //! `kdp find-hanging` lists), so the two never disagree on a transaction
 //! (an unknown LastTimestamp is `unknown_timestamp` in both).
 
@@ -80,7 +80,7 @@ fn unknown_reason(why: &Why) -> UnknownReason {
 
 /// The diagnosis of one joined scan (pure: tested without a cluster). The
 /// verdicts are kdp-client's one judgement
-/// ([`kdp_client::diagnose::findings`]), the same as `kdp find-hanging`'s,
+/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings)), the same as `kdp find-hanging`'s,
 /// counted under the exporter's labels.
 pub fn findings(joined: &Joined) -> Diagnosis {
     use kdp_client::diagnose::hanging::Description;
