@@ -21,8 +21,9 @@
 //! filter cannot clear it and "no coordinator knows it" may be a
 //! transaction that has just begun: `unknown`, never `hanging`.
 //!
-//! Callers judge a whole join with [`findings`](fn@super::findings::findings), which both
-//! `kdp find-hanging` and the exporter use.
+//! Callers judge a whole join with
+//! [`findings`](fn@super::findings::findings), which both `kdp find-hanging`
+//! and the exporter use.
 
 use std::collections::HashMap;
 

@@ -161,9 +161,10 @@ const HEADER: &[Column] = &[
 ];
 
 /// The verdict rows of a joined scan, candidates only: kdp-client's one
-/// judgement ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings), which the exporter counts
-/// too), rendered. A producer whose LastTimestamp is unknown is `unknown`
-/// (exit 1), never `hanging`, as in the exporter.
+/// judgement
+/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings),
+/// which the exporter counts too), rendered. A producer whose LastTimestamp
+/// is unknown is `unknown` (exit 1), never `hanging`, as in the exporter.
 pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
     let found = kdp_client::diagnose::findings(joined, max_timeout_ms);
     let mut rows = Vec::new();

@@ -6,9 +6,10 @@
 //! ones, which may be fenced), not every producer.
 //!
 //! The verdicts are not the exporter's own: [`findings`] counts
-//! kdp-client's one judgement ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings), the one
-//! `kdp find-hanging` lists), so the two never disagree on a transaction
-//! (an unknown LastTimestamp is `unknown_timestamp` in both).
+//! kdp-client's one judgement
+//! ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings),
+//! the one `kdp find-hanging` lists), so the two never disagree on a
+//! transaction (an unknown LastTimestamp is `unknown_timestamp` in both).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -80,8 +81,8 @@ fn unknown_reason(why: &Why) -> UnknownReason {
 
 /// The diagnosis of one joined scan (pure: tested without a cluster). The
 /// verdicts are kdp-client's one judgement
-/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings)), the same as `kdp find-hanging`'s,
-/// counted under the exporter's labels.
+/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings)),
+/// the same as `kdp find-hanging`'s, counted under the exporter's labels.
 pub fn findings(joined: &Joined) -> Diagnosis {
     use kdp_client::diagnose::hanging::Description;
 
@@ -188,8 +189,9 @@ fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionV
 
 /// What asking every replica found, into `found`: the divergences, except
 /// that a partition with a replica that failed is unknown rather than
-/// agreeing (a divergence among the others still counts), and a broker whose whole scan failed (its partitions unknown)
-/// leaves no divergence series at all. Each failure is a failed request.
+/// agreeing (a divergence among the others still counts), and a broker
+/// whose whole scan failed (its partitions unknown) leaves no divergence
+/// series at all. Each failure is a failed request.
 fn replicas_found(
     found: &mut Diagnosis,
     replicas: &kdp_client::txn::replicas::Replicas,
