@@ -187,6 +187,30 @@ fn find_hanging_without_acls_reports_forgotten_transactions_as_hanging() {
     );
 }
 
+/// orders-3's producer has LastTimestamp 0: no age, so even with every id
+/// describable and no coordinator knowing it, it is unknown (exit 1), as
+/// the exporter counts it (`unknown_timestamp`), never hanging (exit 4).
+#[test]
+fn find_hanging_calls_an_open_transaction_without_a_timestamp_unknown() {
+    let mock = Mock::demo(|doc| {
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("acls");
+        }
+    });
+    let (code, rows) = mock.json(&["find-hanging"], &["--topic", "orders"], "Transactions");
+    assert_eq!(
+        verdicts(&rows),
+        vec![(
+            "orders".into(),
+            3,
+            "unknown".into(),
+            "unknown: the producer's LastTimestamp is unknown, so its age cannot be told".into()
+        )]
+    );
+    assert_eq!(rows[0]["KafkaSaysHanging"], true, "{rows:?}");
+    assert_eq!(code, 1, "unknown, not found: exit 1");
+}
+
 /// A partition named on the command line narrows the search; an open
 /// transaction younger than the timeout is no candidate; nothing found is
 /// exit 0 with an empty document.

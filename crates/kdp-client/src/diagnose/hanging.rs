@@ -15,6 +15,15 @@
 //!   never land (KAFKA-19999) still lists the partition, so Kafka says "not
 //!   hanging" while the LSO stays pinned: kdp says `stuck` once the
 //!   transaction is older than the timeout.
+//!
+//! And one Kafka's rule cannot see: a producer whose LastTimestamp is
+//! unknown (0 or below, see [`crate::time`]) has no age, so Kafka's age
+//! filter cannot clear it and "no coordinator knows it" may be a
+//! transaction that has just begun: `unknown`, never `hanging`.
+//!
+//! Callers judge a whole join with
+//! [`findings`](fn@super::findings::findings), which both `kdp find-hanging`
+//! and the exporter use.
 
 use std::collections::HashMap;
 
@@ -110,6 +119,10 @@ pub enum UnknownReason {
     ListingIncomplete,
     /// DescribeTransactions failed with this error.
     DescribeFailed(&'static str),
+    /// The producer's LastTimestamp is unknown (0 or below): its age, and so
+    /// Kafka's candidate rule, cannot be applied, and no coordinator tracks
+    /// the transaction (it may have just begun).
+    UnknownTimestamp,
 }
 
 impl Verdict {
@@ -145,6 +158,9 @@ impl Verdict {
             Verdict::Unknown(UnknownReason::DescribeFailed(name)) => {
                 format!("unknown: DescribeTransactions failed with {name}")
             }
+            Verdict::Unknown(UnknownReason::UnknownTimestamp) => {
+                "unknown: the producer's LastTimestamp is unknown, so its age cannot be told".into()
+            }
         }
     }
 
@@ -155,9 +171,12 @@ impl Verdict {
 }
 
 /// Kafka's candidate filter: an open transaction whose producer has not
-/// written to the partition for longer than `max_timeout_ms`.
+/// written to the partition for longer than `max_timeout_ms`. A producer
+/// whose LastTimestamp is unknown cannot be shown to be recent, so its open
+/// transaction is a candidate too ([`decide`] never calls it hanging).
 pub fn is_candidate(p: &ProducerState, now_ms: i64, max_timeout_ms: i64) -> bool {
-    p.current_txn_start_offset >= 0 && now_ms.saturating_sub(p.last_timestamp) > max_timeout_ms
+    p.current_txn_start_offset >= 0
+        && crate::time::age_ms(p.last_timestamp, now_ms).is_none_or(|age| age > max_timeout_ms)
 }
 
 /// The transactional id listed for the candidate's producer, if any.
@@ -169,6 +188,23 @@ pub fn transactional_id<'a>(view: &'a CoordinatorView, txn: &OpenTxn) -> Option<
 
 /// kdp's verdict on one candidate (see the module docs).
 pub fn decide(txn: &OpenTxn, view: &CoordinatorView, now_ms: i64, max_timeout_ms: i64) -> Verdict {
+    let verdict = coordinator_verdict(txn, view, now_ms, max_timeout_ms);
+    let timed = crate::time::known_ms(txn.producer.last_timestamp).is_some();
+    match verdict {
+        // without an age, "no coordinator knows it" may be a transaction
+        // that has just begun: Kafka's age filter cannot be applied
+        Verdict::Hanging(_) if !timed => Verdict::Unknown(UnknownReason::UnknownTimestamp),
+        v => v,
+    }
+}
+
+/// The verdict from what the coordinators said alone.
+fn coordinator_verdict(
+    txn: &OpenTxn,
+    view: &CoordinatorView,
+    now_ms: i64,
+    max_timeout_ms: i64,
+) -> Verdict {
     let Some(id) = transactional_id(view, txn) else {
         return if !view.listing_complete {
             Verdict::Unknown(UnknownReason::ListingIncomplete)
@@ -388,6 +424,51 @@ mod tests {
             Some(Description::Described(txn("PrepareAbort", 10, &[("a", 0)]))),
         );
         assert_eq!(decide(&t, &v, NOW, TIMEOUT), Verdict::NotHanging);
+    }
+
+    #[test]
+    fn an_unknown_timestamp_is_a_candidate_never_hanging() {
+        for unknown in [0, -1] {
+            let mut t = open(7, "a", 0, 0);
+            t.producer.last_timestamp = unknown;
+            assert!(is_candidate(&t.producer, NOW, TIMEOUT), "{unknown}");
+            // nothing listed, every id visible: hanging if it had an age
+            let v = view(false, None);
+            assert_eq!(
+                decide(&t, &v, NOW, TIMEOUT),
+                Verdict::Unknown(UnknownReason::UnknownTimestamp)
+            );
+            assert!(!decide(&t, &v, NOW, TIMEOUT).is_problem());
+            let v = view(true, Some(Description::NotFound));
+            assert_eq!(
+                decide(&t, &v, NOW, TIMEOUT),
+                Verdict::Unknown(UnknownReason::UnknownTimestamp)
+            );
+            // the coordinator's own clock still proves a stuck prepare
+            let v = view(
+                true,
+                Some(Description::Described(txn(
+                    "PrepareAbort",
+                    TIMEOUT * 3,
+                    &[("a", 0)],
+                ))),
+            );
+            assert_eq!(
+                decide(&t, &v, NOW, TIMEOUT),
+                Verdict::Stuck {
+                    state: TxnState::PrepareAbort
+                }
+            );
+            // other unknowns keep their reason
+            let hidden = CoordinatorView {
+                may_describe_any: false,
+                ..view(false, None)
+            };
+            assert_eq!(
+                decide(&t, &hidden, NOW, TIMEOUT),
+                Verdict::Unknown(UnknownReason::NotAuthorized)
+            );
+        }
     }
 
     #[test]

@@ -4,14 +4,20 @@
 //! every verdict can be tested without a cluster and explained in a row.
 //!
 //! - [`hanging`]: Kafka's `find-hanging` rule, and kdp's verdicts around it.
+//! - [`findings`](mod@findings): every open transaction of a join judged by
+//!   that rule, with each partition's LSO holder: the one classification
+//!   `kdp find-hanging`, its `--repair` and the exporter all call.
 //! - [`flags`]: per-producer flags for `describe --with-transactions`.
 //! - [`pressure`]: producer ids held per broker and topic, expiry, epochs.
 //! - [`replicas`]: field-by-field differences between a partition's replicas.
 
+pub mod findings;
 pub mod flags;
 pub mod hanging;
 pub mod pressure;
 pub mod replicas;
+
+pub use findings::{findings, Findings};
 
 /// The transaction protocol generation a cluster runs (KIP-890).
 ///

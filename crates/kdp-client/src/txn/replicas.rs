@@ -43,16 +43,25 @@ pub enum ReplicaError {
 /// Asks every broker of the cluster for the producers of its replicas of
 /// the partitions `opts` selects (its `broker_id` is ignored). A broker
 /// that does not host a partition named explicitly is not an error.
-/// `Err`: the cluster's brokers could not be listed.
+/// Everything, listing the brokers included, draws on `opts`' one deadline:
+/// a replica that does not answer in time is a [`ReplicaError`] naming
+/// DescribeProducers. `Err`: the cluster's brokers could not be listed
+/// ([`Error::Deadline`] naming Metadata when no broker answered in time).
 pub async fn describe_every_replica(
     client: &Arc<Client>,
     opts: &DescribeOptions,
 ) -> Result<(Replicas, Vec<ReplicaError>)> {
-    let brokers = AllBrokers::keys(client).await?;
+    let deadline = opts.deadline();
+    let per_request = deadline.bound(opts.per_request_timeout());
+    let brokers = deadline
+        .run("Metadata", AllBrokers::keys_within(client, per_request))
+        .await?;
     let mut scans = tokio::task::JoinSet::new();
     for broker in brokers {
         let opts = DescribeOptions {
             broker_id: Some(broker),
+            // one deadline for every broker's scan, not one each from its start
+            deadline: Some(deadline),
             ..opts.clone()
         };
         let client = client.clone();

@@ -30,8 +30,10 @@ and two more (`kdp explain NAME` says more of each term):
             markers were never written (KAFKA-19999): Kafka's rule says 'not hanging' while the
             LSO stays pinned.
   unknown   the caller may not describe the transactional id (ListTransactions silently hides
-            such ids; kdp probes with an unused id to learn whether it could see every id), or a
-            broker did not answer: never reported as hanging, which Kafka's tool would do.
+            such ids; kdp probes with an unused id to learn whether it could see every id), a
+            broker did not answer, or the producer's LastTimestamp is unknown (0 or -1: no age,
+            so a transaction no coordinator knows may have just begun): never reported as
+            hanging, which Kafka's tool would do. The exporter gives the same verdicts.
   ok        (with --all) the coordinator still tracks the transaction.
 Each row shows the transactional id, the open transaction's age (TxnAge) and the records it
 blocks from read_committed consumers (BlockedRecords: high watermark minus LSO).
@@ -115,6 +117,9 @@ pub struct Row {
     verdict: &'static str,
     reason: String,
     kafka_says_hanging: bool,
+    /// The verdict itself, which the exit status is decided from.
+    #[serde(skip)]
+    judged: Verdict,
     #[serde(skip)]
     now_ms: i64,
 }
@@ -155,22 +160,24 @@ const HEADER: &[Column] = &[
     Column::text("Verdict", 0).styled(colour::verdict),
 ];
 
-/// The verdict rows of a joined scan, candidates only.
+/// The verdict rows of a joined scan, candidates only: kdp-client's one
+/// judgement
+/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings),
+/// which the exporter counts too), rendered. A producer whose LastTimestamp
+/// is unknown is `unknown` (exit 1), never `hanging`, as in the exporter.
 pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
+    let found = kdp_client::diagnose::findings(joined, max_timeout_ms);
     let mut rows = Vec::new();
-    for (topic, partition, p) in joined.open_transactions() {
-        if !hanging::is_candidate(p, joined.now_ms, max_timeout_ms) {
+    for (judged, verdict) in found.candidates() {
+        if *verdict == Verdict::NotHanging && !all {
             continue;
         }
+        let (topic, partition, p) = (judged.topic.as_str(), judged.partition, &judged.producer);
         let txn = OpenTxn {
             topic: topic.to_string(),
             partition,
             producer: p.clone(),
         };
-        let verdict = hanging::decide(&txn, &joined.view, joined.now_ms, max_timeout_ms);
-        if verdict == Verdict::NotHanging && !all {
-            continue;
-        }
         let state = joined.coordinator_state(p.producer_id);
         let tracked = state.filter(|t| kdp_client::diagnose::includes(t, topic, partition));
         let start = tracked
@@ -197,12 +204,10 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
             verdict: verdict.kind(),
             reason: verdict.explain(),
             kafka_says_hanging: hanging::kafka_says_hanging(&txn, &joined.view),
+            judged: verdict.clone(),
             now_ms: joined.now_ms,
         });
     }
-    rows.sort_by(|a, b| {
-        (&a.topic, a.partition, a.producer_id).cmp(&(&b.topic, b.partition, b.producer_id))
-    });
     rows
 }
 
@@ -258,11 +263,11 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             return exit::PARTIAL;
         }
     }
-    let problems = rows
+    let problems = rows.iter().filter(|r| r.judged.is_problem()).count();
+    let unknown = rows
         .iter()
-        .filter(|r| r.verdict == "hanging" || r.verdict == "stuck")
+        .filter(|r| matches!(r.judged, Verdict::Unknown(_)))
         .count();
-    let unknown = rows.iter().filter(|r| r.verdict == "unknown").count();
     let checked = joined.summary.partitions.saturating_sub(failed);
     if checked == 0 {
         // an answer from nothing is no answer: never "all clear"
@@ -320,5 +325,184 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         exit::PARTIAL
     } else {
         exit::OK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kdp_client::diagnose::hanging::{CoordinatorView, Description};
+    use kdp_client::diagnose::TxnProtocol;
+    use kdp_client::{DescribeSummary, PartitionOutcome};
+    use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
+
+    use super::*;
+    use crate::exporter::findings::findings as exporter_findings;
+
+    const NOW: i64 = 10_000_000_000;
+    const TIMEOUT: i64 = 900_000;
+    const HOUR: i64 = 3_600_000;
+
+    fn open(pid: i64, last_timestamp: i64, start: i64) -> ProducerState {
+        ProducerState {
+            producer_id: pid,
+            producer_epoch: 1,
+            last_timestamp,
+            coordinator_epoch: 1,
+            current_txn_start_offset: start,
+            ..Default::default()
+        }
+    }
+
+    fn partition(topic: &str, partition: i32, producers: Vec<ProducerState>) -> PartitionOutcome {
+        PartitionOutcome {
+            topic: topic.into(),
+            partition,
+            broker_id: Some(1),
+            result: Ok(producers),
+        }
+    }
+
+    fn described(id: &str, pid: i64, state: &str, tp: (&str, i32)) -> TransactionState {
+        TransactionState {
+            transactional_id: id.into(),
+            transaction_state: state.into(),
+            transaction_start_time_ms: NOW - HOUR,
+            producer_id: pid,
+            topics: vec![TopicData {
+                topic: tp.0.into(),
+                partitions: vec![tp.1],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// A cluster where every id is visible and every broker answered, with
+    /// one transaction of each verdict, two of them without a LastTimestamp.
+    fn joined() -> Joined {
+        let mut view = CoordinatorView {
+            listing_complete: true,
+            may_describe_any: true,
+            ..Default::default()
+        };
+        for (pid, id, state, tp) in [
+            (20, "tracked", "Ongoing", ("b", 0)),
+            (21, "decided", "PrepareCommit", ("b", 1)),
+            (22, "elsewhere", "Ongoing", ("b", 9)),
+        ] {
+            view.listed.insert(pid, id.into());
+            view.descriptions.insert(
+                id.into(),
+                Description::Described(described(id, pid, state, tp)),
+            );
+        }
+        Joined {
+            now_ms: NOW,
+            partitions: vec![
+                // no coordinator knows 10 (a time: hanging) nor 11 and 12
+                // (no time: unknown); 13 wrote a second ago (no candidate)
+                partition(
+                    "a",
+                    0,
+                    vec![
+                        open(10, NOW - HOUR, 5),
+                        open(11, 0, 3),
+                        open(13, NOW - 1_000, 9),
+                    ],
+                ),
+                partition("a", 1, vec![open(12, -1, 7)]),
+                partition(
+                    "b",
+                    0,
+                    vec![
+                        open(20, NOW - HOUR, 1),
+                        open(21, 0, 2),
+                        open(22, NOW - HOUR, 3),
+                    ],
+                ),
+                partition("b", 1, vec![open(21, NOW - HOUR, 4)]),
+            ],
+            summary: DescribeSummary::default(),
+            protocol: TxnProtocol::V1,
+            cluster_max_timeout_ms: Some(TIMEOUT),
+            producer_id_expiration_ms: None,
+            view,
+            offsets: BTreeMap::new(),
+            listing_errors: Vec::new(),
+            unfinished: Vec::new(),
+        }
+    }
+
+    /// The same joined state given to `find-hanging` and to the exporter
+    /// gives the same verdict on every transaction; a producer without a
+    /// LastTimestamp is unknown in both (find-hanging called it hanging).
+    #[test]
+    fn find_hanging_and_the_exporter_give_the_same_verdicts() {
+        let j = joined();
+        let mut listed: Vec<(String, i32, &str)> = rows(&j, TIMEOUT, false)
+            .iter()
+            .map(|r| (r.topic.clone(), r.partition, r.verdict))
+            .collect();
+        let d = exporter_findings(&j);
+        let mut counted: Vec<(String, i32, &str)> = d
+            .transactions
+            .iter()
+            .map(|f| {
+                let kind = if f.reason.is_stuck() {
+                    "stuck"
+                } else {
+                    "hanging"
+                };
+                (f.topic.clone(), f.partition, kind)
+            })
+            .chain(
+                d.unknown_transactions
+                    .iter()
+                    .map(|u| (u.topic.clone(), u.partition, "unknown")),
+            )
+            .collect();
+        listed.sort();
+        counted.sort();
+        assert_eq!(listed, counted);
+        assert_eq!(
+            listed,
+            vec![
+                ("a".to_string(), 0, "hanging"),
+                ("a".to_string(), 0, "unknown"),
+                ("a".to_string(), 1, "unknown"),
+                // 22: its transaction holds b-9, not b-0; 21 on b-0: not
+                // in its transaction and no time
+                ("b".to_string(), 0, "hanging"),
+                ("b".to_string(), 0, "unknown"),
+                ("b".to_string(), 1, "stuck"),
+            ]
+        );
+        let unknown_ts: Vec<_> = rows(&j, TIMEOUT, false)
+            .into_iter()
+            .filter(|r| r.last_timestamp <= 0)
+            .map(|r| r.reason)
+            .collect();
+        assert_eq!(
+            unknown_ts,
+            ["unknown: the producer's LastTimestamp is unknown, so its age cannot be told"; 3]
+        );
+    }
+
+    /// Unknown verdicts leave find-hanging's exit at 1, so the rows must
+    /// carry them as unknown, not as problems.
+    #[test]
+    fn an_unknown_timestamp_is_no_problem_in_the_rows() {
+        let j = joined();
+        let rows = rows(&j, TIMEOUT, true);
+        let pid11 = rows.iter().find(|r| r.producer_id == 11).expect("11");
+        assert!(!pid11.judged.is_problem());
+        assert!(matches!(pid11.judged, Verdict::Unknown(_)));
+        // --all lists the tracked one too, never the live one
+        assert!(rows
+            .iter()
+            .any(|r| r.producer_id == 20 && r.verdict == "ok"));
+        assert!(!rows.iter().any(|r| r.producer_id == 13));
     }
 }

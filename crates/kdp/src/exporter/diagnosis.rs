@@ -207,6 +207,11 @@ pub struct Diagnosis {
     /// zeros that would claim they agree).
     #[serde(default)]
     pub replica_divergences: Option<Vec<PartitionValue>>,
+    /// Partitions with a replica that could not be asked: their topic (or
+    /// partition) gets no divergence series (the replicas that answered
+    /// agreeing proves nothing about the one that did not).
+    #[serde(default)]
+    pub replica_divergences_unknown: Vec<PartitionRef>,
     /// Records between the last stable offset and the high watermark.
     #[serde(default)]
     pub blocked_records: Vec<PartitionValue>,
@@ -218,7 +223,8 @@ pub struct Diagnosis {
     #[serde(default)]
     pub blocked_records_unknown: Vec<PartitionRef>,
     /// Requests of the diagnosis that failed (a broker's ListTransactions,
-    /// a transactional id's DescribeTransactions, a partition's offsets).
+    /// a transactional id's DescribeTransactions, a partition's offsets, a
+    /// replica's DescribeProducers).
     /// Not 0: `kdp_diagnosis_available` is 0 and the scan counts as partial.
     #[serde(default)]
     pub failed_requests: u64,

@@ -4,15 +4,19 @@
 //! scan's deadline. The scan keeps only the producers the lookups need (with
 //! an open transaction, and under transaction protocol v1 the transactional
 //! ones, which may be fenced), not every producer.
+//!
+//! The verdicts are not the exporter's own: [`findings`] counts
+//! kdp-client's one judgement
+//! ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings),
+//! the one `kdp find-hanging` lists), so the two never disagree on a
+//! transaction (an unknown LastTimestamp is `unknown_timestamp` in both).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use kdp_client::diagnose::flags::{flags, Context, Flag};
-use kdp_client::diagnose::hanging::{
-    decide, is_candidate, HangingReason, OpenTxn, UnknownReason as Why, Verdict,
-};
+use kdp_client::diagnose::hanging::{HangingReason, UnknownReason as Why, Verdict};
 use kdp_client::diagnose::TxnProtocol;
 use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use kdp_client::Client;
@@ -20,7 +24,6 @@ use kdp_wire::messages::ProducerState;
 use kdp_wire::TxnState;
 use tokio::time::Instant;
 
-use super::aggregate::known_timestamp;
 use super::diagnosis::{
     Diagnose, DiagnoseFuture, Diagnosis, Finding, HeldValue, Holder, PartitionRef, PartitionValue,
     Reason, Scanned, Undecided, UnknownReason,
@@ -41,94 +44,66 @@ pub struct ClusterDiagnosis {
     pub compare_replicas: bool,
 }
 
-/// What one open transaction was judged.
-enum Judged {
-    Problem(Reason),
-    Undecided(UnknownReason),
-    /// Tracked by its coordinator, or not a candidate.
-    Open,
-}
-
-impl Judged {
-    fn holder(&self) -> Holder {
-        match self {
-            Judged::Problem(r) if r.is_stuck() => Holder::Stuck,
-            Judged::Problem(_) => Holder::Hanging,
-            Judged::Undecided(_) => Holder::Unknown,
-            Judged::Open => Holder::Open,
-        }
+/// The exporter's label for a verdict (`None`: no candidate).
+fn holder(verdict: Option<&Verdict>) -> Holder {
+    match verdict {
+        Some(Verdict::Hanging(_)) => Holder::Hanging,
+        Some(Verdict::Stuck { .. }) => Holder::Stuck,
+        Some(Verdict::Unknown(_)) => Holder::Unknown,
+        Some(Verdict::NotHanging) | None => Holder::Open,
     }
 }
 
-fn judge(
-    joined: &Joined,
-    topic: &str,
-    partition: i32,
-    p: &ProducerState,
-    max_timeout: i64,
-) -> Judged {
-    let timed = known_timestamp(p.last_timestamp);
-    if timed && !is_candidate(p, joined.now_ms, max_timeout) {
-        return Judged::Open;
-    }
-    let txn = OpenTxn {
-        topic: topic.to_string(),
-        partition,
-        producer: p.clone(),
-    };
-    match decide(&txn, &joined.view, joined.now_ms, max_timeout) {
-        Verdict::NotHanging => Judged::Open,
-        // without an age, "no coordinator knows it" may be a transaction
-        // that has just begun: Kafka's age filter cannot be applied
-        Verdict::Hanging(_) if !timed => Judged::Undecided(UnknownReason::UnknownTimestamp),
-        Verdict::Hanging(HangingReason::NoTransaction) => Judged::Problem(Reason::NoTransaction),
+/// The `reason` label of a hanging or stuck verdict.
+fn reason(verdict: &Verdict) -> Option<Reason> {
+    match verdict {
+        Verdict::Hanging(HangingReason::NoTransaction) => Some(Reason::NoTransaction),
         Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
-            Judged::Problem(Reason::PartitionNotInTransaction)
+            Some(Reason::PartitionNotInTransaction)
         }
         Verdict::Stuck {
             state: TxnState::PrepareCommit,
-        } => Judged::Problem(Reason::PrepareCommit),
-        Verdict::Stuck { .. } => Judged::Problem(Reason::PrepareAbort),
-        Verdict::Unknown(Why::NotAuthorized) => Judged::Undecided(UnknownReason::NotAuthorized),
-        Verdict::Unknown(Why::ListingIncomplete) => {
-            Judged::Undecided(UnknownReason::ListingIncomplete)
-        }
-        Verdict::Unknown(Why::DescribeFailed(_)) => {
-            Judged::Undecided(UnknownReason::DescribeFailed)
-        }
+        } => Some(Reason::PrepareCommit),
+        Verdict::Stuck { .. } => Some(Reason::PrepareAbort),
+        Verdict::NotHanging | Verdict::Unknown(_) => None,
     }
 }
 
-/// The diagnosis of one joined scan (pure: tested without a cluster).
+/// The `reason` label of an unknown verdict.
+fn unknown_reason(why: &Why) -> UnknownReason {
+    match why {
+        Why::NotAuthorized => UnknownReason::NotAuthorized,
+        Why::ListingIncomplete => UnknownReason::ListingIncomplete,
+        Why::DescribeFailed(_) => UnknownReason::DescribeFailed,
+        Why::UnknownTimestamp => UnknownReason::UnknownTimestamp,
+    }
+}
+
+/// The diagnosis of one joined scan (pure: tested without a cluster). The
+/// verdicts are kdp-client's one judgement
+/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings)),
+/// the same as `kdp find-hanging`'s, counted under the exporter's labels.
 pub fn findings(joined: &Joined) -> Diagnosis {
     use kdp_client::diagnose::hanging::Description;
 
     let max_timeout = joined
         .cluster_max_timeout_ms
         .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+    let judged = kdp_client::diagnose::findings(joined, max_timeout);
     let mut out = Diagnosis::default();
-    // each partition's LSO holder: the open transaction that started first
-    let mut holders: BTreeMap<(&str, i32), (i64, Holder)> = BTreeMap::new();
-    for (topic, partition, p) in joined.open_transactions() {
-        let judged = judge(joined, topic, partition, p, max_timeout);
-        let held = holders
-            .entry((topic, partition))
-            .or_insert((p.current_txn_start_offset, judged.holder()));
-        if p.current_txn_start_offset < held.0 {
-            *held = (p.current_txn_start_offset, judged.holder());
-        }
-        match judged {
-            Judged::Problem(reason) => out.transactions.push(Finding {
-                topic: topic.to_string(),
-                partition,
+    for (j, verdict) in judged.candidates() {
+        if let Some(reason) = reason(verdict) {
+            out.transactions.push(Finding {
+                topic: j.topic.clone(),
+                partition: j.partition,
                 reason,
-            }),
-            Judged::Undecided(reason) => out.unknown_transactions.push(Undecided {
-                topic: topic.to_string(),
-                partition,
-                reason,
-            }),
-            Judged::Open => {}
+            });
+        } else if let Verdict::Unknown(why) = verdict {
+            out.unknown_transactions.push(Undecided {
+                topic: j.topic.clone(),
+                partition: j.partition,
+                reason: unknown_reason(why),
+            });
         }
     }
     let cx = Context {
@@ -161,9 +136,11 @@ pub fn findings(joined: &Joined) -> Diagnosis {
                     partition: *partition,
                     value,
                 });
-                let verdict = holders
-                    .get(&(topic.as_str(), *partition))
-                    .map_or(Holder::Open, |h| h.1);
+                let verdict = holder(
+                    judged
+                        .lso_holder(topic, *partition)
+                        .and_then(|h| h.verdict.as_ref()),
+                );
                 out.blocked_records_by_verdict.push(HeldValue {
                     topic: topic.clone(),
                     partition: *partition,
@@ -208,6 +185,42 @@ fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionV
             }
         })
         .collect()
+}
+
+/// What asking every replica found, into `found`: the divergences, except
+/// that a partition with a replica that failed is unknown rather than
+/// agreeing (a divergence among the others still counts), and a broker
+/// whose whole scan failed (its partitions unknown) leaves no divergence
+/// series at all. Each failure is a failed request.
+fn replicas_found(
+    found: &mut Diagnosis,
+    replicas: &kdp_client::txn::replicas::Replicas,
+    failures: &[kdp_client::txn::replicas::ReplicaError],
+) {
+    use kdp_client::txn::replicas::ReplicaError;
+    found.failed_requests += u64::try_from(failures.len()).unwrap_or(u64::MAX);
+    let mut unknown = BTreeSet::new();
+    for f in failures {
+        match f {
+            ReplicaError::Partition { partition, .. } => {
+                unknown.insert(partition.clone());
+            }
+            // which partitions it hosts is not known here
+            ReplicaError::Broker { .. } | ReplicaError::Lost => return,
+        }
+    }
+    // a divergence among the replicas that answered is real; their
+    // agreeing proves nothing while one did not answer
+    found.replica_divergences = Some(
+        divergences(replicas)
+            .into_iter()
+            .filter(|v| v.value > 0 || !unknown.contains(&(v.topic.clone(), v.partition)))
+            .collect(),
+    );
+    found.replica_divergences_unknown = unknown
+        .into_iter()
+        .map(|(topic, partition)| PartitionRef { topic, partition })
+        .collect();
 }
 
 impl ClusterDiagnosis {
@@ -276,10 +289,16 @@ impl Diagnose for ClusterDiagnosis {
                                 "some replicas could not be asked; their divergences are not counted"
                             );
                         }
-                        found.replica_divergences = Some(divergences(&replicas));
+                        replicas_found(&mut found, &replicas, &failures);
                     }
-                    Ok(Err(e)) => tracing::warn!(error = %e, "cannot ask every replica this scan"),
-                    Err(_) => tracing::warn!("the replicas did not answer within the scan timeout"),
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "cannot ask every replica this scan");
+                        found.failed_requests += 1;
+                    }
+                    Err(_) => {
+                        tracing::warn!("the replicas did not answer within the scan timeout");
+                        found.failed_requests += 1;
+                    }
                 }
             }
             Some(found)

@@ -8,7 +8,7 @@
 //! gauges about the exporter itself ([`Health`]) live across scans as shared
 //! atomics, registered into every snapshot.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicI64, AtomicU64};
 
 use prometheus_client::metrics::counter::Counter;
@@ -155,6 +155,27 @@ pub fn snapshot(
     now_ms: i64,
     health: &Health,
 ) -> Registry {
+    snapshot_of_scan(
+        counts,
+        diagnosis,
+        &BTreeSet::new(),
+        per_partition,
+        now_ms,
+        health,
+    )
+}
+
+/// [`snapshot`] of a scan in which the keys `unchecked` were not described
+/// (their counts are the last scan's): the diagnosis gives them no series
+/// of its own, since a zero would claim this scan checked them.
+pub fn snapshot_of_scan(
+    counts: &BTreeMap<Key, Counts>,
+    diagnosis: Option<&Diagnosis>,
+    unchecked: &BTreeSet<Key>,
+    per_partition: bool,
+    now_ms: i64,
+    health: &Health,
+) -> Registry {
     let state = State {
         producers: Family::default(),
         open_transactions: Family::default(),
@@ -178,7 +199,7 @@ pub fn snapshot(
         }
     }
     if let Some(d) = diagnosis {
-        feed(&state.diagnosis, d, counts.keys(), per_partition);
+        feed(&state.diagnosis, d, counts.keys(), unchecked, per_partition);
     }
 
     let mut r = Registry::default();
@@ -239,15 +260,17 @@ pub fn snapshot(
 
 /// A fed diagnosis gives every scanned key a series where it decided
 /// (0: diagnosed, nothing found); what it could not decide gets no zero,
-/// since 0 would claim a check that was not made. Without a diagnosis
-/// there are no series at all.
+/// since 0 would claim a check that was not made, and neither does a key
+/// this scan did not describe (`unchecked`: its blocked records, summed
+/// from part of it, would be too low). Without a diagnosis there are no
+/// series at all.
 fn feed<'k>(
     f: &DiagnosisFamilies,
     d: &Diagnosis,
     keys: impl Iterator<Item = &'k Key>,
+    unchecked: &BTreeSet<Key>,
     per_partition: bool,
 ) {
-    use std::collections::BTreeSet;
     let key = |topic: &str, partition: i32| Key::new(topic, partition, per_partition);
     let undecided: BTreeSet<Key> = d
         .unknown_transactions
@@ -258,8 +281,15 @@ fn feed<'k>(
         .blocked_records_unknown
         .iter()
         .map(|u| key(&u.topic, u.partition))
+        .chain(unchecked.iter().cloned())
         .collect();
-    for k in keys {
+    let diverged_unknown: BTreeSet<Key> = d
+        .replica_divergences_unknown
+        .iter()
+        .map(|u| key(&u.topic, u.partition))
+        .chain(unchecked.iter().cloned())
+        .collect();
+    for k in keys.filter(|k| !unchecked.contains(k)) {
         for reason in UnknownReason::ALL {
             let mut labels = k.labels();
             labels.push(("reason", reason.label().to_string()));
@@ -286,7 +316,7 @@ fn feed<'k>(
             }
         }
         drop(f.fenced.get_or_create(&k.labels()));
-        if d.replica_divergences.is_some() {
+        if d.replica_divergences.is_some() && !diverged_unknown.contains(k) {
             drop(f.divergences.get_or_create(&k.labels()));
         }
     }
@@ -305,16 +335,18 @@ fn feed<'k>(
         labels.push(("reason", u.reason.label().to_string()));
         f.unknown.get_or_create(&labels).inc();
     }
-    for (family, values) in [
-        (&f.fenced, d.fenced_producers.as_slice()),
-        (
-            &f.divergences,
-            d.replica_divergences.as_deref().unwrap_or_default(),
-        ),
-    ] {
-        for v in values {
-            let labels = key(&v.topic, v.partition).labels();
-            family.get_or_create(&labels).inc_by(clamp(v.value));
+    for v in &d.fenced_producers {
+        let labels = key(&v.topic, v.partition).labels();
+        f.fenced.get_or_create(&labels).inc_by(clamp(v.value));
+    }
+    // a divergence found counts (as a hanging transaction does); a zero for
+    // a key with a replica not asked would claim they agree: none
+    for v in d.replica_divergences.as_deref().unwrap_or_default() {
+        let k = key(&v.topic, v.partition);
+        if v.value > 0 || !diverged_unknown.contains(&k) {
+            f.divergences
+                .get_or_create(&k.labels())
+                .inc_by(clamp(v.value));
         }
     }
     // a sum over a key with an unread partition would be too low: none

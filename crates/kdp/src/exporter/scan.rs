@@ -10,7 +10,7 @@
 //! and leadership moves through metadata refreshes) and rebuilt after a
 //! failed scan.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -227,13 +227,22 @@ impl Scanner {
                 .inc_by(*n);
         }
         let (partitions, failed) = (agg.partitions, agg.failed_partitions);
+        let (failed_keys, failed_topics) = (agg.failed_keys.clone(), agg.failed_topics.clone());
         let counts = agg.merge_over(&self.previous);
+        // keys this scan did not describe: the last scan's counts, and no
+        // diagnosis of this one (it did not see them)
+        let unchecked: BTreeSet<Key> = counts
+            .keys()
+            .filter(|k| failed_keys.contains(k) || failed_topics.contains(&k.topic))
+            .cloned()
+            .collect();
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
-        let registry = metrics::snapshot(
+        let registry = metrics::snapshot_of_scan(
             &counts,
             diagnosis.as_ref(),
+            &unchecked,
             self.config.per_partition,
             now.as_millis() as i64,
             health,
@@ -287,3 +296,6 @@ fn error_name(e: &kdp_client::Error) -> &'static str {
     };
     code.label()
 }
+
+#[cfg(test)]
+mod tests;

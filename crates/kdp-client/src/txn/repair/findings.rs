@@ -5,7 +5,7 @@
 use kdp_wire::messages::ProducerState;
 use kdp_wire::TxnState;
 
-use crate::diagnose::hanging::{self, OpenTxn, Verdict};
+use crate::diagnose::hanging::Verdict;
 use crate::txn::join::Joined;
 
 use super::levers::{marker_coordinator_epoch, AbortSpec};
@@ -35,33 +35,18 @@ pub struct Finding {
 /// Every candidate of a join, with its verdict, sorted by topic, partition
 /// and producer (as `find-hanging` lists them).
 pub fn findings(joined: &Joined, max_timeout_ms: i64) -> Vec<Finding> {
-    let mut out: Vec<Finding> = joined
-        .open_transactions()
-        .filter(|(_, _, p)| hanging::is_candidate(p, joined.now_ms, max_timeout_ms))
-        .map(|(topic, partition, p)| {
-            let txn = OpenTxn {
-                topic: topic.to_string(),
-                partition,
-                producer: p.clone(),
-            };
-            Finding {
-                topic: topic.to_string(),
-                partition,
-                producer: p.clone(),
-                verdict: hanging::decide(&txn, &joined.view, joined.now_ms, max_timeout_ms),
-                coordinator: CoordinatorAnswer::of(joined, p.producer_id),
-                unblocks: unblocks(joined, topic, partition, p.producer_id),
-            }
+    // the one judgement find-hanging and the exporter share
+    crate::diagnose::findings(joined, max_timeout_ms)
+        .candidates()
+        .map(|(j, verdict)| Finding {
+            topic: j.topic.clone(),
+            partition: j.partition,
+            producer: j.producer.clone(),
+            verdict: verdict.clone(),
+            coordinator: CoordinatorAnswer::of(joined, j.producer.producer_id),
+            unblocks: unblocks(joined, &j.topic, j.partition, j.producer.producer_id),
         })
-        .collect();
-    out.sort_by(|a, b| {
-        (&a.topic, a.partition, a.producer.producer_id).cmp(&(
-            &b.topic,
-            b.partition,
-            b.producer.producer_id,
-        ))
-    });
-    out
+        .collect()
 }
 
 /// The plan for `findings`:

@@ -170,6 +170,11 @@ impl fmt::Display for ManualReason {
                     UnknownReason::DescribeFailed(name) => {
                         format!("DescribeTransactions failed with {name}")
                     }
+                    UnknownReason::UnknownTimestamp => {
+                        "the producer's LastTimestamp is unknown, so the transaction may have \
+                         just begun"
+                            .to_string()
+                    }
                 };
                 write!(
                     f,
