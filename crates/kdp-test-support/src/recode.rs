@@ -88,3 +88,49 @@ fn set_error_codes(v: &mut Value, code: i16) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every API kdp-wire declares, at every version: the answer goes
+    /// through the JSON form and back, so an error fault never falls back
+    /// to closing the connection.
+    #[test]
+    fn every_declared_response_takes_an_error_code_at_every_version() {
+        macro_rules! check {
+            ($($name:ident: $key:ident, $req:ident, $resp:ident;)*) => {$({
+                type M = kdp_wire::messages::$resp;
+                for v in M::LOWEST_VERSION..=M::HIGHEST_VERSION {
+                    let frame = response_frame_to_vec(7, &M::default(), v);
+                    let out = with_error_code(kdp_wire::api::$key, v, &frame, 42);
+                    assert!(out.is_some(), "{} v{v}", stringify!($name));
+                }
+            })*};
+        }
+        kdp_wire::for_each_api!(check);
+    }
+
+    #[test]
+    fn nested_error_codes_are_all_set() {
+        use kdp_wire::messages::{DescribeProducersResponse, PartitionResponse, TopicResponse};
+        let resp = DescribeProducersResponse {
+            topics: vec![TopicResponse {
+                name: "t".into(),
+                partitions: vec![PartitionResponse::default(), PartitionResponse::default()],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let frame = response_frame_to_vec(7, &resp, 0);
+        let out = with_error_code(kdp_wire::api::DESCRIBE_PRODUCERS, 0, &frame, 42).unwrap();
+        let (h, got) = decode_response_frame::<DescribeProducersResponse>(&out, 0).unwrap();
+        assert_eq!(h.correlation_id, 7);
+        let codes: Vec<i16> = got.topics[0]
+            .partitions
+            .iter()
+            .map(|p| p.error_code)
+            .collect();
+        assert_eq!(codes, [42, 42]);
+    }
+}
