@@ -157,3 +157,17 @@ async fn edits_and_after_answer_changes_apply_to_their_api() {
         .unwrap();
     assert_eq!(md.topics[0].partitions[0].leader_id, 2);
 }
+
+/// A size prefix announcing 2 GiB closes the connection at once: nothing is
+/// allocated for it and nothing is waited for (the old loop allocated the
+/// announced size and waited for it forever).
+#[tokio::test(start_paused = true)]
+async fn an_oversize_request_closes_the_connection_without_waiting() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let cluster = StallCluster::placed(1, &[]);
+    let mut s = cluster.connect(&StallCluster::address(1)).await.unwrap();
+    s.write_all(&i32::MAX.to_be_bytes()).await.unwrap();
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(Duration::from_secs(60), s.read(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(0))), "{read:?}");
+}
