@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
+use kdp_wire::frame::io::{self, ReadFrameError};
 use kdp_wire::frame::{encode_request_frame, FrameReader, DEFAULT_MAX_FRAME_SIZE};
 use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kdp_wire::ErrorCode;
@@ -495,40 +496,38 @@ fn decode_api_versions(addr: &str, payload: &[u8], version: i16) -> Result<ApiVe
     }
 }
 
-/// Reads frames with the shared [`FrameReader`]: the size prefix is checked
-/// against `max_size` (and must hold a correlation id) before anything is
-/// allocated, and the payload buffer grows only with the bytes that arrive.
+/// Reads one frame with kdp-wire's frame loop ([`io::read_frame`]): the
+/// size prefix is checked against `max_size` (and must hold a correlation
+/// id) before anything is allocated, and the payload buffer grows only with
+/// the bytes that arrive.
 async fn read_frame<R: AsyncBufRead + Unpin>(
     rd: &mut R,
     frames: &mut FrameReader,
     addr: &str,
 ) -> Result<Bytes> {
-    loop {
-        let input = rd.fill_buf().await.map_err(|e| Error::io(addr, e))?;
-        if input.is_empty() {
-            return Err(if frames.is_between_frames() {
-                Error::Closed {
-                    addr: addr.to_string(),
-                }
-            } else {
-                Error::Truncated {
-                    addr: addr.to_string(),
-                    read: frames.received(),
-                    expected: frames.expected().unwrap_or(4),
-                }
-            });
-        }
-        let mut rest = input;
-        let frame = frames.feed(&mut rest).map_err(|source| Error::Frame {
-            addr: addr.to_string(),
-            source,
-        });
-        let used = input.len() - rest.len();
-        rd.consume(used);
-        if let Some(payload) = frame? {
-            return Ok(Bytes::from(payload));
-        }
-    }
+    io::read_frame(rd, frames)
+        .await
+        .map(Bytes::from)
+        .map_err(|e| match e {
+            ReadFrameError::Closed => Error::Closed {
+                addr: addr.to_string(),
+            },
+            ReadFrameError::Truncated { received, expected } => Error::Truncated {
+                addr: addr.to_string(),
+                read: received,
+                expected: expected.unwrap_or(4),
+            },
+            ReadFrameError::Refused(source) => Error::Frame {
+                addr: addr.to_string(),
+                source,
+            },
+            ReadFrameError::Io(e) => Error::io(addr, e),
+            // no idle bound here: the request timeout is the caller's
+            ReadFrameError::Idle(d) => Error::io(
+                addr,
+                std::io::Error::new(std::io::ErrorKind::TimedOut, format!("idle for {d:?}")),
+            ),
+        })
 }
 
 /// Whether `first` (the first bytes the peer sent) is a TLS record header:

@@ -1,21 +1,21 @@
 //! The admin driver with lookup strategies other than DescribeProducers'
-//! (coordinator of a key, every broker), on the in-memory cluster and
-//! tokio's paused clock. DescribeProducers stands in as the carrier: each
-//! key travels as a topic name.
-
-mod common;
+//! (coordinator of a key, every broker), on the in-memory cluster of
+//! kdp-test-support and tokio's paused clock. DescribeProducers stands in
+//! as the carrier: each key travels as a topic name, whose partition 0 is
+//! on every broker.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{answer_from, Answer, MemCluster};
 use kdp_client::admin::{
     drive, AdminHandler, AllBrokers, Coordinator, CoordinatorFuture, CoordinatorLookup,
     DriverOptions, KeyError, KeyOutcome, KeyResult,
 };
 use kdp_client::{Client, ClientConfig};
+use kdp_test_support::StallCluster;
+use kdp_wire::api;
 use kdp_wire::messages::{DescribeProducersRequest, DescribeProducersResponse, TopicRequest};
 use kdp_wire::ErrorCode;
 
@@ -113,11 +113,22 @@ impl CoordinatorLookup<String> for FakeFindCoordinator {
     }
 }
 
-fn cluster() -> MemCluster {
-    MemCluster::new(3, &[], Arc::new(|b, r| Answer::Respond(answer_from(b, r))))
+/// Three brokers; every key's topic has a replica on each, and broker `b`
+/// answers for it with producer `b * 100` (partition 0).
+fn cluster() -> StallCluster {
+    StallCluster::placed(
+        3,
+        &[
+            ("a", 0, 1),
+            ("b", 0, 2),
+            ("from-1", 0, 1),
+            ("from-2", 0, 2),
+            ("from-3", 0, 3),
+        ],
+    )
 }
 
-async fn client(cluster: &MemCluster) -> Arc<Client> {
+async fn client(cluster: &StallCluster) -> Arc<Client> {
     let config = ClientConfig {
         connector: Arc::new(cluster.clone()),
         ..Default::default()
@@ -159,9 +170,9 @@ async fn a_key_without_a_coordinator_is_looked_up_again() {
         .iter()
         .map(|r| (r.key.as_str(), r.broker, r.result.clone()))
         .collect();
-    // answer_from: producer id = broker * 100 + partition
+    // StallCluster::placed: producer id = broker * 100 + partition
     assert_eq!(got, vec![("a", Some(1), Ok(100)), ("b", Some(2), Ok(200))]);
-    let asked: Vec<i32> = cluster.state().dp_calls.iter().map(|(b, _)| *b).collect();
+    let asked = cluster.asked_by(api::DESCRIBE_PRODUCERS);
     assert_eq!(asked, vec![2, 1], "b at once, a after the second lookup");
 }
 
@@ -187,7 +198,7 @@ async fn a_retry_without_refresh_asks_the_same_broker_without_a_new_lookup() {
     let handler = names(Some("b"));
     let results = run(&client, &handler, &mut strategy, &["b"]).await;
     assert_eq!(results[0].result, Ok(200));
-    assert_eq!(cluster.state().dp_calls.len(), 2, "asked twice");
+    assert_eq!(cluster.asked(api::DESCRIBE_PRODUCERS), 2, "asked twice");
     assert_eq!(lookup.calls.lock().unwrap().len(), 1, "looked up once");
 }
 
@@ -229,5 +240,5 @@ async fn every_broker_is_asked_once() {
     results.sort_by_key(|r| r.key);
     let got: Vec<_> = results.iter().map(|r| (r.key, r.result.clone())).collect();
     assert_eq!(got, vec![(1, Ok(100)), (2, Ok(200)), (3, Ok(300))]);
-    assert_eq!(cluster.state().dp_calls.len(), 3);
+    assert_eq!(cluster.asked(api::DESCRIBE_PRODUCERS), 3);
 }

@@ -11,7 +11,8 @@ use kdp_client::{
     BrokerAddress, Client, ClientConfig, ConnectFuture, Connection, ConnectionConfig, Connector,
     DescribeEvent, DescribeOptions, Error, PartitionOutcome, TopicSelection,
 };
-use kdp_wire::frame::response_frame_to_vec;
+use kdp_wire::frame::io::read_frame;
+use kdp_wire::frame::{response_frame_to_vec, FrameReader, DEFAULT_MAX_FRAME_SIZE};
 use kdp_wire::messages::{
     ApiVersion, ApiVersionsResponse, DescribeProducersRequest, DescribeProducersResponse,
     MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
@@ -19,7 +20,7 @@ use kdp_wire::messages::{
 };
 use kdp_wire::ErrorCode;
 use kdp_wire::{decode_exact, Reader, RequestHeader};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 fn config(timeout_ms: u64) -> ConnectionConfig {
@@ -29,12 +30,17 @@ fn config(timeout_ms: u64) -> ConnectionConfig {
     }
 }
 
-/// Reads one request frame: its header and raw body.
-async fn read_request(s: &mut TcpStream) -> Option<(RequestHeader, Vec<u8>)> {
-    let mut size = [0u8; 4];
-    s.read_exact(&mut size).await.ok()?;
-    let mut buf = vec![0u8; i32::from_be_bytes(size) as usize];
-    s.read_exact(&mut buf).await.ok()?;
+/// Accepts one connection, buffered for [`read_request`].
+async fn accept(l: &TcpListener) -> BufReader<TcpStream> {
+    let (s, _) = l.accept().await.unwrap();
+    BufReader::new(s)
+}
+
+/// Reads one request frame (kdp-wire's frame loop): its header and raw body.
+async fn read_request(s: &mut BufReader<TcpStream>) -> Option<(RequestHeader, Vec<u8>)> {
+    let buf = read_frame(s, &mut FrameReader::new(DEFAULT_MAX_FRAME_SIZE))
+        .await
+        .ok()?;
     let mut r = Reader::new(&buf);
     let (h, _) = RequestHeader::decode_auto(&mut r).expect("request header");
     let body = buf[r.offset()..].to_vec();
@@ -79,7 +85,7 @@ fn dp_echo(body: &[u8]) -> DescribeProducersResponse {
 async fn pipelined_requests_are_routed_by_correlation_id() {
     let (l, addr) = listener().await;
     tokio::spawn(async move {
-        let (mut s, _) = l.accept().await.unwrap();
+        let mut s = accept(&l).await;
         // read all eight before answering, then answer in reverse order
         let mut reqs = Vec::new();
         for _ in 0..8 {
@@ -120,7 +126,7 @@ async fn pipelined_requests_are_routed_by_correlation_id() {
 async fn oversized_frame_is_refused_before_allocating() {
     let (l, addr) = listener().await;
     tokio::spawn(async move {
-        let (mut s, _) = l.accept().await.unwrap();
+        let mut s = accept(&l).await;
         let _ = read_request(&mut s).await;
         // claims 2 GiB - 1 and sends nothing more
         s.write_all(&i32::MAX.to_be_bytes()).await.unwrap();
@@ -151,7 +157,7 @@ async fn oversized_frame_is_refused_before_allocating() {
 async fn unknown_correlation_id_fails_the_connection() {
     let (l, addr) = listener().await;
     tokio::spawn(async move {
-        let (mut s, _) = l.accept().await.unwrap();
+        let mut s = accept(&l).await;
         let (h, body) = read_request(&mut s).await.unwrap();
         s.write_all(&response_frame_to_vec(
             h.correlation_id + 1000,
@@ -177,13 +183,13 @@ async fn peer_closing_mid_response_or_between_responses() {
     let (l, addr) = listener().await;
     tokio::spawn(async move {
         // first connection: half a response, then close
-        let (mut s, _) = l.accept().await.unwrap();
+        let mut s = accept(&l).await;
         let (h, body) = read_request(&mut s).await.unwrap();
         let frame = response_frame_to_vec(h.correlation_id, &dp_echo(&body), 0);
         s.write_all(&frame[..frame.len() - 3]).await.unwrap();
         drop(s);
         // second connection: close without answering
-        let (mut s, _) = l.accept().await.unwrap();
+        let mut s = accept(&l).await;
         let _ = read_request(&mut s).await.unwrap();
         drop(s);
     });
@@ -211,7 +217,7 @@ async fn request_timeout_and_a_late_response_is_dropped() {
     let (l, addr) = listener().await;
     let (timed_out_tx, timed_out) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let (mut s, _) = l.accept().await.unwrap();
+        let mut s = accept(&l).await;
         let (h1, b1) = read_request(&mut s).await.unwrap();
         // answer only once the caller has given up
         let _ = timed_out.await;
@@ -308,7 +314,7 @@ async fn api_versions_falls_back_to_the_brokers_version() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
     tokio::spawn(async move {
-        let (mut s, _) = l.accept().await.unwrap();
+        let mut s = accept(&l).await;
         while let Some((h, _)) = read_request(&mut s).await {
             assert_eq!(h.request_api_key, 18);
             seen2.lock().unwrap().push(h.request_api_version);
@@ -343,7 +349,7 @@ async fn api_versions_falls_back_to_the_brokers_version() {
 async fn no_common_version_is_an_error() {
     let (l, addr) = listener().await;
     tokio::spawn(async move {
-        let (mut s, _) = l.accept().await.unwrap();
+        let mut s = accept(&l).await;
         let (h, _) = read_request(&mut s).await.unwrap();
         // an old broker: Metadata up to v3, no DescribeProducers
         let resp = ApiVersionsResponse {
@@ -396,7 +402,7 @@ async fn fake_cluster(partitions: i32, dp: Arc<DpHandler>) -> (String, Arc<Atomi
     let calls2 = calls.clone();
     tokio::spawn(async move {
         loop {
-            let (mut s, _) = l.accept().await.unwrap();
+            let mut s = accept(&l).await;
             let dp = dp.clone();
             let calls = calls2.clone();
             tokio::spawn(async move {

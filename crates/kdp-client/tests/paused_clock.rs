@@ -1,27 +1,33 @@
-//! Timeouts, retries and connection setup against the in-memory fake cluster
-//! on tokio's paused clock: what happened is asserted, never how long it took.
-
-mod common;
+//! Timeouts, retries and connection setup against kdp-test-support's
+//! in-memory cluster (kdp-server's request handling, faults per API and
+//! broker) on tokio's paused clock: what happened is asserted, never how
+//! long it took.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{addr_of, answer_from, partition_answer, Answer, MemCluster};
 use kdp_client::{
     Client, ClientConfig, Connection, ConnectionConfig, ConnectionSetup, DescribeEvent,
     DescribeOptions, Error, PartitionOutcome, SetupFuture, TopicSelection,
 };
-use kdp_wire::messages::{DescribeProducersRequest, MetadataRequest, TopicRequest};
-use kdp_wire::ErrorCode;
+use kdp_test_support::{elect, Fault, StallCluster};
+use kdp_wire::messages::{
+    ApiVersionsRequest, DescribeProducersRequest, MetadataRequest, PartitionResponse, TopicRequest,
+};
+use kdp_wire::{api, ErrorCode};
 
-fn client_config(cluster: &MemCluster) -> ClientConfig {
+fn addr_of(id: i32) -> kdp_client::BrokerAddress {
+    StallCluster::address(id)
+}
+
+fn client_config(cluster: &StallCluster) -> ClientConfig {
     ClientConfig {
         connector: Arc::new(cluster.clone()),
         ..Default::default()
     }
 }
 
-async fn describe_all(cluster: &MemCluster, opts: DescribeOptions) -> Vec<PartitionOutcome> {
+async fn describe_all(cluster: &StallCluster, opts: DescribeOptions) -> Vec<PartitionOutcome> {
     let client = Client::connect(cluster.bootstrap(), client_config(cluster))
         .await
         .unwrap();
@@ -56,16 +62,12 @@ fn topic_t() -> DescribeOptions {
 
 #[tokio::test(start_paused = true)]
 async fn bootstrap_finds_a_broker_that_starts_listening_late() {
-    let cluster = MemCluster::new(
-        1,
-        &[("t", 0, 1)],
-        Arc::new(|b, r| Answer::Respond(answer_from(b, r))),
-    );
-    cluster.state().listening.clear();
+    let cluster = StallCluster::placed(1, &[("t", 0, 1)]);
+    cluster.refuse(1);
     let later = cluster.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        later.state().listening.insert(1);
+        later.listen(1);
     });
     let config = ClientConfig {
         bootstrap_timeout: Duration::from_secs(5),
@@ -78,8 +80,8 @@ async fn bootstrap_finds_a_broker_that_starts_listening_late() {
 
 #[tokio::test(start_paused = true)]
 async fn bootstrap_gives_up_at_its_timeout_with_the_reasons() {
-    let cluster = MemCluster::new(1, &[], Arc::new(|b, r| Answer::Respond(answer_from(b, r))));
-    cluster.state().listening.clear();
+    let cluster = StallCluster::placed(1, &[]);
+    cluster.refuse(1);
     let config = ClientConfig {
         bootstrap_timeout: Duration::from_secs(5),
         ..client_config(&cluster)
@@ -112,22 +114,12 @@ async fn bootstrap_gives_up_at_its_timeout_with_the_reasons() {
 /// the partition is re-routed, instead of waiting out the whole timeout.
 #[tokio::test(start_paused = true)]
 async fn a_frozen_leader_is_rerouted_after_a_request_timeout_below_the_deadline() {
-    let cluster = MemCluster::new(
-        2,
-        &[("t", 0, 2)],
-        Arc::new(|b, r| {
-            if b == 2 {
-                Answer::Never
-            } else {
-                Answer::Respond(answer_from(b, r))
-            }
-        }),
-    );
-    cluster.state().on_metadata = Some(Box::new(|leaders, n| {
-        if n >= 2 {
-            leaders.insert(("t".into(), 0), 1);
-        }
-    }));
+    let cluster = StallCluster::placed(2, &[("t", 0, 2)]);
+    cluster.stall_on(2, api::DESCRIBE_PRODUCERS);
+    // the first lookup names broker 2; from the second on, broker 1
+    cluster.after_answer(api::METADATA, |c, _| {
+        elect(c, "t", 0, 1);
+    });
     let opts = DescribeOptions {
         timeout: Duration::from_secs(30),
         request_timeout: Duration::from_secs(30),
@@ -137,7 +129,7 @@ async fn a_frozen_leader_is_rerouted_after_a_request_timeout_below_the_deadline(
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].broker_id, Some(1));
     assert_eq!(out[0].result.as_ref().unwrap()[0].producer_id, 100);
-    let asked: Vec<i32> = cluster.state().dp_calls.iter().map(|(b, _)| *b).collect();
+    let asked = cluster.asked_by(api::DESCRIBE_PRODUCERS);
     assert_eq!(asked, vec![2, 1]);
 }
 
@@ -146,17 +138,12 @@ async fn a_frozen_leader_is_rerouted_after_a_request_timeout_below_the_deadline(
 /// asks another broker, which knows the new leader.
 #[tokio::test(start_paused = true)]
 async fn a_frozen_leader_that_also_served_metadata_is_routed_around() {
-    let cluster = MemCluster::new(
-        2,
-        &[("t", 0, 1)],
-        Arc::new(|b, r| Answer::Respond(answer_from(b, r))),
-    );
-    cluster.state().freeze_on_dp.insert(1);
-    cluster.state().on_metadata = Some(Box::new(|leaders, n| {
-        if n >= 2 {
-            leaders.insert(("t".into(), 0), 2);
-        }
-    }));
+    let cluster = StallCluster::placed(2, &[("t", 0, 1)]);
+    cluster.fault_on(1, api::DESCRIBE_PRODUCERS, Fault::Freeze);
+    // the first lookup names broker 1; from the second on, broker 2
+    cluster.after_answer(api::METADATA, |c, _| {
+        elect(c, "t", 0, 2);
+    });
     let opts = DescribeOptions {
         timeout: Duration::from_secs(30),
         request_timeout: Duration::from_secs(30),
@@ -172,21 +159,20 @@ async fn a_frozen_leader_that_also_served_metadata_is_routed_around() {
 /// which broker 2 answers later: broker 2's answer is the one reported.
 #[tokio::test(start_paused = true)]
 async fn an_answer_for_a_partition_the_broker_was_not_asked_is_ignored() {
-    let cluster = MemCluster::new(
+    let cluster = StallCluster::placed(2, &[("t", 0, 1), ("t", 1, 2)]);
+    cluster.edit::<DescribeProducersRequest, _>(|b, _, resp| {
+        if b == 1 {
+            resp.topics[0].partitions.push(PartitionResponse {
+                partition_index: 1,
+                error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                ..Default::default()
+            });
+        }
+    });
+    cluster.fault_on(
         2,
-        &[("t", 0, 1), ("t", 1, 2)],
-        Arc::new(|b, r| {
-            let mut resp = answer_from(b, r);
-            if b == 1 {
-                let mut bogus = partition_answer(1, 1);
-                bogus.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
-                bogus.active_producers.clear();
-                resp.topics[0].partitions.push(bogus);
-                Answer::Respond(resp)
-            } else {
-                Answer::After(Duration::from_millis(100), resp)
-            }
-        }),
+        api::DESCRIBE_PRODUCERS,
+        Fault::Delay(Duration::from_millis(100)),
     );
     let out = describe_all(&cluster, topic_t()).await;
     assert_eq!(out.len(), 2, "each partition reported once: {out:?}");
@@ -197,7 +183,8 @@ async fn an_answer_for_a_partition_the_broker_was_not_asked_is_ignored() {
 
 #[tokio::test(start_paused = true)]
 async fn timed_out_requests_leave_no_slot_on_the_connection() {
-    let cluster = MemCluster::new(1, &[], Arc::new(|_, _| Answer::Never));
+    let cluster = StallCluster::placed(1, &[]);
+    cluster.stall(api::DESCRIBE_PRODUCERS);
     let conn = Connection::connect(
         &addr_of(1),
         &cluster,
@@ -231,7 +218,7 @@ async fn timed_out_requests_leave_no_slot_on_the_connection() {
 /// Sends a Metadata request from inside the setup (as SASL will send its
 /// own requests) and records what the broker had seen by then.
 struct Probe {
-    cluster: MemCluster,
+    cluster: StallCluster,
     fail: bool,
     seen: Mutex<Option<(bool, usize, usize)>>,
 }
@@ -241,8 +228,13 @@ impl ConnectionSetup for Probe {
         Box::pin(async move {
             let negotiated = conn.api_versions().is_some();
             conn.request(&MetadataRequest::default()).await?;
-            let st = self.cluster.state();
-            *self.seen.lock().unwrap() = Some((negotiated, st.metadata_calls, st.dp_calls.len()));
+            let c = &self.cluster;
+            let seen = (
+                negotiated,
+                c.asked(api::METADATA),
+                c.asked(api::DESCRIBE_PRODUCERS),
+            );
+            *self.seen.lock().unwrap() = Some(seen);
             if self.fail {
                 return Err(Error::Broker {
                     addr: conn.addr().to_string(),
@@ -258,11 +250,7 @@ impl ConnectionSetup for Probe {
 
 #[tokio::test(start_paused = true)]
 async fn connection_setup_runs_after_api_versions_and_before_the_first_request() {
-    let cluster = MemCluster::new(
-        1,
-        &[("t", 0, 1)],
-        Arc::new(|b, r| Answer::Respond(answer_from(b, r))),
-    );
+    let cluster = StallCluster::placed(1, &[("t", 0, 1)]);
     let probe = Arc::new(Probe {
         cluster: cluster.clone(),
         fail: false,
@@ -274,12 +262,12 @@ async fn connection_setup_runs_after_api_versions_and_before_the_first_request()
     // ran on the bootstrap connection, after ApiVersions, before anything else
     assert_eq!(*probe.seen.lock().unwrap(), Some((true, 1, 0)));
     client.metadata(None).await.unwrap();
-    assert_eq!(cluster.state().metadata_calls, 2);
+    assert_eq!(cluster.asked(api::METADATA), 2);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_connection_setup_fails_the_connection() {
-    let cluster = MemCluster::new(1, &[], Arc::new(|b, r| Answer::Respond(answer_from(b, r))));
+    let cluster = StallCluster::placed(1, &[]);
     let probe = Arc::new(Probe {
         cluster: cluster.clone(),
         fail: true,
@@ -305,17 +293,12 @@ async fn describe_honours_throttle_time_and_splits_large_requests() {
     let leaders: Vec<(&str, i32, i32)> = (0..25).map(|p| ("t", p, 1)).collect();
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let calls2 = calls.clone();
-    let cluster = MemCluster::new(
-        1,
-        &leaders,
-        Arc::new(move |b, r| {
-            let mut resp = answer_from(b, r);
-            if calls2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
-                resp.throttle_time_ms = 300;
-            }
-            Answer::Respond(resp)
-        }),
-    );
+    let cluster = StallCluster::placed(1, &leaders);
+    cluster.edit::<DescribeProducersRequest, _>(move |_, _, resp| {
+        if calls2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            resp.throttle_time_ms = 300;
+        }
+    });
     let opts = DescribeOptions {
         max_partitions_per_request: 10,
         ..topic_t()
@@ -325,7 +308,7 @@ async fn describe_honours_throttle_time_and_splits_large_requests() {
     assert_eq!(out.len(), 25);
     assert!(out.iter().all(|o| o.result.is_ok()));
     assert_eq!(
-        cluster.state().dp_calls.len(),
+        cluster.asked(api::DESCRIBE_PRODUCERS),
         3,
         "25 partitions in chunks of 10"
     );
@@ -598,8 +581,9 @@ mod one_deadline {
 /// retried; the bootstrap ends at the deadline naming every address.
 #[tokio::test(start_paused = true)]
 async fn nothing_listening_is_told_once_and_ends_at_the_deadline_naming_each_address() {
-    let cluster = MemCluster::new(2, &[], Arc::new(|b, r| Answer::Respond(answer_from(b, r))));
-    cluster.state().listening.clear();
+    let cluster = StallCluster::placed(2, &[]);
+    cluster.refuse(1);
+    cluster.refuse(2);
     let told = Arc::new(Mutex::new(Vec::new()));
     let sink = told.clone();
     let start = tokio::time::Instant::now();
@@ -634,7 +618,10 @@ async fn nothing_listening_is_told_once_and_ends_at_the_deadline_naming_each_add
 /// FindCoordinator) is the answer at once, not retried until the deadline.
 #[tokio::test(start_paused = true)]
 async fn an_unsupported_lookup_is_not_retried_until_the_deadline() {
-    let cluster = MemCluster::new(1, &[], Arc::new(|b, r| Answer::Respond(answer_from(b, r))));
+    let cluster = StallCluster::placed(1, &[]);
+    cluster.edit::<ApiVersionsRequest, _>(|_, _, resp| {
+        resp.api_keys.retain(|k| k.api_key != api::FIND_COORDINATOR)
+    });
     let client = Client::connect(cluster.bootstrap(), client_config(&cluster))
         .await
         .unwrap();
@@ -664,17 +651,8 @@ async fn an_unsupported_lookup_is_not_retried_until_the_deadline() {
 /// why, however many rounds it takes.
 #[tokio::test(start_paused = true)]
 async fn a_retried_request_is_told_once_naming_the_api() {
-    let cluster = MemCluster::new(
-        2,
-        &[("t", 0, 2)],
-        Arc::new(|b, r| {
-            if b == 2 {
-                Answer::Never
-            } else {
-                Answer::Respond(answer_from(b, r))
-            }
-        }),
-    );
+    let cluster = StallCluster::placed(2, &[("t", 0, 2)]);
+    cluster.stall_on(2, api::DESCRIBE_PRODUCERS);
     // broker 2 stays the leader: every round asks it again until the deadline
     let told = Arc::new(Mutex::new(Vec::new()));
     let sink = told.clone();
@@ -693,7 +671,7 @@ async fn a_retried_request_is_told_once_naming_the_api() {
         .await
         .unwrap();
     assert_eq!(summary.failed, 1);
-    assert!(cluster.state().dp_calls.len() >= 2, "retried");
+    assert!(cluster.asked(api::DESCRIBE_PRODUCERS) >= 2, "retried");
     let told = told.lock().unwrap();
     assert_eq!(told.len(), 1, "{told:?}");
     assert!(told[0].starts_with("DescribeProducers: "), "{}", told[0]);

@@ -11,7 +11,7 @@ use kdp_client::txn::replicas::{describe_every_replica, ReplicaError, Replicas};
 use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
-use kdp_wire::error_code;
+use kdp_wire::ErrorCode;
 use tokio::time::Instant;
 
 const BUDGET: Duration = Duration::from_secs(10);
@@ -52,7 +52,7 @@ fn answering(replicas: &Replicas) -> BTreeSet<i32> {
 fn demo_own(f: &ReplicaError) -> bool {
     matches!(f, ReplicaError::Partition { partition, broker: 3, error }
         if partition.0 == "payments" && partition.1 == 2
-            && error.code == error_code::KAFKA_STORAGE_ERROR)
+            && error.code == ErrorCode::KAFKA_STORAGE_ERROR)
 }
 
 /// Every failure but the demo's own is `broker`'s, each partition of it timed out naming
@@ -73,7 +73,7 @@ fn assert_only_broker_failed(
                 error,
             } => {
                 assert_eq!(*b, broker, "{f:?}");
-                assert_eq!(error.code, error_code::REQUEST_TIMED_OUT, "{f:?}");
+                assert_eq!(error.code, ErrorCode::REQUEST_TIMED_OUT, "{f:?}");
                 let m = error.message.as_deref().unwrap_or_default();
                 assert!(m.contains(api), "{api}: {m}");
                 failed.insert(partition.clone());

@@ -1,15 +1,13 @@
-//! What SASL needs from the client, on the in-memory fake cluster and
+//! What SASL needs from the client, on kdp-test-support's in-memory cluster and
 //! tokio's paused clock: a session's end retires its connection (KIP-368,
 //! by reconnecting), and an authentication failure ends bootstrap at once.
-
-mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{answer_from, Answer, MemCluster};
 use kdp_client::{Client, ClientConfig, Connection, ConnectionSetup, Error, SetupFuture};
+use kdp_test_support::StallCluster;
 use kdp_wire::ErrorCode;
 
 /// Counts setups; each session lasts `life` (as SaslSetup does with the
@@ -38,15 +36,11 @@ impl ConnectionSetup for Session {
     }
 }
 
-fn cluster() -> MemCluster {
-    MemCluster::new(
-        1,
-        &[("t", 0, 1)],
-        Arc::new(|b, r| Answer::Respond(answer_from(b, r))),
-    )
+fn cluster() -> StallCluster {
+    StallCluster::placed(1, &[("t", 0, 1)])
 }
 
-fn config(cluster: &MemCluster, session: Arc<Session>) -> ClientConfig {
+fn config(cluster: &StallCluster, session: Arc<Session>) -> ClientConfig {
     let mut c = ClientConfig {
         connector: Arc::new(cluster.clone()),
         bootstrap_timeout: Duration::from_secs(600),

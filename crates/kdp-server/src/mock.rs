@@ -22,8 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use kdp_wire::frame::io::{read_frame_idle, ReadFrameError};
 use kdp_wire::frame::{FrameReader, DEFAULT_MAX_FRAME_SIZE};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::timeout;
@@ -546,8 +547,9 @@ async fn write_out<W: AsyncWrite + Unpin>(
     }
 }
 
-/// Reads one frame's payload with kdp-wire's [`FrameReader`], taking only the
-/// frame's bytes from the buffered reader (pipelined requests stay buffered).
+/// Reads one frame's payload with kdp-wire's frame loop
+/// ([`read_frame_idle`]), taking only the frame's bytes from the
+/// buffered reader (pipelined requests stay buffered).
 /// `Ok(None)`: the client closed the connection between requests.
 async fn read_frame<R: AsyncBufRead + Unpin>(
     rd: &mut R,
@@ -555,38 +557,27 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
     idle_timeout: Duration,
 ) -> Result<Option<Vec<u8>>, Closed> {
     let mut frames = FrameReader::new(max_request_size);
-    loop {
-        let input = match timeout(idle_timeout, rd.fill_buf()).await {
-            Err(_) => return Err(Closed::Idle),
-            Ok(Err(e)) => return Err(Closed::Io(e)),
-            Ok(Ok(input)) => input,
-        };
-        if input.is_empty() {
-            return match frames.expected() {
-                _ if frames.is_between_frames() => Ok(None),
-                None => Err(Closed::Rejected(format!(
-                    "connection ended inside a size prefix ({} of 4 bytes)",
-                    frames.received()
-                ))),
-                Some(total) => Err(Closed::Rejected(format!(
-                    "connection ended inside a request ({} of {} bytes)",
-                    frames.received() - 4,
-                    total - 4
-                ))),
-            };
-        }
-        let mut rest = input;
-        let frame = frames.feed(&mut rest);
-        let used = input.len() - rest.len();
-        rd.consume(used);
-        match frame {
-            Ok(Some(payload)) => return Ok(Some(payload)),
-            Ok(None) => {}
-            Err(e) => {
-                return Err(Closed::Rejected(format!(
-                    "{e} (max.request.size here: {max_request_size} bytes)"
-                )))
-            }
-        }
+    match read_frame_idle(rd, &mut frames, idle_timeout).await {
+        Ok(payload) => Ok(Some(payload)),
+        Err(ReadFrameError::Closed) => Ok(None),
+        Err(ReadFrameError::Idle(_)) => Err(Closed::Idle),
+        Err(ReadFrameError::Io(e)) => Err(Closed::Io(e)),
+        Err(ReadFrameError::Truncated {
+            received,
+            expected: None,
+        }) => Err(Closed::Rejected(format!(
+            "connection ended inside a size prefix ({received} of 4 bytes)"
+        ))),
+        Err(ReadFrameError::Truncated {
+            received,
+            expected: Some(total),
+        }) => Err(Closed::Rejected(format!(
+            "connection ended inside a request ({} of {} bytes)",
+            received.saturating_sub(4),
+            total.saturating_sub(4)
+        ))),
+        Err(ReadFrameError::Refused(e)) => Err(Closed::Rejected(format!(
+            "{e} (max.request.size here: {max_request_size} bytes)"
+        ))),
     }
 }

@@ -10,6 +10,8 @@ use crate::error::{Context, DecodeError, DecodeErrorKind};
 use crate::header::{RequestHeader, ResponseHeader};
 use crate::message::{Message, Request};
 
+#[cfg(feature = "tokio")]
+pub mod io;
 mod reader;
 pub use reader::FrameReader;
 

@@ -260,4 +260,64 @@ mod tests {
         };
         assert_eq!(report_failed_partitions(&done), 0);
     }
+
+    /// kdp-test-support's cluster: the client on it, within `budget`.
+    async fn connected(cluster: &kdp_test_support::StallCluster, budget: Duration) -> Connected {
+        let config = ClientConfig {
+            connector: Arc::new(cluster.clone()),
+            ..Default::default()
+        };
+        let client = Client::connect(cluster.bootstrap(), config).await.unwrap();
+        Connected {
+            client: Arc::new(client),
+            request_timeout: Duration::from_secs(5),
+            budget: Deadline::after(budget),
+        }
+    }
+
+    /// The same claim end to end: against the demo cluster with
+    /// DescribeConfigs stalled, the join ends by the budget naming the phase,
+    /// and what the commands count as failed is not zero.
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_phase_makes_the_join_partial_and_counted() {
+        let cluster = kdp_test_support::StallCluster::demo();
+        let conn = connected(&cluster, Duration::from_secs(10)).await;
+        cluster.stall(kdp_wire::api::DESCRIBE_CONFIGS);
+        let start = tokio::time::Instant::now();
+        let joined = join(&conn, conn.describe_options(None, None), true)
+            .await
+            .unwrap();
+        assert!(
+            start.elapsed() <= Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(joined.unfinished, vec![JoinPhase::DescribeConfigs]);
+        assert!(report_failed_partitions(&joined) > 0);
+    }
+
+    /// Every partition answered with an error: each is reported, none is
+    /// counted as checked.
+    #[tokio::test(start_paused = true)]
+    async fn partitions_answered_with_an_error_are_each_counted() {
+        let cluster = kdp_test_support::StallCluster::demo();
+        let conn = connected(&cluster, Duration::from_secs(10)).await;
+        let denied = kdp_wire::ErrorCode::TOPIC_AUTHORIZATION_FAILED;
+        cluster.fault(
+            kdp_wire::api::DESCRIBE_PRODUCERS,
+            kdp_test_support::Fault::Error(denied),
+        );
+        let joined = join(&conn, conn.describe_options(None, None), true)
+            .await
+            .unwrap();
+        assert!(joined.summary.partitions > 0);
+        assert!(joined
+            .partitions
+            .iter()
+            .all(|o| o.result.as_ref().is_err_and(|e| e.code == denied)));
+        assert_eq!(
+            report_failed_partitions(&joined),
+            joined.summary.partitions + joined.unfinished.len()
+        );
+    }
 }
