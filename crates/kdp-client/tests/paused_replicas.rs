@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_client::txn::replicas::{describe_every_replica, ReplicaError, Replicas};
-use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error};
+use kdp_client::diagnose::replicas::Verdict;
+use kdp_client::txn::replicas::{compare_replicas, describe_every_replica, ReplicaError, Replicas};
+use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error, TopicSelection};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use kdp_wire::ErrorCode;
@@ -132,4 +133,43 @@ async fn stalled_describe_producers_on_one_replica_names_it_by_the_deadline() {
     let (replicas, failures) = r.unwrap();
     assert_eq!(answering(&replicas), BTreeSet::from([1, 2]));
     assert_only_broker_failed(&replicas, &failures, 3, "DescribeProducers");
+}
+
+/// The comparison's verdict over `ledger`, whose replicas agree in the
+/// demo, with `stall` applied once the client is connected.
+async fn ledger_verdict(stall: impl FnOnce(&StallCluster)) -> (Verdict, Duration) {
+    let cluster = StallCluster::demo();
+    let client = connected(&cluster).await;
+    stall(&cluster);
+    let opts = DescribeOptions {
+        topics: Some(vec![TopicSelection {
+            name: "ledger".into(),
+            partitions: None,
+        }]),
+        timeout: BUDGET,
+        deadline: Some(Deadline::after(BUDGET)),
+        ..DescribeOptions::default()
+    };
+    let start = Instant::now();
+    let c = compare_replicas(&client, &opts).await.unwrap();
+    (c.verdict(), start.elapsed())
+}
+
+/// "All agree" is the library's verdict only when every replica answered:
+/// with one broker's DescribeProducers stalled, the replicas that answered
+/// still agree, and the verdict says the rest was not checked, by the
+/// deadline.
+#[tokio::test(start_paused = true)]
+async fn a_silent_replica_turns_agreement_into_unchecked_by_the_deadline() {
+    let (verdict, _) = ledger_verdict(|_| {}).await;
+    assert_eq!(verdict, Verdict::Agree { partitions: 5 });
+    let (verdict, took) = ledger_verdict(|c| c.stall_on(2, api::DESCRIBE_PRODUCERS)).await;
+    assert!(took <= BUDGET, "took {took:?}");
+    match verdict {
+        Verdict::Unchecked { partitions, failed } => {
+            assert_eq!(partitions, 5, "each partition has replicas that answered");
+            assert!(failed > 0);
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -80,6 +80,49 @@ pub fn compare(replicas: &BTreeMap<i32, Vec<ProducerState>>) -> Vec<Difference> 
     out
 }
 
+/// What a whole comparison says, decided here so that every caller (the
+/// command, the exporter, another program) says the same: "all agree" only
+/// when every selected replica answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Some replicas differ (whatever else failed).
+    Differ {
+        /// The differences found.
+        differences: usize,
+    },
+    /// Every replica of every compared partition answered, and they agree.
+    Agree {
+        /// The partitions compared.
+        partitions: usize,
+    },
+    /// The replicas that answered agree, but some could not be asked: the
+    /// others may still differ.
+    Unchecked {
+        /// The partitions compared (with the replicas that answered).
+        partitions: usize,
+        /// Replicas or brokers that could not be asked.
+        failed: usize,
+    },
+    /// No replica answered for any partition: nothing was compared.
+    Nothing,
+}
+
+impl Verdict {
+    /// The verdict of `partitions` compared, `differences` found and
+    /// `failed` replicas or brokers not asked.
+    pub fn of(partitions: usize, differences: usize, failed: usize) -> Verdict {
+        if differences > 0 {
+            Verdict::Differ { differences }
+        } else if partitions == 0 {
+            Verdict::Nothing
+        } else if failed > 0 {
+            Verdict::Unchecked { partitions, failed }
+        } else {
+            Verdict::Agree { partitions }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +169,20 @@ mod tests {
         );
         assert_eq!(d[0].values.get(&2).map(String::as_str), Some("2"));
         assert_eq!(d[2].values.get(&2).map(String::as_str), Some("absent"));
+    }
+
+    #[test]
+    fn agreement_is_claimed_only_when_every_replica_answered() {
+        assert_eq!(Verdict::of(3, 0, 0), Verdict::Agree { partitions: 3 });
+        assert_eq!(
+            Verdict::of(3, 0, 1),
+            Verdict::Unchecked {
+                partitions: 3,
+                failed: 1
+            }
+        );
+        assert_eq!(Verdict::of(0, 0, 0), Verdict::Nothing);
+        assert_eq!(Verdict::of(0, 0, 2), Verdict::Nothing);
+        assert_eq!(Verdict::of(3, 2, 1), Verdict::Differ { differences: 2 });
     }
 }

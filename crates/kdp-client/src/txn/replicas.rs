@@ -12,6 +12,7 @@ use kdp_wire::ErrorCode;
 use crate::admin::{AllBrokers, KeyError, TopicPartition};
 use crate::client::Client;
 use crate::describe::{describe_producers, DescribeEvent, DescribeOptions};
+use crate::diagnose::replicas::{compare, Difference, Verdict};
 use crate::error::{Error, Result};
 
 /// Each partition's producers, by the broker that answered.
@@ -38,6 +39,40 @@ pub enum ReplicaError {
         /// Its error.
         error: KeyError,
     },
+}
+
+/// A whole comparison: each difference with its partition, how many
+/// partitions were compared, and what could not be asked.
+#[derive(Debug)]
+pub struct Comparison {
+    /// The differences, by partition, then producer id and field.
+    pub differences: Vec<(TopicPartition, Difference)>,
+    /// The partitions at least one replica answered for.
+    pub partitions: usize,
+    /// What could not be asked.
+    pub failures: Vec<ReplicaError>,
+}
+
+impl Comparison {
+    /// What the comparison says (see [`Verdict`]).
+    pub fn verdict(&self) -> Verdict {
+        Verdict::of(self.partitions, self.differences.len(), self.failures.len())
+    }
+}
+
+/// [`describe_every_replica`], then [`compare`] on each partition: what
+/// `kdp compare-replicas` answers. `Err` as for [`describe_every_replica`].
+pub async fn compare_replicas(client: &Arc<Client>, opts: &DescribeOptions) -> Result<Comparison> {
+    let (replicas, failures) = describe_every_replica(client, opts).await?;
+    let differences = replicas
+        .iter()
+        .flat_map(|(tp, by_broker)| compare(by_broker).into_iter().map(move |d| (tp.clone(), d)))
+        .collect();
+    Ok(Comparison {
+        differences,
+        partitions: replicas.len(),
+        failures,
+    })
 }
 
 /// Asks every broker of the cluster for the producers of its replicas of

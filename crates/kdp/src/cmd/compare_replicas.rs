@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use kdp_client::diagnose::replicas::compare;
-use kdp_client::txn::replicas::{describe_every_replica, ReplicaError};
+use kdp_client::diagnose::replicas::Verdict;
+use kdp_client::txn::replicas::{compare_replicas, ReplicaError};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -82,11 +82,11 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Err(code) => return code,
     };
     let opts = conn.describe_options(cluster::selection(&args.topic, &args.partition), None);
-    let (replicas, failures) = match describe_every_replica(&conn.client, &opts).await {
-        Ok(r) => r,
+    let comparison = match compare_replicas(&conn.client, &opts).await {
+        Ok(c) => c,
         Err(e) => return exit::report(&e),
     };
-    for f in &failures {
+    for f in &comparison.failures {
         match f {
             ReplicaError::Broker { broker, error } => eprintln!("kdp: broker {broker}: {error}"),
             ReplicaError::Lost => eprintln!("kdp: a broker's scan ended without an answer"),
@@ -101,19 +101,18 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             ),
         }
     }
-    let errors = failures.len();
-    let mut rows = Vec::new();
-    for ((topic, partition), by_broker) in &replicas {
-        for d in compare(by_broker) {
-            rows.push(Row {
-                topic: topic.clone(),
-                partition: *partition,
-                producer_id: d.producer_id,
-                field: d.field,
-                values: d.values,
-            });
-        }
-    }
+    let verdict = comparison.verdict();
+    let rows: Vec<Row> = comparison
+        .differences
+        .into_iter()
+        .map(|((topic, partition), d)| Row {
+            topic,
+            partition,
+            producer_id: d.producer_id,
+            field: d.field,
+            values: d.values,
+        })
+        .collect();
     let header = [
         Column::new("Topic", 0),
         Column::new("Partition", 0),
@@ -127,27 +126,26 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             return exit::PARTIAL;
         }
     }
-    if replicas.is_empty() {
-        // an answer from nothing is no answer: never "all agree"
-        eprintln!("kdp: nothing was compared: no replica answered for any selected partition");
-        return exit::PARTIAL;
-    }
-    if args.output == Output::Table && rows.is_empty() {
-        if errors > 0 {
-            eprintln!(
-                "kdp: no difference among the replicas that answered on {} partitions; not checked: \
-                 {errors} replica(s) or broker(s) that failed (above), so the replicas may still differ",
-                replicas.len()
-            );
-        } else {
-            eprintln!("kdp: all replicas agree on {} partitions", replicas.len());
+    match verdict {
+        Verdict::Differ { .. } => exit::FOUND,
+        Verdict::Nothing => {
+            // an answer from nothing is no answer: never "all agree"
+            eprintln!("kdp: nothing was compared: no replica answered for any selected partition");
+            exit::PARTIAL
         }
-    }
-    if !rows.is_empty() {
-        exit::FOUND
-    } else if errors > 0 {
-        exit::PARTIAL
-    } else {
-        exit::OK
+        Verdict::Unchecked { partitions, failed } => {
+            eprintln!(
+                "kdp: no difference among the replicas that answered on {partitions} partitions; \
+                 not checked: {failed} replica(s) or broker(s) that failed (above), so the \
+                 replicas may still differ"
+            );
+            exit::PARTIAL
+        }
+        Verdict::Agree { partitions } => {
+            if args.output == Output::Table {
+                eprintln!("kdp: all replicas agree on {partitions} partitions");
+            }
+            exit::OK
+        }
     }
 }
