@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
+mod common;
 mod mock_broker;
 use mock_broker::MockBroker;
 
@@ -46,12 +47,12 @@ fn mock(doc: &Value) -> Mock {
 impl Mock {
     /// `kdp producers --output json <args>`: exit status, document, stderr.
     fn producers(&self, args: &[&str]) -> (i32, Value, String) {
-        let out = Command::new(KDP)
-            .args(["producers", "--bootstrap-server", &self.bootstrap])
+        let mut kdp = Command::new(KDP);
+        kdp.args(["producers", "--bootstrap-server", &self.bootstrap])
             .args(["--timeout", "10s", "--output", "json"])
-            .args(args)
-            .output()
-            .expect("run kdp");
+            .args(args);
+        let out = kdp.output().expect("run kdp");
+        common::schema::check_command(&kdp, &out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let doc = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("JSON ({e}); stderr: {stderr}"));
@@ -83,11 +84,11 @@ fn cluster(producers: Vec<Value>, transactions: Vec<Value>) -> Value {
 }
 
 fn broker(doc: &Value, id: i64) -> &Value {
-    doc["brokers"]
+    doc["Brokers"]
         .as_array()
         .expect("brokers")
         .iter()
-        .find(|b| b["broker"] == id)
+        .find(|b| b["Broker"] == id)
         .unwrap_or_else(|| panic!("broker {id} in {doc}"))
 }
 
@@ -105,22 +106,22 @@ fn expiry_forecast_per_broker_setting() {
     let (code, doc, stderr) = m.producers(&[]);
     assert_eq!(code, 0, "{stderr}");
     let b1 = broker(&doc, 1);
-    assert_eq!(b1["producer_ids"], 4);
+    assert_eq!(b1["ProducerIds"], 4);
     assert_eq!(
-        (b1["transactional"].clone(), b1["idempotent"].clone()),
+        (b1["Transactional"].clone(), b1["Idempotent"].clone()),
         (json!(1), json!(3))
     );
-    assert_eq!(b1["expiration_ms"], 3_600_000);
-    assert_eq!(b1["expiring_within_hour"], 1);
-    assert_eq!(b1["expiring_within_day"], 1);
-    assert_eq!(b1["past_expiration"], 3);
+    assert_eq!(b1["ExpirationMs"], 3_600_000);
+    assert_eq!(b1["ExpiringWithinHour"], 1);
+    assert_eq!(b1["ExpiringWithinDay"], 1);
+    assert_eq!(b1["PastExpiration"], 3);
     let b2 = broker(&doc, 2);
-    assert_eq!(b2["expiration_ms"], 86_400_000);
-    assert_eq!(b2["expiring_within_hour"], 1);
-    assert_eq!(b2["expiring_within_day"], 3);
-    assert_eq!(b2["past_expiration"], 1);
-    assert_eq!(doc["total_producer_ids"], 8, "one per replica and producer");
-    assert_eq!(doc["partial"], false);
+    assert_eq!(b2["ExpirationMs"], 86_400_000);
+    assert_eq!(b2["ExpiringWithinHour"], 1);
+    assert_eq!(b2["ExpiringWithinDay"], 3);
+    assert_eq!(b2["PastExpiration"], 1);
+    assert_eq!(doc["TotalProducerIds"], 8, "one per replica and producer");
+    assert_eq!(doc["Partial"], false);
     // the threshold: 4 per broker is not above 4, but above 3
     assert_eq!(m.producers(&["--max-producer-ids-per-broker", "4"]).0, 0);
     let (code, _, stderr) = m.producers(&["--max-producer-ids-per-broker", "3"]);
@@ -144,25 +145,25 @@ fn epochs_at_the_margin_and_at_the_end() {
     ));
     let (code, doc, stderr) = m.producers(&[]);
     assert_eq!(code, 4, "an epoch within the margin is a finding: {stderr}");
-    let near = doc["epochs_near_exhaustion"].as_array().expect("epochs");
+    let near = doc["EpochsNearExhaustion"].as_array().expect("epochs");
     let got: Vec<(i64, i64)> = near
         .iter()
         .map(|n| {
             (
-                n["producer_id"].as_i64().unwrap(),
-                n["epochs_left"].as_i64().unwrap(),
+                n["ProducerId"].as_i64().unwrap(),
+                n["EpochsLeft"].as_i64().unwrap(),
             )
         })
         .collect();
     assert_eq!(got, vec![(10, 0), (11, 1000)]);
-    assert_eq!(near[0]["transactional_id"], "etl-7");
-    assert_eq!(near[1]["transactional_id"], Value::Null);
-    assert_eq!(doc["topics"][0]["max_epoch"], 32767);
-    assert_eq!(doc["topics"][0]["near_exhaustion"], 2);
+    assert_eq!(near[0]["TransactionalId"], "etl-7");
+    assert_eq!(near[1]["TransactionalId"], Value::Null);
+    assert_eq!(doc["Topics"][0]["MaxEpoch"], 32767);
+    assert_eq!(doc["Topics"][0]["NearExhaustion"], 2);
     let (code, doc, _) = m.producers(&["--epoch-margin", "0"]);
     assert_eq!(code, 4);
     assert_eq!(
-        doc["epochs_near_exhaustion"].as_array().map(Vec::len),
+        doc["EpochsNearExhaustion"].as_array().map(Vec::len),
         Some(1)
     );
 }
@@ -187,24 +188,24 @@ fn prefixes_of_counters_uuids_and_plain_ids() {
     ));
     let (code, doc, stderr) = m.producers(&[]);
     assert_eq!(code, 0, "{stderr}");
-    let prefixes: Vec<(String, String, i64)> = doc["prefixes"]
+    let prefixes: Vec<(String, String, i64)> = doc["Prefixes"]
         .as_array()
         .expect("prefixes")
         .iter()
         .map(|p| {
             (
-                p["prefix"].as_str().unwrap().to_string(),
-                p["tail"].as_str().unwrap().to_string(),
-                p["transactional_ids"].as_i64().unwrap(),
+                p["Prefix"].as_str().unwrap().to_string(),
+                p["Tail"].as_str().unwrap().to_string(),
+                p["TransactionalIds"].as_i64().unwrap(),
             )
         })
         .collect();
     assert_eq!(
         prefixes,
         vec![
-            ("flink-sink".into(), "Counter".into(), 3),
-            ("fn".into(), "Uuid".into(), 2),
-            ("billing".into(), "None".into(), 1),
+            ("flink-sink".into(), "counter".into(), 3),
+            ("fn".into(), "uuid".into(), 2),
+            ("billing".into(), "none".into(), 1),
         ]
     );
     let table = Command::new(KDP)
@@ -233,9 +234,9 @@ fn a_broker_that_does_not_answer_makes_the_totals_partial() {
     let m = mock(&doc);
     let (code, out, stderr) = m.producers(&[]);
     assert_eq!(code, 1, "partial answers never exit 0: {stderr}");
-    assert_eq!(out["partial"], true);
-    assert_eq!(broker(&out, 2)["answered"], false);
-    assert_eq!(broker(&out, 1)["producer_ids"], 1);
+    assert_eq!(out["Partial"], true);
+    assert_eq!(broker(&out, 2)["Answered"], false);
+    assert_eq!(broker(&out, 1)["ProducerIds"], 1);
     // and the table says so in the broker's row
     let table = Command::new(KDP)
         .args([
@@ -261,23 +262,23 @@ fn since_counts_new_ids_per_second() {
     let m = mock(&cluster(vec![producer(1, 0, "now-1m", -1)], vec![]));
     let (_, mut before, _) = m.producers(&[]);
     // a scan ten seconds earlier that held another id instead
-    let at = before["scanned_at_ms"].as_i64().unwrap() - 10_000;
-    before["scanned_at_ms"] = json!(at);
-    before["held"]["1"]["t"] = json!([99]);
+    let at = before["ScannedAtMs"].as_i64().unwrap() - 10_000;
+    before["ScannedAtMs"] = json!(at);
+    before["Held"]["1"]["t"] = json!([99]);
     let file = m.dir.join("before.json");
     std::fs::write(&file, serde_json::to_vec(&before).unwrap()).unwrap();
     let path = file.to_str().unwrap();
     let (code, doc, stderr) = m.producers(&["--since", path]);
     assert_eq!(code, 0, "{stderr}");
-    let c = doc["churn"]
+    let c = doc["Churn"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["broker"] == 1)
+        .find(|c| c["Broker"] == 1)
         .cloned()
         .expect("broker 1 churn");
-    assert_eq!((c["new"].clone(), c["gone"].clone()), (json!(1), json!(1)));
-    let r = c["new_per_second"].as_f64().unwrap();
+    assert_eq!((c["New"].clone(), c["Gone"].clone()), (json!(1), json!(1)));
+    let r = c["NewPerSecond"].as_f64().unwrap();
     assert!(r > 0.0 && r <= 0.1, "{r}");
     let (code, _, stderr) = m.producers(&["--since", path, "--max-new-per-second", "0.01"]);
     assert_eq!(code, 4, "{stderr}");

@@ -69,6 +69,7 @@ pub fn expiry(p: &ProducerState, expiration_ms: Option<i64>, now_ms: i64) -> Exp
 
 /// The shape of a transactional id's tail, removed to make its prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Tail {
     /// Ended in one or more numeric groups (`sink-3-17`).
     Counter,
@@ -180,6 +181,7 @@ pub struct Inputs<'a> {
 
 /// One broker's producer ids.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
 pub struct BrokerPressure {
     /// The broker.
     pub broker: i32,
@@ -209,6 +211,7 @@ pub struct BrokerPressure {
 
 /// One topic's producer ids, summed over its replicas.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
 pub struct TopicPressure {
     /// The topic.
     pub topic: String,
@@ -224,6 +227,7 @@ pub struct TopicPressure {
 
 /// A producer whose epoch is near [`MAX_EPOCH`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
 pub struct NearEpoch {
     /// The producer id.
     pub producer_id: i64,
@@ -239,6 +243,7 @@ pub struct NearEpoch {
 
 /// A transactional-id prefix.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
 pub struct PrefixCount {
     /// The prefix ([`prefix`]).
     pub prefix: String,
@@ -258,6 +263,7 @@ impl PrefixCount {
 
 /// The report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
 pub struct Pressure {
     /// Per broker, by id.
     pub brokers: Vec<BrokerPressure>,
@@ -451,6 +457,7 @@ pub fn prefixes<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<PrefixCount> 
 
 /// New and gone producer ids in one broker's topic between two scans.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
 pub struct Churn {
     /// The broker.
     pub broker: i32,

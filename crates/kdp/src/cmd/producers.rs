@@ -70,6 +70,7 @@ pub struct Args {
 
 /// The JSON document: the report, and churn when `--since` was given.
 #[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
 struct Doc<'a> {
     #[serde(flatten)]
     pressure: &'a Pressure,
