@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 mod mock_broker;
 use mock_broker::MockBroker;
 
+mod common;
+
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 /// Nothing listens there: a command sent there fails with exit 3.
 const DEAD: &str = "127.0.0.1:1";
@@ -46,7 +48,9 @@ impl Home {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        cmd.output().expect("run kdp")
+        let out = cmd.output().expect("run kdp");
+        common::schema::check_command(&cmd, &out.stdout);
+        out
     }
 
     fn ok(&self, args: &[&str]) -> String {

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
+mod common;
 mod mock_broker;
 use mock_broker::MockBroker;
 
@@ -30,18 +31,18 @@ impl Mock {
     }
 
     fn describe(&self, args: &[&str]) -> (i32, Value) {
-        let out = Command::new(KDP)
-            .args([
-                "describe",
-                "--bootstrap-server",
-                &self.bootstrap,
-                "--output",
-                "json",
-            ])
-            .args(["--timeout", "10s"])
-            .args(args)
-            .output()
-            .expect("run kdp describe");
+        let mut kdp = Command::new(KDP);
+        kdp.args([
+            "describe",
+            "--bootstrap-server",
+            &self.bootstrap,
+            "--output",
+            "json",
+        ])
+        .args(["--timeout", "10s"])
+        .args(args);
+        let out = kdp.output().expect("run kdp describe");
+        common::schema::check_command(&kdp, &out.stdout);
         let doc = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
         (out.status.code().unwrap_or(-1), doc)

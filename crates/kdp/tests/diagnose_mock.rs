@@ -63,12 +63,12 @@ impl Mock {
     /// Runs `kdp <cmd> --bootstrap-server B <args>`; the exit status and
     /// stdout parsed as JSON (`--output json` is added) or as text.
     fn run(&self, cmd: &[&str], args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(KDP)
-            .args(cmd)
+        let mut kdp = Command::new(KDP);
+        kdp.args(cmd)
             .args(["--bootstrap-server", &self.bootstrap, "--timeout", "20s"])
-            .args(args)
-            .output()
-            .expect("run kdp");
+            .args(args);
+        let out = kdp.output().expect("run kdp");
+        common::schema::check_command(&kdp, &out.stdout);
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -14,6 +14,8 @@ use serde_json::{json, Value};
 mod mock_broker;
 use mock_broker::MockBroker;
 
+mod common;
+
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 const ALICE_PW: &str = "alice-Pw-8c1f0e";
 const READER_PW: &str = "reader-Pw-41d7b2";
@@ -147,7 +149,10 @@ fn describe(mock: &Mock, props: Option<&str>, extra: &[&str]) -> Output {
     if let Some(p) = props {
         cmd.args(["--command-config", p]);
     }
-    cmd.args(extra).output().expect("run kdp describe")
+    cmd.args(extra);
+    let out = cmd.output().expect("run kdp describe");
+    common::schema::check_command(&cmd, &out.stdout);
+    out
 }
 
 fn json_of(out: &Output) -> Value {

@@ -12,6 +12,8 @@ use kdp_client::txn::offsets::{offsets, Offsets};
 use kdp_client::{BrokerAddress, Client, ClientConfig};
 use serde_json::Value;
 
+mod common;
+
 mod mock_broker;
 use mock_broker::MockBroker;
 
@@ -51,13 +53,14 @@ impl Mock {
 
     /// Runs kdp with stdin closed (not a terminal).
     fn kdp(&self, sub: &[&str], args: &[&str]) -> Output {
-        Command::new(KDP)
-            .args(sub)
+        let mut kdp = Command::new(KDP);
+        kdp.args(sub)
             .args(["--bootstrap-server", &self.bootstrap, "--timeout", "20s"])
             .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run kdp")
+            .stdin(Stdio::null());
+        let out = kdp.output().expect("run kdp");
+        common::schema::check_command(&kdp, &out.stdout);
+        out
     }
 
     /// `kdp abort` of payments-0's transaction at `start_offset`, then `extra`.
@@ -82,11 +85,11 @@ impl Mock {
     }
 
     fn transaction(&self, id: &str) -> Value {
-        let out = Command::new(KDP)
-            .args(["transactions", "--bootstrap-server", &self.bootstrap])
-            .args(["describe", "--transactional-id", id, "--output", "json"])
-            .output()
-            .expect("kdp transactions describe");
+        let mut kdp = Command::new(KDP);
+        kdp.args(["transactions", "--bootstrap-server", &self.bootstrap])
+            .args(["describe", "--transactional-id", id, "--output", "json"]);
+        let out = kdp.output().expect("kdp transactions describe");
+        common::schema::check_command(&kdp, &out.stdout);
         let doc: Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
         doc["Transactions"][0].clone()

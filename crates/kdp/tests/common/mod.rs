@@ -2,6 +2,7 @@
 //! cluster started by `scripts/kafka-cluster.sh` (see it/README.md).
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod schema;
 pub mod secure;
 
 use std::io::Read;
@@ -148,6 +149,7 @@ pub fn kdp(args: &[&str]) -> Run {
         r.elapsed,
         r.stderr
     );
+    schema::check(args, &r.stdout);
     r
 }
 
