@@ -119,6 +119,33 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// The screen of window `name`, with escapes when `escapes`.
+    fn screen(&self, name: &str, escapes: bool) -> String {
+        let mut c = self.tmux();
+        c.args(["capture-pane", "-p", "-J", "-t", name]);
+        if escapes {
+            c.arg("-e");
+        }
+        String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
+    }
+
+    /// Polls window `name` until its screen satisfies `done` (at most 30 s).
+    fn wait_for(&self, name: &str, escapes: bool, done: impl Fn(&str) -> bool) -> String {
+        for _ in 0..300 {
+            let screen = self.screen(name, escapes);
+            if done(&screen) {
+                return screen;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "window {name} never showed what was waited for:\n{}",
+            self.screen(name, false)
+        );
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.tmux().arg("kill-server").status();
@@ -356,4 +383,91 @@ fn without_a_terminal_columns_choice_and_headers() {
     // --color always colours even into a pipe
     assert!(run(&[], &["--color", "always"]).contains("\x1b[31mhanging"));
     assert!(!full.contains('\x1b'));
+}
+
+/// `--watch` in a terminal: each round redraws the screen in place (one
+/// title, one table header, never a scrolling pile of tables), lines that
+/// changed since the last round are highlighted, and Ctrl-C ends it with
+/// exit status 0.
+#[test]
+fn watch_redraws_in_place_highlights_changes_and_exits_0_on_ctrl_c() {
+    let demo = Demo::start();
+    let tmux = Tmux::new();
+    let name = "watch";
+    let script = format!(
+        "{} --watch 1s; echo EXIT=$?; echo {DONE}; sleep 600",
+        find_hanging(&demo, "")
+    );
+    let st = tmux
+        .tmux()
+        .args(["new-session", "-d", "-x", "200", "-y", "50", "-s", name])
+        .arg(script)
+        .status()
+        .expect("tmux");
+    assert!(st.success());
+    let screen = tmux.wait_for(name, false, |s| s.contains("round 3,"));
+    assert!(screen.contains("Every 1s: kdp find-hanging"), "{screen}");
+    assert_eq!(
+        screen.matches("Every 1s:").count(),
+        1,
+        "redrawn in place:\n{screen}"
+    );
+    assert_eq!(
+        screen.lines().filter(|l| l.starts_with("Topic")).count(),
+        1,
+        "one table on the screen:\n{screen}"
+    );
+    // the ages move every second: those lines are highlighted (reverse video)
+    let coloured = tmux.screen(name, true);
+    assert!(coloured.contains("\x1b[7m"), "{coloured}");
+    let st = tmux
+        .tmux()
+        .args(["send-keys", "-t", name, "C-c"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let screen = tmux.wait_for(name, false, |s| s.contains(DONE));
+    assert!(screen.contains("EXIT=0"), "Ctrl-C exits 0:\n{screen}");
+}
+
+/// `--watch` into a pipe: one whole JSON document per round, and SIGINT
+/// ends it with exit status 0.
+#[test]
+fn watch_into_a_pipe_writes_one_document_per_round_and_exits_0_on_sigint() {
+    use std::io::Read;
+    let demo = Demo::start();
+    let mut child = Command::new(KDP)
+        .args(["transactions", "--bootstrap-server", &demo.mock.bootstrap])
+        .args(["list", "--watch", "200ms", "--output", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    let mut docs = Vec::new();
+    while docs.len() < 3 {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "kdp ended early: {text}");
+        text.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+        docs = serde_json::Deserializer::from_str(&text)
+            .into_iter::<serde_json::Value>()
+            .take_while(Result::is_ok)
+            .map(Result::unwrap)
+            .collect();
+    }
+    for d in &docs {
+        assert!(
+            d["Transactions"].as_array().is_some_and(|t| !t.is_empty()),
+            "{d}"
+        );
+    }
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
 }

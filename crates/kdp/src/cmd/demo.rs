@@ -103,6 +103,7 @@ pub async fn run_async(args: Args) -> i32 {
                 dry_run: true,
                 yes: false,
             },
+            watch: Default::default(),
         };
         let stdout = std::io::stdout();
         let code = find_hanging::run_to(fh, &mut stdout.lock()).await;

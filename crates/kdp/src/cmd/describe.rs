@@ -11,6 +11,7 @@ use kdp_client::DescribeEvent;
 
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::describe_txn;
+use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
 use crate::output::producers::Renderer;
 use crate::output::Output;
@@ -90,6 +91,8 @@ pub struct Args {
     /// fenced (transaction protocol v1 only), open-too-long, orphan and idle producers.
     #[arg(long)]
     pub with_transactions: bool,
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 impl Args {
@@ -105,12 +108,19 @@ impl Args {
             client: properties::ClientArgs::default(),
             show_empty: false,
             with_transactions: false,
+            watch: WatchArgs::default(),
         }
     }
 }
 
 /// `kdp describe`: builds a runtime and runs [`run_to`] on stdout.
 pub fn run(args: Args) -> i32 {
+    if args.watch.watch.is_some() {
+        let every = args.watch.watch;
+        return watch::run(every, "kdp describe", async |out| {
+            run_to(args.clone(), out).await
+        });
+    }
     cluster::block_on(run_async(args))
 }
 

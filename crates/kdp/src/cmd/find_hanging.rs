@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::repair::{self, ConfirmArgs};
+use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
 use crate::output::colour;
 use crate::output::records::{self, or_dash, Record};
@@ -91,10 +92,12 @@ pub struct Args {
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Repair what was found (see below), after a plan and a confirmation.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "watch")]
     pub repair: bool,
     #[command(flatten)]
     pub confirm: ConfirmArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 /// One candidate and its verdict.
@@ -213,7 +216,10 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
 
 /// `kdp find-hanging`.
 pub fn run(args: Args) -> i32 {
-    cluster::block_on_stdout(async |out| run_to(args, out).await)
+    let every = args.watch.watch;
+    watch::run(every, "kdp find-hanging", async |out| {
+        run_to(args.clone(), out).await
+    })
 }
 
 /// The command, output on `out`.

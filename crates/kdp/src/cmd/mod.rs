@@ -19,4 +19,5 @@ pub mod producers;
 pub mod repair;
 pub mod transactions;
 pub mod transactions_tool;
+pub mod watch;
 mod wire_io;

@@ -12,6 +12,7 @@ use kdp_client::txn::list::{list_transactions, ListFilters};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
+use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
 use crate::output::table::Column;
@@ -60,6 +61,8 @@ Examples:
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
         output: Output,
+        #[command(flatten)]
+        watch: WatchArgs,
     },
     /// Describe transactional ids at their coordinators (DescribeTransactions).
     #[command(after_help = "\
@@ -204,7 +207,13 @@ impl Record for DescribeRow {
 
 /// `kdp transactions ...`.
 pub fn run(cmd: Command) -> i32 {
-    cluster::block_on_stdout(async |out| run_to(cmd, out).await)
+    let every = match &cmd.args.command {
+        Sub::List { watch, .. } => watch.watch,
+        Sub::Describe { .. } => None,
+    };
+    watch::run(every, "kdp transactions list", async |out| {
+        run_to(cmd.clone(), out).await
+    })
 }
 
 /// The command, output on `out`.
@@ -221,6 +230,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             min_duration,
             transactional_id_pattern,
             output,
+            watch: _,
         } => {
             let filters = ListFilters {
                 states: state,
