@@ -7,6 +7,14 @@ use std::io::IsTerminal;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+/// An error line on stderr, `kdp: MESSAGE`: red on a terminal with colour on
+/// (see `output::colour::error`), plain otherwise.
+macro_rules! fail {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::output::colour::error(&format!($($arg)*)))
+    };
+}
+
 mod cmd;
 mod duration;
 mod exit;

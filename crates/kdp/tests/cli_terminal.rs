@@ -310,6 +310,22 @@ fn colour_on_a_terminal_only() {
         screen.contains(&format!("{red}kdp: no bootstrap server")),
         "{screen:?}"
     );
+    // and so is each failed request a command reports on its way (the
+    // demo's payments-2 replica on broker 3 answers KAFKA_STORAGE_ERROR)
+    let screen = tmux.run(
+        200,
+        &format!(
+            "env -u NO_COLOR '{KDP}' compare-replicas --bootstrap-server {} --topic payments",
+            demo.mock.bootstrap
+        ),
+        true,
+    );
+    assert!(
+        screen.contains(&format!(
+            "{red}kdp: payments-2 on broker 3: KAFKA_STORAGE_ERROR"
+        )),
+        "{screen:?}"
+    );
 }
 
 #[test]

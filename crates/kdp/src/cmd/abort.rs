@@ -103,7 +103,9 @@ fn target(args: &Args) -> Option<AbortTarget> {
 /// The command, output on `out`.
 pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let Some(target) = target(&args) else {
-        eprintln!("kdp: give --start-offset, or --producer-id with --producer-epoch and --coordinator-epoch");
+        fail!(
+            "give --start-offset, or --producer-id with --producer-epoch and --coordinator-epoch"
+        );
         return exit::USAGE;
     };
     let conn = match cluster::connect(&args.cluster).await {
@@ -124,7 +126,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let plan = match plan_abort_from(&joined, &target) {
         Ok(p) => p,
         Err(refusal) => {
-            eprintln!("kdp: refused: {refusal}; nothing was changed");
+            fail!("refused: {refusal}; nothing was changed");
             return exit::USAGE;
         }
     };

@@ -74,18 +74,18 @@ impl Connected {
 pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
     let budget = Deadline::after(args.timeout);
     let bootstrap = BrokerAddress::parse_list(&args.bootstrap_server).map_err(|e| {
-        eprintln!("kdp: --bootstrap-server: {e}");
+        fail!("--bootstrap-server: {e}");
         exit::USAGE
     })?;
     let props = args.client.load().map_err(|msg| {
-        eprintln!("kdp: {msg}");
+        fail!("{msg}");
         exit::USAGE
     })?;
     for warning in props.warnings() {
         eprintln!("{warning}");
     }
     let (mut config, request_timeout) = client_config(&props, args.timeout).map_err(|msg| {
-        eprintln!("kdp: {msg}");
+        fail!("{msg}");
         exit::USAGE
     })?;
     if std::io::stderr().is_terminal() {
@@ -99,7 +99,7 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
             budget,
         }),
         Err(e) => {
-            eprintln!("kdp: cannot reach the cluster: {e}");
+            fail!("cannot reach the cluster: {e}");
             Err(exit::UNREACHABLE)
         }
     }
@@ -108,7 +108,7 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
 /// One line on stderr for what the client keeps retrying (told once per
 /// operation), so a terminal is not left blank until the deadline.
 fn say_retrying(what: &Retrying) {
-    eprintln!("kdp: {what}");
+    fail!("{what}");
 }
 
 /// The client settings the properties (security included) and a command's
@@ -176,8 +176,8 @@ pub async fn join(
         .await
         .map_err(|e| exit::report(&e))?;
     for phase in &joined.unfinished {
-        eprintln!(
-            "kdp: {phase} did not answer within --timeout ({}): its results are partial",
+        fail!(
+            "{phase} did not answer within --timeout ({}): its results are partial",
             humantime::format_duration(conn.budget.budget())
         );
     }
@@ -192,8 +192,8 @@ pub fn report_failed_partitions(joined: &Joined) -> usize {
     for o in &joined.partitions {
         if let Err(e) = &o.result {
             failed += 1;
-            eprintln!(
-                "kdp: {}-{}: {} {}",
+            fail!(
+                "{}-{}: {} {}",
                 o.topic,
                 o.partition,
                 e.name(),
@@ -222,7 +222,7 @@ pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
     {
         Ok(rt) => rt.block_on(f),
         Err(e) => {
-            eprintln!("kdp: cannot start the async runtime: {e}");
+            fail!("cannot start the async runtime: {e}");
             exit::PARTIAL
         }
     }

@@ -88,14 +88,14 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     };
     for f in &comparison.failures {
         match f {
-            ReplicaError::Broker { broker, error } => eprintln!("kdp: broker {broker}: {error}"),
-            ReplicaError::Lost => eprintln!("kdp: a broker's scan ended without an answer"),
+            ReplicaError::Broker { broker, error } => fail!("broker {broker}: {error}"),
+            ReplicaError::Lost => fail!("a broker's scan ended without an answer"),
             ReplicaError::Partition {
                 partition: (topic, partition),
                 broker,
                 error,
-            } => eprintln!(
-                "kdp: {topic}-{partition} on broker {broker}: {} {}",
+            } => fail!(
+                "{topic}-{partition} on broker {broker}: {} {}",
                 error.name(),
                 error.message.as_deref().unwrap_or("")
             ),
@@ -122,7 +122,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     ];
     if let Err(e) = records::write(out, args.output, "Differences", &header, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("kdp: cannot write output: {e}");
+            fail!("cannot write output: {e}");
             return exit::PARTIAL;
         }
     }
@@ -130,12 +130,12 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Verdict::Differ { .. } => exit::FOUND,
         Verdict::Nothing => {
             // an answer from nothing is no answer: never "all agree"
-            eprintln!("kdp: nothing was compared: no replica answered for any selected partition");
+            fail!("nothing was compared: no replica answered for any selected partition");
             exit::PARTIAL
         }
         Verdict::Unchecked { partitions, failed } => {
-            eprintln!(
-                "kdp: no difference among the replicas that answered on {partitions} partitions; \
+            fail!(
+                "no difference among the replicas that answered on {partitions} partitions; \
                  not checked: {failed} replica(s) or broker(s) that failed (above), so the \
                  replicas may still differ"
             );

@@ -93,7 +93,7 @@ pub fn run(args: Args, mut definition: clap::Command) -> i32 {
         Ok(()) => exit::OK,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
         Err(e) => {
-            eprintln!("kdp: cannot write output: {e}");
+            fail!("cannot write output: {e}");
             exit::PARTIAL
         }
     }

@@ -333,7 +333,7 @@ pub fn run(args: Args, chosen: Option<&str>) -> i32 {
     let file = match path() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("kdp: cannot find the contexts file: {e}");
+            fail!("cannot find the contexts file: {e}");
             return exit::USAGE;
         }
     };
@@ -387,8 +387,8 @@ fn run_on(cmd: Sub, file: &Path, chosen: Option<&str>, out: &mut dyn Write) -> R
             };
             for (k, v) in &command_property {
                 if is_secret(k) && reference(v).is_none() {
-                    eprintln!(
-                        "kdp: warning: {k} is stored as typed in {} (readable by you only); \
+                    fail!(
+                        "warning: {k} is stored as typed in {} (readable by you only); \
                          {k}=env:VAR or {k}=file:PATH keeps it out of the file",
                         file.display()
                     );

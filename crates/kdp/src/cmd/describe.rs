@@ -197,21 +197,22 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => return exit::report(&e),
         Err(_) => {
-            eprintln!("kdp: describe did not finish within the timeout");
+            fail!("describe did not finish within the timeout");
             return exit::PARTIAL;
         }
     };
     if let Err(e) = render.finish(&summary) {
         if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("kdp: cannot write output: {e}");
+            fail!("cannot write output: {e}");
             return exit::PARTIAL;
         }
     }
     tracing::debug!(elapsed = ?start.elapsed(), ?summary, "describe done");
     if summary.failed > 0 {
-        eprintln!(
-            "kdp: {} of {} partitions could not be described",
-            summary.failed, summary.partitions
+        fail!(
+            "{} of {} partitions could not be described",
+            summary.failed,
+            summary.partitions
         );
         exit::PARTIAL
     } else {

@@ -170,8 +170,8 @@ pub async fn run_to(
     let rows = rows(&joined);
     let failed = cluster::report_failed_partitions(&joined);
     if output == Output::Table {
-        eprintln!(
-            "kdp: transaction protocol {} ({}); flags: {}",
+        fail!(
+            "transaction protocol {} ({}); flags: {}",
             joined.protocol.as_str(),
             match joined.protocol {
                 kdp_client::diagnose::TxnProtocol::V1 => "epochs change only when an instance starts",
@@ -186,7 +186,7 @@ pub async fn run_to(
     }
     if let Err(e) = write(out, output, &joined, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("kdp: cannot write output: {e}");
+            fail!("cannot write output: {e}");
             return exit::PARTIAL;
         }
     }

@@ -109,21 +109,21 @@ pub fn run(args: Args) -> i32 {
     let bootstrap = match BrokerAddress::parse_list(&args.bootstrap_server) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("kdp: --bootstrap-server: {e}");
+            fail!("--bootstrap-server: {e}");
             return exit::USAGE;
         }
     };
     let listen = match BrokerAddress::parse_listen(&args.listen) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("kdp: --listen: {e}");
+            fail!("--listen: {e}");
             return exit::USAGE;
         }
     };
     let props = match args.client.load() {
         Ok(p) => p,
         Err(msg) => {
-            eprintln!("kdp: {msg}");
+            fail!("{msg}");
             return exit::USAGE;
         }
     };
@@ -136,7 +136,7 @@ pub fn run(args: Args) -> i32 {
     let (client, request_timeout) = match client_config(&props, timeout) {
         Ok(c) => c,
         Err(msg) => {
-            eprintln!("kdp: {msg}");
+            fail!("{msg}");
             return exit::USAGE;
         }
     };
@@ -173,7 +173,7 @@ pub fn run(args: Args) -> i32 {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("kdp: cannot start the async runtime: {e}");
+            fail!("cannot start the async runtime: {e}");
             return exit::PARTIAL;
         }
     };
@@ -192,18 +192,18 @@ pub fn run(args: Args) -> i32 {
         match exporter::run(config, bound, stop).await {
             Ok(()) => exit::OK,
             Err(StartError::Listen(e)) if e.kind() == std::io::ErrorKind::AddrInUse => {
-                eprintln!(
-                    "kdp: --listen {}: the address is in use (another process listens there)",
+                fail!(
+                    "--listen {}: the address is in use (another process listens there)",
                     args.listen
                 );
                 exit::USAGE
             }
             Err(StartError::Listen(e)) => {
-                eprintln!("kdp: --listen {}: cannot listen there: {e}", args.listen);
+                fail!("--listen {}: cannot listen there: {e}", args.listen);
                 exit::USAGE
             }
             Err(StartError::Runtime(e)) => {
-                eprintln!("kdp: cannot start the HTTP server: {e}");
+                fail!("cannot start the HTTP server: {e}");
                 exit::PARTIAL
             }
         }

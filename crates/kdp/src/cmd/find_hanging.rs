@@ -225,7 +225,7 @@ pub fn run(args: Args) -> i32 {
 /// The command, output on `out`.
 pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     if !args.repair && (args.confirm.dry_run || args.confirm.yes) {
-        eprintln!("kdp: --dry-run and --yes go with --repair");
+        fail!("--dry-run and --yes go with --repair");
         return exit::USAGE;
     }
     let conn = match cluster::connect(&args.cluster).await {
@@ -256,8 +256,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     tracing::info!(max_timeout_ms, source, "candidate threshold");
     let rows = rows(&joined, max_timeout_ms, args.all);
     for (broker, e) in &joined.listing_errors {
-        eprintln!(
-            "kdp: broker {broker} did not list its transactions: {} {}",
+        fail!(
+            "broker {broker} did not list its transactions: {} {}",
             e.name(),
             e.message.as_deref().unwrap_or("")
         );
@@ -265,7 +265,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let failed = cluster::report_failed_partitions(&joined);
     if let Err(e) = records::write(out, args.output, "Transactions", HEADER, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("kdp: cannot write output: {e}");
+            fail!("cannot write output: {e}");
             return exit::PARTIAL;
         }
     }
@@ -277,8 +277,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let checked = joined.summary.partitions.saturating_sub(failed);
     if checked == 0 {
         // an answer from nothing is no answer: never "all clear"
-        eprintln!(
-            "kdp: nothing was checked: {}",
+        fail!(
+            "nothing was checked: {}",
             if joined.summary.partitions == 0 {
                 "no partition matched the selection".to_string()
             } else {
@@ -299,8 +299,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         } else {
             String::new()
         };
-        eprintln!(
-            "kdp: no hanging or stuck transaction in {checked} partitions (candidates idle longer than {} from {}){not_checked}",
+        fail!(
+            "no hanging or stuck transaction in {checked} partitions (candidates idle longer than {} from {}){not_checked}",
             humantime::format_duration(Duration::from_millis(u64::try_from(max_timeout_ms).unwrap_or(0))),
             source
         );

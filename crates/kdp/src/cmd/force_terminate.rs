@@ -64,12 +64,12 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     .await;
     for (id, e) in &left_alone {
         match e {
-            Some(e) => eprintln!(
-                "kdp: {id}: cannot describe it ({}{}); left alone",
+            Some(e) => fail!(
+                "{id}: cannot describe it ({}{}); left alone",
                 e.name(),
                 advice(e.code).map(|a| format!(": {a}")).unwrap_or_default()
             ),
-            None => eprintln!("kdp: {id}: no answer from its coordinator; left alone"),
+            None => fail!("{id}: no answer from its coordinator; left alone"),
         }
     }
     if plan.is_empty() {
@@ -80,8 +80,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         if let Some(state @ (TxnState::PrepareCommit | TxnState::PrepareAbort)) =
             s.seen.coordinator.state()
         {
-            eprintln!(
-                "kdp: warning: {} is in {state}: the coordinator answers CONCURRENT_TRANSACTIONS until its markers are written",
+            fail!(
+                "warning: {} is in {state}: the coordinator answers CONCURRENT_TRANSACTIONS until its markers are written",
                 s.seen.transactional_id().unwrap_or("")
             );
         }

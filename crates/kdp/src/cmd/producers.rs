@@ -211,8 +211,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             match read {
                 Ok(p) => Some(p),
                 Err(e) => {
-                    eprintln!(
-                        "kdp: --since {}: not a `kdp producers --output json`: {e}",
+                    fail!(
+                        "--since {}: not a `kdp producers --output json`: {e}",
                         path.display()
                     );
                     return exit::USAGE;
@@ -231,11 +231,11 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     };
     for (b, why) in s.failed.iter().chain(&s.incomplete) {
         for w in why {
-            eprintln!("kdp: broker {b}: {w}");
+            fail!("broker {b}: {w}");
         }
     }
     if s.lost > 0 {
-        eprintln!("kdp: {} broker scan(s) ended without an answer", s.lost);
+        fail!("{} broker scan(s) ended without an answer", s.lost);
     }
     let now = now_ms();
     let mut inputs = s.inputs(now, args.epoch_margin, args.top);
@@ -253,16 +253,17 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     };
     if let Err(e) = render(out, &args, &p, &churn, &per_broker_rate) {
         if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("kdp: cannot write output: {e}");
+            fail!("cannot write output: {e}");
             return exit::PARTIAL;
         }
     }
     let mut found = !p.epochs_near_exhaustion.is_empty();
     if let Some(max) = args.max_producer_ids_per_broker {
         for b in p.brokers.iter().filter(|b| b.producer_ids > max) {
-            eprintln!(
-                "kdp: broker {} holds {} producer ids (> {max})",
-                b.broker, b.producer_ids
+            fail!(
+                "broker {} holds {} producer ids (> {max})",
+                b.broker,
+                b.producer_ids
             );
             found = true;
         }
@@ -271,8 +272,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         for b in &p.brokers {
             if let Some((new, _, Some(r))) = per_broker_rate(b.broker) {
                 if r > max {
-                    eprintln!(
-                        "kdp: broker {} gained {new} producer ids, {r:.2}/s (> {max})",
+                    fail!(
+                        "broker {} gained {new} producer ids, {r:.2}/s (> {max})",
                         b.broker
                     );
                     found = true;
@@ -281,13 +282,13 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         }
     }
     if s.replicas.is_empty() {
-        eprintln!("kdp: nothing was scanned: no replica answered for any selected partition");
+        fail!("nothing was scanned: no replica answered for any selected partition");
         return exit::PARTIAL;
     }
     if found {
         exit::FOUND
     } else if p.partial {
-        eprintln!("kdp: totals are partial: some broker did not answer (above)");
+        fail!("totals are partial: some broker did not answer (above)");
         exit::PARTIAL
     } else {
         exit::OK

@@ -162,7 +162,7 @@ pub async fn carry_out(
     if plan.sends_anything() && !args.yes {
         let stdin = io::stdin();
         if !stdin.is_terminal() {
-            eprintln!("kdp: refusing to change the cluster without confirmation: stdin is not a terminal; pass --yes (or --dry-run to only see the plan)");
+            fail!("refusing to change the cluster without confirmation: stdin is not a terminal; pass --yes (or --dry-run to only see the plan)");
             return Err(exit::USAGE);
         }
         let stderr = io::stderr();

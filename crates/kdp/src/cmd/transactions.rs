@@ -149,8 +149,8 @@ async fn add_start_times(
             }
             Some(Err(e)) => {
                 failed += 1;
-                eprintln!(
-                    "kdp: {}: start time unknown: {} {}",
+                fail!(
+                    "{}: start time unknown: {} {}",
                     row.transactional_id,
                     e.name(),
                     e.message.as_deref().unwrap_or("")
@@ -158,8 +158,8 @@ async fn add_start_times(
             }
             None => {
                 failed += 1;
-                eprintln!(
-                    "kdp: {}: start time unknown: not described",
+                fail!(
+                    "{}: start time unknown: not described",
                     row.transactional_id
                 );
             }
@@ -242,7 +242,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             let listings = match list_transactions(&conn.client, &filters, &dopts).await {
                 Ok(l) => l,
                 Err(e) => {
-                    eprintln!("kdp: {e}");
+                    fail!("{e}");
                     return if e.is_connection_error() {
                         exit::UNREACHABLE
                     } else {
@@ -271,8 +271,8 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                     }
                     Err(e) => {
                         failed += 1;
-                        eprintln!(
-                            "kdp: broker {broker}: {} {}",
+                        fail!(
+                            "broker {broker}: {} {}",
                             e.name(),
                             e.message.as_deref().unwrap_or("")
                         );
@@ -332,11 +332,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                     }
                     Err(e) => {
                         failed += 1;
-                        eprintln!(
-                            "kdp: {id}: {} {}",
-                            e.name(),
-                            e.message.as_deref().unwrap_or("")
-                        );
+                        fail!("{id}: {} {}", e.name(), e.message.as_deref().unwrap_or(""));
                     }
                 }
             }
@@ -359,7 +355,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
     };
     if let Err(e) = result {
         if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("kdp: cannot write output: {e}");
+            fail!("cannot write output: {e}");
             return exit::PARTIAL;
         }
     }

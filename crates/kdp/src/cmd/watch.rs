@@ -69,7 +69,7 @@ async fn watch(
             if e.kind() == io::ErrorKind::BrokenPipe {
                 return exit::OK; // the reader has what it wanted
             }
-            eprintln!("kdp: cannot write output: {e}");
+            fail!("cannot write output: {e}");
             return exit::PARTIAL;
         }
         tokio::select! {

@@ -41,7 +41,7 @@ pub(crate) fn finish(result: Result<(), Failure>) -> i32 {
     match result {
         Ok(()) => exit::OK,
         Err(Failure(code, msg)) => {
-            eprintln!("kdp: {msg}");
+            fail!("{msg}");
             code
         }
     }
