@@ -63,7 +63,9 @@ for i in "${!versions[@]}"; do
     bash scripts/kafka-secure.sh stop
     bash scripts/kafka-cluster.sh stop
 done
+# installing as the README says, from a clean clone
+bash scripts/install-check.sh || failed+=("install")
 if ((${#failed[@]})); then
-    echo "test.sh: tests failed against Kafka ${failed[*]}" >&2
+    echo "test.sh: tests failed: ${failed[*]}" >&2
     exit 1
 fi
