@@ -296,3 +296,62 @@ fn since_counts_new_ids_per_second() {
         .expect("run kdp");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A transaction its coordinator has been fencing for longer than its
+/// timeout is listed with its start, and exits 4; one fencing for less
+/// than its timeout is not.
+#[test]
+fn a_fence_past_its_timeout_is_listed_and_exits_4() {
+    let fence = |id: &str, pid: i64, start: &str| {
+        json!({"transactional_id": id, "producer_id": pid, "producer_epoch": 3,
+               "state": "PrepareEpochFence", "timeout_ms": 60000, "start_time": start,
+               "partitions": {"t": [0]}, "coordinator": 1})
+    };
+    let m = mock(&cluster(
+        vec![producer(1, 3, "now-1m", 0), producer(2, 3, "now-1m", 0)],
+        vec![
+            fence("stuck-fence", 1, "now-2h"),
+            fence("fresh-fence", 2, "now-10s"),
+        ],
+    ));
+    let (code, doc, stderr) = m.producers(&[]);
+    assert_eq!(code, 4, "{stderr}");
+    let fences = doc["EpochFencesPastTimeout"].as_array().expect("fences");
+    assert_eq!(fences.len(), 1, "{fences:?}");
+    assert_eq!(fences[0]["TransactionalId"], "stuck-fence");
+    assert_eq!(fences[0]["TransactionTimeoutMs"], 60000);
+    assert!(fences[0]["TransactionStartTimeMs"].is_i64());
+    assert!(
+        stderr.contains("stuck-fence (producer id 1) has been in PrepareEpochFence"),
+        "{stderr}"
+    );
+}
+
+/// `--interval` scans twice: churn and rates are computed between the two
+/// scans (nothing changes on the mock: no churn, exit 0), and
+/// `--max-new-per-second` without a baseline is bad usage.
+#[test]
+fn interval_scans_twice_and_a_rate_threshold_needs_a_baseline() {
+    let m = mock(&cluster(vec![producer(1, 0, "now-1m", -1)], vec![]));
+    let (code, doc, stderr) = m.producers(&["--interval", "200ms", "--max-new-per-second", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    let churn = doc["Churn"]
+        .as_array()
+        .expect("churn between the two scans");
+    assert_eq!(churn.len(), 2, "one row per broker and topic: {doc}");
+    assert!(
+        churn.iter().all(|c| c["New"] == 0 && c["Gone"] == 0),
+        "{doc}"
+    );
+    let out = Command::new(KDP)
+        .args(["producers", "--bootstrap-server", &m.bootstrap])
+        .args(["--max-new-per-second", "1"])
+        .output()
+        .expect("run kdp");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("needs --since FILE or --interval"),
+        "{stderr}"
+    );
+}

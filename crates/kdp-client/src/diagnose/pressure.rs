@@ -177,6 +177,8 @@ pub struct Inputs<'a> {
     pub lost: usize,
     /// Keep only these brokers (empty: all).
     pub only_brokers: BTreeSet<i32>,
+    /// Transactions listed in `PrepareEpochFence`, described.
+    pub epoch_fences: Vec<EpochFence>,
 }
 
 /// One broker's producer ids.
@@ -226,7 +228,7 @@ pub struct TopicPressure {
 }
 
 /// A producer whose epoch is near [`MAX_EPOCH`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct NearEpoch {
     /// The producer id.
@@ -239,6 +241,40 @@ pub struct NearEpoch {
     pub transactional_id: Option<String>,
     /// Topics it writes.
     pub topics: BTreeSet<String>,
+    /// Epochs used per hour between two scans (`--since`, `--interval`),
+    /// when the producer was near its end in both and its epoch moved.
+    #[serde(default)]
+    pub epochs_per_hour: Option<f64>,
+    /// When it reaches [`MAX_EPOCH`] at that rate (ms since the epoch).
+    #[serde(default)]
+    pub exhausted_at_ms: Option<i64>,
+}
+
+/// A transaction in `PrepareEpochFence` for longer than its timeout: its
+/// coordinator began fencing the producer (a new instance's InitProducerId,
+/// or the end of the epochs) and has not finished.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct EpochFence {
+    /// The transactional id.
+    pub transactional_id: String,
+    /// Its producer id.
+    pub producer_id: i64,
+    /// The coordinator that lists it.
+    pub coordinator: i32,
+    /// When its transaction started (ms since the epoch), if known.
+    pub transaction_start_time_ms: Option<i64>,
+    /// Its transaction timeout.
+    pub transaction_timeout_ms: i32,
+}
+
+impl EpochFence {
+    /// Whether it has been fencing for longer than its timeout at `now_ms`
+    /// (unknown start: not known to be).
+    pub fn past_timeout(&self, now_ms: i64) -> bool {
+        self.transaction_start_time_ms
+            .is_some_and(|s| now_ms.saturating_sub(s) > i64::from(self.transaction_timeout_ms))
+    }
 }
 
 /// A transactional-id prefix.
@@ -262,7 +298,7 @@ impl PrefixCount {
 }
 
 /// The report.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Pressure {
     /// Per broker, by id.
@@ -283,6 +319,36 @@ pub struct Pressure {
     pub held: BTreeMap<i32, BTreeMap<String, BTreeSet<i64>>>,
     /// When this was computed (ms since the epoch).
     pub scanned_at_ms: i64,
+    /// Transactions in `PrepareEpochFence` longer than their timeout.
+    #[serde(default)]
+    pub epoch_fences_past_timeout: Vec<EpochFence>,
+}
+
+/// Sets each near-exhaustion producer's rate and forecast from `before`
+/// (an earlier scan): epochs used per hour where it was near in both scans
+/// and its epoch moved, and when it reaches [`MAX_EPOCH`] at that rate.
+pub fn epoch_rates(before: &Pressure, now: &mut Pressure) {
+    let dt = now.scanned_at_ms - before.scanned_at_ms;
+    if dt <= 0 {
+        return;
+    }
+    let was: BTreeMap<i64, i32> = before
+        .epochs_near_exhaustion
+        .iter()
+        .map(|n| (n.producer_id, n.producer_epoch))
+        .collect();
+    for n in &mut now.epochs_near_exhaustion {
+        let Some(&e) = was.get(&n.producer_id) else {
+            continue;
+        };
+        let used = n.producer_epoch - e;
+        if used <= 0 {
+            continue;
+        }
+        let per_ms = f64::from(used) / dt as f64;
+        n.epochs_per_hour = Some(per_ms * 3_600_000.0);
+        n.exhausted_at_ms = Some(now.scanned_at_ms + (f64::from(n.epochs_left) / per_ms) as i64);
+    }
 }
 
 fn median(v: &mut [i64]) -> Option<i64> {
@@ -386,6 +452,8 @@ pub fn pressure(inp: &Inputs<'_>) -> Pressure {
             epochs_left: MAX_EPOCH.saturating_sub(epoch).max(0),
             transactional_id: inp.transactional_ids.get(&pid).cloned(),
             topics,
+            epochs_per_hour: None,
+            exhausted_at_ms: None,
         })
         .collect();
     epochs_near.sort_by_key(|n| (n.epochs_left, n.producer_id));
@@ -429,6 +497,12 @@ pub fn pressure(inp: &Inputs<'_>) -> Pressure {
         prefixes: prefixes(inp.transactional_ids.values().map(String::as_str)),
         held,
         scanned_at_ms: inp.now_ms,
+        epoch_fences_past_timeout: inp
+            .epoch_fences
+            .iter()
+            .filter(|f| f.past_timeout(inp.now_ms))
+            .cloned()
+            .collect(),
     }
 }
 

@@ -6,9 +6,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::describe::DescribeOptions;
-use crate::diagnose::pressure::Inputs;
+use kdp_wire::TxnState;
+
+use crate::diagnose::pressure::{EpochFence, Inputs};
 use crate::error::Result;
+use crate::time::known_ms;
 use crate::txn::configs::{broker_configs, PRODUCER_ID_EXPIRATION_MS};
+use crate::txn::describe::describe_transactions;
 use crate::txn::list::{list_transactions, ListFilters};
 use crate::txn::replicas::{describe_every_replica, ReplicaError, Replicas};
 use crate::txn::SharedClient;
@@ -30,6 +34,9 @@ pub struct Scan {
     pub expiration_ms: BTreeMap<i32, i64>,
     /// Transactional id by producer id.
     pub transactional_ids: BTreeMap<i64, String>,
+    /// Transactions listed in `PrepareEpochFence`, with their start and
+    /// timeout from DescribeTransactions.
+    pub epoch_fences: Vec<EpochFence>,
 }
 
 /// Scans the partitions `opts` selects on every broker. `Err`: the cluster
@@ -84,11 +91,15 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions) -> Result<Scan>
                 .push(format!("DescribeConfigs: {}", e.name())),
         }
     }
+    let mut fencing = Vec::new();
     for (b, l) in list_transactions(client, &ListFilters::default(), &dopts).await? {
         s.brokers.insert(b);
         match l {
             Ok(l) => {
                 for t in l.transactions {
+                    if t.transaction_state.parse() == Ok(TxnState::PrepareEpochFence) {
+                        fencing.push((t.transactional_id.clone(), t.producer_id, b));
+                    }
                     s.transactional_ids
                         .insert(t.producer_id, t.transactional_id);
                 }
@@ -98,6 +109,31 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions) -> Result<Scan>
                 .entry(b)
                 .or_default()
                 .push(format!("ListTransactions: {}", e.name())),
+        }
+    }
+    if !fencing.is_empty() {
+        let ids = fencing.iter().map(|f| f.0.clone()).collect();
+        let described = describe_transactions(client, ids, &dopts).await;
+        for (id, producer_id, coordinator) in fencing {
+            match described.get(&id).map(|d| &d.result) {
+                Some(Ok(t)) => s.epoch_fences.push(EpochFence {
+                    transactional_id: id,
+                    producer_id,
+                    coordinator,
+                    transaction_start_time_ms: known_ms(t.transaction_start_time_ms),
+                    transaction_timeout_ms: t.transaction_timeout_ms,
+                }),
+                Some(Err(e)) => s
+                    .incomplete
+                    .entry(coordinator)
+                    .or_default()
+                    .push(format!("DescribeTransactions {id}: {}", e.name())),
+                None => s
+                    .incomplete
+                    .entry(coordinator)
+                    .or_default()
+                    .push(format!("DescribeTransactions {id}: no answer")),
+            }
         }
     }
     // a broker whose every partition failed answered nothing at all
@@ -137,6 +173,7 @@ impl Scan {
             epoch_margin,
             top,
             only_brokers: BTreeSet::new(),
+            epoch_fences: self.epoch_fences.clone(),
         }
     }
 }

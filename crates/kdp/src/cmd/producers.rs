@@ -27,10 +27,14 @@ check has not run (producer.id.expiration.check.interval.ms). A transactional id
 id with its trailing counters and uuid removed (sink-3-17 -> sink); several ids under one prefix
 look like one transactional id per task.
 
---since FILE compares with a previous `kdp producers --output json`: new and gone ids per broker
-and topic, and new ids per second.
+--since FILE compares with a previous `kdp producers --output json`, and --interval DURATION with
+a first scan that long before: new and gone ids per broker and topic, new ids per second, and for
+each producer near the end of its epochs the epochs it used per hour and when it reaches 32767 at
+that rate. Transactions in PrepareEpochFence for longer than their timeout (a fence the
+coordinator has not finished) are listed too.
 
-Exit status: 0 nothing crossed, 4 a threshold crossed or an epoch within --epoch-margin,
+Exit status: 0 nothing crossed, 4 a threshold crossed, an epoch within --epoch-margin or a fence
+past its timeout,
 1 some broker did not answer (totals partial) or nothing was scanned, 2 bad usage,
 3 the cluster could not be reached.
 
@@ -48,13 +52,17 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     pub broker_id: Vec<i32>,
     /// A previous `--output json` of this command, for new and gone ids.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "interval")]
     pub since: Option<std::path::PathBuf>,
+    /// Scan twice, this long apart (e.g. 1m), for new and gone ids and
+    /// epoch rates between the two scans.
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub interval: Option<std::time::Duration>,
     /// Exit 4 when a broker holds more producer ids than this.
     #[arg(long, value_name = "N")]
     pub max_producer_ids_per_broker: Option<u64>,
-    /// Exit 4 when a broker gains new producer ids faster than this (needs --since).
-    #[arg(long, value_name = "R", requires = "since")]
+    /// Exit 4 when a broker gains new producer ids faster than this (needs --since or --interval).
+    #[arg(long, value_name = "R")]
     pub max_new_per_second: Option<f64>,
     /// Epochs within this many of 32767 are near exhaustion (exit 4).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_EPOCH_MARGIN,
@@ -164,6 +172,23 @@ record!(EpochRow<'_>, |r| vec![
     r.0.epochs_left.to_string(),
     or_dash(r.0.transactional_id.clone()),
     r.0.topics.iter().cloned().collect::<Vec<_>>().join(","),
+    or_dash(r.0.epochs_per_hour.map(|v| format!("{v:.1}"))),
+    or_dash(r.0.exhausted_at_ms.and_then(crate::output::rfc3339)),
+]);
+
+struct FenceRow<'a>(&'a pressure::EpochFence, i64);
+impl Serialize for FenceRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+record!(FenceRow<'_>, |r| vec![
+    r.0.transactional_id.clone(),
+    r.0.producer_id.to_string(),
+    r.0.coordinator.to_string(),
+    r.0.transaction_start_time_ms
+        .map_or_else(|| "-".into(), |ms| records::when(ms, r.1)),
+    r.0.transaction_timeout_ms.to_string(),
 ]);
 
 #[derive(Serialize)]
@@ -220,10 +245,28 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             }
         }
     };
+    if args.max_new_per_second.is_some() && args.since.is_none() && args.interval.is_none() {
+        fail!("--max-new-per-second needs --since FILE or --interval DURATION");
+        return exit::USAGE;
+    }
     let conn = match cluster::connect(&args.cluster).await {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
+    let mut before = before;
+    if let Some(every) = args.interval {
+        // the first of two scans: the baseline, as --since would read it
+        let first = match scan(&conn.client, &opts).await {
+            Ok(s) => s,
+            Err(e) => return exit::report(&e),
+        };
+        let mut inputs = first.inputs(now_ms(), args.epoch_margin, args.top);
+        inputs.only_brokers = args.broker_id.iter().copied().collect();
+        before = Some(pressure::pressure(&inputs));
+        tokio::time::sleep(every).await;
+    }
+    // the second scan has a budget of its own, as the first had
     let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
     let s = match scan(&conn.client, &opts).await {
         Ok(s) => s,
@@ -240,7 +283,10 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let now = now_ms();
     let mut inputs = s.inputs(now, args.epoch_margin, args.top);
     inputs.only_brokers = args.broker_id.iter().copied().collect();
-    let p = pressure::pressure(&inputs);
+    let mut p = pressure::pressure(&inputs);
+    if let Some(b) = &before {
+        pressure::epoch_rates(b, &mut p);
+    }
     let churn = before.as_ref().map(|b| churn(b, &p)).unwrap_or_default();
     let per_broker_rate = |broker: i32| -> Option<(u64, u64, Option<f64>)> {
         before.as_ref()?;
@@ -258,6 +304,17 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         }
     }
     let mut found = !p.epochs_near_exhaustion.is_empty();
+    for f in &p.epoch_fences_past_timeout {
+        fail!(
+            "{} (producer id {}) has been in PrepareEpochFence longer than its timeout ({} ms): \
+             its coordinator, broker {}, has not finished fencing it",
+            f.transactional_id,
+            f.producer_id,
+            f.transaction_timeout_ms,
+            f.coordinator
+        );
+        found = true;
+    }
     if let Some(max) = args.max_producer_ids_per_broker {
         for b in p.brokers.iter().filter(|b| b.producer_ids > max) {
             fail!(
@@ -360,9 +417,27 @@ fn render(
         Column::new("ProducerEpoch", 0),
         Column::new("EpochsLeft", 0),
         Column::text("TransactionalId", 0),
-        Column::text("Topics", 1),
+        Column::text("Topics", 2),
+        Column::new("EpochsPerHour", 1),
+        Column::new("ExhaustedAt", 1),
     ];
     records::write(out, args.output, "Epochs", &header, &rows)?;
+    if !p.epoch_fences_past_timeout.is_empty() {
+        writeln!(out, "\nIn PrepareEpochFence longer than the timeout")?;
+        let rows: Vec<FenceRow<'_>> = p
+            .epoch_fences_past_timeout
+            .iter()
+            .map(|f| FenceRow(f, now))
+            .collect();
+        let header = [
+            Column::text("TransactionalId", 0),
+            Column::new("ProducerId", 0),
+            Column::new("Coordinator", 1),
+            Column::new("TransactionStartTime", 0),
+            Column::new("TransactionTimeoutMs", 1),
+        ];
+        records::write(out, args.output, "Fences", &header, &rows)?;
+    }
     writeln!(out, "\nTransactional-id prefixes")?;
     let rows: Vec<PrefixRow<'_>> = p.prefixes.iter().take(args.top).map(PrefixRow).collect();
     let header = [
@@ -372,7 +447,7 @@ fn render(
         Column::new("OnePerTask", 0),
     ];
     records::write(out, args.output, "Prefixes", &header, &rows)?;
-    if args.since.is_some() {
+    if args.since.is_some() || args.interval.is_some() {
         writeln!(out, "\nChurn since the previous scan")?;
         let rows: Vec<ChurnRow<'_>> = churn
             .iter()

@@ -259,3 +259,77 @@ fn only_brokers_and_lost_scans() {
     inp.lost = 1;
     assert!(pressure(&inp).partial);
 }
+
+fn near(producer_id: i64, producer_epoch: i32) -> NearEpoch {
+    NearEpoch {
+        producer_id,
+        producer_epoch,
+        epochs_left: MAX_EPOCH - producer_epoch,
+        transactional_id: None,
+        topics: BTreeSet::new(),
+        epochs_per_hour: None,
+        exhausted_at_ms: None,
+    }
+}
+
+#[test]
+fn epoch_rates_forecast_exhaustion_only_from_a_measured_rate() {
+    let before = Pressure {
+        scanned_at_ms: 0,
+        epochs_near_exhaustion: vec![near(1, 32_000), near(2, 32_100), near(3, 32_500)],
+        ..Default::default()
+    };
+    // an hour later: 1 used 100 epochs, 2 none, 3 went back (a new id), 4 is new
+    let mut now = Pressure {
+        scanned_at_ms: 3_600_000,
+        epochs_near_exhaustion: vec![
+            near(1, 32_100),
+            near(2, 32_100),
+            near(3, 32_400),
+            near(4, 32_000),
+        ],
+        ..Default::default()
+    };
+    epoch_rates(&before, &mut now);
+    let n = &now.epochs_near_exhaustion;
+    assert_eq!(n[0].epochs_per_hour, Some(100.0));
+    // 667 left at 100 an hour: 6.67 hours after the second scan
+    assert_eq!(n[0].exhausted_at_ms, Some(3_600_000 + 24_012_000));
+    for other in &n[1..] {
+        assert_eq!(
+            (other.epochs_per_hour, other.exhausted_at_ms),
+            (None, None),
+            "{other:?}"
+        );
+    }
+    // no time between the scans: no rate
+    let mut same = now.clone();
+    same.epochs_near_exhaustion = vec![near(1, 32_100)];
+    let mut at_zero = before.clone();
+    at_zero.scanned_at_ms = same.scanned_at_ms;
+    epoch_rates(&at_zero, &mut same);
+    assert_eq!(same.epochs_near_exhaustion[0].epochs_per_hour, None);
+}
+
+#[test]
+fn an_epoch_fence_counts_only_past_its_timeout_and_with_a_known_start() {
+    let fence = |start| EpochFence {
+        transactional_id: "t".into(),
+        producer_id: 1,
+        coordinator: 1,
+        transaction_start_time_ms: start,
+        transaction_timeout_ms: 60_000,
+    };
+    assert!(
+        !fence(Some(0)).past_timeout(60_000),
+        "at the timeout exactly"
+    );
+    assert!(fence(Some(0)).past_timeout(60_001));
+    assert!(!fence(None).past_timeout(i64::MAX));
+    let replicas = cluster();
+    let mut inp = inputs(&replicas);
+    inp.now_ms = 100_000;
+    inp.epoch_fences = vec![fence(Some(0)), fence(Some(90_000)), fence(None)];
+    let p = pressure(&inp);
+    assert_eq!(p.epoch_fences_past_timeout, vec![fence(Some(0))]);
+}
