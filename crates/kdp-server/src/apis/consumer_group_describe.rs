@@ -142,7 +142,10 @@ mod tests {
         assert_eq!((g.group_state.as_str(), g.group_epoch), ("Stable", 4));
         let tp = &g.members[0].assignment.topic_partitions[0];
         assert_eq!(tp.topic_id, c.topic("orders").unwrap().topic_id);
-        assert_eq!((tp.topic_name.as_str(), tp.partitions.clone()), ("orders", vec![0, 1]));
+        assert_eq!(
+            (tp.topic_name.as_str(), tp.partitions.clone()),
+            ("orders", vec![0, 1])
+        );
     }
 
     #[test]
@@ -151,6 +154,9 @@ mod tests {
         assert_eq!(gs[0].error_code, ErrorCode::GROUP_ID_NOT_FOUND);
         assert_eq!(gs[1].error_code, ErrorCode::GROUP_AUTHORIZATION_FAILED);
         assert_eq!(gs[2].error_code, ErrorCode::NOT_COORDINATOR);
-        assert_eq!(describe(2, &["reports"])[0].error_code, ErrorCode::NOT_COORDINATOR);
+        assert_eq!(
+            describe(2, &["reports"])[0].error_code,
+            ErrorCode::NOT_COORDINATOR
+        );
     }
 }

@@ -102,8 +102,10 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str, version: i16) 
 impl Handler for DescribeGroupsRequest {
     fn handle(&self, call: &Call<'_>) -> Result<DescribeGroupsResponse, Refusal> {
         let resp = describe_groups(&call.shared.read(), &call.caller, self, call.version);
-        super::budget::Budget::new(call.limit)
-            .charge(&resp, kdp_wire::wire::Version::of::<DescribeGroupsResponse>(call.version))?;
+        super::budget::Budget::new(call.limit).charge(
+            &resp,
+            kdp_wire::wire::Version::of::<DescribeGroupsResponse>(call.version),
+        )?;
         Ok(resp)
     }
 }
@@ -127,7 +129,11 @@ mod tests {
         let g = &describe(2, &["etl"], 5)[0];
         assert_eq!(g.error_code, ErrorCode::NONE);
         assert_eq!(
-            (g.group_state.as_str(), g.protocol_type.as_str(), g.protocol_data.as_str()),
+            (
+                g.group_state.as_str(),
+                g.protocol_type.as_str(),
+                g.protocol_data.as_str()
+            ),
             ("Stable", "consumer", "range")
         );
         assert_eq!(g.members.len(), 2);
@@ -154,12 +160,22 @@ mod tests {
         // "reports" is a consumer group, "ghost" none; both on broker 1.
         let ghost = &describe(1, &["ghost"], 6)[0];
         assert_eq!(ghost.error_code, ErrorCode::GROUP_ID_NOT_FOUND);
-        assert_eq!(ghost.error_message.as_deref(), Some("Group ghost not found."));
+        assert_eq!(
+            ghost.error_message.as_deref(),
+            Some("Group ghost not found.")
+        );
         let v6 = describe(1, &["reports"], 6);
         assert_eq!(v6[0].error_code, ErrorCode::GROUP_ID_NOT_FOUND);
         assert_eq!(v6[0].group_state, "Dead");
-        assert!(v6[0].error_message.as_deref().unwrap().contains("not a classic group"));
+        assert!(v6[0]
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("not a classic group"));
         let v5 = describe(1, &["reports"], 5);
-        assert_eq!((v5[0].error_code, v5[0].group_state.as_str()), (ErrorCode::NONE, "Dead"));
+        assert_eq!(
+            (v5[0].error_code, v5[0].group_state.as_str()),
+            (ErrorCode::NONE, "Dead")
+        );
     }
 }

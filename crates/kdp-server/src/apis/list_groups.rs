@@ -23,11 +23,7 @@ pub fn list_groups(
     } else {
         &[]
     };
-    let types: &[String] = if version >= 5 {
-        &req.types_filter
-    } else {
-        &[]
-    };
+    let types: &[String] = if version >= 5 { &req.types_filter } else { &[] };
     let groups = cluster
         .groups
         .iter()

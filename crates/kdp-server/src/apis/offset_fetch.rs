@@ -221,9 +221,14 @@ mod tests {
         g.topics
             .iter()
             .flat_map(|t| {
-                t.partitions
-                    .iter()
-                    .map(|p| (t.name.clone(), p.partition_index, p.committed_offset, p.error_code))
+                t.partitions.iter().map(|p| {
+                    (
+                        t.name.clone(),
+                        p.partition_index,
+                        p.committed_offset,
+                        p.error_code,
+                    )
+                })
             })
             .collect()
     }
@@ -244,10 +249,19 @@ mod tests {
         // "ghost" hashes to partition 0 but has no group.
         let r = offset_fetch(&c, &caller(1), &req, 8);
         let o = |s: &str, p, off| (s.to_string(), p, off, ErrorCode::NONE);
-        assert_eq!(offsets(&r.groups[0]), vec![o("orders", 0, 400), o("orders", 1, 80)]);
-        assert_eq!(offsets(&r.groups[1]), vec![o("orders", 0, 12), o("orders", 1, -1)]);
+        assert_eq!(
+            offsets(&r.groups[0]),
+            vec![o("orders", 0, 400), o("orders", 1, 80)]
+        );
+        assert_eq!(
+            offsets(&r.groups[1]),
+            vec![o("orders", 0, 12), o("orders", 1, -1)]
+        );
         assert_eq!(r.groups[2].error_code, ErrorCode::NOT_COORDINATOR);
-        assert_eq!(r.groups[3].error_code, ErrorCode::GROUP_AUTHORIZATION_FAILED);
+        assert_eq!(
+            r.groups[3].error_code,
+            ErrorCode::GROUP_AUTHORIZATION_FAILED
+        );
         assert_eq!(r.groups[4].error_code, ErrorCode::NONE);
         assert_eq!(offsets(&r.groups[4]), vec![o("orders", 0, -1)]);
     }
@@ -271,7 +285,10 @@ mod tests {
         assert_eq!(v2.error_code, ErrorCode::NOT_COORDINATOR);
         assert!(v2.topics.is_empty());
         let v1 = offset_fetch(&c, &caller(1), &req, 1);
-        assert_eq!(v1.topics[0].partitions[0].error_code, ErrorCode::NOT_COORDINATOR);
+        assert_eq!(
+            v1.topics[0].partitions[0].error_code,
+            ErrorCode::NOT_COORDINATOR
+        );
     }
 
     #[test]
@@ -292,7 +309,12 @@ mod tests {
         assert!(r.groups[0].topics.is_empty());
         assert_eq!(
             offsets(&r.groups[1]),
-            vec![("orders".into(), 0, -1, ErrorCode::TOPIC_AUTHORIZATION_FAILED)]
+            vec![(
+                "orders".into(),
+                0,
+                -1,
+                ErrorCode::TOPIC_AUTHORIZATION_FAILED
+            )]
         );
     }
 }

@@ -827,10 +827,7 @@ impl GroupFile {
                 let path = format!("{at}.offsets.{topic}.{p}");
                 check_partition(path.clone(), topic, p)?;
                 if offset < 0 {
-                    return Err(ClusterError::new(
-                        path,
-                        "a committed offset is at least 0",
-                    ));
+                    return Err(ClusterError::new(path, "a committed offset is at least 0"));
                 }
             }
         }

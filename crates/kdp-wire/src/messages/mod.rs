@@ -19,8 +19,8 @@ pub mod write_txn_markers;
 
 pub use api_versions::{ApiVersion, ApiVersionsRequest, ApiVersionsResponse};
 pub use consumer_group_describe::{
-    Assignment, ConsumerDescribedGroup, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
-    ConsumerGroupMember, TopicPartitions,
+    Assignment, ConsumerDescribedGroup, ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse, ConsumerGroupMember, TopicPartitions,
 };
 pub use describe_configs::{
     DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResourceResult,
