@@ -74,8 +74,9 @@ pub struct Row {
     coordinator_state: Option<String>,
     transaction_start_rfc3339: Option<String>,
     transaction_age_ms: Option<i64>,
-    /// RFC 3339, or `never`, `decided` or `unknown`.
-    auto_abort: String,
+    /// RFC 3339, `never`, or `decided (PrepareCommit)`; null when kdp
+    /// cannot tell.
+    auto_abort: Option<String>,
     group: Option<String>,
     group_state: Option<String>,
     committed_offset: Option<i64>,
@@ -99,7 +100,7 @@ impl Record for Row {
             or_dash(self.coordinator_state.as_deref()),
             self.started_ms
                 .map_or_else(|| "-".into(), |s| age(s, self.now_ms)),
-            self.auto_abort.clone(),
+            or_dash(self.auto_abort.as_deref()),
             or_dash(self.group.as_deref()),
             or_dash(self.group_state.as_deref()),
             or_dash(self.committed_offset),
@@ -125,12 +126,12 @@ const HEADER: &[Column] = &[
     Column::text("Unblock", 1),
 ];
 
-fn auto_abort(a: Option<AutoAbort>) -> String {
-    match a {
-        Some(AutoAbort::At(ms)) => rfc3339(ms).unwrap_or_else(|| "-".into()),
-        Some(AutoAbort::Decided(state)) => format!("decided ({})", state.name()),
-        Some(AutoAbort::Never) => "never".into(),
-        Some(AutoAbort::Unknown) | None => "unknown".into(),
+fn auto_abort(a: Option<AutoAbort>) -> Option<String> {
+    match a? {
+        AutoAbort::At(ms) => rfc3339(ms),
+        AutoAbort::Decided(state) => Some(format!("decided ({})", state.name())),
+        AutoAbort::Never => Some("never".into()),
+        AutoAbort::Unknown => None,
     }
 }
 
