@@ -171,3 +171,108 @@ pub async fn committed_offsets(
     .await;
     Ok(results.into_iter().map(|(k, _, r)| (k, r)).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use kdp_wire::messages::{
+        OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+        OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+    };
+
+    use super::*;
+
+    fn keys(k: &[&str]) -> Vec<String> {
+        k.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn one_request_asks_every_partition_in_both_shapes() {
+        let req = Handler.build_request(1, &keys(&["a", "b"]));
+        assert_eq!(req.group_id, "a");
+        assert_eq!(req.topics, None);
+        let ids: Vec<&str> = req.groups.iter().map(|g| g.group_id.as_str()).collect();
+        assert_eq!(ids, vec!["a", "b"]);
+        assert!(req.groups.iter().all(|g| g.topics.is_none()));
+    }
+
+    #[test]
+    fn a_one_group_answer_is_the_first_keys() {
+        let resp = OffsetFetchResponse {
+            topics: vec![OffsetFetchResponseTopic {
+                name: "t".into(),
+                partitions: vec![
+                    OffsetFetchResponsePartition {
+                        partition_index: 0,
+                        committed_offset: 12,
+                        ..Default::default()
+                    },
+                    OffsetFetchResponsePartition {
+                        partition_index: 1,
+                        committed_offset: -1,
+                        ..Default::default()
+                    },
+                    OffsetFetchResponsePartition {
+                        partition_index: 2,
+                        committed_offset: -1,
+                        error_code: ErrorCode::UNSTABLE_OFFSET_COMMIT,
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let out = Handler.handle_response(1, &keys(&["a"]), resp);
+        let KeyOutcome::Done(offsets) = &out[0].1 else {
+            panic!("{out:?}")
+        };
+        assert_eq!(out[0].0, "a");
+        let t = |p| offsets[&("t".to_string(), p)].clone();
+        assert_eq!(t(0), Committed::At(12));
+        assert_eq!(t(1), Committed::Nothing);
+        assert_eq!(t(2), Committed::Failed(ErrorCode::UNSTABLE_OFFSET_COMMIT));
+        // A group error at the top: retried at a coordinator found again.
+        let moved = OffsetFetchResponse {
+            error_code: ErrorCode::NOT_COORDINATOR,
+            ..Default::default()
+        };
+        let out = Handler.handle_response(1, &keys(&["a"]), moved);
+        assert!(matches!(out[0].1, KeyOutcome::Retry { refresh: true, .. }));
+    }
+
+    #[test]
+    fn a_batched_answer_gives_each_group_its_own_outcome() {
+        let resp = OffsetFetchResponse {
+            groups: vec![
+                OffsetFetchResponseGroup {
+                    group_id: "a".into(),
+                    topics: vec![OffsetFetchResponseTopics {
+                        name: "t".into(),
+                        partitions: vec![OffsetFetchResponsePartitions {
+                            partition_index: 3,
+                            committed_offset: 7,
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                },
+                OffsetFetchResponseGroup {
+                    group_id: "b".into(),
+                    error_code: ErrorCode::GROUP_AUTHORIZATION_FAILED,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let out = Handler.handle_response(1, &keys(&["a", "b"]), resp);
+        assert_eq!(out.len(), 2);
+        assert!(
+            matches!(&out[0].1, KeyOutcome::Done(o) if o[&("t".to_string(), 3)] == Committed::At(7))
+        );
+        assert!(matches!(
+            &out[1].1,
+            KeyOutcome::Failed(e) if e.code == ErrorCode::GROUP_AUTHORIZATION_FAILED
+        ));
+    }
+}
