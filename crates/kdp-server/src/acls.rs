@@ -117,6 +117,10 @@ pub struct Acls {
     pub transactional_id_write_deny: Vec<NamePattern>,
     /// Operations denied on the cluster resource (CLUSTER_AUTHORIZATION_FAILED).
     pub cluster_deny: Vec<ClusterOperation>,
+    /// Groups on which DESCRIBE is denied: GROUP_AUTHORIZATION_FAILED from
+    /// FindCoordinator, DescribeGroups, ConsumerGroupDescribe and
+    /// OffsetFetch, and left out of ListGroups.
+    pub group_describe_deny: Vec<NamePattern>,
     /// Principals (`User:alice`) with rules of their own, which replace the
     /// rules above for them. Their own `principals` are empty.
     pub principals: BTreeMap<String, Acls>,
@@ -151,6 +155,15 @@ impl Acls {
             TopicOperation::Describe => &rules.topic_describe_deny,
         };
         !deny.iter().any(|p| p.matches(topic))
+    }
+
+    /// Whether `principal` may DESCRIBE group `group`: no DENY pattern matches it.
+    pub fn allows_describe_group(&self, principal: &str, group: &str) -> bool {
+        !self
+            .rules_for(principal)
+            .group_describe_deny
+            .iter()
+            .any(|p| p.matches(group))
     }
 
     /// Whether `principal` may `op` the cluster: its rules do not deny it.
@@ -193,6 +206,16 @@ mod tests {
         assert!(!acls.allows_topic(anon, TopicOperation::Read, "secret"));
         assert!(acls.allows_topic(anon, TopicOperation::Describe, "secret"));
         assert!(acls.allows_topic(anon, TopicOperation::Read, "secret-2"));
+    }
+
+    #[test]
+    fn group_describe_can_be_denied_by_pattern() {
+        let acls = Acls {
+            group_describe_deny: vec![NamePattern::parse("hidden-*").unwrap()],
+            ..Default::default()
+        };
+        assert!(!acls.allows_describe_group("User:ANONYMOUS", "hidden-etl"));
+        assert!(acls.allows_describe_group("User:ANONYMOUS", "billing"));
     }
 
     #[test]

@@ -17,6 +17,12 @@
 //! `ledger-4` a fenced instance (8004 at epoch 6, the coordinator's
 //! `inventory-sync` at 7, no open transaction). `inventory-0`'s follower on
 //! broker 1 has diverged (it misses producer 9102 and lags on 9101).
+//!
+//! Four consumer groups read `payments`, whose partition 0 the hanging
+//! transaction pins: `payments-ledger` (classic, read_committed) is blocked
+//! at the LSO, `payments-audit` (a KIP-848 consumer group) lags behind it,
+//! `payments-reporting` (read_uncommitted) is past it, and
+//! `payments-archive` has no members left, only old offsets.
 
 use std::time::SystemTime;
 
@@ -73,6 +79,31 @@ mod tests {
         let o2 = c.partition("orders", 2).unwrap();
         assert_eq!(o2.producers_on(3)[0].producer_epoch, 3);
         assert_eq!(o2.producers_on(2)[0].producer_epoch, 2);
+    }
+
+    #[test]
+    fn groups_sit_around_the_lso_the_hanging_transaction_pins() {
+        use crate::group::{GroupState, GroupType};
+        let c = cluster_at(UNIX_EPOCH + Duration::from_secs(1_750_000_000)).unwrap();
+        let p = c.partition("payments", 0).unwrap();
+        let lso = p.last_stable_offset();
+        assert!(lso < p.high_watermark, "payments-0 is pinned");
+        let committed = |g: &str| c.group(g).unwrap().committed("payments", 0).unwrap();
+        assert_eq!(committed("payments-ledger"), lso);
+        assert!(committed("payments-audit") < lso);
+        assert!(committed("payments-reporting") > lso);
+        assert!(committed("payments-reporting") <= p.high_watermark);
+        let archive = c.group("payments-archive").unwrap();
+        assert_eq!(archive.state, GroupState::Empty);
+        assert!(archive.members.is_empty());
+        assert_eq!(
+            c.group("payments-audit").unwrap().group_type,
+            GroupType::Consumer
+        );
+        // Every group has a coordinator.
+        for g in &c.groups {
+            assert!(c.group_coordinator(&g.group_id).is_some(), "{}", g.group_id);
+        }
     }
 
     /// `kafka-transactions.sh find-hanging` (TransactionsCommand, default

@@ -124,6 +124,7 @@ pub mod cert_principal;
 pub mod clock;
 pub mod cluster;
 pub mod demo;
+pub mod group;
 pub mod mock;
 pub mod responder;
 pub mod sasl;

@@ -49,6 +49,10 @@ macro_rules! for_each_api {
             InitProducerId: INIT_PRODUCER_ID, InitProducerIdRequest, InitProducerIdResponse, "0.11.0";
             SaslHandshake: SASL_HANDSHAKE, SaslHandshakeRequest, SaslHandshakeResponse, "0.10.0";
             SaslAuthenticate: SASL_AUTHENTICATE, SaslAuthenticateRequest, SaslAuthenticateResponse, "1.0";
+            ListGroups: LIST_GROUPS, ListGroupsRequest, ListGroupsResponse, "0.9.0";
+            DescribeGroups: DESCRIBE_GROUPS, DescribeGroupsRequest, DescribeGroupsResponse, "0.9.0";
+            OffsetFetch: OFFSET_FETCH, OffsetFetchRequest, OffsetFetchResponse, "0.8.1";
+            ConsumerGroupDescribe: CONSUMER_GROUP_DESCRIBE, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, "4.0";
         }
     };
     (@emit $callback:ident plain $($name:ident: $key:ident, $req:ident, $resp:ident, $since:literal;)*) => {

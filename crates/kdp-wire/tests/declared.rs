@@ -115,6 +115,10 @@ fn the_registry_is_cross_checked_at_every_shared_version() {
         ("InitProducerId", 0..=5),
         ("SaslHandshake", 0..=1),
         ("SaslAuthenticate", 0..=2),
+        ("ListGroups", 0..=5),
+        ("DescribeGroups", 0..=6),
+        ("OffsetFetch", 1..=9),
+        ("ConsumerGroupDescribe", 0..=1),
     ];
     assert_eq!(checked, expected);
     let declared: Vec<&str> = kdp_wire::registry::DECLARED

@@ -63,6 +63,8 @@ enum Command {
     Describe(cmd::describe::Args),
     /// Find open transactions no coordinator will end (hanging) or whose markers never land (stuck).
     FindHanging(cmd::find_hanging::Args),
+    /// Consumer groups held at a pinned LSO, the transaction pinning it, and what unblocks it.
+    Blocked(cmd::blocked::Args),
     /// Abort one partition's open transaction at its leader (raw; prefer force-terminate).
     Abort(cmd::abort::Args),
     /// End transactional ids' transactions at their coordinators and fence their producers.
@@ -139,6 +141,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Describe(args) => cmd::describe::run(args),
         Command::FindHanging(args) => cmd::find_hanging::run(args),
+        Command::Blocked(args) => cmd::blocked::run(args),
         Command::Abort(args) => cmd::abort::run(args),
         Command::ForceTerminate(args) => cmd::force_terminate::run(args),
         Command::Transactions(args) => cmd::transactions_tool::run(args),
@@ -186,6 +189,10 @@ fn prepare(
             apply(ctx, &mut a.bootstrap_server, &mut a.client)?;
         }
         Command::FindHanging(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::Blocked(a) => {
             table(&mut a.output);
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }

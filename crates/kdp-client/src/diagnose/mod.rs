@@ -3,6 +3,8 @@
 //! replicas disagree. Pure functions over what the brokers answered, so that
 //! every verdict can be tested without a cluster and explained in a row.
 //!
+//! - [`blocked`]: pinned partitions, what pins them and the consumer
+//!   groups they hold back.
 //! - [`hanging`]: Kafka's `find-hanging` rule, and kdp's verdicts around it.
 //! - [`findings`](mod@findings): every open transaction of a join judged by
 //!   that rule, with each partition's LSO holder: the one classification
@@ -11,6 +13,7 @@
 //! - [`pressure`]: producer ids held per broker and topic, expiry, epochs.
 //! - [`replicas`]: field-by-field differences between a partition's replicas.
 
+pub mod blocked;
 pub mod findings;
 pub mod flags;
 pub mod hanging;

@@ -2,7 +2,7 @@
 //! `getCoordinator`): a transactional id or group is placed on a partition
 //! of its internal topic by `Utils.abs(key.hashCode) % partitions`; the
 //! coordinator is that partition's leader. DESCRIBE on the key is checked
-//! first (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); a missing internal topic
+//! first (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED); a missing internal topic
 //! or a leaderless partition is COORDINATOR_NOT_AVAILABLE, with
 //! `Node.noNode()` (-1, "", -1). Below v4 one key, and an error answers with
 //! the code's default message (`prepareOldResponse`); from v4 a batch of
@@ -143,7 +143,12 @@ fn coordinator(
             }
             cluster.transaction_coordinator(key)
         }
-        KEY_TYPE_GROUP => cluster.group_coordinator(key),
+        KEY_TYPE_GROUP => {
+            if !caller.may_describe_group(cluster, key) {
+                return no_node(ErrorCode::GROUP_AUTHORIZATION_FAILED);
+            }
+            cluster.group_coordinator(key)
+        }
         // Share groups: the mock runs no share coordinator.
         _ => return no_node(ErrorCode::INVALID_REQUEST),
     };
@@ -258,6 +263,30 @@ mod tests {
         // v0 has no key type: a group. No __consumer_offsets here.
         let group = find_coordinator(&c, &caller(1), &Ports, &req("g"), 0).unwrap();
         assert_eq!(group.error_code, ErrorCode::COORDINATOR_NOT_AVAILABLE);
+    }
+
+    #[test]
+    fn groups_by_hash_and_acl() {
+        let c = cluster(GROUP_CLUSTER);
+        let req = FindCoordinatorRequest {
+            key_type: KEY_TYPE_GROUP,
+            coordinator_keys: vec!["reports".into(), "etl".into(), "hidden-x".into()],
+            ..Default::default()
+        };
+        let resp = find_coordinator(&c, &caller(3), &Ports, &req, 4).unwrap();
+        let got: Vec<(ErrorCode, i32)> = resp
+            .coordinators
+            .iter()
+            .map(|co| (co.error_code, co.node_id))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (ErrorCode::NONE, 1),
+                (ErrorCode::NONE, 2),
+                (ErrorCode::GROUP_AUTHORIZATION_FAILED, -1)
+            ]
+        );
     }
 
     #[test]

@@ -10,15 +10,20 @@
 
 pub mod api_versions;
 pub mod budget;
+pub mod consumer_group_describe;
 pub mod describe_configs;
+pub mod describe_groups;
 pub mod describe_producers;
 pub mod describe_transactions;
 pub mod find_coordinator;
+mod group_errors;
 mod handler;
 pub mod init_producer_id;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod list_transactions;
 pub mod metadata;
+pub mod offset_fetch;
 pub mod sasl_state;
 pub mod write_txn_markers;
 
@@ -69,6 +74,13 @@ impl Caller<'_> {
     pub fn may_cluster(&self, cluster: &Cluster, op: ClusterOperation) -> bool {
         cluster.acls.allows_cluster(&self.request.principal, op)
             && self.authorizer.authorize_cluster(self.request, op)
+    }
+
+    /// DESCRIBE on a group: the file's ACLs.
+    pub fn may_describe_group(&self, cluster: &Cluster, group: &str) -> bool {
+        cluster
+            .acls
+            .allows_describe_group(&self.request.principal, group)
     }
 
     /// DESCRIBE on a topic: the file's ACLs and the hook.
@@ -140,5 +152,36 @@ pub(crate) mod testing {
             {"transactional_id": "gone", "producer_id": 14, "state": "Dead", "coordinator": 1}
         ],
         "acls": {"transactional_id_describe_deny": ["secret-*"], "transactional_id_write_deny": ["secret-*"]}
+    }"#;
+
+    /// Three brokers; `__consumer_offsets` has 3 partitions led by 1, 2, 3.
+    /// By the hash rule "reports", "idle" and "hidden-x" live on partition
+    /// 0 (broker 1), "etl" on 1 (broker 2). "hidden-*" may not be described.
+    pub const GROUP_CLUSTER: &str = r#"{
+        "brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
+        "topics": [
+            {"name": "orders", "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1, 2], "high_watermark": 500},
+                {"partition": 1, "leader": 2, "replicas": [2, 1], "high_watermark": 80}
+            ]},
+            {"name": "__consumer_offsets", "partitions": [
+                {"partition": 0, "leader": 1, "replicas": [1]},
+                {"partition": 1, "leader": 2, "replicas": [2]},
+                {"partition": 2, "leader": 3, "replicas": [3]}
+            ]}
+        ],
+        "groups": [
+            {"group_id": "reports", "type": "consumer", "group_epoch": 4,
+             "members": [{"member_id": "m-1", "client_id": "reports-1", "client_host": "/10.0.0.1",
+                          "assignment": {"orders": [0, 1]}}],
+             "offsets": {"orders": {"0": 400, "1": 80}}},
+            {"group_id": "idle", "offsets": {"orders": {"0": 12}}},
+            {"group_id": "hidden-x", "members": [{"member_id": "h-1"}]},
+            {"group_id": "etl", "members": [
+                {"member_id": "e-1", "group_instance_id": "etl-a", "assignment": {"orders": [0]}},
+                {"member_id": "e-2", "assignment": {"orders": [1]}}],
+             "offsets": {"orders": {"0": 450}}}
+        ],
+        "acls": {"group_describe_deny": ["hidden-*"]}
     }"#;
 }

@@ -23,6 +23,8 @@ pub(super) struct ClusterFile {
     #[serde(default)]
     pub(super) transactions: Vec<TransactionFile>,
     #[serde(default)]
+    pub(super) groups: Vec<GroupFile>,
+    #[serde(default)]
     pub(super) acls: AclsFile,
     #[serde(default)]
     pub(super) sasl: SaslFile,
@@ -98,6 +100,44 @@ pub(super) struct TransactionFile {
     pub(super) last_update: Option<Timestamp>,
 }
 
+/// A consumer group: `"type"` classic (default) or consumer; `"state"`
+/// defaults to Stable with members, Empty without.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GroupFile {
+    pub(super) group_id: String,
+    #[serde(default, rename = "type")]
+    pub(super) group_type: Option<String>,
+    #[serde(default)]
+    pub(super) state: Option<String>,
+    #[serde(default)]
+    pub(super) protocol_type: Option<String>,
+    #[serde(default)]
+    pub(super) protocol: Option<String>,
+    #[serde(default)]
+    pub(super) group_epoch: Option<i32>,
+    #[serde(default)]
+    pub(super) members: Vec<GroupMemberFile>,
+    /// `{"topic": {"0": 42}}`: committed offsets by topic and partition.
+    #[serde(default)]
+    pub(super) offsets: BTreeMap<String, BTreeMap<i32, i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GroupMemberFile {
+    pub(super) member_id: String,
+    #[serde(default)]
+    pub(super) group_instance_id: Option<String>,
+    #[serde(default)]
+    pub(super) client_id: Option<String>,
+    #[serde(default)]
+    pub(super) client_host: Option<String>,
+    /// `{"topic": [0, 1]}`.
+    #[serde(default)]
+    pub(super) assignment: BTreeMap<String, Vec<i32>>,
+}
+
 /// The Java producer's `transaction.timeout.ms` default.
 pub(super) fn default_txn_timeout_ms() -> i32 {
     60_000
@@ -118,6 +158,8 @@ pub(super) struct AclsFile {
     pub(super) topic_read_deny: Vec<String>,
     #[serde(default)]
     pub(super) topic_describe_deny: Vec<String>,
+    #[serde(default)]
+    pub(super) group_describe_deny: Vec<String>,
     /// `"User:alice": {...}`: rules replacing the ones above for one principal.
     #[serde(default)]
     pub(super) principals: BTreeMap<String, AclsFile>,

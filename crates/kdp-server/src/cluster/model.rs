@@ -8,6 +8,7 @@ use kdp_wire::messages::ProducerState;
 use kdp_wire::Uuid;
 
 use crate::acls::Acls;
+use crate::group::Group;
 use crate::sasl::Users;
 use crate::txn::{coordinator_partition, Transaction};
 
@@ -168,6 +169,8 @@ pub struct Cluster {
     pub topics: Vec<Topic>,
     /// What the transaction coordinators hold, in file order.
     pub transactions: Vec<Transaction>,
+    /// What the group coordinators hold, in file order.
+    pub groups: Vec<Group>,
     /// What client principals are denied.
     pub acls: Acls,
     /// The SASL users; if there are any, every listener requires SASL.
@@ -279,6 +282,11 @@ impl Cluster {
         internal_partition(self, GROUP_METADATA_TOPIC, group)
             .map(|p| p.leader)
             .filter(|&l| l >= 0)
+    }
+
+    /// A group by id (groups are few; a scan).
+    pub fn group(&self, group_id: &str) -> Option<&Group> {
+        self.groups.iter().find(|g| g.group_id == group_id)
     }
 
     /// A broker's configuration: [`DEFAULT_BROKER_CONFIGS`] (unless set),

@@ -375,3 +375,61 @@ fn users_and_principal_rules() {
     assert_eq!(e.path, "sasl.users[0].password");
     assert!(!e.to_string().contains("918273645"), "{e}");
 }
+
+#[test]
+fn group_errors_name_the_path() {
+    let base = r#"{"brokers": [{"id": 1}], "topics": [{"name": "a", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}], "groups": GROUPS}"#;
+    let cases = [
+        (r#"[{"group_id": ""}]"#, "groups[0].group_id"),
+        (
+            r#"[{"group_id": "g"}, {"group_id": "g"}]"#,
+            "groups[1].group_id",
+        ),
+        (r#"[{"group_id": "g", "type": "share"}]"#, "groups[0].type"),
+        (
+            r#"[{"group_id": "g", "type": "consumer", "state": "PreparingRebalance", "members": [{"member_id": "m"}]}]"#,
+            "groups[0].state",
+        ),
+        (r#"[{"group_id": "g", "state": "Dead"}]"#, "groups[0].state"),
+        (
+            r#"[{"group_id": "g", "state": "Empty", "members": [{"member_id": "m"}]}]"#,
+            "groups[0].state",
+        ),
+        (
+            r#"[{"group_id": "g", "state": "Stable"}]"#,
+            "groups[0].members",
+        ),
+        (
+            r#"[{"group_id": "g", "members": [{"member_id": "m"}, {"member_id": "m"}]}]"#,
+            "groups[0].members[1].member_id",
+        ),
+        (
+            r#"[{"group_id": "g", "members": [{"member_id": "m", "assignment": {"a": [1]}}]}]"#,
+            "groups[0].members[0].assignment.a[0]",
+        ),
+        (
+            r#"[{"group_id": "g", "offsets": {"b": {"0": 1}}}]"#,
+            "groups[0].offsets.b.0",
+        ),
+        (
+            r#"[{"group_id": "g", "offsets": {"a": {"0": -1}}}]"#,
+            "groups[0].offsets.a.0",
+        ),
+        (r#"[{"group_id": "g", "color": "red"}]"#, "groups[0]"),
+    ];
+    for (groups, path) in cases {
+        let err = Cluster::from_json(&base.replace("GROUPS", groups)).unwrap_err();
+        assert!(err.path.starts_with(path), "{groups}: {err}");
+    }
+    let ok = Cluster::from_json(&base.replace(
+        "GROUPS",
+        r#"[{"group_id": "g", "members": [{"member_id": "m", "assignment": {"a": [0]}}], "offsets": {"a": {"0": 7}}}]"#,
+    ))
+    .unwrap();
+    let g = ok.group("g").unwrap();
+    assert_eq!(g.state, crate::group::GroupState::Stable);
+    assert_eq!(
+        (g.committed("a", 0), g.protocol.as_str()),
+        (Some(7), "range")
+    );
+}

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use kdp_wire::messages::ProducerState;
 
 use crate::acls::{Acls, ClusterOperation, NamePattern};
+use crate::group::{Group, GroupMember, GroupState, GroupType};
 use crate::sasl::{SaslMechanism, User, Users};
 use crate::txn::{Transaction, TxnState};
 
@@ -256,6 +257,7 @@ impl ClusterFile {
             brokers,
             topics,
             transactions: Vec::new(),
+            groups: Vec::new(),
             acls,
             users,
             by_name,
@@ -272,6 +274,16 @@ impl ClusterFile {
                 ));
             }
             cluster.insert_transaction(txn);
+        }
+        for (i, g) in self.groups.into_iter().enumerate() {
+            let group = g.validate(&format!("groups[{i}]"), &cluster)?;
+            if cluster.group(&group.group_id).is_some() {
+                return Err(ClusterError::new(
+                    format!("groups[{i}].group_id"),
+                    format!("group {:?} appears twice", group.group_id),
+                ));
+            }
+            cluster.groups.push(group);
         }
         // New producer ids start above every id the file uses.
         let max_file_id = cluster
@@ -613,6 +625,7 @@ impl AclsFile {
             cluster_deny,
             topic_read_deny: patterns("topic_read_deny", self.topic_read_deny)?,
             topic_describe_deny: patterns("topic_describe_deny", self.topic_describe_deny)?,
+            group_describe_deny: patterns("group_describe_deny", self.group_describe_deny)?,
             principals,
         })
     }
@@ -719,4 +732,120 @@ fn producer_list(
         });
     }
     Ok(out)
+}
+
+impl GroupFile {
+    fn validate(self, at: &str, cluster: &Cluster) -> Result<Group, ClusterError> {
+        if self.group_id.is_empty() {
+            return Err(ClusterError::new(
+                format!("{at}.group_id"),
+                "a group id cannot be empty",
+            ));
+        }
+        let group_type = match self.group_type.as_deref() {
+            None => GroupType::Classic,
+            Some(t) => GroupType::from_name(t).ok_or_else(|| {
+                ClusterError::new(
+                    format!("{at}.type"),
+                    format!("{t:?} is not a group type: classic or consumer"),
+                )
+            })?,
+        };
+        let state = match self.state.as_deref() {
+            None if self.members.is_empty() => GroupState::Empty,
+            None => GroupState::Stable,
+            Some(s) => GroupState::from_name(s)
+                .filter(|st| st.is_state_of(group_type) && *st != GroupState::Dead)
+                .ok_or_else(|| {
+                    ClusterError::new(
+                        format!("{at}.state"),
+                        format!(
+                            "{s:?} is not a state of a {} group (Empty, Stable, {})",
+                            group_type.name(),
+                            match group_type {
+                                GroupType::Classic => "PreparingRebalance, CompletingRebalance",
+                                GroupType::Consumer => "Assigning, Reconciling",
+                            }
+                        ),
+                    )
+                })?,
+        };
+        if state == GroupState::Empty && !self.members.is_empty() {
+            return Err(ClusterError::new(
+                format!("{at}.state"),
+                "an Empty group has no members",
+            ));
+        }
+        if state != GroupState::Empty && self.members.is_empty() {
+            return Err(ClusterError::new(
+                format!("{at}.members"),
+                format!("a {} group has members", state.name()),
+            ));
+        }
+        let check_partition = |path: String, topic: &str, p: i32| {
+            if cluster.partition(topic, p).is_none() {
+                return Err(ClusterError::new(
+                    path,
+                    format!("{topic}-{p} is not a partition of the cluster"),
+                ));
+            }
+            Ok(())
+        };
+        let mut members = Vec::with_capacity(self.members.len());
+        for (m, member) in self.members.into_iter().enumerate() {
+            let path = format!("{at}.members[{m}]");
+            if member.member_id.is_empty() {
+                return Err(ClusterError::new(
+                    format!("{path}.member_id"),
+                    "a member id cannot be empty",
+                ));
+            }
+            if members
+                .iter()
+                .any(|x: &GroupMember| x.member_id == member.member_id)
+            {
+                return Err(ClusterError::new(
+                    format!("{path}.member_id"),
+                    format!("member {:?} appears twice", member.member_id),
+                ));
+            }
+            for (topic, partitions) in &member.assignment {
+                for (k, &p) in partitions.iter().enumerate() {
+                    check_partition(format!("{path}.assignment.{topic}[{k}]"), topic, p)?;
+                }
+            }
+            members.push(GroupMember {
+                member_id: member.member_id,
+                group_instance_id: member.group_instance_id,
+                client_id: member.client_id.unwrap_or_else(|| "consumer".into()),
+                client_host: member.client_host.unwrap_or_else(|| "/127.0.0.1".into()),
+                assignment: member.assignment,
+            });
+        }
+        for (topic, partitions) in &self.offsets {
+            for (&p, &offset) in partitions {
+                let path = format!("{at}.offsets.{topic}.{p}");
+                check_partition(path.clone(), topic, p)?;
+                if offset < 0 {
+                    return Err(ClusterError::new(path, "a committed offset is at least 0"));
+                }
+            }
+        }
+        Ok(Group {
+            group_id: self.group_id,
+            group_type,
+            state,
+            protocol_type: self.protocol_type.unwrap_or_else(|| "consumer".into()),
+            protocol: self.protocol.unwrap_or_else(|| {
+                match group_type {
+                    GroupType::Classic => "range",
+                    GroupType::Consumer => "uniform",
+                }
+                .into()
+            }),
+            group_epoch: self.group_epoch.unwrap_or(1),
+            members,
+            offsets: self.offsets,
+        })
+    }
 }

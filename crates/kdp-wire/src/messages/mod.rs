@@ -1,22 +1,33 @@
 //! One module per Kafka message, each a declaration (see `kdp-derive`).
 
 pub mod api_versions;
+pub mod consumer_group_describe;
 pub mod describe_configs;
+pub mod describe_groups;
 pub mod describe_producers;
 pub mod describe_transactions;
 pub mod find_coordinator;
 pub mod init_producer_id;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod list_transactions;
 pub mod metadata;
+pub mod offset_fetch;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod write_txn_markers;
 
 pub use api_versions::{ApiVersion, ApiVersionsRequest, ApiVersionsResponse};
+pub use consumer_group_describe::{
+    Assignment, ConsumerDescribedGroup, ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse, ConsumerGroupMember, TopicPartitions,
+};
 pub use describe_configs::{
     DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResourceResult,
     DescribeConfigsResponse, DescribeConfigsResult, DescribeConfigsSynonym,
+};
+pub use describe_groups::{
+    DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedGroupMember,
 };
 pub use describe_producers::{
     DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
@@ -27,6 +38,7 @@ pub use describe_transactions::{
 };
 pub use find_coordinator::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
 pub use init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};
+pub use list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};
 pub use list_offsets::{
     ListOffsetsPartition, ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse,
     ListOffsetsTopic, ListOffsetsTopicResponse,
@@ -35,6 +47,11 @@ pub use list_transactions::{ListTransactionsRequest, ListTransactionsResponse, L
 pub use metadata::{
     MetadataRequest, MetadataRequestTopic, MetadataResponse, MetadataResponseBroker,
     MetadataResponsePartition, MetadataResponseTopic,
+};
+pub use offset_fetch::{
+    OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+    OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions, OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};

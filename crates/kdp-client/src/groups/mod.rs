@@ -1,0 +1,19 @@
+//! Consumer groups across a cluster, each API one user of the [admin
+//! driver](crate::admin::driver):
+//!
+//! - [`state`]: a group's state and type, typed from Kafka's names.
+//! - [`list`]: ListGroups on every broker, merged.
+//! - [`coordinator`]: FindCoordinator for group ids (key type 0, batched
+//!   from v4).
+//! - [`offsets`]: OffsetFetch, batched per coordinator (many groups per
+//!   request from v8, Kafka 3.0).
+
+pub mod coordinator;
+pub mod list;
+pub mod offsets;
+pub mod state;
+
+pub use coordinator::GroupCoordinators;
+pub use list::{list_groups, GroupFilters, Listed, Listings};
+pub use offsets::{committed_offsets, Committed, GroupOffsets};
+pub use state::{GroupState, GroupType};

@@ -1,0 +1,337 @@
+//! `kdp blocked`: partitions whose LSO is below the high watermark, the
+//! transaction pinning each, and the consumer groups it holds back, each
+//! blocked row ending with the command that unblocks it. The diagnosis is
+//! kdp-client's ([`kdp_client::diagnose::blocked`]); this file connects,
+//! gathers and renders.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use kdp_client::diagnose::blocked::{
+    blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupAnswer, GroupVerdict, Unblock,
+};
+use kdp_client::groups::{committed_offsets, list_groups, GroupState};
+use kdp_client::txn::driver_options;
+use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
+use serde::Serialize;
+
+use crate::cmd::cluster::{self, ClusterArgs};
+use crate::cmd::repair;
+use crate::exit;
+use crate::output::records::{self, or_dash, Record};
+use crate::output::table::Column;
+use crate::output::{age, rfc3339, Output};
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "\
+A partition is pinned when its last stable offset (LSO) is below its high watermark: an open
+transaction holds back every record after its first offset from read_committed consumers. For
+each pinned partition kdp shows the records held back (HW - LSO), the transaction holding the
+LSO (producer, transactional id, coordinator state, age, and when its coordinator aborts it on
+its own: start + timeout, or 'never' where no coordinator tracks it), and every consumer group
+with a committed offset there, with a verdict:
+  blocked       committed at the LSO: a read_committed consumer waits there
+  lagging       committed below the LSO: records remain before it blocks
+  past the LSO  committed beyond it: the group reads uncommitted records
+  no offset     (a --group with offsets on the topic) nothing committed on this partition
+A group with no members shows its state (Empty): it is blocked only when it comes back.
+Each pinned partition ends with what unblocks it, by find-hanging --repair's rules:
+kdp force-terminate --transactional-id X, kdp abort ... where no coordinator knows the
+producer, 'wait' when the coordinator will end it, or '-' when only the coordinator may finish it.
+
+Whole cluster by default; --group and --topic narrow it.
+Exit status: 0 nothing is blocked, 4 a group is blocked, 1 some answers are missing (and nothing
+is blocked), 2 bad usage, 3 the cluster could not be reached.
+
+Examples:
+  kdp blocked --bootstrap-server localhost:9092
+  kdp blocked --bootstrap-server localhost:9092 --group payments-ledger --output json")]
+pub struct Args {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Only this consumer group; repeat for several. Default: every group listed.
+    #[arg(long, value_name = "GROUP")]
+    pub group: Vec<String>,
+    /// Only this topic; repeat for several. Default: every topic.
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+/// One group on one pinned partition (or the partition alone, without groups).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Row {
+    topic: String,
+    partition: i32,
+    high_watermark: i64,
+    last_stable_offset: i64,
+    held_back: i64,
+    producer_id: Option<i64>,
+    transactional_id: Option<String>,
+    coordinator_state: Option<String>,
+    transaction_start_rfc3339: Option<String>,
+    transaction_age_ms: Option<i64>,
+    /// RFC 3339, `never`, or `decided (PrepareCommit)`; null when kdp
+    /// cannot tell.
+    auto_abort: Option<String>,
+    group: Option<String>,
+    group_state: Option<String>,
+    committed_offset: Option<i64>,
+    verdict: Option<&'static str>,
+    /// The command line, `wait`, or none.
+    unblock: Option<String>,
+    #[serde(skip)]
+    started_ms: Option<i64>,
+    #[serde(skip)]
+    now_ms: i64,
+}
+
+impl Record for Row {
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.topic.clone(),
+            self.partition.to_string(),
+            self.held_back.to_string(),
+            or_dash(self.transactional_id.as_deref()),
+            or_dash(self.producer_id),
+            or_dash(self.coordinator_state.as_deref()),
+            self.started_ms
+                .map_or_else(|| "-".into(), |s| age(s, self.now_ms)),
+            or_dash(self.auto_abort.as_deref()),
+            or_dash(self.group.as_deref()),
+            or_dash(self.group_state.as_deref()),
+            or_dash(self.committed_offset),
+            or_dash(self.verdict),
+            or_dash(self.unblock.as_deref()),
+        ]
+    }
+}
+
+const HEADER: &[Column] = &[
+    Column::new("Topic", 0),
+    Column::new("Partition", 0),
+    Column::new("HeldBack", 0),
+    Column::text("TransactionalId", 2),
+    Column::new("ProducerId", 4),
+    Column::new("CoordinatorState", 5),
+    Column::new("TxnAge", 3),
+    Column::new("AutoAbort", 3),
+    Column::text("Group", 0),
+    Column::new("GroupState", 1),
+    Column::new("Committed", 2),
+    Column::text("Verdict", 0),
+    Column::text("Unblock", 1),
+];
+
+fn auto_abort(a: Option<AutoAbort>) -> Option<String> {
+    match a? {
+        AutoAbort::At(ms) => rfc3339(ms),
+        AutoAbort::Decided(state) => Some(format!("decided ({})", state.name())),
+        AutoAbort::Never => Some("never".into()),
+        AutoAbort::Unknown => None,
+    }
+}
+
+/// `a` as a POSIX shell word.
+fn shell_word(a: &str) -> String {
+    let plain = !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', r"'\''"))
+    }
+}
+
+fn unblock_text(u: &Option<Unblock>) -> Option<String> {
+    match u {
+        Some(Unblock::Command(args)) => Some(
+            args.iter()
+                .map(|a| shell_word(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        Some(Unblock::Wait) => Some("wait".into()),
+        None => None,
+    }
+}
+
+/// The rows of a diagnosis: one per group on each pinned partition, and
+/// one for a pinned partition no group reads.
+pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for p in &b.partitions {
+        let base = |group: Option<&kdp_client::diagnose::blocked::GroupRow>| {
+            let pin = p.pinned_by.as_ref();
+            Row {
+                topic: p.topic.clone(),
+                partition: p.partition,
+                high_watermark: p.high_watermark,
+                last_stable_offset: p.last_stable_offset,
+                held_back: p.held_back(),
+                producer_id: pin.map(|t| t.producer_id),
+                transactional_id: pin.and_then(|t| t.transactional_id.clone()),
+                coordinator_state: pin
+                    .and_then(|t| t.coordinator_state)
+                    .map(|s| s.name().into()),
+                transaction_start_rfc3339: pin.and_then(|t| t.started_ms).and_then(rfc3339),
+                transaction_age_ms: pin
+                    .and_then(|t| t.started_ms)
+                    .map(|s| now_ms.saturating_sub(s)),
+                auto_abort: auto_abort(pin.map(|t| t.auto_abort)),
+                group: group.map(|g| g.group_id.clone()),
+                group_state: group
+                    .and_then(|g| g.state.as_ref())
+                    .map(|s| s.name().to_string()),
+                committed_offset: group.and_then(|g| g.committed),
+                verdict: group.map(|g| g.verdict.kind()),
+                unblock: match group.map(|g| g.verdict) {
+                    // the command ends the blocked rows (and a partition alone)
+                    Some(GroupVerdict::Blocked) | None => unblock_text(&p.unblock),
+                    Some(_) => None,
+                },
+                started_ms: pin.and_then(|t| t.started_ms),
+                now_ms,
+            }
+        };
+        if p.groups.is_empty() {
+            rows.push(base(None));
+        }
+        for g in &p.groups {
+            rows.push(base(Some(g)));
+        }
+    }
+    rows
+}
+
+fn report_gap(g: &Gap) {
+    match g {
+        Gap::PartitionOffsets((t, p), e) => eprintln!(
+            "kdp: {t}-{p}: offsets not read: {} {}",
+            e.name(),
+            e.message.as_deref().unwrap_or("")
+        ),
+        Gap::GroupOffsets(group, e) => eprintln!(
+            "kdp: group {group}: committed offsets not read: {} {}",
+            e.name(),
+            e.message.as_deref().unwrap_or("")
+        ),
+        Gap::GroupPartition(group, (t, p), code) => {
+            eprintln!("kdp: group {group}: {t}-{p}: {}", code.label())
+        }
+    }
+}
+
+/// `kdp blocked`.
+pub fn run(args: Args) -> i32 {
+    cluster::block_on_stdout(async |out| run_to(args, out).await)
+}
+
+/// The command, output on `out`.
+pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
+    let conn = match cluster::connect(&args.cluster).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let describe = conn.describe_options(cluster::selection(&args.topic, &[]), None);
+    let joined = match cluster::join(&conn, describe, true).await {
+        Ok(j) => j,
+        Err(code) => return code,
+    };
+    let failed = cluster::report_failed_partitions(&joined);
+    let dopts = driver_options(&conn.describe_options(None, None));
+    let listings = match list_groups(&conn.client, &Default::default(), &dopts).await {
+        Ok(l) => l,
+        Err(e) => return exit::report(&e),
+    };
+    let mut states: BTreeMap<String, Option<GroupState>> = BTreeMap::new();
+    let mut listing_failed = 0;
+    for (broker, listing) in listings {
+        match listing {
+            Ok(groups) => {
+                for g in groups {
+                    states.insert(g.group_id, g.state);
+                }
+            }
+            Err(e) => {
+                listing_failed += 1;
+                eprintln!(
+                    "kdp: broker {broker} did not list its groups: {} {}",
+                    e.name(),
+                    e.message.as_deref().unwrap_or("")
+                );
+            }
+        }
+    }
+    let wanted: Vec<String> = if args.group.is_empty() {
+        states.keys().cloned().collect()
+    } else {
+        args.group.clone()
+    };
+    let offsets = match committed_offsets(&conn.client, wanted.clone(), &dopts).await {
+        Ok(o) => o,
+        Err(e) => return exit::report(&e),
+    };
+    let mut answers = Vec::new();
+    for (group, result) in offsets {
+        answers.push(GroupAnswer {
+            state: states.get(&group).cloned().flatten(),
+            group_id: group,
+            offsets: result,
+        });
+    }
+    let max_timeout_ms = joined
+        .cluster_max_timeout_ms
+        .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+    let diagnosis = blocked(
+        &joined,
+        &answers,
+        &BlockedOptions {
+            max_timeout_ms,
+            groups: args.group.clone(),
+            connection: repair::connection_flags(&args.cluster),
+        },
+    );
+    for g in &diagnosis.gaps {
+        report_gap(g);
+    }
+    let rows = rows(&diagnosis, joined.now_ms);
+    if let Err(e) = records::write(out, args.output, "Blocked", HEADER, &rows) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("kdp: cannot write output: {e}");
+            return exit::PARTIAL;
+        }
+    }
+    let checked = joined.summary.partitions.saturating_sub(failed);
+    if diagnosis.any_blocked() {
+        return exit::FOUND;
+    }
+    if checked == 0 {
+        // an answer from nothing is no answer: never "all clear"
+        eprintln!("kdp: nothing was checked: no partition could be described");
+        return exit::PARTIAL;
+    }
+    let incomplete = failed > 0
+        || listing_failed > 0
+        || !diagnosis.gaps.is_empty()
+        || !joined.listing_errors.is_empty();
+    if args.output == Output::Table && rows.is_empty() {
+        eprintln!(
+            "kdp: no pinned partition in {checked} partitions{}",
+            if incomplete {
+                " (some answers are missing)"
+            } else {
+                ""
+            }
+        );
+    }
+    if incomplete {
+        exit::PARTIAL
+    } else {
+        exit::OK
+    }
+}
