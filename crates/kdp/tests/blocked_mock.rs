@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+mod common;
 mod mock_broker;
 use mock_broker::MockBroker;
 
@@ -49,17 +50,17 @@ static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new
 
 /// `kdp blocked --bootstrap-server B ARGS`: exit status, stdout, stderr.
 fn run(d: &Demo, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(KDP)
-        .args([
-            "blocked",
-            "--bootstrap-server",
-            &d.broker.bootstrap,
-            "--timeout",
-            "20s",
-        ])
-        .args(args)
-        .output()
-        .expect("run kdp");
+    let mut kdp = Command::new(KDP);
+    kdp.args([
+        "blocked",
+        "--bootstrap-server",
+        &d.broker.bootstrap,
+        "--timeout",
+        "20s",
+    ])
+    .args(args);
+    let out = kdp.output().expect("run kdp");
+    common::schema::check_command(&kdp, &out.stdout);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

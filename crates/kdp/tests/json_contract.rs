@@ -26,6 +26,7 @@ const COMMANDS: &[&[&str]] = &[
     &["find-hanging", "--all"],
     &["compare-replicas"],
     &["producers"],
+    &["blocked"],
     &["transactions", "list"],
     &[
         "transactions",
@@ -173,6 +174,7 @@ fn a_field_that_disappears_or_appears_unwritten_fails() {
         ),
         (&["compare-replicas"], "compare-replicas", "Values"),
         (&["producers"], "producers", "ExpiringWithinDay"),
+        (&["blocked"], "blocked", "HeldBack"),
     ];
     for (command, schema, field) in cases {
         let (_, stdout) = run(&broker.bootstrap, command, "json");

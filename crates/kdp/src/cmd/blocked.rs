@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::repair;
+use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
 use crate::output::table::Column;
@@ -58,6 +59,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 /// One group on one pinned partition (or the partition alone, without groups).
@@ -228,7 +231,10 @@ fn report_gap(g: &Gap) {
 
 /// `kdp blocked`.
 pub fn run(args: Args) -> i32 {
-    cluster::block_on_stdout(async |out| run_to(args, out).await)
+    let every = args.watch.watch;
+    watch::run(every, "kdp blocked", async |out| {
+        run_to(args.clone(), out).await
+    })
 }
 
 /// The command, output on `out`.

@@ -16,6 +16,7 @@ pub fn schema_name(args: &[&str]) -> Option<&'static str> {
         "find-hanging" => "find-hanging",
         "compare-replicas" => "compare-replicas",
         "producers" => "producers",
+        "blocked" => "blocked",
         "transactions" => {
             // the subcommand is the first word that names one (flag values
             // such as a bootstrap list come before it)
