@@ -662,10 +662,11 @@ fn find_hanging_repair_numbers_results_as_the_plan_and_lists_unknown_rows_by_han
 /// on the terminal before `Proceed? [y/N]`; stdout still has it.
 #[test]
 fn the_plan_is_on_the_terminal_before_the_question_when_stdout_is_not() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: no `script` (util-linux) to give kdp a terminal");
-        return;
-    }
+    // a test that cannot give kdp a terminal fails, never passes unchecked
+    assert!(
+        Command::new("script").arg("--version").output().is_ok(),
+        "needs `script` (util-linux, Debian's bsdutils) to give kdp a terminal"
+    );
     let mock = Mock::demo("prompt");
     let before = mock.state();
     let dir = std::env::temp_dir().join(format!("kdp-repair-prompt-{}", std::process::id()));
