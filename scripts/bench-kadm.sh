@@ -32,7 +32,7 @@ python3 bench/kadm/cluster.py "${dims[@]}" > "$work/$size.json"
   > "$work/mock.out" 2> "$work/mock.err" &
 mock=$!
 trap 'kill "$mock" 2>/dev/null || true' EXIT
-for _ in $(seq 200); do
+for _ in $(seq 600); do  # up to a minute: the large file takes seconds to load
   [ -s "$work/mock.out" ] && break
   kill -0 "$mock" 2>/dev/null || { cat "$work/mock.err" >&2; exit 1; }
   sleep 0.1
