@@ -16,7 +16,7 @@ use crate::output::colour;
 use crate::output::producers::{self, TxnFields};
 use crate::output::records::{self, or_dash};
 use crate::output::table::{self, Column};
-use crate::output::{jsonl, Output};
+use crate::output::{Output, BUFFER};
 
 /// One producer on one partition, joined.
 #[derive(Debug)]
@@ -133,25 +133,26 @@ fn write(out: &mut dyn Write, output: Output, joined: &Joined, rows: &[Row]) -> 
     let lookup = |topic: &str, partition: i32, id: i64| added.get(&(topic, partition, id)).copied();
     match output {
         Output::Table | Output::Wide => {
-            table::write(out, HEADER, &mut |sink| {
+            let mut buf = io::BufWriter::with_capacity(BUFFER, out);
+            table::write(&mut buf, HEADER, &mut |sink| {
                 for r in rows {
                     sink(&r.cells());
                 }
             })?;
-            out.flush()
+            buf.flush()
         }
         Output::Json => producers::write_json_with(
             out,
-            joined.partitions.clone(),
+            &joined.partitions,
             joined.summary.max_throttle_time_ms,
             &lookup,
         ),
         Output::Jsonl => {
-            let mut buf = Vec::new();
+            let mut buf = io::BufWriter::with_capacity(BUFFER, out);
             for o in &joined.partitions {
                 producers::push_jsonl(&mut buf, o, false, &lookup)?;
             }
-            jsonl::write_batch(out, &buf)
+            buf.flush()
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::exit;
 use crate::output::colour;
 use crate::output::records::{self, or_dash, Record};
 use crate::output::table::Column;
-use crate::output::{age, rfc3339, Output};
+use crate::output::{age, Output, Rfc3339};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "\
@@ -111,7 +111,7 @@ pub struct Row {
     coordinator_epoch: i32,
     start_offset: i64,
     last_timestamp: i64,
-    last_timestamp_rfc3339: Option<String>,
+    last_timestamp_rfc3339: Option<Rfc3339>,
     transactional_id: Option<String>,
     coordinator_state: Option<String>,
     transaction_start_time_ms: Option<i64>,
@@ -194,7 +194,7 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
             coordinator_epoch: p.coordinator_epoch,
             start_offset: p.current_txn_start_offset,
             last_timestamp: p.last_timestamp,
-            last_timestamp_rfc3339: rfc3339(p.last_timestamp),
+            last_timestamp_rfc3339: Rfc3339::at(p.last_timestamp),
             transactional_id: hanging::transactional_id(&joined.view, &txn).map(str::to_string),
             coordinator_state: state.map(|t| t.transaction_state.clone()),
             transaction_start_time_ms: tracked.map(|t| t.transaction_start_time_ms),

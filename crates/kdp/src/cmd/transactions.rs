@@ -16,7 +16,7 @@ use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
 use crate::output::table::Column;
-use crate::output::{rfc3339, Output};
+use crate::output::{Output, Rfc3339};
 
 /// `kdp transactions`.
 #[derive(clap::Args, Debug, Clone)]
@@ -104,7 +104,7 @@ struct ListRow {
     /// when the coordinator keeps no start time (e.g. `Empty`) or the
     /// describe failed.
     current_transaction_start_time_ms: Option<i64>,
-    current_transaction_start_time: Option<String>,
+    current_transaction_start_time: Option<Rfc3339>,
     transaction_duration_ms: Option<i64>,
     #[serde(skip)]
     now_ms: i64,
@@ -144,7 +144,7 @@ async fn add_start_times(
             Some(Ok(t)) => {
                 let start = kdp_client::time::known_ms(t.transaction_start_time_ms);
                 row.current_transaction_start_time_ms = start;
-                row.current_transaction_start_time = start.and_then(rfc3339);
+                row.current_transaction_start_time = start.and_then(Rfc3339::at);
                 row.transaction_duration_ms = start.map(|s| now.saturating_sub(s));
             }
             Some(Err(e)) => {
@@ -179,7 +179,7 @@ struct DescribeRow {
     transaction_state: String,
     transaction_timeout_ms: i32,
     current_transaction_start_time_ms: Option<i64>,
-    current_transaction_start_time: Option<String>,
+    current_transaction_start_time: Option<Rfc3339>,
     transaction_duration_ms: Option<i64>,
     topic_partitions: Vec<String>,
     #[serde(skip)]
@@ -316,7 +316,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                             transaction_state: t.transaction_state,
                             transaction_timeout_ms: t.transaction_timeout_ms,
                             current_transaction_start_time_ms: start,
-                            current_transaction_start_time: start.and_then(rfc3339),
+                            current_transaction_start_time: start.and_then(Rfc3339::at),
                             transaction_duration_ms: start.map(|s| now.saturating_sub(s)),
                             topic_partitions: t
                                 .topics

@@ -10,7 +10,12 @@ pub mod producers;
 pub mod records;
 pub mod table;
 
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The buffer every output is written through: rows are serialized into
+/// it and stdout gets one `write(2)` per buffer (stdout alone is
+/// line-buffered: a write per line).
+pub const BUFFER: usize = 1 << 16;
 
 /// `--output`: how results are printed on stdout.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,12 +30,35 @@ pub enum Output {
     Jsonl,
 }
 
-/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T12:00:00.123Z`;
-/// `None` for an unknown time (0 or below: see [`kdp_client::time`]).
-pub fn rfc3339(ms: i64) -> Option<String> {
-    let ms = u64::try_from(kdp_client::time::known_ms(ms)?).ok()?;
-    let t = UNIX_EPOCH.checked_add(Duration::from_millis(ms))?;
-    Some(humantime::format_rfc3339_millis(t).to_string())
+/// A known time that formats as RFC 3339 in UTC with milliseconds, e.g.
+/// `2026-11-29T12:00:00.123Z`, on the stack: serialized (a JSON string) or displayed straight into the output,
+/// without a `String` per value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rfc3339(SystemTime);
+
+impl Rfc3339 {
+    /// `ms` since the epoch; `None` for an unknown time (0 or below: see
+    /// [`kdp_client::time`]).
+    pub fn at(ms: i64) -> Option<Rfc3339> {
+        let ms = u64::try_from(kdp_client::time::known_ms(ms)?).ok()?;
+        UNIX_EPOCH
+            .checked_add(Duration::from_millis(ms))
+            .map(Rfc3339)
+    }
+}
+
+impl std::fmt::Display for Rfc3339 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        humantime::format_rfc3339_millis(self.0).fmt(f)
+    }
+}
+
+impl serde::Serialize for Rfc3339 {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // serde_json writes a Display into its output (escaped) without
+        // collecting it into a String first
+        s.collect_str(self)
+    }
 }
 
 /// How long ago `ms` was: `850ms ago`, `12s ago`, `3m12s ago`, `2h5m ago`,
@@ -68,6 +96,10 @@ pub fn age(ms: i64, now_ms: i64) -> String {
 mod tests {
     use super::*;
 
+    fn rfc3339(ms: i64) -> Option<String> {
+        Rfc3339::at(ms).map(|t| t.to_string())
+    }
+
     #[test]
     fn timestamps_and_ages() {
         assert_eq!(rfc3339(-1), None);
@@ -78,6 +110,12 @@ mod tests {
             rfc3339(1_795_953_600_123).as_deref(),
             Some("2026-11-29T12:00:00.123Z")
         );
+        // the serialized form is the same text, as a JSON string
+        assert_eq!(
+            serde_json::to_string(&Rfc3339::at(1_795_953_600_123)).unwrap(),
+            "\"2026-11-29T12:00:00.123Z\""
+        );
+        assert_eq!(Rfc3339::at(0), None);
         let now = 1_000_000_000;
         assert_eq!(age(now - 192_000, now), "3m12s ago");
         assert_eq!(age(now - 850, now), "850ms ago");

@@ -3,7 +3,7 @@
 //! DescribeProducersResponse document.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 
 use kdp_client::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::{
@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::colour::Style;
 use super::table::{self, Column};
-use super::{age, json, jsonl, rfc3339, Output};
+use super::{age, json, jsonl, Output, Rfc3339, BUFFER};
 
 /// One line of `--output jsonl` for a producer.
 #[derive(Serialize)]
@@ -27,7 +27,8 @@ struct ProducerLine<'a> {
     producer_epoch: i32,
     last_sequence: i32,
     last_timestamp: i64,
-    last_timestamp_rfc3339: Option<String>,
+    /// formatted into the output as it is written, no `String` per producer
+    last_timestamp_rfc3339: Option<Rfc3339>,
     coordinator_epoch: i32,
     current_txn_start_offset: i64,
     /// `describe --with-transactions` only: what it adds to each producer.
@@ -56,15 +57,16 @@ pub struct TxnFields {
 /// Finds the added fields of a producer on a partition.
 pub type TxnLookup<'a> = dyn Fn(&str, i32, i64) -> Option<&'a TxnFields> + 'a;
 
-/// Appends one partition's JSON lines to `buf`: a line per producer (sorted
-/// by id), a line for a failed partition, and with `show_empty` one for a
-/// partition without producers.
-pub fn push_jsonl(
-    buf: &mut Vec<u8>,
+/// Writes one partition's JSON lines to `buf` (a buffered writer: each line
+/// is serialized into it, none is built on its own): a line per producer
+/// (in the order given), a line for a failed partition, and with
+/// `show_empty` one for a partition without producers.
+pub fn push_jsonl<W: Write + ?Sized>(
+    buf: &mut W,
     o: &PartitionOutcome,
     show_empty: bool,
     txn: &TxnLookup<'_>,
-) -> serde_json::Result<()> {
+) -> io::Result<()> {
     match &o.result {
         Ok(ps) if ps.is_empty() => {
             if !show_empty {
@@ -92,7 +94,7 @@ pub fn push_jsonl(
                         producer_epoch: p.producer_epoch,
                         last_sequence: p.last_sequence,
                         last_timestamp: p.last_timestamp,
-                        last_timestamp_rfc3339: rfc3339(p.last_timestamp),
+                        last_timestamp_rfc3339: Rfc3339::at(p.last_timestamp),
                         coordinator_epoch: p.coordinator_epoch,
                         current_txn_start_offset: p.current_txn_start_offset,
                         transaction: txn(&o.topic, o.partition, p.producer_id),
@@ -117,69 +119,118 @@ pub fn push_jsonl(
 }
 
 /// Writes outcomes as one DescribeProducersResponse document (the seed's
-/// shape and field order), each producer gaining the fields `txn` finds.
+/// shape and field order: topics by name, partitions by index, producers by
+/// id), each producer gaining the fields `txn` finds. Serialized from the
+/// borrowed outcomes straight into a buffer: nothing is cloned.
 pub fn write_json_with(
     out: &mut dyn Write,
-    outcomes: Vec<PartitionOutcome>,
+    outcomes: &[PartitionOutcome],
     throttle_time_ms: i32,
     txn: &TxnLookup<'_>,
 ) -> io::Result<()> {
-    let doc = merge(outcomes, throttle_time_ms);
-    let topics = doc
-        .topics
-        .iter()
-        .map(|t| WithTxnTopic {
-            name: &t.name,
-            partitions: t
-                .partitions
-                .iter()
-                .map(|p| WithTxnPartition {
-                    partition_index: p.partition_index,
-                    error_code: p.error_code,
-                    error_message: p.error_message.as_deref(),
-                    active_producers: p
-                        .active_producers
-                        .iter()
-                        .map(|q| WithTxnProducer {
-                            producer: q,
-                            transaction: txn(&t.name, p.partition_index, q.producer_id),
-                        })
-                        .collect(),
-                })
-                .collect(),
-        })
-        .collect();
+    let mut topics: BTreeMap<&str, BTreeMap<i32, &PartitionOutcome>> = BTreeMap::new();
+    for o in outcomes {
+        // a later answer for the same partition wins, as in `merge`
+        topics.entry(&o.topic).or_default().insert(o.partition, o);
+    }
     let doc = WithTxnDoc {
-        throttle_time_ms: doc.throttle_time_ms,
-        topics,
+        throttle_time_ms,
+        topics: WithTxnTopics {
+            topics: &topics,
+            txn,
+        },
     };
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    out.write_all(b"\n")?;
-    out.flush()
+    let mut buf = BufWriter::with_capacity(BUFFER, out);
+    serde_json::to_writer_pretty(&mut buf, &doc)?;
+    buf.write_all(b"\n")?;
+    buf.flush()
 }
 
 /// `describe`'s document, borrowed, with fields added to each producer.
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
-struct WithTxnDoc<'a> {
+struct WithTxnDoc<'a, 't> {
     throttle_time_ms: i32,
-    topics: Vec<WithTxnTopic<'a>>,
+    topics: WithTxnTopics<'a, 't>,
+}
+
+type ByTopic<'a> = BTreeMap<&'a str, BTreeMap<i32, &'a PartitionOutcome>>;
+
+struct WithTxnTopics<'a, 't> {
+    topics: &'a ByTopic<'a>,
+    txn: &'a TxnLookup<'t>,
+}
+
+impl Serialize for WithTxnTopics<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.topics.iter().map(|(name, partitions)| WithTxnTopic {
+            name,
+            partitions: WithTxnPartitions {
+                partitions,
+                txn: self.txn,
+            },
+        }))
+    }
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
-struct WithTxnTopic<'a> {
+struct WithTxnTopic<'a, 't> {
     name: &'a str,
-    partitions: Vec<WithTxnPartition<'a>>,
+    partitions: WithTxnPartitions<'a, 't>,
+}
+
+struct WithTxnPartitions<'a, 't> {
+    partitions: &'a BTreeMap<i32, &'a PartitionOutcome>,
+    txn: &'a TxnLookup<'t>,
+}
+
+impl Serialize for WithTxnPartitions<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.partitions.values().map(|o| {
+            let (error_code, error_message, mut producers) = match &o.result {
+                Ok(ps) => (ErrorCode::NONE, None, ps.iter().collect::<Vec<_>>()),
+                Err(e) => (e.code, e.message.as_deref(), Vec::new()),
+            };
+            producers.sort_by_key(|p| p.producer_id);
+            WithTxnPartition {
+                partition_index: o.partition,
+                error_code,
+                error_message,
+                active_producers: WithTxnProducers {
+                    topic: &o.topic,
+                    partition: o.partition,
+                    producers,
+                    txn: self.txn,
+                },
+            }
+        }))
+    }
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
-struct WithTxnPartition<'a> {
+struct WithTxnPartition<'a, 't> {
     partition_index: i32,
     error_code: ErrorCode,
     error_message: Option<&'a str>,
-    active_producers: Vec<WithTxnProducer<'a>>,
+    active_producers: WithTxnProducers<'a, 't>,
+}
+
+struct WithTxnProducers<'a, 't> {
+    topic: &'a str,
+    partition: i32,
+    producers: Vec<&'a ProducerState>,
+    txn: &'a TxnLookup<'t>,
+}
+
+impl Serialize for WithTxnProducers<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.producers.iter().map(|q| WithTxnProducer {
+            producer: q,
+            transaction: (self.txn)(self.topic, self.partition, q.producer_id),
+        }))
+    }
 }
 
 #[derive(Serialize)]
@@ -221,7 +272,9 @@ pub struct Renderer<'w> {
     fixed_broker: bool,
     show_empty: bool,
     now_ms: i64,
-    out: &'w mut dyn Write,
+    /// stdout is line-buffered: without this buffer, pretty JSON and tables
+    /// of a large cluster cost a write(2) per line
+    out: BufWriter<&'w mut dyn Write>,
     /// table and json: everything, merged at the end
     outcomes: Vec<PartitionOutcome>,
     max_throttle_ms: i32,
@@ -243,7 +296,7 @@ impl<'w> Renderer<'w> {
             fixed_broker,
             show_empty,
             now_ms,
-            out,
+            out: BufWriter::with_capacity(BUFFER, out),
             outcomes: Vec::new(),
             max_throttle_ms: 0,
             error: None,
@@ -265,14 +318,13 @@ impl<'w> Renderer<'w> {
                 ps.sort_by_key(|p| p.producer_id);
             }
         }
-        let mut buf = Vec::with_capacity(256 * outcomes.len());
-        for o in &outcomes {
-            if let Err(e) = push_jsonl(&mut buf, o, self.show_empty, &|_, _, _| None) {
-                self.error = Some(io::Error::from(e));
-                return;
-            }
-        }
-        if let Err(e) = jsonl::write_batch(self.out, &buf) {
+        // each line goes straight into the buffer; the batch is flushed so a
+        // consumer sees it as it arrives rather than when the command ends
+        let written = outcomes
+            .iter()
+            .try_for_each(|o| push_jsonl(&mut self.out, o, self.show_empty, &|_, _, _| None))
+            .and_then(|()| self.out.flush());
+        if let Err(e) = written {
             self.error = Some(e);
         }
     }
@@ -282,19 +334,17 @@ impl<'w> Renderer<'w> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        // stdout is line-buffered: without this, pretty JSON and tables of a
-        // large cluster cost a write(2) per line.
-        let mut out = io::BufWriter::with_capacity(1 << 16, &mut *self.out);
+        let out = &mut self.out;
         match self.output {
             Output::Jsonl => {}
             Output::Json => {
                 let doc = merge(std::mem::take(&mut self.outcomes), self.max_throttle_ms);
-                json::write_describe_producers(&mut out, &doc)?;
+                json::write_describe_producers(out, &doc)?;
             }
             Output::Table | Output::Wide => {
                 let mut outcomes = std::mem::take(&mut self.outcomes);
                 write_table(
-                    &mut out,
+                    out,
                     &mut outcomes,
                     summary,
                     TableStyle {
@@ -383,7 +433,12 @@ fn table_rows(
                         let _ = write!(id, "{}", p.producer_id);
                         let _ = write!(epoch, "{}", p.producer_epoch);
                         let _ = write!(seq, "{}", p.last_sequence);
-                        ts.push_str(rfc3339(p.last_timestamp).as_deref().unwrap_or("-"));
+                        match Rfc3339::at(p.last_timestamp) {
+                            Some(t) => {
+                                let _ = write!(ts, "{t}");
+                            }
+                            None => ts.push('-'),
+                        }
                         age_cell.push_str(&age(p.last_timestamp, style.now_ms));
                         let _ = write!(coord, "{}", p.coordinator_epoch);
                         if p.current_txn_start_offset < 0 {

@@ -2,13 +2,19 @@
 //! compare-replicas): one struct per command that serializes to JSON with
 //! schema-style names and gives its table cells; the three formats come
 //! from here.
+//!
+//! Every format streams: rows are serialized straight into one large buffer
+//! in front of `out` (no `serde_json::Value` tree in between, so keys keep
+//! the struct's declaration order, which is the table's), and `out` sees
+//! one write per buffer, not one per line or token.
 
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 
+use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use super::table::{self, Column};
-use super::{jsonl, Output};
+use super::{Output, BUFFER};
 
 /// A row of a command's output.
 pub trait Record: Serialize {
@@ -26,28 +32,42 @@ pub fn write<R: Record>(
     columns: &[Column],
     rows: &[R],
 ) -> io::Result<()> {
+    let mut buf = BufWriter::with_capacity(BUFFER, out);
     match format {
         Output::Table | Output::Wide => {
-            table::write(out, columns, &mut |sink| {
+            table::write(&mut buf, columns, &mut |sink| {
                 for r in rows {
                     sink(&r.cells());
                 }
             })?;
         }
         Output::Json => {
-            let doc = serde_json::json!({ name: rows });
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
-            out.write_all(b"\n")?;
+            let mut ser = serde_json::Serializer::pretty(&mut buf);
+            Document { name, rows }.serialize(&mut ser)?;
+            buf.write_all(b"\n")?;
         }
         Output::Jsonl => {
-            let mut buf = Vec::new();
             for r in rows {
-                jsonl::push_line(&mut buf, r)?;
+                serde_json::to_writer(&mut buf, r)?;
+                buf.write_all(b"\n")?;
             }
-            jsonl::write_batch(out, &buf)?;
         }
     }
-    out.flush()
+    buf.flush()
+}
+
+/// `{"<name>": [rows]}`, serialized from the borrowed rows.
+struct Document<'a, R> {
+    name: &'a str,
+    rows: &'a [R],
+}
+
+impl<R: Serialize> Serialize for Document<'_, R> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry(self.name, self.rows)?;
+        map.end()
+    }
 }
 
 /// An optional value's cell: the value, or `-`.
@@ -58,8 +78,134 @@ pub fn or_dash<T: ToString>(v: Option<T>) -> String {
 /// A time as RFC 3339 with its age, e.g. `2026-11-30T08:10:37.146Z (2h5m ago)`;
 /// `-` for an unknown time (0 or below).
 pub fn when(ms: i64, now_ms: i64) -> String {
-    match super::rfc3339(ms) {
+    match super::Rfc3339::at(ms) {
         Some(t) => format!("{t} ({})", super::age(ms, now_ms)),
         None => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fields deliberately not in alphabetical order, as a table's are.
+    #[derive(Serialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Row {
+        topic: &'static str,
+        partition: i32,
+        producer_id: i64,
+        age: Option<i64>,
+    }
+
+    impl Record for Row {
+        fn cells(&self) -> Vec<String> {
+            vec![
+                self.topic.into(),
+                self.partition.to_string(),
+                self.producer_id.to_string(),
+                or_dash(self.age),
+            ]
+        }
+    }
+
+    const COLUMNS: &[Column] = &[
+        Column::new("Topic", 0),
+        Column::new("Partition", 0),
+        Column::new("ProducerId", 0),
+        Column::new("Age", 0),
+    ];
+
+    fn rows(n: usize) -> Vec<Row> {
+        (0..n)
+            .map(|i| Row {
+                topic: "orders",
+                partition: i as i32,
+                producer_id: 1000 + i as i64,
+                age: (i % 2 == 0).then_some(5),
+            })
+            .collect()
+    }
+
+    fn written(format: Output, rows: &[Row]) -> String {
+        let mut out = Vec::new();
+        write(&mut out, format, "Transactions", COLUMNS, rows).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Keys come in declaration order (the table's), not alphabetically as
+    /// a `serde_json::Value` tree would sort them; the document keeps its
+    /// shape and its pretty layout.
+    #[test]
+    fn json_keys_keep_the_declaration_order() {
+        let text = written(Output::Json, &rows(2));
+        let expected = r#"{
+  "Transactions": [
+    {
+      "Topic": "orders",
+      "Partition": 0,
+      "ProducerId": 1000,
+      "Age": 5
+    },
+    {
+      "Topic": "orders",
+      "Partition": 1,
+      "ProducerId": 1001,
+      "Age": null
+    }
+  ]
+}
+"#;
+        assert_eq!(text, expected);
+        assert_eq!(written(Output::Json, &[]), "{\n  \"Transactions\": []\n}\n");
+    }
+
+    #[test]
+    fn json_lines_keep_the_declaration_order() {
+        assert_eq!(
+            written(Output::Jsonl, &rows(2)),
+            "{\"Topic\":\"orders\",\"Partition\":0,\"ProducerId\":1000,\"Age\":5}\n\
+             {\"Topic\":\"orders\",\"Partition\":1,\"ProducerId\":1001,\"Age\":null}\n"
+        );
+    }
+
+    /// A sink that counts the `write` calls it gets.
+    #[derive(Default)]
+    struct Counting {
+        writes: usize,
+        bytes: usize,
+        flushes: usize,
+    }
+
+    impl Write for Counting {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.writes += 1;
+            self.bytes += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.flushes += 1;
+            Ok(())
+        }
+    }
+
+    /// 10,000 rows reach the sink in a write per buffer, in every format:
+    /// the old writer gave pretty JSON a write per token and the table a
+    /// write per row.
+    #[test]
+    fn one_write_per_buffer_not_per_row() {
+        let rows = rows(10_000);
+        for format in [Output::Json, Output::Jsonl, Output::Table] {
+            let mut sink = Counting::default();
+            write(&mut sink, format, "Transactions", COLUMNS, &rows).unwrap();
+            assert!(sink.bytes > 2 * BUFFER, "{format:?}: {} bytes", sink.bytes);
+            assert!(
+                sink.writes <= sink.bytes / (BUFFER / 2) + 2,
+                "{format:?}: {} writes for {} bytes",
+                sink.writes,
+                sink.bytes
+            );
+            assert!(sink.flushes >= 1, "{format:?}: never flushed");
+        }
     }
 }
