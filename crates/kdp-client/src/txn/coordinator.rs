@@ -44,8 +44,10 @@ async fn find(
             ..Default::default()
         };
         let resp = client.send_to(id, &req, timeout).await?;
+        // a set: a linear search per answered key is quadratic in the keys
+        let asked: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
         for c in resp.coordinators {
-            if keys.contains(&c.key) {
+            if asked.contains(c.key.as_str()) {
                 out.insert(c.key, found(c.error_code, c.error_message, c.node_id));
             }
         }

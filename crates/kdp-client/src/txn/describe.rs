@@ -43,9 +43,11 @@ impl AdminHandler for Handler {
         keys: &[String],
         resp: DescribeTransactionsResponse,
     ) -> Vec<(String, KeyOutcome<TransactionState>)> {
+        // a set: a linear search per answered id is quadratic in the ids
+        let asked: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
         resp.transaction_states
             .into_iter()
-            .filter(|t| keys.contains(&t.transactional_id))
+            .filter(|t| asked.contains(t.transactional_id.as_str()))
             .map(|t| {
                 let id = t.transactional_id.clone();
                 let outcome = match t.error_code {

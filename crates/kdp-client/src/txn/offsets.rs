@@ -72,10 +72,12 @@ impl AdminHandler for Handler {
         resp: ListOffsetsResponse,
     ) -> Vec<(TopicPartition, KeyOutcome<i64>)> {
         let mut out = Vec::new();
+        // a set: a linear search per answered partition is quadratic
+        let asked: std::collections::HashSet<&TopicPartition> = keys.iter().collect();
         for t in resp.topics {
             for p in t.partitions {
                 let key = (t.name.clone(), p.partition_index);
-                if keys.contains(&key) {
+                if asked.contains(&key) {
                     out.push((key, KeyOutcome::from_code(p.error_code, None, || p.offset)));
                 }
             }

@@ -21,7 +21,7 @@ use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
 use crate::output::table::Column;
-use crate::output::{age, rfc3339, Output};
+use crate::output::{age, Output, Rfc3339};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "\
@@ -75,7 +75,7 @@ pub struct Row {
     producer_id: Option<i64>,
     transactional_id: Option<String>,
     coordinator_state: Option<String>,
-    transaction_start_rfc3339: Option<String>,
+    transaction_start_rfc3339: Option<Rfc3339>,
     transaction_age_ms: Option<i64>,
     /// RFC 3339, `never`, or `decided (PrepareCommit)`; null when kdp
     /// cannot tell.
@@ -131,7 +131,7 @@ const HEADER: &[Column] = &[
 
 fn auto_abort(a: Option<AutoAbort>) -> Option<String> {
     match a? {
-        AutoAbort::At(ms) => rfc3339(ms),
+        AutoAbort::At(ms) => Rfc3339::at(ms).map(|t| t.to_string()),
         AutoAbort::Decided(state) => Some(format!("decided ({})", state.name())),
         AutoAbort::Never => Some("never".into()),
         AutoAbort::Unknown => None,
@@ -181,7 +181,7 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                 coordinator_state: pin
                     .and_then(|t| t.coordinator_state)
                     .map(|s| s.name().into()),
-                transaction_start_rfc3339: pin.and_then(|t| t.started_ms).and_then(rfc3339),
+                transaction_start_rfc3339: pin.and_then(|t| t.started_ms).and_then(Rfc3339::at),
                 transaction_age_ms: pin
                     .and_then(|t| t.started_ms)
                     .map(|s| now_ms.saturating_sub(s)),

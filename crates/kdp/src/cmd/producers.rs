@@ -173,7 +173,7 @@ record!(EpochRow<'_>, |r| vec![
     or_dash(r.0.transactional_id.clone()),
     r.0.topics.iter().cloned().collect::<Vec<_>>().join(","),
     or_dash(r.0.epochs_per_hour.map(|v| format!("{v:.1}"))),
-    or_dash(r.0.exhausted_at_ms.and_then(crate::output::rfc3339)),
+    or_dash(r.0.exhausted_at_ms.and_then(crate::output::Rfc3339::at)),
 ]);
 
 struct FenceRow<'a>(&'a pressure::EpochFence, i64);

@@ -117,7 +117,9 @@ impl Screen {
         frame.push_str(&format!(
             "Every {}: {title}  round {n}, {}{status}\n\n",
             humantime::format_duration(every),
-            crate::output::rfc3339(now_ms()).unwrap_or_default()
+            crate::output::Rfc3339::at(now_ms())
+                .map(|t| t.to_string())
+                .unwrap_or_default()
         ));
         let mut seen = HashSet::with_capacity(self.previous.len());
         for line in text.lines() {

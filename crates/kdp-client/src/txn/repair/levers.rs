@@ -93,6 +93,7 @@ impl AdminHandler for AbortHandler {
         resp: WriteTxnMarkersResponse,
     ) -> Vec<(TopicPartition, KeyOutcome<()>)> {
         let mut out = Vec::new();
+        let keys: std::collections::HashSet<&TopicPartition> = keys.iter().collect();
         for m in resp.markers {
             for t in m.topics {
                 for p in t.partitions {
