@@ -1,6 +1,7 @@
-//! FindCoordinator for transactional ids: the [`CoordinatorLookup`] the
-//! driver's coordinator strategy uses. From v4 one request carries many keys;
-//! an older broker gets one request per key.
+//! FindCoordinator: the [`CoordinatorLookup`] the driver's coordinator
+//! strategy uses for transactional ids, and the one lookup for every key
+//! type ([`find`]; groups use it too). From v4 one request carries many
+//! keys; an older broker gets one request per key.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use crate::error::Result;
 pub struct TransactionCoordinators;
 
 /// One key's answer.
-type Found = std::result::Result<i32, KeyError>;
+pub(crate) type Found = std::result::Result<i32, KeyError>;
 
 fn found(code: ErrorCode, message: Option<String>, node: i32) -> Found {
     if code == ErrorCode::NONE {
@@ -28,8 +29,11 @@ fn found(code: ErrorCode, message: Option<String>, node: i32) -> Found {
     }
 }
 
-async fn find(
+/// The coordinators of `keys` of `key_type` (`KEY_TYPE_TRANSACTION`,
+/// `KEY_TYPE_GROUP`), asked of the lowest broker id the client knows.
+pub(crate) async fn find(
     client: &Client,
+    key_type: i8,
     keys: &[String],
     timeout: Duration,
 ) -> Result<BTreeMap<String, Found>> {
@@ -39,7 +43,7 @@ async fn find(
     let mut out = BTreeMap::new();
     if version >= 4 {
         let req = FindCoordinatorRequest {
-            key_type: KEY_TYPE_TRANSACTION,
+            key_type,
             coordinator_keys: keys.to_vec(),
             ..Default::default()
         };
@@ -55,7 +59,7 @@ async fn find(
         for key in keys {
             let req = FindCoordinatorRequest {
                 key: key.clone(),
-                key_type: KEY_TYPE_TRANSACTION,
+                key_type,
                 ..Default::default()
             };
             let resp = client.send_to(id, &req, timeout).await?;
@@ -89,6 +93,6 @@ impl CoordinatorLookup<String> for TransactionCoordinators {
         keys: &'a [String],
         timeout: Duration,
     ) -> CoordinatorFuture<'a, String> {
-        Box::pin(find(client, keys, timeout))
+        Box::pin(find(client, KEY_TYPE_TRANSACTION, keys, timeout))
     }
 }
