@@ -1,6 +1,6 @@
 //! FindCoordinator: the [`CoordinatorLookup`] the driver's coordinator
 //! strategy uses for transactional ids, and the one lookup for every key
-//! type ([`find`]; groups use it too). From v4 one request carries many
+//! type (`find`; groups use it too). From v4 one request carries many
 //! keys; an older broker gets one request per key.
 
 use std::collections::BTreeMap;

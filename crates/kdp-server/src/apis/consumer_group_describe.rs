@@ -1,7 +1,7 @@
 //! ConsumerGroupDescribe (`KafkaApis.handleConsumerGroupDescribe`,
 //! `GroupMetadataManager.consumerGroupDescribe`, KIP-848): at the
 //! coordinator, each group checked by
-//! [`group_precheck`](super::group_errors::group_precheck). A group that
+//! `group_precheck`. A group that
 //! does not exist, or is a classic group, is GROUP_ID_NOT_FOUND. Members'
 //! assignments name topics by id and name; the mock's target assignment is
 //! the current one.

@@ -1,6 +1,6 @@
 //! DescribeGroups (`KafkaApis.handleDescribeGroupsRequest`,
 //! `GroupMetadataManager.describeGroups`): at the coordinator, each group
-//! checked by [`group_precheck`](super::group_errors::group_precheck). A
+//! checked by `group_precheck`. A
 //! classic group is described with its members; ProtocolData, member
 //! metadata and assignments only when Stable, as Kafka does. A group that
 //! does not exist, or is a consumer-protocol group, is GROUP_ID_NOT_FOUND

@@ -1,7 +1,7 @@
 //! OffsetFetch (`KafkaApis.handleOffsetFetchRequest`,
 //! `GroupCoordinator.fetchOffsets`/`fetchAllOffsets`): at the coordinator,
 //! each group checked by
-//! [`group_precheck`](super::group_errors::group_precheck). A group error
+//! `group_precheck`. A group error
 //! is the group's code from v8, the top-level code in v2-7, and each asked
 //! partition's code in v1 (`OffsetFetchRequest.getErrorResponse`). Asked
 //! partitions without a committed offset (or of a group that does not
