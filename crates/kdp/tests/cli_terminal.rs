@@ -96,26 +96,14 @@ impl Tmux {
             .status()
             .expect("tmux (scripts/install-deps.sh installs it)");
         assert!(st.success());
-        for _ in 0..300 {
-            let mut c = self.tmux();
-            c.args(["capture-pane", "-p", "-J", "-t", &name]);
-            if escapes {
-                c.arg("-e");
-            }
-            let out = c.output().unwrap();
-            let screen = String::from_utf8_lossy(&out.stdout).into_owned();
-            if screen.contains(DONE) {
-                // the session stays until the server is killed (on drop): killing
-                // the last one would race the next new-session with the server's exit
-                return screen
-                    .lines()
-                    .take_while(|l| !l.contains(DONE))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("{shell} did not finish in the terminal");
+        let screen = self.wait_for(&name, escapes, |s| s.contains(DONE));
+        // the session stays until the server is killed (on drop): killing
+        // the last one would race the next new-session with the server's exit
+        screen
+            .lines()
+            .take_while(|l| !l.contains(DONE))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 

@@ -5,7 +5,7 @@
 //! line by line, `table` and `json` at the end (they are sorted and merged).
 
 use std::io::{self, Write};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use kdp_client::DescribeEvent;
 
@@ -161,9 +161,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let client = conn.client.clone();
     let deadline = conn.budget.at();
 
-    let now_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
+    let now_ms = kdp_client::txn::join::now_ms();
     let mut render = Renderer::new(
         args.output,
         args.broker_id.is_some(),

@@ -6,6 +6,7 @@
 use std::io::{self, Write};
 
 use kdp_client::diagnose::pressure::{self, churn, Churn, Pressure, DEFAULT_EPOCH_MARGIN};
+use kdp_client::txn::join::now_ms;
 use kdp_client::txn::pressure::scan;
 use serde::Serialize;
 
@@ -217,12 +218,6 @@ record!(ChurnRow<'_>, |r| vec![
 /// `kdp producers`.
 pub fn run(args: Args) -> i32 {
     cluster::block_on_stdout(async |out| run_to(args, out).await)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// The command, output on `out`.

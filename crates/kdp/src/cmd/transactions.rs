@@ -123,6 +123,17 @@ impl Record for ListRow {
     }
 }
 
+/// A coordinator's TransactionStartTimeMs as the rows show it: the time
+/// (`None` when unknown: 0 or below), its RFC 3339 form, and its age at `now`.
+fn started(start_ms: i64, now: i64) -> (Option<i64>, Option<Rfc3339>, Option<i64>) {
+    let start = kdp_client::time::known_ms(start_ms);
+    (
+        start,
+        start.and_then(Rfc3339::at),
+        start.map(|s| now.saturating_sub(s)),
+    )
+}
+
 /// The start time of each listed transaction, asked of its coordinator
 /// (ListTransactions carries none). Returns how many ids could not be
 /// described; their rows keep `null`.
@@ -142,10 +153,11 @@ async fn add_start_times(
         row.now_ms = now;
         match described.get(&row.transactional_id).map(|d| &d.result) {
             Some(Ok(t)) => {
-                let start = kdp_client::time::known_ms(t.transaction_start_time_ms);
-                row.current_transaction_start_time_ms = start;
-                row.current_transaction_start_time = start.and_then(Rfc3339::at);
-                row.transaction_duration_ms = start.map(|s| now.saturating_sub(s));
+                (
+                    row.current_transaction_start_time_ms,
+                    row.current_transaction_start_time,
+                    row.transaction_duration_ms,
+                ) = started(t.transaction_start_time_ms, now);
             }
             Some(Err(e)) => {
                 failed += 1;
@@ -307,7 +319,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             for (id, d) in described {
                 match d.result {
                     Ok(t) => {
-                        let start = kdp_client::time::known_ms(t.transaction_start_time_ms);
+                        let (start_ms, start, duration) = started(t.transaction_start_time_ms, now);
                         rows.push(DescribeRow {
                             coordinator_id: d.coordinator.unwrap_or(-1),
                             transactional_id: id,
@@ -315,9 +327,9 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                             producer_epoch: t.producer_epoch,
                             transaction_state: t.transaction_state,
                             transaction_timeout_ms: t.transaction_timeout_ms,
-                            current_transaction_start_time_ms: start,
-                            current_transaction_start_time: start.and_then(Rfc3339::at),
-                            transaction_duration_ms: start.map(|s| now.saturating_sub(s)),
+                            current_transaction_start_time_ms: start_ms,
+                            current_transaction_start_time: start,
+                            transaction_duration_ms: duration,
                             topic_partitions: t
                                 .topics
                                 .iter()

@@ -117,7 +117,7 @@ impl Screen {
         frame.push_str(&format!(
             "Every {}: {title}  round {n}, {}{status}\n\n",
             humantime::format_duration(every),
-            crate::output::Rfc3339::at(now_ms())
+            crate::output::Rfc3339::at(kdp_client::txn::join::now_ms())
                 .map(|t| t.to_string())
                 .unwrap_or_default()
         ));
@@ -139,12 +139,6 @@ impl Screen {
         out.write_all(frame.as_bytes())?;
         out.flush()
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
