@@ -142,8 +142,6 @@ fn zsh_and_fish_accept_their_scripts() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    // powershell cannot be checked here; it is at least generated
-    script("powershell", &dir);
 }
 
 /// The subcommands `kdp --help` lists (the definitions' own listing).
@@ -319,52 +317,169 @@ fn zsh_completes_context_names_on_tab_in_a_terminal() {
         ),
     )
     .unwrap();
-    let socket = format!("kdp-zsh-{}", std::process::id());
-    let tmux = |args: &[&str]| {
+    let bin_dir = Path::new(KDP).parent().unwrap();
+    let term = Terminal::start(
+        "zsh",
+        &format!(
+            "env ZDOTDIR='{}' XDG_CONFIG_HOME='{}' PATH='{}':\"$PATH\" zsh -i",
+            dir.0.display(),
+            xdg.display(),
+            bin_dir.display()
+        ),
+    );
+    let completed = term.screen("ready%").and_then(|_| {
+        term.send(&["kdp describe --context pr", "Tab"]);
+        term.screen("--context prod-eu")
+    });
+    assert!(
+        completed.is_some(),
+        "no completion on the screen:\n{}",
+        term.now()
+    );
+}
+
+/// One shell, interactive in a tmux server of its own (killed on drop).
+struct Terminal {
+    socket: String,
+}
+
+impl Terminal {
+    fn start(shell: &str, command: &str) -> Terminal {
+        let term = Terminal {
+            socket: format!("kdp-{shell}-{}", std::process::id()),
+        };
+        let started = term.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "20",
+            "-s",
+            "t",
+            command,
+        ]);
+        assert!(started.status.success(), "tmux new-session");
+        term
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
         Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null"])
+            .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
             .output()
             .expect("tmux")
-    };
-    let bin_dir = Path::new(KDP).parent().unwrap();
-    let shell = format!(
-        "env ZDOTDIR='{}' XDG_CONFIG_HOME='{}' PATH='{}':\"$PATH\" zsh -i",
-        dir.0.display(),
-        xdg.display(),
-        bin_dir.display()
-    );
-    assert!(tmux(&[
-        "new-session",
-        "-d",
-        "-x",
-        "120",
-        "-y",
-        "20",
-        "-s",
-        "z",
-        &shell
-    ])
-    .status
-    .success());
-    let screen = |want: &str| {
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    fn now(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
+    }
+
+    /// The screen once it shows `want` (polled for up to 20 s), else None.
+    fn screen(&self, want: &str) -> Option<String> {
         for _ in 0..200 {
-            let out = tmux(&["capture-pane", "-p", "-t", "z"]);
-            let s = String::from_utf8_lossy(&out.stdout).into_owned();
+            let s = self.now();
             if s.contains(want) {
                 return Some(s);
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
         None
-    };
-    let ready = screen("ready%");
-    let completed = ready.and_then(|_| {
-        tmux(&["send-keys", "-t", "z", "kdp describe --context pr", "Tab"]);
-        screen("--context prod-eu")
-    });
-    let last =
-        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "z"]).stdout).into_owned();
-    let _ = tmux(&["kill-server"]);
-    assert!(completed.is_some(), "no completion on the screen:\n{last}");
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// elvish, interactive in a real terminal, completes subcommands and
+/// context names from the script loaded in its rc.elv on TAB.
+#[test]
+fn elvish_completes_subcommands_and_context_names_on_tab_in_a_terminal() {
+    assert!(
+        have("elvish") && have("tmux"),
+        "elvish and tmux (scripts/install-deps.sh)"
+    );
+    let dir = Dir::new();
+    let xdg = dir.0.join("config");
+    for name in ["prod-eu", "staging"] {
+        let st = Command::new(KDP)
+            .args(["context", "add", name, "--bootstrap-server", "h:1"])
+            .env("XDG_CONFIG_HOME", &xdg)
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+    }
+    let script = script("elvish", &dir);
+    std::fs::create_dir_all(xdg.join("elvish")).unwrap();
+    std::fs::write(
+        xdg.join("elvish").join("rc.elv"),
+        format!(
+            "eval (slurp < '{}')\nset edit:prompt = {{ put 'ready> ' }}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let bin_dir = Path::new(KDP).parent().unwrap();
+    let term = Terminal::start(
+        "elvish",
+        &format!(
+            "env XDG_CONFIG_HOME='{}' XDG_DATA_HOME='{}' PATH='{}':\"$PATH\" elvish",
+            xdg.display(),
+            dir.0.join("data").display(),
+            bin_dir.display()
+        ),
+    );
+    assert!(
+        term.screen("ready>").is_some(),
+        "no prompt:\n{}",
+        term.now()
+    );
+    term.send(&["kdp tr", "Tab"]);
+    let sub = term.screen("kdp transactions");
+    term.send(&["C-u", "kdp describe --context pr", "Tab"]);
+    let named = term.screen("--context prod-eu");
+    // both names listed for an empty word, and nothing but context names
+    term.send(&["C-u", "kdp context use ", "Tab"]);
+    let listed = term.screen("staging");
+    let last = term.now();
+    assert!(sub.is_some(), "kdp tr<TAB>:\n{last}");
+    assert!(named.is_some(), "--context pr<TAB>:\n{last}");
+    let listed = listed.unwrap_or_else(|| panic!("context use <TAB>:\n{last}"));
+    assert!(listed.contains("prod-eu"), "{listed}");
+    assert!(!listed.contains("--bootstrap-server"), "{listed}");
+}
+
+/// PowerShell is not installable here (no package source serves it), so its
+/// script is checked for the context hook's place: after the subcommand
+/// path is known, before clap's switch, and answered from `kdp context list`.
+#[test]
+fn powershell_answers_context_names_before_the_subcommand_switch() {
+    let dir = Dir::new();
+    let ps = std::fs::read_to_string(script("powershell", &dir)).unwrap();
+    let path = ps.find("}) -join ';'").expect("clap's subcommand path");
+    let hook = ps
+        .find("kdp context list --names")
+        .expect("the context names hook");
+    let switch = ps
+        .find("$completions = @(switch ($command)")
+        .expect("clap's switch");
+    assert!(path < hook && hook < switch, "hook out of place:\n{ps}");
+    assert_eq!(ps.matches("@(kdp context list --names").count(), 1);
+    for named in [
+        "'kdp;context;use'",
+        "'kdp;context;show'",
+        "'kdp;context;remove'",
+    ] {
+        assert!(ps[path..switch].contains(named), "{named}");
+    }
+    assert!(ps[path..switch].contains("'--context'"));
 }

@@ -1,6 +1,6 @@
 //! `kdp completions SHELL`: a completion script generated from the clap
 //! definitions (subcommands, flags, the values of enumerated flags), plus,
-//! for bash, zsh and fish, context names read at completion time from
+//! for every shell, context names read at completion time from
 //! `kdp context list --names`.
 
 use std::io::Write;
@@ -16,9 +16,10 @@ Install (then open a new shell):
   bash:  kdp completions bash > ~/.local/share/bash-completion/completions/kdp
   zsh:   kdp completions zsh > ~/.zfunc/_kdp     (with fpath+=~/.zfunc before compinit)
   fish:  kdp completions fish > ~/.config/fish/completions/kdp.fish
-  powershell:  kdp completions powershell | Out-String | Invoke-Expression
-bash, zsh and fish also complete context names (--context, kdp context use/show/remove) by
-running `kdp context list --names`; powershell and elvish complete everything else.")]
+  powershell:  kdp completions powershell | Out-String | Invoke-Expression   (in $PROFILE)
+  elvish:  kdp completions elvish > ~/.config/elvish/lib/kdp.elv     (with `use kdp` in rc.elv)
+Every shell also completes context names (--context, kdp context use/show/remove) by
+running `kdp context list --names`.")]
 pub struct Args {
     /// The shell.
     #[arg(value_enum)]
@@ -60,6 +61,61 @@ _kdp_contexts() {
 
 "#;
 
+/// Context names for PowerShell: answered before clap's switch over the
+/// subcommand path, which would offer nothing there.
+const POWERSHELL_CONTEXTS: &str = r#"
+    # Context names, read when completing from `kdp context list --names`.
+    $typed = @($commandElements | ForEach-Object { $_.ToString() })
+    if ($wordToComplete -ne '' -and $typed.Count -ge 2) { $typed = $typed[0..($typed.Count - 2)] }
+    if ($typed[-1] -eq '--context' -or $command -in 'kdp;context;use', 'kdp;context;show', 'kdp;context;remove') {
+        @(kdp context list --names 2>$null) | Where-Object { $_ -like "$wordToComplete*" } | ForEach-Object {
+            [CompletionResult]::new($_, $_, [CompletionResultType]::ParameterValue, $_)
+        }
+        return
+    }
+"#;
+
+/// The line of clap's PowerShell script after which the subcommand path is
+/// known.
+const POWERSHELL_PATH_KNOWN: &str = "}) -join ';'\n";
+
+/// Context names for elvish, in place of clap's last line (which looks the
+/// candidates up by the subcommand path).
+const ELVISH_CONTEXTS: &str =
+    "    # Context names, read when completing from `kdp context list --names`.
+    if (or (and (> (count $words) 2) (eq $words[-2] --context)) ^
+           (has-value [kdp';'context';'use kdp';'context';'show kdp';'context';'remove] $command)) {
+        try { kdp context list --names 2>/dev/null | from-lines } catch { }
+    } else {
+        $completions[$command]
+    }
+}
+";
+
+/// clap's PowerShell script with context names completed.
+fn powershell_with_contexts(script: &str) -> String {
+    match script.find(POWERSHELL_PATH_KNOWN) {
+        Some(at) => {
+            let end = at + POWERSHELL_PATH_KNOWN.len();
+            format!("{}{POWERSHELL_CONTEXTS}{}", &script[..end], &script[end..])
+        }
+        None => script.to_string(),
+    }
+}
+
+/// clap's elvish script with context names completed.
+fn elvish_with_contexts(script: &str) -> String {
+    let last = "    $completions[$command]\n}\n";
+    match script.rfind(last) {
+        Some(at) => format!(
+            "{}{ELVISH_CONTEXTS}{}",
+            &script[..at],
+            &script[at + last.len()..]
+        ),
+        None => script.to_string(),
+    }
+}
+
 /// clap's zsh script with context values completed by `_kdp_contexts`
 /// (defined before the script's last lines call `_kdp`).
 fn zsh_with_contexts(script: &str) -> String {
@@ -84,6 +140,12 @@ pub fn run(args: Args, mut definition: clap::Command) -> i32 {
         Shell::Fish => script.extend_from_slice(FISH_CONTEXTS.as_bytes()),
         Shell::Zsh => {
             script = zsh_with_contexts(&String::from_utf8_lossy(&script)).into_bytes();
+        }
+        Shell::PowerShell => {
+            script = powershell_with_contexts(&String::from_utf8_lossy(&script)).into_bytes();
+        }
+        Shell::Elvish => {
+            script = elvish_with_contexts(&String::from_utf8_lossy(&script)).into_bytes();
         }
         _ => {}
     }
