@@ -23,8 +23,9 @@
 //! error no retry can fix ([`Error::is_retriable`]) is the answer at once.
 //! The client's retry watcher is told once per run what is retried.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
+use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -124,7 +125,7 @@ impl<V> KeyOutcome<V> {
 /// answer means for each key.
 pub trait AdminHandler {
     /// What is asked about: a partition, a transactional id, a broker.
-    type Key: Clone + Ord + Debug + Send + Sync + 'static;
+    type Key: Clone + Ord + Hash + Debug + Send + Sync + 'static;
     /// The answer for one key.
     type Value;
     /// The request sent to each broker.
@@ -242,21 +243,92 @@ pub struct DriverStats {
     pub dropped: usize,
 }
 
-struct Open {
+struct Open<K> {
+    key: K,
     last_error: Option<KeyError>,
     broker: Option<i32>,
 }
 
-/// The keys still open and what the next round needs.
+/// The keys still open and what the next round needs. Keys are interned
+/// once per run: everything after works on their index, so the per-key
+/// cost of routing and bookkeeping is a vector slot, not a map of owned
+/// keys (a large scan spent more in those maps than in decoding).
 struct State<K> {
-    open: BTreeMap<K, Open>,
+    /// Each key's index, for matching answers to what was asked.
+    index: HashMap<K, u32>,
+    /// By index: the key while it is open, `None` once settled.
+    open: Vec<Option<Open<K>>>,
+    open_count: usize,
+    /// By index: the serial of the last reply that asked for the key, and of
+    /// the last that answered it (duplicates and strays without a set per
+    /// reply).
+    asked_in: Vec<u32>,
+    answered_in: Vec<u32>,
+    replies: u32,
     stats: DriverStats,
     /// Some key asked for a new lookup before the next round.
     refresh: bool,
 }
 
+impl<K: Clone + Hash + Eq> State<K> {
+    fn new(keys: Vec<K>) -> Self {
+        let mut index = HashMap::with_capacity(keys.len());
+        let mut open = Vec::with_capacity(keys.len());
+        for key in keys {
+            let Ok(at) = u32::try_from(open.len()) else {
+                break;
+            };
+            if index.contains_key(&key) {
+                continue;
+            }
+            index.insert(key.clone(), at);
+            open.push(Some(Open {
+                key,
+                last_error: None,
+                broker: None,
+            }));
+        }
+        State {
+            index,
+            open_count: open.len(),
+            asked_in: vec![0; open.len()],
+            answered_in: vec![0; open.len()],
+            open,
+            replies: 0,
+            stats: DriverStats::default(),
+            refresh: true,
+        }
+    }
+
+    fn open_mut(&mut self, at: u32) -> Option<&mut Open<K>> {
+        self.open.get_mut(at as usize).and_then(Option::as_mut)
+    }
+
+    fn take(&mut self, at: u32) -> Option<Open<K>> {
+        let o = self.open.get_mut(at as usize).and_then(Option::take);
+        if o.is_some() {
+            self.open_count -= 1;
+        }
+        o
+    }
+
+    fn open_keys(&self) -> impl Iterator<Item = (u32, &Open<K>)> {
+        self.open
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| Some((i as u32, o.as_ref()?)))
+    }
+
+    /// Every open key, settled: for the end of a run.
+    fn drain(&mut self) -> impl Iterator<Item = Open<K>> + '_ {
+        self.open_count = 0;
+        self.open.iter_mut().filter_map(Option::take)
+    }
+}
+
 struct Reply<K, Resp> {
     broker: i32,
+    ids: Vec<u32>,
     keys: Vec<K>,
     result: Result<Resp>,
 }
@@ -283,26 +355,10 @@ where
     let api = kdp_wire::api::name(<H::Request as kdp_wire::Message>::API_KEY)
         .unwrap_or(<H::Request as kdp_wire::Message>::NAME);
     let mut told = false;
-    let open: BTreeMap<H::Key, Open> = keys
-        .into_iter()
-        .map(|k| {
-            (
-                k,
-                Open {
-                    last_error: None,
-                    broker: None,
-                },
-            )
-        })
-        .collect();
-    let mut st = State {
-        open,
-        stats: DriverStats::default(),
-        refresh: true,
-    };
+    let mut st = State::new(keys);
     let mut backoff = opts.retry_backoff;
     for attempt in 0..opts.max_attempts.max(1) {
-        if st.open.is_empty() {
+        if st.open_count == 0 {
             break;
         }
         if attempt > 0 {
@@ -310,10 +366,10 @@ where
                 break;
             }
             if !std::mem::replace(&mut told, true) {
-                if let Some(reason) = st.open.values().find_map(|o| o.last_error.clone()) {
+                if let Some(reason) = st.open_keys().find_map(|(_, o)| o.last_error.clone()) {
                     client.tell(&Retrying::Requests {
                         api,
-                        keys: st.open.len(),
+                        keys: st.open_count,
                         reason,
                         left: budget.remaining(),
                     });
@@ -326,7 +382,7 @@ where
 
         // 1. look up again if a key asked for it
         if std::mem::take(&mut st.refresh) {
-            let pending: Vec<H::Key> = st.open.keys().cloned().collect();
+            let pending: Vec<H::Key> = st.open_keys().map(|(_, o)| o.key.clone()).collect();
             let refresh = strategy.refresh(client, &pending, opts.per_request_timeout());
             match tokio::time::timeout_at(deadline, refresh).await {
                 Ok(Ok(())) => {}
@@ -335,10 +391,10 @@ where
                     let err = KeyError::from_error(&e);
                     if !e.is_retriable() {
                         // no later round would do better: that is the answer
-                        let results = std::mem::take(&mut st.open)
-                            .into_iter()
-                            .map(|(key, o)| KeyResult {
-                                key,
+                        let results = st
+                            .drain()
+                            .map(|o| KeyResult {
+                                key: o.key,
                                 broker: o.broker,
                                 result: Err(err.clone()),
                             })
@@ -346,7 +402,7 @@ where
                         emit(&mut sink, None, 0, results);
                         return st.stats;
                     }
-                    for o in st.open.values_mut() {
+                    for o in st.open.iter_mut().flatten() {
                         o.last_error = Some(err.clone());
                     }
                     st.refresh = true;
@@ -357,13 +413,15 @@ where
         }
 
         // 2. route
-        let mut routes: BTreeMap<i32, Vec<H::Key>> = BTreeMap::new();
+        let mut routes: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
         let mut settled = Vec::new();
-        for (key, o) in st.open.iter_mut() {
-            let outcome = match strategy.route(key) {
+        for (at, o) in st.open.iter_mut().enumerate() {
+            let Some(o) = o else { continue };
+            let at = at as u32;
+            let outcome = match strategy.route(&o.key) {
                 Route::Broker(b) => {
                     o.broker = Some(b);
-                    routes.entry(b).or_default().push(key.clone());
+                    routes.entry(b).or_default().push(at);
                     continue;
                 }
                 Route::Retry(e) => {
@@ -372,14 +430,14 @@ where
                     continue;
                 }
                 Route::Fail(e) => KeyOutcome::Failed(e),
-                Route::Missing(e) => handler.missing(key, e),
+                Route::Missing(e) => handler.missing(&o.key, e),
             };
-            settled.push((key.clone(), outcome));
+            settled.push((at, outcome));
         }
         let mut done = Vec::new();
-        for (key, outcome) in settled {
-            let broker = st.open.get(&key).and_then(|o| o.broker);
-            settle(&mut st, &mut done, key, broker, outcome);
+        for (at, outcome) in settled {
+            let broker = st.open_mut(at).and_then(|o| o.broker);
+            settle(&mut st, &mut done, at, broker, outcome);
         }
         emit(&mut sink, None, 0, done);
         if routes.is_empty() {
@@ -392,10 +450,17 @@ where
         let sem = Arc::new(Semaphore::new(opts.max_concurrent_brokers.max(1)));
         let chunk = opts.max_keys_per_request.max(1);
         let request_timeout = opts.per_request_timeout();
-        for (broker, keys) in routes {
-            let requests: Vec<(Vec<H::Key>, H::Request)> = keys
+        for (broker, ids) in routes {
+            let requests: Vec<Asked<H::Key, H::Request>> = ids
                 .chunks(chunk)
-                .map(|ks| (ks.to_vec(), handler.build_request(broker, ks)))
+                .map(|chunk| {
+                    let (ids, keys): (Vec<u32>, Vec<H::Key>) = chunk
+                        .iter()
+                        .filter_map(|&at| Some((at, st.open_mut(at)?.key.clone())))
+                        .unzip();
+                    let request = handler.build_request(broker, &keys);
+                    Asked { ids, keys, request }
+                })
                 .collect();
             tasks.spawn(send_all(
                 client.clone(),
@@ -419,10 +484,10 @@ where
 
     // out of rounds or time: what is left, with its last error
     let timeout = budget.budget();
-    let results = std::mem::take(&mut st.open)
-        .into_iter()
-        .map(|(key, o)| KeyResult {
-            key,
+    let results = st
+        .drain()
+        .map(|o| KeyResult {
+            key: o.key,
             broker: o.broker,
             result: Err(o.last_error.unwrap_or_else(|| {
                 KeyError::client(
@@ -436,10 +501,11 @@ where
     st.stats
 }
 
-fn settle<K: Ord, V>(
+/// Settles the key at index `at` with `outcome`, if it is still open.
+fn settle<K: Clone + Hash + Eq, V>(
     st: &mut State<K>,
     done: &mut Vec<KeyResult<K, V>>,
-    key: K,
+    at: u32,
     broker: Option<i32>,
     outcome: KeyOutcome<V>,
 ) {
@@ -447,22 +513,22 @@ fn settle<K: Ord, V>(
         KeyOutcome::Done(v) => Ok(v),
         KeyOutcome::Failed(e) => Err(e),
         KeyOutcome::Retry { reason, refresh } => {
-            if let Some(o) = st.open.get_mut(&key) {
+            if let Some(o) = st.open_mut(at) {
                 o.last_error = Some(reason);
                 st.refresh |= refresh;
             }
             return;
         }
         KeyOutcome::Dropped => {
-            if st.open.remove(&key).is_some() {
+            if st.take(at).is_some() {
                 st.stats.dropped += 1;
             }
             return;
         }
     };
-    if st.open.remove(&key).is_some() {
+    if let Some(o) = st.take(at) {
         done.push(KeyResult {
-            key,
+            key: o.key,
             broker,
             result,
         });
@@ -500,25 +566,34 @@ fn absorb<H, F>(
     match reply.result {
         Ok(resp) => {
             let throttle = resp.throttle_time_ms();
-            let asked: BTreeSet<&H::Key> = reply.keys.iter().collect();
-            let mut answered = BTreeSet::new();
+            // 0 is never a serial, so no key starts out asked or answered
+            st.replies = st.replies.wrapping_add(1).max(1);
+            let serial = st.replies;
+            for &at in &reply.ids {
+                if let Some(a) = st.asked_in.get_mut(at as usize) {
+                    *a = serial;
+                }
+            }
             for (key, outcome) in handler.handle_response(broker, &reply.keys, resp) {
-                if !asked.contains(&key) {
+                let at = st.index.get(&key).copied();
+                let Some(at) = at.filter(|&at| st.asked_in.get(at as usize) == Some(&serial))
+                else {
                     tracing::debug!(
                         broker,
                         ?key,
                         "answer for a key this broker was not asked; ignored"
                     );
                     continue;
+                };
+                match st.answered_in.get_mut(at as usize) {
+                    Some(a) if *a != serial => *a = serial,
+                    _ => continue,
                 }
-                if !answered.insert(key.clone()) {
-                    continue;
-                }
-                settle(st, &mut done, key, Some(broker), outcome);
+                settle(st, &mut done, at, Some(broker), outcome);
             }
-            for key in &reply.keys {
-                if !answered.contains(key) {
-                    if let Some(o) = st.open.get_mut(key) {
+            for &at in &reply.ids {
+                if st.answered_in.get(at as usize) != Some(&serial) {
+                    if let Some(o) = st.open_mut(at) {
                         o.last_error = Some(KeyError::client(
                             ErrorCode::UNKNOWN_SERVER_ERROR,
                             format!("broker {broker} did not answer for this key"),
@@ -535,7 +610,7 @@ fn absorb<H, F>(
                 && e.is_retriable()
                 && (e.is_connection_error() || matches!(e, Error::UnknownBroker(_)));
             tracing::debug!(broker, error = %e, retry, "request failed");
-            for key in reply.keys {
+            for at in reply.ids {
                 let outcome = if retry {
                     KeyOutcome::Retry {
                         reason: err.clone(),
@@ -544,11 +619,19 @@ fn absorb<H, F>(
                 } else {
                     KeyOutcome::Failed(err.clone())
                 };
-                settle(st, &mut done, key, Some(broker), outcome);
+                settle(st, &mut done, at, Some(broker), outcome);
             }
             emit(sink, Some(broker), 0, done);
         }
     }
+}
+
+/// One request and the keys it asks for (by index, and the keys themselves
+/// for the handler).
+struct Asked<K, R> {
+    ids: Vec<u32>,
+    keys: Vec<K>,
+    request: R,
 }
 
 /// Sends one broker's requests in turn, under a permit of the semaphore; a
@@ -556,7 +639,7 @@ fn absorb<H, F>(
 async fn send_all<K, R>(
     client: Arc<Client>,
     broker: i32,
-    requests: Vec<(Vec<K>, R)>,
+    requests: Vec<Asked<K, R>>,
     sem: Arc<Semaphore>,
     tx: mpsc::UnboundedSender<Reply<K, R::Response>>,
     deadline: Deadline,
@@ -569,14 +652,14 @@ async fn send_all<K, R>(
         return;
     };
     let mut broken: Option<Error> = None;
-    for (keys, req) in requests {
+    for Asked { ids, keys, request } in requests {
         let result = match &broken {
             Some(e) => Err(e.clone()),
             None => {
                 let timeout = deadline.bound(request_timeout);
                 let what = kdp_wire::api::name(R::API_KEY).unwrap_or(R::NAME);
                 let r = deadline
-                    .run(what, client.send_to(broker, &req, timeout))
+                    .run(what, client.send_to(broker, &request, timeout))
                     .await;
                 if let Err(e) = &r {
                     if e.is_connection_error() {
@@ -589,6 +672,7 @@ async fn send_all<K, R>(
         if tx
             .send(Reply {
                 broker,
+                ids,
                 keys,
                 result,
             })

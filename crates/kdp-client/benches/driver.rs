@@ -1,0 +1,57 @@
+//! The admin driver's cost per key, without a network: ListOffsets (high
+//! watermark and LSO) for every partition of one topic, asked of three
+//! brokers of kdp-test-support's in-memory cluster. Encoding, the mock's
+//! answer and decoding are in the figure too, but they grow linearly; what
+//! the driver adds per key (routing, matching answers, bookkeeping) shows as
+//! the time per partition rising with the partition count.
+//!
+//! ```text
+//! cargo bench -p kdp-client --bench driver -- --warm-up-time 1 --measurement-time 3
+//! ```
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use kdp_client::admin::DriverOptions;
+use kdp_client::txn::offsets::offsets;
+use kdp_client::{Client, ClientConfig};
+use kdp_test_support::StallCluster;
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut group = c.benchmark_group("driver_list_offsets");
+    for n in [1_000i32, 10_000, 50_000] {
+        let topic = "bench-topic";
+        let leaders: Vec<(&str, i32, i32)> = (0..n).map(|p| (topic, p, p % 3 + 1)).collect();
+        let cluster = StallCluster::placed(3, &leaders);
+        let client = rt.block_on(async {
+            let config = ClientConfig {
+                connector: Arc::new(cluster.clone()),
+                ..Default::default()
+            };
+            Arc::new(
+                Client::connect(cluster.bootstrap(), config)
+                    .await
+                    .expect("the in-memory cluster"),
+            )
+        });
+        let keys: Vec<(String, i32)> = (0..n).map(|p| (topic.to_string(), p)).collect();
+        let opts = DriverOptions::default();
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(n), &keys, |b, keys| {
+            b.iter(|| {
+                let answers = rt.block_on(offsets(&client, keys.clone(), &opts));
+                assert_eq!(answers.len(), keys.len());
+                black_box(answers)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
