@@ -37,8 +37,10 @@ with a committed offset there, with a verdict:
   no offset     (a --group with offsets on the topic) nothing committed on this partition
 A group with no members shows its state (Empty): it is blocked only when it comes back.
 Each pinned partition ends with what unblocks it, by find-hanging --repair's rules:
-kdp force-terminate --transactional-id X, kdp abort ... where no coordinator knows the
-producer, 'wait' when the coordinator will end it, or '-' when only the coordinator may finish it.
+kdp force-terminate --transactional-id X where its coordinator tracks the Ongoing transaction
+(left alone, the coordinator aborts it only at AutoAbort; force-terminate fences its producer if
+that is still alive), kdp abort ... where no coordinator knows the producer, 'wait' while the
+coordinator writes a decided outcome, or '-' when only the coordinator may finish it.
 
 Whole cluster by default; --group and --topic narrow it.
 Exit status: 0 nothing is blocked, 4 a group is blocked, 1 some answers are missing (and nothing
