@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use kdp_client::diagnose::blocked::{
     blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupAnswer, GroupVerdict, Unblock,
 };
-use kdp_client::groups::{committed_offsets, list_groups, GroupState};
+use kdp_client::groups::{advice, committed_offsets, list_groups, GroupState};
 use kdp_client::txn::driver_options;
 use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
 use serde::Serialize;
@@ -214,6 +214,10 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
 }
 
 fn report_gap(g: &Gap) {
+    let code = match g {
+        Gap::PartitionOffsets(_, e) | Gap::GroupOffsets(_, e) => e.code,
+        Gap::GroupPartition(_, _, code) => *code,
+    };
     match g {
         Gap::PartitionOffsets((t, p), e) => eprintln!(
             "kdp: {t}-{p}: offsets not read: {} {}",
@@ -228,6 +232,9 @@ fn report_gap(g: &Gap) {
         Gap::GroupPartition(group, (t, p), code) => {
             eprintln!("kdp: group {group}: {t}-{p}: {}", code.label())
         }
+    }
+    if let (Gap::GroupOffsets(..) | Gap::GroupPartition(..), Some(hint)) = (g, advice(code)) {
+        eprintln!("kdp:   {hint}");
     }
 }
 
