@@ -57,7 +57,8 @@ for i in "${!versions[@]}"; do
         cargo test -p kdp --locked --no-fail-fast --test real_kafka \
             --test real_kafka_broker_stop --test real_kafka_scenarios \
             --test real_kafka_diagnose --test real_kafka_repair \
-            --test real_kafka_secure --test real_kafka_secure_commands -- --include-ignored ||
+            --test real_kafka_blocked --test real_kafka_secure --test real_kafka_secure_commands \
+            --test real_kafka_secure_blocked -- --include-ignored ||
             failed+=("$v")
     fi
     bash scripts/kafka-secure.sh stop

@@ -113,12 +113,18 @@ fn every_verdict_on_the_partition_the_hanging_transaction_pins() {
     assert!(ledger["AutoAbort"].is_null(), "{ledger}");
     // Only the blocked row carries the command.
     assert!(row("payments-audit")["Unblock"].is_null());
-    // payments-2: the coordinator tracks payments-app and ends it itself.
+    // payments-2: the coordinator tracks payments-app and would abort it at
+    // AutoAbort; force-terminate ends it now.
     let p2 = of(&rows, "payments", 2, "payments-ledger");
     assert_eq!(p2["Verdict"], "blocked");
     assert_eq!(p2["TransactionalId"], "payments-app");
     assert_eq!(p2["CoordinatorState"], "Ongoing");
-    assert_eq!(p2["Unblock"], "wait");
+    let unblock = p2["Unblock"].as_str().unwrap();
+    assert!(
+        unblock.starts_with("kdp force-terminate --bootstrap-server ")
+            && unblock.ends_with(" --transactional-id payments-app"),
+        "{unblock}"
+    );
     assert!(p2["AutoAbort"].as_str().unwrap().ends_with('Z'), "{p2}");
 }
 

@@ -15,12 +15,14 @@
 //! its verdict, so an Empty group at the LSO reads as such, never as a
 //! live consumer.
 //!
-//! The repair of each pinned partition comes from the plan `find-hanging
-//! --repair` makes ([`plan_findings`]): force-terminate when the
-//! coordinator's Ongoing transaction holds the partition, a raw abort when
-//! no coordinator knows it, the manual command when kdp cannot tell, none
-//! when the outcome is decided (PrepareCommit/PrepareAbort) or when the
-//! coordinator will abort it on its own at start + timeout.
+//! The repair of each pinned partition follows the rules of the plan
+//! `find-hanging --repair` makes ([`plan_findings`]): force-terminate when
+//! the coordinator's Ongoing transaction holds the partition (also when it
+//! is younger than find-hanging's timeout: the coordinator would abort it
+//! only at start + timeout, shown beside it as [`AutoAbort::At`]), a raw
+//! abort when no coordinator knows it, the manual command when kdp cannot
+//! tell, and none when the outcome is decided (PrepareCommit/PrepareAbort):
+//! only the coordinator may finish it.
 
 use kdp_wire::TxnState;
 
@@ -146,7 +148,8 @@ pub struct Pinning {
 pub enum Unblock {
     /// Run this (program first), as `find-hanging --repair` would plan it.
     Command(Vec<String>),
-    /// Nothing to run: the coordinator ends it (see [`Pinning::auto_abort`]).
+    /// Nothing to run: the coordinator decided the outcome and is writing
+    /// its markers (see [`Pinning::auto_abort`]).
     Wait,
 }
 
@@ -338,9 +341,25 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
         });
         let unblock = match (step.map(|s| &s.action), &pinned_by) {
             (Some(action), _) => command(action, &opts.connection).map(Unblock::Command),
-            (None, Some(p)) if matches!(p.auto_abort, AutoAbort::At(_) | AutoAbort::Decided(_)) => {
-                Some(Unblock::Wait)
-            }
+            // Younger than find-hanging's timeout, but by its rule for an
+            // Ongoing transaction its coordinator tracks here: the group is
+            // held now, and waiting means until `auto_abort` (an hour, for
+            // a producer killed with a one-hour timeout).
+            (
+                None,
+                Some(Pinning {
+                    auto_abort: AutoAbort::At(_),
+                    transactional_id: Some(id),
+                    ..
+                }),
+            ) => command(
+                &Action::ForceTerminate {
+                    transactional_id: id.clone(),
+                },
+                &opts.connection,
+            )
+            .map(Unblock::Command),
+            (None, Some(p)) if matches!(p.auto_abort, AutoAbort::Decided(_)) => Some(Unblock::Wait),
             _ => None,
         };
         out.partitions.push(PinnedPartition {
@@ -586,23 +605,33 @@ mod tests {
     }
 
     #[test]
-    fn a_tracked_transaction_is_waited_for() {
+    fn a_tracked_transaction_is_force_terminated_with_its_auto_abort_beside() {
         let b = blocked(&joined(), &groups(), &opts());
+        let force = |id: &str| {
+            Some(Unblock::Command(
+                format!("kdp force-terminate --bootstrap-server b:9092 --transactional-id {id}")
+                    .split(' ')
+                    .map(str::to_string)
+                    .collect(),
+            ))
+        };
         let overdue = &b.partitions[1];
         let pin = overdue.pinned_by.as_ref().unwrap();
         assert_eq!(pin.transactional_id.as_deref(), Some("app"));
         assert_eq!(pin.coordinator_state, Some(TxnState::Ongoing));
+        // The coordinator tracks it and would abort it at start + timeout
+        // (overdue here, which the CLI says); ending it now is
+        // find-hanging --repair's lever for an Ongoing transaction.
         assert_eq!(pin.auto_abort, AutoAbort::At(NOW - HOUR + 60_000));
-        // The coordinator tracks it: find-hanging --repair leaves it to the
-        // coordinator's timeout (overdue here, which the CLI says).
-        assert_eq!(overdue.unblock, Some(Unblock::Wait));
-        // A minute old, under the timeout: the coordinator ends it.
+        assert_eq!(overdue.unblock, force("app"));
+        // A minute old, under find-hanging's timeout: the same lever, the
+        // coordinator's own abort time beside it.
         let fresh = &b.partitions[2];
         assert_eq!(
             fresh.pinned_by.as_ref().unwrap().auto_abort,
             AutoAbort::At(NOW)
         );
-        assert_eq!(fresh.unblock, Some(Unblock::Wait));
+        assert_eq!(fresh.unblock, force("fresh"));
         assert_eq!(verdicts(fresh), vec![("ledger", GroupVerdict::Blocked)]);
     }
 

@@ -15,5 +15,5 @@ pub mod state;
 
 pub use coordinator::GroupCoordinators;
 pub use list::{list_groups, GroupFilters, Listed, Listings};
-pub use offsets::{committed_offsets, Committed, GroupOffsets};
+pub use offsets::{advice, committed_offsets, Committed, GroupOffsets};
 pub use state::{GroupState, GroupType};

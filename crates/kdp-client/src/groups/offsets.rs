@@ -48,6 +48,23 @@ fn committed(offset: i64, code: ErrorCode) -> Committed {
     }
 }
 
+/// What to grant when a group's (or one partition's) committed offsets were
+/// refused, when there is something to grant.
+pub fn advice(code: ErrorCode) -> Option<&'static str> {
+    Some(match code {
+        ErrorCode::GROUP_AUTHORIZATION_FAILED => {
+            "OffsetFetch needs DESCRIBE on the group: grant it to this principal (kafka-acls.sh \
+             --add --allow-principal <principal> --operation Describe --group <group>); without \
+             it ListGroups also leaves the group out of a whole-cluster scan"
+        }
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED => {
+            "OffsetFetch needs DESCRIBE on the topic: grant it to this principal (kafka-acls.sh \
+             --add --allow-principal <principal> --operation Describe --topic <topic>)"
+        }
+        _ => return None,
+    })
+}
+
 struct Handler;
 
 impl AdminHandler for Handler {
@@ -183,6 +200,15 @@ mod tests {
 
     fn keys(k: &[&str]) -> Vec<String> {
         k.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_refused_group_names_the_acl_it_needs() {
+        let hint = advice(ErrorCode::GROUP_AUTHORIZATION_FAILED).unwrap();
+        assert!(hint.contains("--operation Describe --group"), "{hint}");
+        let hint = advice(ErrorCode::TOPIC_AUTHORIZATION_FAILED).unwrap();
+        assert!(hint.contains("--operation Describe --topic"), "{hint}");
+        assert_eq!(advice(ErrorCode::NOT_COORDINATOR), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use kdp_client::diagnose::blocked::{
     blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupAnswer, GroupVerdict, Unblock,
 };
-use kdp_client::groups::{committed_offsets, list_groups, GroupState};
+use kdp_client::groups::{advice, committed_offsets, list_groups, GroupState};
 use kdp_client::txn::driver_options;
 use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
 use serde::Serialize;
@@ -37,8 +37,10 @@ with a committed offset there, with a verdict:
   no offset     (a --group with offsets on the topic) nothing committed on this partition
 A group with no members shows its state (Empty): it is blocked only when it comes back.
 Each pinned partition ends with what unblocks it, by find-hanging --repair's rules:
-kdp force-terminate --transactional-id X, kdp abort ... where no coordinator knows the
-producer, 'wait' when the coordinator will end it, or '-' when only the coordinator may finish it.
+kdp force-terminate --transactional-id X where its coordinator tracks the Ongoing transaction
+(left alone, the coordinator aborts it only at AutoAbort; force-terminate fences its producer if
+that is still alive), kdp abort ... where no coordinator knows the producer, 'wait' while the
+coordinator writes a decided outcome, or '-' when only the coordinator may finish it.
 
 Whole cluster by default; --group and --topic narrow it.
 Exit status: 0 nothing is blocked, 4 a group is blocked, 1 some answers are missing (and nothing
@@ -212,6 +214,10 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
 }
 
 fn report_gap(g: &Gap) {
+    let code = match g {
+        Gap::PartitionOffsets(_, e) | Gap::GroupOffsets(_, e) => e.code,
+        Gap::GroupPartition(_, _, code) => *code,
+    };
     match g {
         Gap::PartitionOffsets((t, p), e) => eprintln!(
             "kdp: {t}-{p}: offsets not read: {} {}",
@@ -226,6 +232,9 @@ fn report_gap(g: &Gap) {
         Gap::GroupPartition(group, (t, p), code) => {
             eprintln!("kdp: group {group}: {t}-{p}: {}", code.label())
         }
+    }
+    if let (Gap::GroupOffsets(..) | Gap::GroupPartition(..), Some(hint)) = (g, advice(code)) {
+        eprintln!("kdp:   {hint}");
     }
 }
 

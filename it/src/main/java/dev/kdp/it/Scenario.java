@@ -34,6 +34,7 @@ import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -106,6 +107,7 @@ public final class Scenario {
                 case "fence-after-write": s.fenceAfterWrite(); break;
                 case "consume-committed": s.consumeCommitted(); break;
                 case "offsets": s.offsets(); break;
+                case "group-consume": s.groupConsume(); break;
                 default:
                     System.err.println("unknown subcommand: " + cmd);
                     usage();
@@ -168,6 +170,12 @@ public final class Scenario {
             "  fence-after-write  --topic T --partition-a A --partition-b B --records N --transactional-id ID",
             "  consume-committed  --topic T --partition P [--seconds S (default 60, a bound)] [--until-records N]",
             "  offsets       --topic T --partition P",
+            "  group-consume --topic T --group G [--isolation read_committed|read_uncommitted]",
+            "                [--protocol classic|consumer] [--until-offset X] [--hold-file PATH]:",
+            "                a member of G reads every partition of T to X (capped at the end its isolation",
+            "                allows: the LSO or the high watermark; default that end), commits, prints; with",
+            "                --hold-file it stays a member (paused) until PATH exists, then reads to the end",
+            "                again, commits and prints a second line",
             "stdout: exactly one JSON line; logs/errors: stderr"));
     }
 
@@ -707,6 +715,108 @@ public final class Scenario {
         }
     }
 
+
+    /**
+     * A consumer that is a member of --group (subscribe, so the group has a member and a state
+     * while it runs): reads every partition of --topic until its position reaches the target
+     * (--until-offset, capped at the end offset its isolation level allows: the LSO under
+     * read_committed, the high watermark under read_uncommitted; default: that end), commits
+     * exactly the target (commitSync) and prints one line. Without --hold-file it then closes
+     * (leaves the group: Empty, its offsets kept). With --hold-file PATH it stays a member, its
+     * partitions paused so the position stays, until PATH exists (bounded by --timeout-seconds);
+     * then it reads to the end again, commits and prints a second line, and closes.
+     */
+    private void groupConsume() throws Exception {
+        String topic = req("topic");
+        String group = req("group");
+        String isolation = opts.getOrDefault("isolation", "read_committed");
+        if (!isolation.equals("read_committed") && !isolation.equals("read_uncommitted")) {
+            throw new UsageException("--isolation must be read_committed or read_uncommitted");
+        }
+        String protocol = opts.getOrDefault("protocol", "classic");
+        if (!protocol.equals("classic") && !protocol.equals("consumer")) {
+            throw new UsageException("--protocol must be classic or consumer");
+        }
+        long until = opts.containsKey("until-offset") ? Long.parseLong(req("until-offset")) : Long.MAX_VALUE;
+        String hold = opts.get("hold-file");
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        // the config exists from kafka-clients 3.7; "classic" is the default there
+        p.put("group.protocol", protocol);
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
+            int partitions;
+            try (Admin admin = admin(bootstrap)) {
+                partitions = describeTopic(admin, topic).partitions().size();
+            }
+            c.subscribe(List.of(topic));
+            // the coordinator assigns every partition to the one member; records may come with it
+            int early = 0;
+            while (c.assignment().size() < partitions) {
+                early += c.poll(Duration.ofMillis(100)).count();
+                if (c.assignment().size() < partitions) sleepOrFail(0, "assignment of " + topic + " in " + group, null);
+            }
+            Json first = readAndCommit(c, group, topic, isolation, protocol, until, "group-consume", early);
+            if (hold == null) {
+                emit(first);
+                return;
+            }
+            emit(first.put("holding", true));
+            java.nio.file.Path resume = java.nio.file.Path.of(hold);
+            while (!java.nio.file.Files.exists(resume)) {
+                c.pause(c.assignment());
+                c.poll(Duration.ofMillis(100)); // stays a member: polls within max.poll.interval.ms
+                sleepOrFail(0, "hold file never appeared: " + resume, null);
+            }
+            c.resume(c.assignment());
+            emit(readAndCommit(c, group, topic, isolation, protocol, Long.MAX_VALUE, "group-consume-resumed", 0));
+        }
+    }
+
+    /** Reads each assigned partition until its position reaches min(until, end), commits that, describes it. */
+    private Json readAndCommit(KafkaConsumer<byte[], byte[]> c, String group, String topic, String isolation,
+                               String protocol, long until, String scenario, int early) throws Exception {
+        // the end a consumer of this isolation may reach (read_committed: the LSO)
+        Map<TopicPartition, Long> end = c.endOffsets(c.assignment(), Duration.ofSeconds(10));
+        Map<TopicPartition, Long> target = new TreeMap<>(java.util.Comparator.comparingInt(TopicPartition::partition));
+        end.forEach((tp, e) -> target.put(tp, Math.min(until, e)));
+        int records = early;
+        while (true) {
+            boolean done = true;
+            for (Map.Entry<TopicPartition, Long> t : target.entrySet()) {
+                done &= c.position(t.getKey(), Duration.ofSeconds(10)) >= t.getValue();
+            }
+            if (done) break;
+            records += c.poll(Duration.ofMillis(200)).count();
+            sleepOrFail(0, "consumer of " + group + " reaching " + target, null);
+        }
+        Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
+        target.forEach((tp, o) -> commit.put(tp, new OffsetAndMetadata(o)));
+        c.commitSync(commit, Duration.ofSeconds(30));
+        List<Object> parts = new ArrayList<>();
+        for (Map.Entry<TopicPartition, Long> t : target.entrySet()) {
+            parts.add(new Json()
+                .put("partition", t.getKey().partition())
+                .put("committed", t.getValue())
+                .put("position", c.position(t.getKey(), Duration.ofSeconds(10)))
+                .put("endOffset", end.get(t.getKey())));
+        }
+        return new Json()
+            .put("scenario", scenario)
+            .put("group", group)
+            .put("topic", topic)
+            .put("isolation", isolation)
+            .put("protocol", protocol)
+            .put("memberId", c.groupMetadata().memberId())
+            .put("generationId", c.groupMetadata().generationId())
+            .put("records", records)
+            .put("partitions", parts);
+    }
 
     // ------------------------------------------------------------------ shared pieces
 
