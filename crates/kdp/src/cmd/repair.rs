@@ -6,8 +6,11 @@
 use std::io::{self, BufRead, IsTerminal, Write};
 
 use kdp_client::txn::repair::{
-    self, Action, CoordinatorAnswer, Done, Outcome, Plan, RepairOptions, Report, Step,
+    self, Action, CoordinatorAnswer, Done, LsoChange, Outcome, Plan, Proof, RepairOptions, Report,
+    Step,
 };
+
+use crate::cmd::audit;
 
 use crate::cmd::cluster::{ClusterArgs, Connected};
 use crate::exit;
@@ -21,6 +24,10 @@ pub struct ConfirmArgs {
     /// Do it without asking (required when stdin is not a terminal).
     #[arg(long)]
     pub yes: bool,
+    /// Append one JSON line per action sent (time, cluster id, principal, the plan step,
+    /// its result, its partitions before and after) to FILE, created with mode 0600.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<std::path::PathBuf>,
 }
 
 /// The flags that reach the cluster as `args` do, for the command lines of
@@ -147,6 +154,7 @@ fn plural(n: usize) -> &'static str {
 /// written again right before the question, so that it is never asked
 /// about a plan not shown.
 pub async fn carry_out(
+    command: &str,
     conn: &Connected,
     out: &mut dyn Write,
     plan_seen_at_prompt: bool,
@@ -177,9 +185,95 @@ pub async fn carry_out(
             Err(_) => return Err(exit::USAGE),
         }
     }
+    // the audit file opens before anything is sent: no action goes unrecorded
+    let mut audit_file = match &args.audit_log {
+        Some(path) => match audit::open(path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                fail!("--audit-log {}: {e}; nothing was changed", path.display());
+                return Err(exit::PARTIAL);
+            }
+        },
+        None => None,
+    };
     let opts = RepairOptions::new(conn.describe_options(None, None));
+    let before = repair::snapshot(&conn.client, &plan, &opts).await;
     let report = repair::execute(&conn.client, &plan, &opts).await;
-    Ok(render_report(out, &report))
+    // force-terminate's markers are written by the coordinator afterwards:
+    // the proof reads again until the LSO moved or --timeout passes
+    let proof = repair::prove(&conn.client, &before, &report, &opts, conn.budget).await;
+    let mut code = render_report(out, &report);
+    render_proof(out, &proof);
+    if !proof.all_settled() && code != exit::PARTIAL {
+        code = exit::PARTIAL;
+    }
+    if let (Some(file), Some(path)) = (audit_file.as_mut(), &args.audit_log) {
+        let cluster_id = conn
+            .client
+            .metadata_within(Some(&[]), conn.budget.bound(conn.request_timeout))
+            .await
+            .ok()
+            .and_then(|m| m.cluster_id);
+        let ctx = audit::Context {
+            command,
+            cluster_id: cluster_id.as_deref(),
+            principal: conn.principal.as_deref(),
+        };
+        if let Err(e) = audit::write(file, &ctx, &before, &report, &proof) {
+            fail!("--audit-log {}: cannot write: {e}", path.display());
+            code = exit::PARTIAL;
+        }
+    }
+    Ok(code)
+}
+
+/// Writes what the partitions read after the repair show: the LSO before
+/// and after, the records released, whether the transaction is gone, and
+/// the groups that can now advance.
+pub fn render_proof(out: &mut dyn Write, proof: &Proof) {
+    if proof.partitions.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "After the repair (read {} time(s)):", proof.reads);
+    let dash = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+    for p in &proof.partitions {
+        let what = match p.change {
+            LsoChange::Moved => format!(
+                "LSO moved {} -> {}, {} record(s) released",
+                dash(p.before.lso()),
+                dash(p.after.lso()),
+                dash(p.released())
+            ),
+            LsoChange::HeldByAnother { producer_id } => format!(
+                "transaction gone; LSO stays at {}: producer {producer_id}'s open transaction starts there",
+                dash(p.after.lso())
+            ),
+            LsoChange::NotMoved => format!(
+                "LSO DID NOT MOVE: still {} (was {}) when the time ran out",
+                dash(p.after.lso()),
+                dash(p.before.lso())
+            ),
+            LsoChange::Unknown => "LSO NOT KNOWN: the partition could not be read".to_string(),
+        };
+        let gone = match p.transaction_gone {
+            Some(true) => "transaction gone",
+            Some(false) => "transaction still open",
+            None => "producers not read",
+        };
+        let groups = if p.groups_can_advance.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; groups that can advance: {}",
+                p.groups_can_advance.join(", ")
+            )
+        };
+        let _ = writeln!(out, "  {}-{}: {what}; {gone}{groups}", p.topic, p.partition);
+    }
+    if let Some(e) = &proof.groups_error {
+        let _ = writeln!(out, "  (groups not read: {e})");
+    }
+    let _ = out.flush();
 }
 
 /// Asks `Proceed? [y/N]` on `prompt`, after writing `plan` there first
