@@ -405,6 +405,76 @@ mod tests {
         plan
     }
 
+    /// A repair the cluster answers "done" to but whose LSO never moves
+    /// (here every read_committed ListOffsets answer keeps payments-0 at the
+    /// transaction's start): the report says so, the audit line too, and
+    /// the command exits 1, all within the one --timeout on tokio's paused
+    /// clock.
+    #[tokio::test(start_paused = true)]
+    async fn an_lso_that_did_not_move_exits_1_and_is_recorded() {
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        use kdp_client::txn::repair::{plan_abort, AbortTarget};
+        use kdp_client::{Client, ClientConfig, Deadline};
+        use kdp_wire::messages::list_offsets::READ_COMMITTED;
+        use kdp_wire::messages::ListOffsetsRequest;
+
+        let cluster = kdp_test_support::StallCluster::demo();
+        cluster.edit::<ListOffsetsRequest, _>(|_, req, resp| {
+            if req.isolation_level == READ_COMMITTED {
+                for t in resp.topics.iter_mut().filter(|t| t.name == "payments") {
+                    for p in t.partitions.iter_mut().filter(|p| p.partition_index == 0) {
+                        p.offset = 40112;
+                    }
+                }
+            }
+        });
+        let config = ClientConfig {
+            connector: Arc::new(cluster.clone()),
+            ..Default::default()
+        };
+        let client = Client::connect(cluster.bootstrap(), config).await.unwrap();
+        let conn = Connected {
+            client: Arc::new(client),
+            request_timeout: Duration::from_secs(2),
+            budget: Deadline::after(Duration::from_secs(10)),
+            principal: Some("User:ops".into()),
+        };
+        let target = AbortTarget::StartOffset {
+            topic: "payments".into(),
+            partition: 0,
+            start_offset: 40112,
+        };
+        let plan = plan_abort(&conn.client, &target, &conn.describe_options(None, None))
+            .await
+            .expect("plan");
+        let dir = std::env::temp_dir().join(format!("kdp-not-moved-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("audit.jsonl");
+        let _ = std::fs::remove_file(&log);
+        let args = ConfirmArgs {
+            dry_run: false,
+            yes: true,
+            audit_log: Some(log.clone()),
+        };
+        let mut out = Vec::new();
+        let code = carry_out("abort", &conn, &mut out, true, plan, &args).await;
+        let shown = String::from_utf8(out).unwrap();
+        assert_eq!(code, Ok(exit::PARTIAL), "{shown}");
+        assert!(shown.contains("abort payments-0 producer 7003: done"), "{shown}");
+        assert!(
+            shown.contains("payments-0: LSO DID NOT MOVE: still 40112 (was 40112)"),
+            "{shown}"
+        );
+        let line: serde_json::Value =
+            serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
+        assert_eq!(line["Partitions"][0]["LsoChange"], "not moved");
+        assert_eq!(line["Principal"], "User:ops");
+        assert!(tokio::time::Instant::now() <= conn.budget.at());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn the_question_comes_after_the_plan_it_asks_about() {
         let screen = Screen::default();
