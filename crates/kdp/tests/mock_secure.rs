@@ -418,3 +418,55 @@ fn bad_tls_files_are_usage_errors_that_name_the_flag() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--tls-cert"), "{}", stderr(&out));
 }
+
+/// `--audit-log` of a repair over SASL_SSL with every kind of password in
+/// the config (the JAAS password, the ssl.* passwords): the line names the
+/// SASL user, fits its schema, and holds none of the passwords.
+#[test]
+fn the_audit_log_names_the_user_and_holds_no_secret() {
+    const STORE_PW: &str = "store-Pw-77aa01";
+    const KEY_PW: &str = "key-Pw-5e5e12";
+    let s = setup();
+    let mock = Mock::tls(&s, &s.secure_cluster, &[]);
+    let mut text = format!(
+        "security.protocol=SASL_SSL\n{}{}",
+        jaas("SCRAM-SHA-512", "alice", ALICE_PW),
+        trust(&s.ca)
+    );
+    text.push_str(&format!(
+        "ssl.truststore.password={STORE_PW}\nssl.keystore.password={STORE_PW}\nssl.key.password={KEY_PW}\n"
+    ));
+    let props = s.dir.write("audit.properties", &text);
+    let log = s.dir.0.join("audit.jsonl");
+    let log_arg = log.display().to_string();
+    let out = Command::new(KDP)
+        .args(["abort", "--bootstrap-server", &mock.bootstrap])
+        .args(["--command-config", &props, "--timeout", "20s"])
+        .args([
+            "--topic",
+            "orders",
+            "--partition",
+            "3",
+            "--start-offset",
+            "150382",
+        ])
+        .args(["--yes", "--audit-log", &log_arg])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kdp abort");
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let written = std::fs::read_to_string(&log).expect("the audit log");
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 1, "{written}");
+    let line: Value = serde_json::from_str(lines[0]).expect("a JSON line");
+    if let Some(why) = common::schema::violations("audit-log", false, &line) {
+        panic!("{why}: {line}");
+    }
+    assert_eq!(line["Principal"], "User:alice");
+    assert_eq!(line["Result"], "done");
+    for secret in [ALICE_PW, STORE_PW, KEY_PW] {
+        assert!(!written.contains(secret), "a password in the audit log");
+        assert!(!all.contains(secret), "a password in kdp's output");
+    }
+}

@@ -597,7 +597,9 @@ fn find_hanging_repair_numbers_results_as_the_plan_and_lists_unknown_rows_by_han
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let plan =
         &stdout[stdout.find("Plan (").expect("a plan")..stdout.find("Result:").expect("a result")];
-    let result = &stdout[stdout.find("Result:").expect("a result")..];
+    // the steps' results end where the proof of what they changed begins
+    let result = &stdout[stdout.find("Result:").expect("a result")
+        ..stdout.find("After the repair").unwrap_or(stdout.len())];
     let numbered = |block: &str, what: &str| -> Option<String> {
         block
             .lines()
@@ -789,4 +791,118 @@ fn with_the_coordinator_unreachable_the_plan_claims_nothing_about_its_transactio
         "{}",
         text(&out)
     );
+}
+
+/// The lines `--audit-log` appended, each checked against its schema.
+fn audit_lines(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("the audit log");
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            if let Some(why) = common::schema::violations("audit-log", false, &v) {
+                panic!("{why}: {v}");
+            }
+            v
+        })
+        .collect()
+}
+
+/// After the abort, the report and the audit line say what the mock now
+/// holds: the LSO moved from the transaction's start to the high
+/// watermark, the transaction is gone, and payments-ledger (committed at
+/// the old LSO) can advance; a second repair appends a second line to the
+/// same file, which only its owner may read.
+#[test]
+fn the_proof_and_the_audit_log_match_what_the_mock_reads_after_the_repair() {
+    let mock = Mock::demo("proof");
+    let log = mock._dir.join("audit.jsonl");
+    let log_arg = log.display().to_string();
+    let before = mock.offsets("payments", 0);
+    let out = mock.abort_payments("40112", &["--yes", "--audit-log", &log_arg]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let after = mock.offsets("payments", 0);
+    let shown = text(&out);
+    let moved = format!(
+        "payments-0: LSO moved {} -> {}, {} record(s) released; transaction gone; groups that can advance: payments-ledger",
+        before.last_stable_offset,
+        after.last_stable_offset,
+        after.last_stable_offset - before.last_stable_offset
+    );
+    assert!(shown.contains(&moved), "{shown}");
+    let lines = audit_lines(&log);
+    assert_eq!(lines.len(), 1);
+    let l = &lines[0];
+    assert_eq!(
+        (&l["Command"], &l["Action"], &l["Result"], &l["ProducerId"]),
+        (
+            &Value::from("abort"),
+            &Value::from("abort"),
+            &Value::from("done"),
+            &Value::from(7003)
+        )
+    );
+    assert_eq!(l["ClusterId"], mock_cluster_id());
+    let p = &l["Partitions"][0];
+    assert_eq!(p["Before"]["LastStableOffset"], before.last_stable_offset);
+    assert_eq!(p["Before"]["HighWatermark"], before.high_watermark);
+    assert_eq!(p["After"]["LastStableOffset"], after.last_stable_offset);
+    assert_eq!(p["After"]["HighWatermark"], after.high_watermark);
+    assert_eq!(p["LsoChange"], "moved");
+    assert_eq!(p["TransactionGone"], true);
+    assert_eq!(
+        p["GroupsCanAdvance"],
+        serde_json::json!(["payments-ledger"])
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&log).expect("log").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    let out = mock.kdp(
+        &["force-terminate"],
+        &[
+            "--transactional-id",
+            "ledger-writer",
+            "--yes",
+            "--audit-log",
+            &log_arg,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let lines = audit_lines(&log);
+    assert_eq!(lines.len(), 2, "appended, not replaced");
+    assert_eq!(lines[1]["Action"], "force-terminate");
+    assert_eq!(lines[1]["TransactionalId"], "ledger-writer");
+    assert_eq!(lines[1]["Partitions"][0]["LsoChange"], "moved");
+}
+
+fn mock_cluster_id() -> Value {
+    demo_cluster()["cluster_id"].clone()
+}
+
+/// find-hanging --repair proves each repaired partition too.
+#[test]
+fn find_hanging_repair_reports_each_lso_it_moved() {
+    let mock = Mock::demo("fh-proof");
+    let log = mock._dir.join("audit.jsonl");
+    let log_arg = log.display().to_string();
+    let out = mock.kdp(
+        &["find-hanging"],
+        &["--repair", "--yes", "--audit-log", &log_arg],
+    );
+    let shown = text(&out);
+    assert!(shown.contains("After the repair"), "{shown}");
+    let lines = audit_lines(&log);
+    assert!(!lines.is_empty(), "{shown}");
+    for l in &lines {
+        assert_eq!(l["Command"], "find-hanging --repair");
+        if l["Result"] == "done" {
+            for p in l["Partitions"].as_array().expect("partitions") {
+                if !p["After"].is_null() {
+                    assert_eq!(p["LsoChange"], "moved", "{l}");
+                }
+            }
+        }
+    }
 }

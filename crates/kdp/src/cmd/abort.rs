@@ -131,7 +131,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         }
     };
     let seen_at_prompt = std::io::stdout().is_terminal();
-    repair::carry_out(&conn, out, seen_at_prompt, plan, &args.confirm)
+    repair::carry_out("abort", &conn, out, seen_at_prompt, plan, &args.confirm)
         .await
         .unwrap_or_else(|stopped| stopped)
 }

@@ -49,6 +49,9 @@ pub struct Connected {
     pub request_timeout: Duration,
     /// The command's deadline: the budget every step of the command draws on.
     pub budget: Deadline,
+    /// The SASL user the config names (`User:NAME`), for audit records;
+    /// `None` when the config names none (PLAINTEXT, SSL, OAUTHBEARER).
+    pub principal: Option<String>,
 }
 
 impl Connected {
@@ -84,6 +87,13 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
     for warning in props.warnings() {
         eprintln!("{warning}");
     }
+    let principal = match &props.security.sasl {
+        Some(
+            kdp_client::security::SaslConfig::Plain { username, .. }
+            | kdp_client::security::SaslConfig::Scram { username, .. },
+        ) => Some(format!("User:{username}")),
+        _ => None,
+    };
     let (mut config, request_timeout) = client_config(&props, args.timeout).map_err(|msg| {
         fail!("{msg}");
         exit::USAGE
@@ -97,6 +107,7 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
             client: Arc::new(c),
             request_timeout,
             budget,
+            principal,
         }),
         Err(e) => {
             fail!("cannot reach the cluster: {e}");
@@ -272,6 +283,7 @@ mod tests {
             client: Arc::new(client),
             request_timeout: Duration::from_secs(5),
             budget: Deadline::after(budget),
+            principal: None,
         }
     }
 

@@ -102,6 +102,7 @@ pub async fn run_async(args: Args) -> i32 {
             confirm: ConfirmArgs {
                 dry_run: true,
                 yes: false,
+                audit_log: None,
             },
             watch: Default::default(),
         };

@@ -321,9 +321,16 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             (&mut err, true)
         };
         let _ = writeln!(to);
-        return repair::carry_out(&conn, to, seen_at_prompt, plan, &args.confirm)
-            .await
-            .unwrap_or_else(|stopped| stopped);
+        return repair::carry_out(
+            "find-hanging --repair",
+            &conn,
+            to,
+            seen_at_prompt,
+            plan,
+            &args.confirm,
+        )
+        .await
+        .unwrap_or_else(|stopped| stopped);
     }
     if problems > 0 {
         exit::FOUND

@@ -87,7 +87,16 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         }
     }
     let seen_at_prompt = std::io::stdout().is_terminal();
-    match repair::carry_out(&conn, out, seen_at_prompt, plan, &args.confirm).await {
+    match repair::carry_out(
+        "force-terminate",
+        &conn,
+        out,
+        seen_at_prompt,
+        plan,
+        &args.confirm,
+    )
+    .await
+    {
         // the ids that could not be described were left alone
         Ok(_) if !left_alone.is_empty() => exit::PARTIAL,
         Ok(code) | Err(code) => code,

@@ -1,4 +1,5 @@
 pub mod abort;
+pub mod audit;
 pub mod blocked;
 pub mod cluster;
 pub mod compare_replicas;

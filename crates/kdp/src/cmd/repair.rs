@@ -6,8 +6,11 @@
 use std::io::{self, BufRead, IsTerminal, Write};
 
 use kdp_client::txn::repair::{
-    self, Action, CoordinatorAnswer, Done, Outcome, Plan, RepairOptions, Report, Step,
+    self, Action, CoordinatorAnswer, Done, LsoChange, Outcome, Plan, Proof, RepairOptions, Report,
+    Step,
 };
+
+use crate::cmd::audit;
 
 use crate::cmd::cluster::{ClusterArgs, Connected};
 use crate::exit;
@@ -21,6 +24,10 @@ pub struct ConfirmArgs {
     /// Do it without asking (required when stdin is not a terminal).
     #[arg(long)]
     pub yes: bool,
+    /// Append one JSON line per action sent (time, cluster id, principal, the plan step,
+    /// its result, its partitions before and after) to FILE, created with mode 0600.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<std::path::PathBuf>,
 }
 
 /// The flags that reach the cluster as `args` do, for the command lines of
@@ -147,6 +154,7 @@ fn plural(n: usize) -> &'static str {
 /// written again right before the question, so that it is never asked
 /// about a plan not shown.
 pub async fn carry_out(
+    command: &str,
     conn: &Connected,
     out: &mut dyn Write,
     plan_seen_at_prompt: bool,
@@ -177,9 +185,95 @@ pub async fn carry_out(
             Err(_) => return Err(exit::USAGE),
         }
     }
+    // the audit file opens before anything is sent: no action goes unrecorded
+    let mut audit_file = match &args.audit_log {
+        Some(path) => match audit::open(path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                fail!("--audit-log {}: {e}; nothing was changed", path.display());
+                return Err(exit::PARTIAL);
+            }
+        },
+        None => None,
+    };
     let opts = RepairOptions::new(conn.describe_options(None, None));
+    let before = repair::snapshot(&conn.client, &plan, &opts).await;
     let report = repair::execute(&conn.client, &plan, &opts).await;
-    Ok(render_report(out, &report))
+    // force-terminate's markers are written by the coordinator afterwards:
+    // the proof reads again until the LSO moved or --timeout passes
+    let proof = repair::prove(&conn.client, &before, &report, &opts, conn.budget).await;
+    let mut code = render_report(out, &report);
+    render_proof(out, &proof);
+    if !proof.all_settled() && code != exit::PARTIAL {
+        code = exit::PARTIAL;
+    }
+    if let (Some(file), Some(path)) = (audit_file.as_mut(), &args.audit_log) {
+        let cluster_id = conn
+            .client
+            .metadata_within(Some(&[]), conn.budget.bound(conn.request_timeout))
+            .await
+            .ok()
+            .and_then(|m| m.cluster_id);
+        let ctx = audit::Context {
+            command,
+            cluster_id: cluster_id.as_deref(),
+            principal: conn.principal.as_deref(),
+        };
+        if let Err(e) = audit::write(file, &ctx, &before, &report, &proof) {
+            fail!("--audit-log {}: cannot write: {e}", path.display());
+            code = exit::PARTIAL;
+        }
+    }
+    Ok(code)
+}
+
+/// Writes what the partitions read after the repair show: the LSO before
+/// and after, the records released, whether the transaction is gone, and
+/// the groups that can now advance.
+pub fn render_proof(out: &mut dyn Write, proof: &Proof) {
+    if proof.partitions.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "After the repair (read {} time(s)):", proof.reads);
+    let dash = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+    for p in &proof.partitions {
+        let what = match p.change {
+            LsoChange::Moved => format!(
+                "LSO moved {} -> {}, {} record(s) released",
+                dash(p.before.lso()),
+                dash(p.after.lso()),
+                dash(p.released())
+            ),
+            LsoChange::HeldByAnother { producer_id } => format!(
+                "transaction gone; LSO stays at {}: producer {producer_id}'s open transaction starts there",
+                dash(p.after.lso())
+            ),
+            LsoChange::NotMoved => format!(
+                "LSO DID NOT MOVE: still {} (was {}) when the time ran out",
+                dash(p.after.lso()),
+                dash(p.before.lso())
+            ),
+            LsoChange::Unknown => "LSO NOT KNOWN: the partition could not be read".to_string(),
+        };
+        let gone = match p.transaction_gone {
+            Some(true) => "transaction gone",
+            Some(false) => "transaction still open",
+            None => "producers not read",
+        };
+        let groups = if p.groups_can_advance.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; groups that can advance: {}",
+                p.groups_can_advance.join(", ")
+            )
+        };
+        let _ = writeln!(out, "  {}-{}: {what}; {gone}{groups}", p.topic, p.partition);
+    }
+    if let Some(e) = &proof.groups_error {
+        let _ = writeln!(out, "  (groups not read: {e})");
+    }
+    let _ = out.flush();
 }
 
 /// Asks `Proceed? [y/N]` on `prompt`, after writing `plan` there first
@@ -309,6 +403,76 @@ mod tests {
             },
         );
         plan
+    }
+
+    /// A repair the cluster answers "done" to but whose LSO never moves
+    /// (here every read_committed ListOffsets answer keeps payments-0 at the
+    /// transaction's start): the report says so, the audit line too, and
+    /// the command exits 1, all within the one --timeout on tokio's paused
+    /// clock.
+    #[tokio::test(start_paused = true)]
+    async fn an_lso_that_did_not_move_exits_1_and_is_recorded() {
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        use kdp_client::txn::repair::{plan_abort, AbortTarget};
+        use kdp_client::{Client, ClientConfig, Deadline};
+        use kdp_wire::messages::list_offsets::READ_COMMITTED;
+        use kdp_wire::messages::ListOffsetsRequest;
+
+        let cluster = kdp_test_support::StallCluster::demo();
+        cluster.edit::<ListOffsetsRequest, _>(|_, req, resp| {
+            if req.isolation_level == READ_COMMITTED {
+                for t in resp.topics.iter_mut().filter(|t| t.name == "payments") {
+                    for p in t.partitions.iter_mut().filter(|p| p.partition_index == 0) {
+                        p.offset = 40112;
+                    }
+                }
+            }
+        });
+        let config = ClientConfig {
+            connector: Arc::new(cluster.clone()),
+            ..Default::default()
+        };
+        let client = Client::connect(cluster.bootstrap(), config).await.unwrap();
+        let conn = Connected {
+            client: Arc::new(client),
+            request_timeout: Duration::from_secs(2),
+            budget: Deadline::after(Duration::from_secs(10)),
+            principal: Some("User:ops".into()),
+        };
+        let target = AbortTarget::StartOffset {
+            topic: "payments".into(),
+            partition: 0,
+            start_offset: 40112,
+        };
+        let plan = plan_abort(&conn.client, &target, &conn.describe_options(None, None))
+            .await
+            .expect("plan");
+        let dir = std::env::temp_dir().join(format!("kdp-not-moved-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("audit.jsonl");
+        let _ = std::fs::remove_file(&log);
+        let args = ConfirmArgs {
+            dry_run: false,
+            yes: true,
+            audit_log: Some(log.clone()),
+        };
+        let mut out = Vec::new();
+        let code = carry_out("abort", &conn, &mut out, true, plan, &args).await;
+        let shown = String::from_utf8(out).unwrap();
+        assert_eq!(code, Ok(exit::PARTIAL), "{shown}");
+        assert!(shown.contains("abort payments-0 producer 7003: done"), "{shown}");
+        assert!(
+            shown.contains("payments-0: LSO DID NOT MOVE: still 40112 (was 40112)"),
+            "{shown}"
+        );
+        let line: serde_json::Value =
+            serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
+        assert_eq!(line["Partitions"][0]["LsoChange"], "not moved");
+        assert_eq!(line["Principal"], "User:ops");
+        assert!(tokio::time::Instant::now() <= conn.budget.at());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

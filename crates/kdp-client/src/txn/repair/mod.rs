@@ -82,6 +82,7 @@ mod execute;
 mod findings;
 mod levers;
 mod plan;
+mod proof;
 
 pub use build::{join_partitions, plan_abort, plan_force_terminate, ForceTerminatePlan, PlanError};
 pub use execute::{
@@ -95,4 +96,7 @@ pub use levers::{
 pub use plan::{
     plan_abort_from, unblocks, AbortTarget, Action, CoordinatorAnswer, Manual, ManualReason,
     NotAsked, PartitionSeen, Plan, Refusal, Seen, SkipReason, Step,
+};
+pub use proof::{
+    judge, prove, snapshot, LsoChange, PartitionProof, PartitionState, Proof, Snapshot,
 };
