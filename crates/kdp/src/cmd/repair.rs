@@ -462,7 +462,10 @@ mod tests {
         let code = carry_out("abort", &conn, &mut out, true, plan, &args).await;
         let shown = String::from_utf8(out).unwrap();
         assert_eq!(code, Ok(exit::PARTIAL), "{shown}");
-        assert!(shown.contains("abort payments-0 producer 7003: done"), "{shown}");
+        assert!(
+            shown.contains("abort payments-0 producer 7003: done"),
+            "{shown}"
+        );
         assert!(
             shown.contains("payments-0: LSO DID NOT MOVE: still 40112 (was 40112)"),
             "{shown}"
