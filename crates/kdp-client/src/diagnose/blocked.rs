@@ -29,21 +29,12 @@ use kdp_wire::TxnState;
 use crate::admin::{KeyError, TopicPartition};
 use crate::diagnose::findings::findings;
 use crate::diagnose::hanging::Verdict;
-use crate::groups::{Committed, GroupOffsets, GroupState};
+use crate::groups::{Committed, GroupState};
 use crate::time::known_ms;
 use crate::txn::join::Joined;
 use crate::txn::repair::{findings as repair_findings, plan_findings, Action, CoordinatorAnswer};
 
-/// What kdp learned of one group.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupAnswer {
-    /// The group id.
-    pub group_id: String,
-    /// Its state, when its coordinator's listing said (ListGroups v4+).
-    pub state: Option<GroupState>,
-    /// Its committed offsets, or why there are none.
-    pub offsets: Result<GroupOffsets, KeyError>,
-}
+pub use crate::groups::GroupAnswer;
 
 /// A group's position on a pinned partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

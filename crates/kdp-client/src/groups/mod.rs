@@ -7,13 +7,16 @@
 //!   from v4).
 //! - [`offsets`]: OffsetFetch, batched per coordinator (many groups per
 //!   request from v8, Kafka 3.0).
+//! - [`read`]: the two together, each group with its state and offsets.
 
 pub mod coordinator;
 pub mod list;
 pub mod offsets;
+pub mod read;
 pub mod state;
 
 pub use coordinator::GroupCoordinators;
 pub use list::{list_groups, GroupFilters, Listed, Listings};
 pub use offsets::{advice, committed_offsets, Committed, GroupOffsets};
+pub use read::{read_groups, GroupAnswer, GroupsRead};
 pub use state::{GroupState, GroupType};

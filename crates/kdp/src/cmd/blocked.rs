@@ -4,13 +4,12 @@
 //! kdp-client's ([`kdp_client::diagnose::blocked`]); this file connects,
 //! gathers and renders.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use kdp_client::diagnose::blocked::{
-    blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupAnswer, GroupVerdict, Unblock,
+    blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict, Unblock,
 };
-use kdp_client::groups::{advice, committed_offsets, list_groups, GroupState};
+use kdp_client::groups::{advice, read_groups, GroupsRead};
 use kdp_client::txn::driver_options;
 use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
 use serde::Serialize;
@@ -259,46 +258,21 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     };
     let failed = cluster::report_failed_partitions(&joined);
     let dopts = driver_options(&conn.describe_options(None, None));
-    let listings = match list_groups(&conn.client, &Default::default(), &dopts).await {
-        Ok(l) => l,
+    let GroupsRead {
+        answers,
+        listing_failures,
+    } = match read_groups(&conn.client, &args.group, &dopts).await {
+        Ok(r) => r,
         Err(e) => return exit::report(&e),
     };
-    let mut states: BTreeMap<String, Option<GroupState>> = BTreeMap::new();
-    let mut listing_failed = 0;
-    for (broker, listing) in listings {
-        match listing {
-            Ok(groups) => {
-                for g in groups {
-                    states.insert(g.group_id, g.state);
-                }
-            }
-            Err(e) => {
-                listing_failed += 1;
-                eprintln!(
-                    "kdp: broker {broker} did not list its groups: {} {}",
-                    e.name(),
-                    e.message.as_deref().unwrap_or("")
-                );
-            }
-        }
+    for (broker, e) in &listing_failures {
+        eprintln!(
+            "kdp: broker {broker} did not list its groups: {} {}",
+            e.name(),
+            e.message.as_deref().unwrap_or("")
+        );
     }
-    let wanted: Vec<String> = if args.group.is_empty() {
-        states.keys().cloned().collect()
-    } else {
-        args.group.clone()
-    };
-    let offsets = match committed_offsets(&conn.client, wanted.clone(), &dopts).await {
-        Ok(o) => o,
-        Err(e) => return exit::report(&e),
-    };
-    let mut answers = Vec::new();
-    for (group, result) in offsets {
-        answers.push(GroupAnswer {
-            state: states.get(&group).cloned().flatten(),
-            group_id: group,
-            offsets: result,
-        });
-    }
+    let listing_failed = listing_failures.len();
     let max_timeout_ms = joined
         .cluster_max_timeout_ms
         .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);

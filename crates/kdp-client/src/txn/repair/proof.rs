@@ -10,13 +10,13 @@
 //! one `--timeout`) passes, and a partition whose LSO did not move by then
 //! is reported as [`LsoChange::NotMoved`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use crate::admin::{KeyError, TopicPartition};
 use crate::deadline::Deadline;
 use crate::diagnose::blocked::GroupVerdict;
-use crate::groups::{committed_offsets, list_groups, Committed};
+use crate::groups::{read_groups, Committed};
 use crate::txn::offsets::{offsets, Offsets};
 use crate::txn::{driver_options, SharedClient};
 
@@ -190,6 +190,14 @@ async fn read(
         offsets(client, partitions.to_vec(), &dopts),
         join_partitions(client, partitions.iter().cloned(), &opts.describe),
     );
+    // each partition's producers by key: a search per partition would be
+    // quadratic in a repair of many partitions
+    let described = joined.as_ref().map(|j| {
+        j.partitions
+            .iter()
+            .map(|o| ((o.topic.as_str(), o.partition), &o.result))
+            .collect::<HashMap<_, _>>()
+    });
     partitions
         .iter()
         .map(|tp| {
@@ -199,17 +207,12 @@ async fn read(
                     "no ListOffsets answer",
                 ))
             });
-            let open = match &joined {
+            let open = match &described {
                 Err(e) => Err(KeyError::client(
                     kdp_wire::ErrorCode::UNKNOWN_SERVER_ERROR,
                     e.to_string(),
                 )),
-                Ok(j) => match j
-                    .partitions
-                    .iter()
-                    .find(|o| o.topic == tp.0 && o.partition == tp.1)
-                    .map(|o| &o.result)
-                {
+                Ok(described) => match described.get(&(tp.0.as_str(), tp.1)) {
                     Some(Ok(ps)) => Ok(ps
                         .iter()
                         .filter(|p| p.current_txn_start_offset >= 0)
@@ -231,28 +234,21 @@ async fn blocked_groups(
     opts: &RepairOptions,
 ) -> Result<BTreeMap<TopicPartition, Vec<String>>, String> {
     let dopts = driver_options(&opts.describe);
-    let listings = list_groups(client, &Default::default(), &dopts)
+    let read = read_groups(client, &[], &dopts)
         .await
         .map_err(|e| e.to_string())?;
-    let mut ids = Vec::new();
-    for (broker, l) in listings {
-        match l {
-            Ok(gs) => ids.extend(gs.into_iter().map(|g| g.group_id)),
-            Err(e) => {
-                return Err(format!(
-                    "broker {broker} did not list its groups: {}",
-                    e.name()
-                ))
-            }
-        }
+    if let Some((broker, e)) = read.listing_failures.first() {
+        return Err(format!(
+            "broker {broker} did not list its groups: {}",
+            e.name()
+        ));
     }
-    let offsets = committed_offsets(client, ids, &dopts)
-        .await
-        .map_err(|e| e.to_string())?;
     let mut out: BTreeMap<TopicPartition, Vec<String>> = BTreeMap::new();
-    for (group, result) in offsets {
+    for answer in read.answers {
         // a group kdp may not read is not claimed either way
-        let Ok(committed) = result else { continue };
+        let Ok(committed) = answer.offsets else {
+            continue;
+        };
         for (tp, state) in states {
             let Some(lso) = state.lso() else { continue };
             let at = match committed.get(tp) {
@@ -260,7 +256,9 @@ async fn blocked_groups(
                 _ => None,
             };
             if GroupVerdict::of(at, lso) == GroupVerdict::Blocked {
-                out.entry(tp.clone()).or_default().push(group.clone());
+                out.entry(tp.clone())
+                    .or_default()
+                    .push(answer.group_id.clone());
             }
         }
     }
