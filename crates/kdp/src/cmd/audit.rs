@@ -4,15 +4,18 @@
 //! from typed fields (ids, offsets, names): no configuration value reaches
 //! it, so no secret can. Shape: docs/schemas/audit-log.schema.json.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
-use std::time::SystemTime;
 
+use kdp_client::txn::join::now_ms;
 use kdp_client::txn::repair::{
-    Action, Done, LsoChange, Outcome, PartitionState, Proof, Report, Snapshot,
+    Action, Done, LsoChange, Outcome, PartitionProof, PartitionState, Proof, Report, Snapshot,
 };
 use serde::Serialize;
+
+use crate::output::Rfc3339;
 
 /// Opens `path` to append, creating it readable by its owner only.
 pub fn open(path: &Path) -> io::Result<File> {
@@ -66,7 +69,8 @@ struct Partition {
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct Line<'a> {
-    time: String,
+    /// Never null in practice: the clock is past 1970.
+    time: Option<Rfc3339>,
     time_ms: i64,
     command: &'a str,
     cluster_id: Option<&'a str>,
@@ -109,11 +113,15 @@ pub fn write(
     report: &Report,
     proof: &Proof,
 ) -> io::Result<()> {
-    let now = SystemTime::now();
-    let time_ms = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let time = humantime::format_rfc3339_millis(now).to_string();
+    let time_ms = now_ms();
+    let time = Rfc3339::at(time_ms);
+    // the proof of each partition by key: a search per step's partition
+    // would be quadratic in a repair of many partitions
+    let proved: HashMap<(&str, i32), &PartitionProof> = proof
+        .partitions
+        .iter()
+        .map(|q| ((q.topic.as_str(), q.partition), q))
+        .collect();
     for o in &report.outcomes {
         let s = &o.step;
         let (action, transactional_id) = match &s.action {
@@ -142,10 +150,7 @@ pub fn write(
             .iter()
             .map(|p| {
                 let key = p.key();
-                let proved = proof
-                    .partitions
-                    .iter()
-                    .find(|q| q.topic == p.topic && q.partition == p.partition);
+                let proved = proved.get(&(p.topic.as_str(), p.partition)).copied();
                 Partition {
                     topic: p.topic.clone(),
                     partition: p.partition,
@@ -162,7 +167,7 @@ pub fn write(
             })
             .collect();
         let line = Line {
-            time: time.clone(),
+            time,
             time_ms,
             command: ctx.command,
             cluster_id: ctx.cluster_id,
