@@ -9,14 +9,11 @@
 //! cargo bench -p kdp-client --bench driver -- --warm-up-time 1 --measurement-time 3
 //! ```
 
-use std::hint::black_box;
-use std::sync::Arc;
-
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kdp_client::admin::DriverOptions;
 use kdp_client::txn::offsets::offsets;
-use kdp_client::{Client, ClientConfig};
 use kdp_test_support::StallCluster;
+use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -28,17 +25,7 @@ fn bench(c: &mut Criterion) {
         let topic = "bench-topic";
         let leaders: Vec<(&str, i32, i32)> = (0..n).map(|p| (topic, p, p % 3 + 1)).collect();
         let cluster = StallCluster::placed(3, &leaders);
-        let client = rt.block_on(async {
-            let config = ClientConfig {
-                connector: Arc::new(cluster.clone()),
-                ..Default::default()
-            };
-            Arc::new(
-                Client::connect(cluster.bootstrap(), config)
-                    .await
-                    .expect("the in-memory cluster"),
-            )
-        });
+        let client = rt.block_on(cluster.client());
         let keys: Vec<(String, i32)> = (0..n).map(|p| (topic.to_string(), p)).collect();
         let opts = DriverOptions::default();
         group.throughput(Throughput::Elements(n as u64));

@@ -13,7 +13,7 @@ use kdp_client::admin::{
     drive, AdminHandler, AllBrokers, Coordinator, CoordinatorFuture, CoordinatorLookup,
     DriverOptions, KeyError, KeyOutcome, KeyResult,
 };
-use kdp_client::{Client, ClientConfig};
+use kdp_client::Client;
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use kdp_wire::messages::{DescribeProducersRequest, DescribeProducersResponse, TopicRequest};
@@ -129,11 +129,7 @@ fn cluster() -> StallCluster {
 }
 
 async fn client(cluster: &StallCluster) -> Arc<Client> {
-    let config = ClientConfig {
-        connector: Arc::new(cluster.clone()),
-        ..Default::default()
-    };
-    Arc::new(Client::connect(cluster.bootstrap(), config).await.unwrap())
+    cluster.client().await
 }
 
 async fn run<S: kdp_client::admin::LookupStrategy<String>>(

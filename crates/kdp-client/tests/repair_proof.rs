@@ -16,23 +16,10 @@ use kdp_client::txn::repair::{
     plan_abort, prove, snapshot, AbortTarget, Done, LsoChange, Outcome, Plan, RepairOptions,
     Report, StepOutcome,
 };
-use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions};
+use kdp_client::{Client, Deadline, DescribeOptions};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use tokio::time::Instant;
-
-async fn client(cluster: &StallCluster) -> Arc<Client> {
-    let client = Client::connect(
-        cluster.bootstrap(),
-        ClientConfig {
-            connector: Arc::new(cluster.clone()),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("connect");
-    Arc::new(client)
-}
 
 fn bounds(deadline: Deadline) -> DescribeOptions {
     DescribeOptions {
@@ -84,7 +71,7 @@ fn end_7003(c: &mut kdp_server::Cluster) {
 async fn the_proof_waits_for_markers_written_after_the_answer() {
     let cluster = StallCluster::demo();
     let deadline = Deadline::after(Duration::from_secs(30));
-    let client = client(&cluster).await;
+    let client = cluster.client().await;
     let plan = payments_plan(&client, deadline).await;
     let opts = RepairOptions::new(bounds(deadline));
     let before = snapshot(&client, &plan, &opts).await;
@@ -124,7 +111,7 @@ async fn the_proof_waits_for_markers_written_after_the_answer() {
 async fn an_lso_that_never_moves_is_reported_by_the_deadline() {
     let cluster = StallCluster::demo();
     let deadline = Deadline::after(Duration::from_secs(10));
-    let client = client(&cluster).await;
+    let client = cluster.client().await;
     let plan = payments_plan(&client, deadline).await;
     let opts = RepairOptions::new(bounds(deadline));
     let before = snapshot(&client, &plan, &opts).await;

@@ -17,7 +17,7 @@ mod recode;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use kdp_client::{BoxStream, BrokerAddress, ConnectFuture, Connector};
+use kdp_client::{BoxStream, BrokerAddress, Client, ClientConfig, ConnectFuture, Connector};
 use kdp_server::broker::{handle_request, Advertised, Shared};
 use kdp_server::responder::AllowAll;
 use kdp_server::{Cluster, ClusterError};
@@ -142,6 +142,25 @@ impl StallCluster {
                 .collect::<Vec<_>>(),
         });
         StallCluster::from_json(&file.to_string()).expect("a valid placement")
+    }
+
+    /// A client configuration that reaches this cluster; the rest default.
+    pub fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            connector: Arc::new(self.clone()),
+            ..Default::default()
+        }
+    }
+
+    /// A client of this cluster with [`client_config`](Self::client_config).
+    ///
+    /// # Panics
+    /// If the bootstrap fails (a fault placed before connecting).
+    pub async fn client(&self) -> Arc<Client> {
+        match Client::connect(self.bootstrap(), self.client_config()).await {
+            Ok(c) => Arc::new(c),
+            Err(e) => panic!("cannot connect to the in-memory cluster: {e}"),
+        }
     }
 
     /// How broker `id` is reached.

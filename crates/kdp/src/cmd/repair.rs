@@ -412,11 +412,10 @@ mod tests {
     /// clock.
     #[tokio::test(start_paused = true)]
     async fn an_lso_that_did_not_move_exits_1_and_is_recorded() {
-        use std::sync::Arc;
         use std::time::Duration;
 
         use kdp_client::txn::repair::{plan_abort, AbortTarget};
-        use kdp_client::{Client, ClientConfig, Deadline};
+        use kdp_client::Deadline;
         use kdp_wire::messages::list_offsets::READ_COMMITTED;
         use kdp_wire::messages::ListOffsetsRequest;
 
@@ -430,13 +429,8 @@ mod tests {
                 }
             }
         });
-        let config = ClientConfig {
-            connector: Arc::new(cluster.clone()),
-            ..Default::default()
-        };
-        let client = Client::connect(cluster.bootstrap(), config).await.unwrap();
         let conn = Connected {
-            client: Arc::new(client),
+            client: cluster.client().await,
             request_timeout: Duration::from_secs(2),
             budget: Deadline::after(Duration::from_secs(10)),
             principal: Some("User:ops".into()),
