@@ -47,6 +47,18 @@ fn script(shell: &str, dir: &Dir) -> PathBuf {
     p
 }
 
+/// The contexts `prod-eu` and `staging`, in the config directory `xdg`.
+fn add_contexts(xdg: &Path) {
+    for name in ["prod-eu", "staging"] {
+        let st = Command::new(KDP)
+            .args(["context", "add", name, "--bootstrap-server", "h:1"])
+            .env("XDG_CONFIG_HOME", xdg)
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+    }
+}
+
 fn have(program: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
@@ -112,14 +124,7 @@ fn bash_completes_subcommands_flags_values_and_contexts() {
     let flags = bash_complete(&bash, &xdg, &["kdp", "transactions", "list", "--boot"]);
     assert_eq!(flags, ["--bootstrap-server"]);
     // context names, read from the contexts file when completing
-    for name in ["prod-eu", "staging"] {
-        let st = Command::new(KDP)
-            .args(["context", "add", name, "--bootstrap-server", "h:1"])
-            .env("XDG_CONFIG_HOME", &xdg)
-            .output()
-            .unwrap();
-        assert!(st.status.success());
-    }
+    add_contexts(&xdg);
     let names = bash_complete(&bash, &xdg, &["kdp", "describe", "--context", "pr"]);
     assert_eq!(names, ["prod-eu"]);
     let names = bash_complete(&bash, &xdg, &["kdp", "context", "use", ""]);
@@ -301,14 +306,7 @@ fn zsh_completes_context_names_on_tab_in_a_terminal() {
     std::fs::create_dir_all(&functions).unwrap();
     std::fs::copy(script("zsh", &dir), functions.join("_kdp")).unwrap();
     let xdg = dir.0.join("config");
-    for name in ["prod-eu", "staging"] {
-        let st = Command::new(KDP)
-            .args(["context", "add", name, "--bootstrap-server", "h:1"])
-            .env("XDG_CONFIG_HOME", &xdg)
-            .output()
-            .unwrap();
-        assert!(st.status.success());
-    }
+    add_contexts(&xdg);
     std::fs::write(
         dir.0.join(".zshrc"),
         format!(
@@ -410,14 +408,7 @@ fn elvish_completes_subcommands_and_context_names_on_tab_in_a_terminal() {
     );
     let dir = Dir::new();
     let xdg = dir.0.join("config");
-    for name in ["prod-eu", "staging"] {
-        let st = Command::new(KDP)
-            .args(["context", "add", name, "--bootstrap-server", "h:1"])
-            .env("XDG_CONFIG_HOME", &xdg)
-            .output()
-            .unwrap();
-        assert!(st.status.success());
-    }
+    add_contexts(&xdg);
     let script = script("elvish", &dir);
     std::fs::create_dir_all(xdg.join("elvish")).unwrap();
     std::fs::write(
