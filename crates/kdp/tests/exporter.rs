@@ -164,6 +164,16 @@ fn scans(text: &str, result: &str) -> f64 {
     sample(text, &format!("kdp_scans_total{{result=\"{result}\"}}")).unwrap_or(0.0)
 }
 
+/// Whether some scan has been counted. The exporter publishes a scan's
+/// snapshot and gauges first and counts the scan right after, so a scrape
+/// between the two sees the new values without the count: a test that
+/// reads both waits for this too.
+fn counted(text: &str) -> bool {
+    ["ok", "partial", "failed"]
+        .iter()
+        .any(|r| scans(text, r) >= 1.0)
+}
+
 /// Polls until `done` holds; a bound on the number of polls turns a hang
 /// into a failure (it asserts nothing about time).
 fn wait_until<T>(what: &str, mut done: impl FnMut() -> Option<T>) -> T {
@@ -296,7 +306,7 @@ fn fed_metrics(dir: &TempDir, extra: &[&str]) -> (Proc, Proc, String, String) {
     let (exp, addr) = exporter(&bootstrap, &args, &dir.0.join("exporter.log"));
     let m = wait_until("a scan with the diagnosis", || {
         let m = metrics(&addr);
-        (sample(&m, "kdp_diagnosis_available") == Some(1.0)).then_some(m)
+        (sample(&m, "kdp_diagnosis_available") == Some(1.0) && counted(&m)).then_some(m)
     });
     (broker, exp, addr, m)
 }
@@ -1009,8 +1019,9 @@ fn a_failed_list_transactions_publishes_no_zero_and_the_scan_is_partial() {
     );
     let m = wait_until("a scan whose diagnosis got its errors back", || {
         let m = metrics(&addr);
-        m.contains(r#"kdp_unknown_transactions{topic="orders",reason="listing_incomplete"}"#)
-            .then_some(m)
+        (m.contains(r#"kdp_unknown_transactions{topic="orders",reason="listing_incomplete"}"#)
+            && counted(&m))
+        .then_some(m)
     });
     assert_eq!(
         sample(
