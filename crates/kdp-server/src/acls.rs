@@ -121,6 +121,9 @@ pub struct Acls {
     /// FindCoordinator, DescribeGroups, ConsumerGroupDescribe and
     /// OffsetFetch, and left out of ListGroups.
     pub group_describe_deny: Vec<NamePattern>,
+    /// If set, the only groups on which DESCRIBE is allowed (ALLOW ACLs
+    /// without a wildcard); groups matching none are denied.
+    pub group_describe_allow: Option<Vec<NamePattern>>,
     /// Principals (`User:alice`) with rules of their own, which replace the
     /// rules above for them. Their own `principals` are empty.
     pub principals: BTreeMap<String, Acls>,
@@ -157,13 +160,15 @@ impl Acls {
         !deny.iter().any(|p| p.matches(topic))
     }
 
-    /// Whether `principal` may DESCRIBE group `group`: no DENY pattern matches it.
+    /// Whether `principal` may DESCRIBE group `group`: no DENY pattern
+    /// matches it, and an allow-list, if given, does.
     pub fn allows_describe_group(&self, principal: &str, group: &str) -> bool {
-        !self
-            .rules_for(principal)
-            .group_describe_deny
-            .iter()
-            .any(|p| p.matches(group))
+        let rules = self.rules_for(principal);
+        let allowed = rules
+            .group_describe_allow
+            .as_ref()
+            .is_none_or(|allow| allow.iter().any(|p| p.matches(group)));
+        allowed && !rules.group_describe_deny.iter().any(|p| p.matches(group))
     }
 
     /// Whether `principal` may `op` the cluster: its rules do not deny it.
@@ -216,6 +221,14 @@ mod tests {
         };
         assert!(!acls.allows_describe_group("User:ANONYMOUS", "hidden-etl"));
         assert!(acls.allows_describe_group("User:ANONYMOUS", "billing"));
+        let only = Acls {
+            group_describe_allow: Some(vec![NamePattern::parse("team-*").unwrap()]),
+            group_describe_deny: vec![NamePattern::parse("team-secret").unwrap()],
+            ..Default::default()
+        };
+        assert!(only.allows_describe_group("User:ANONYMOUS", "team-etl"));
+        assert!(!only.allows_describe_group("User:ANONYMOUS", "billing"));
+        assert!(!only.allows_describe_group("User:ANONYMOUS", "team-secret"));
     }
 
     #[test]

@@ -173,8 +173,51 @@ fn a_group_the_user_may_not_describe_is_left_out_and_never_all_clear() {
         "{rows:?}"
     );
     assert_eq!(code, 0, "the others lag or read past the LSO");
-    // ...and named, its refused offsets are an error, not an all-clear.
+    // ...and named, its refused offsets are an error, not an all-clear...
     let (code, _, stderr) = run(&d, &["--group", "payments-ledger"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("GROUP_AUTHORIZATION_FAILED"), "{stderr}");
+    // ...and a row of the output, not only a line on stderr.
+    let (code, rows) = json(&d, &["--group", "payments-ledger"]);
+    assert_eq!(code, 1);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    assert_eq!(r["Group"], "payments-ledger");
+    assert_eq!(r["Verdict"], "unknown");
+    assert_eq!(r["Error"], "GROUP_AUTHORIZATION_FAILED");
+    assert!(r["Topic"].is_null() && r["Partition"].is_null(), "{r}");
+}
+
+#[test]
+fn a_listing_that_acls_may_have_cut_short_is_never_all_clear() {
+    // An ALLOW-only principal (no wildcard): Kafka lists only the groups its
+    // ACLs name, so nothing on the output shows what was left out.
+    let d = demo(|doc| {
+        doc["acls"]["group_describe_allow"] = serde_json::json!(["payments-a*", "payments-r*"]);
+    });
+    let (code, rows) = json(&d, &["--topic", "payments"]);
+    let groups: std::collections::BTreeSet<&str> =
+        rows.iter().filter_map(|r| r["Group"].as_str()).collect();
+    assert_eq!(
+        groups,
+        ["payments-archive", "payments-audit", "payments-reporting"].into(),
+        "{rows:?}"
+    );
+    // None of them is blocked, yet the answer is not clear: the probe for an
+    // unused group id was refused, so the listing may have hidden groups.
+    assert_eq!(code, 1);
+    let (code, _, stderr) = run(&d, &["--topic", "payments"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("the group listing may leave out groups")
+            && stderr.contains("--operation Describe --group '*'"),
+        "{stderr}"
+    );
+    // With every group visible the same scan names the blocked one.
+    let all = demo(|doc| {
+        doc["acls"]["group_describe_allow"] = serde_json::json!(["*"]);
+    });
+    let (code, _, stderr) = run(&all, &["--topic", "payments"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(!stderr.contains("may leave out"), "{stderr}");
 }

@@ -50,6 +50,9 @@ pub enum GroupVerdict {
     PastLso,
     /// No committed offset on this partition.
     NoOffset,
+    /// Its offset here came with this error (e.g. TOPIC_AUTHORIZATION_FAILED):
+    /// it may be blocked, kdp cannot tell.
+    Unread(kdp_wire::ErrorCode),
 }
 
 impl GroupVerdict {
@@ -60,6 +63,7 @@ impl GroupVerdict {
             GroupVerdict::Lagging { .. } => "lagging",
             GroupVerdict::PastLso => "past the LSO",
             GroupVerdict::NoOffset => "no offset",
+            GroupVerdict::Unread(_) => "unknown",
         }
     }
 
@@ -376,7 +380,15 @@ fn group_row(
     let offsets = g.offsets.as_ref().ok()?;
     let committed = match offsets.get(&(topic.to_string(), partition)) {
         Some(Committed::At(o)) => Some(*o),
-        Some(Committed::Failed(_)) => return None,
+        // on a pinned partition a refused offset may hide a blocked group
+        Some(Committed::Failed(code)) => {
+            return Some(GroupRow {
+                group_id: g.group_id.clone(),
+                state: g.state.clone(),
+                committed: None,
+                verdict: GroupVerdict::Unread(*code),
+            })
+        }
         Some(Committed::Nothing) | None => None,
     };
     // Without an offset here, only a named group that reads the topic.
@@ -697,6 +709,18 @@ mod tests {
         // With ledger unreadable, nothing is blocked, but there are gaps.
         assert!(!b.any_blocked());
         assert!(b.partitions.iter().all(|p| p.partition != 0));
+        // The refused offset on pinned t-1 is a row of its own, not silence.
+        let t1 = b.partitions.iter().find(|p| p.partition == 1).expect("t-1");
+        let row = t1
+            .groups
+            .iter()
+            .find(|g| g.group_id == gs[1].group_id)
+            .expect("the refused group's row");
+        assert_eq!(
+            row.verdict,
+            GroupVerdict::Unread(kdp_wire::ErrorCode::TOPIC_AUTHORIZATION_FAILED)
+        );
+        assert_eq!(row.committed, None);
     }
 
     #[test]

@@ -18,5 +18,5 @@ pub mod state;
 pub use coordinator::GroupCoordinators;
 pub use list::{list_groups, GroupFilters, Listed, Listings};
 pub use offsets::{advice, committed_offsets, Committed, GroupOffsets};
-pub use read::{read_groups, GroupAnswer, GroupsRead};
+pub use read::{read_groups, GroupAnswer, GroupsRead, Visibility};
 pub use state::{GroupState, GroupType};

@@ -160,6 +160,8 @@ pub(super) struct AclsFile {
     pub(super) topic_describe_deny: Vec<String>,
     #[serde(default)]
     pub(super) group_describe_deny: Vec<String>,
+    #[serde(default)]
+    pub(super) group_describe_allow: Option<Vec<String>>,
     /// `"User:alice": {...}`: rules replacing the ones above for one principal.
     #[serde(default)]
     pub(super) principals: BTreeMap<String, AclsFile>,

@@ -591,6 +591,10 @@ impl AclsFile {
             Some(list) => Some(patterns("transactional_id_describe_allow", list)?),
             None => None,
         };
+        let group_describe_allow = match self.group_describe_allow {
+            Some(list) => Some(patterns("group_describe_allow", list)?),
+            None => None,
+        };
         let mut principals = BTreeMap::new();
         for (principal, rules) in self.principals {
             let path = format!("{at}.principals.{principal}");
@@ -626,6 +630,7 @@ impl AclsFile {
             topic_read_deny: patterns("topic_read_deny", self.topic_read_deny)?,
             topic_describe_deny: patterns("topic_describe_deny", self.topic_describe_deny)?,
             group_describe_deny: patterns("group_describe_deny", self.group_describe_deny)?,
+            group_describe_allow,
             principals,
         })
     }

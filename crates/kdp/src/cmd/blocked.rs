@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use kdp_client::diagnose::blocked::{
     blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict, Unblock,
 };
-use kdp_client::groups::{advice, read_groups, GroupsRead};
+use kdp_client::groups::{advice, read_groups, GroupsRead, Visibility};
 use kdp_client::txn::driver_options;
 use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
 use serde::Serialize;
@@ -34,6 +34,8 @@ with a committed offset there, with a verdict:
   lagging       committed below the LSO: records remain before it blocks
   past the LSO  committed beyond it: the group reads uncommitted records
   no offset     (a --group with offsets on the topic) nothing committed on this partition
+  unknown       its offset could not be read (Error names why, e.g. GROUP_AUTHORIZATION_FAILED):
+                it may be blocked; a group refused whole gets a row without a partition
 A group with no members shows its state (Empty): it is blocked only when it comes back.
 Each pinned partition ends with what unblocks it, by find-hanging --repair's rules:
 kdp force-terminate --transactional-id X where its coordinator tracks the Ongoing transaction
@@ -41,7 +43,9 @@ kdp force-terminate --transactional-id X where its coordinator tracks the Ongoin
 that is still alive), kdp abort ... where no coordinator knows the producer, 'wait' while the
 coordinator writes a decided outcome, or '-' when only the coordinator may finish it.
 
-Whole cluster by default; --group and --topic narrow it.
+Whole cluster by default; --group and --topic narrow it. Kafka's ListGroups silently leaves out
+groups the principal may not DESCRIBE, so a whole-cluster scan also asks for a group id nobody
+uses: refused, the listing may be missing groups, and kdp says so and does not exit 0.
 Exit status: 0 nothing is blocked, 4 a group is blocked, 1 some answers are missing (and nothing
 is blocked), 2 bad usage, 3 the cluster could not be reached.
 
@@ -64,15 +68,17 @@ pub struct Args {
     pub watch: WatchArgs,
 }
 
-/// One group on one pinned partition (or the partition alone, without groups).
+/// One group on one pinned partition (or the partition alone, without
+/// groups), or a group whose committed offsets could not be read at all
+/// (then the partition's fields are null).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Row {
-    topic: String,
-    partition: i32,
-    high_watermark: i64,
-    last_stable_offset: i64,
-    held_back: i64,
+    topic: Option<String>,
+    partition: Option<i32>,
+    high_watermark: Option<i64>,
+    last_stable_offset: Option<i64>,
+    held_back: Option<i64>,
     producer_id: Option<i64>,
     transactional_id: Option<String>,
     coordinator_state: Option<String>,
@@ -85,6 +91,8 @@ pub struct Row {
     group_state: Option<String>,
     committed_offset: Option<i64>,
     verdict: Option<&'static str>,
+    /// Why the group's offset is unknown (verdict `unknown`): Kafka's error name.
+    error: Option<&'static str>,
     /// The command line, `wait`, or none.
     unblock: Option<String>,
     #[serde(skip)]
@@ -95,10 +103,14 @@ pub struct Row {
 
 impl Record for Row {
     fn cells(&self) -> Vec<String> {
+        let verdict = match (self.verdict, self.error) {
+            (Some(v), Some(e)) => format!("{v} ({e})"),
+            (v, _) => or_dash(v),
+        };
         vec![
-            self.topic.clone(),
-            self.partition.to_string(),
-            self.held_back.to_string(),
+            or_dash(self.topic.as_deref()),
+            or_dash(self.partition),
+            or_dash(self.held_back),
             or_dash(self.transactional_id.as_deref()),
             or_dash(self.producer_id),
             or_dash(self.coordinator_state.as_deref()),
@@ -108,7 +120,7 @@ impl Record for Row {
             or_dash(self.group.as_deref()),
             or_dash(self.group_state.as_deref()),
             or_dash(self.committed_offset),
-            or_dash(self.verdict),
+            verdict,
             or_dash(self.unblock.as_deref()),
         ]
     }
@@ -164,19 +176,20 @@ fn unblock_text(u: &Option<Unblock>) -> Option<String> {
     }
 }
 
-/// The rows of a diagnosis: one per group on each pinned partition, and
-/// one for a pinned partition no group reads.
+/// The rows of a diagnosis: one per group on each pinned partition, one
+/// for a pinned partition no group reads, and one for each group whose
+/// offsets could not be read (an authorization row, never silence).
 pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
     let mut rows = Vec::new();
     for p in &b.partitions {
         let base = |group: Option<&kdp_client::diagnose::blocked::GroupRow>| {
             let pin = p.pinned_by.as_ref();
             Row {
-                topic: p.topic.clone(),
-                partition: p.partition,
-                high_watermark: p.high_watermark,
-                last_stable_offset: p.last_stable_offset,
-                held_back: p.held_back(),
+                topic: Some(p.topic.clone()),
+                partition: Some(p.partition),
+                high_watermark: Some(p.high_watermark),
+                last_stable_offset: Some(p.last_stable_offset),
+                held_back: Some(p.held_back()),
                 producer_id: pin.map(|t| t.producer_id),
                 transactional_id: pin.and_then(|t| t.transactional_id.clone()),
                 coordinator_state: pin
@@ -193,6 +206,10 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                     .map(|s| s.name().to_string()),
                 committed_offset: group.and_then(|g| g.committed),
                 verdict: group.map(|g| g.verdict.kind()),
+                error: match group.map(|g| g.verdict) {
+                    Some(GroupVerdict::Unread(code)) => Some(code.label()),
+                    _ => None,
+                },
                 unblock: match group.map(|g| g.verdict) {
                     // the command ends the blocked rows (and a partition alone)
                     Some(GroupVerdict::Blocked) | None => unblock_text(&p.unblock),
@@ -207,6 +224,31 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
         }
         for g in &p.groups {
             rows.push(base(Some(g)));
+        }
+    }
+    for gap in &b.gaps {
+        if let Gap::GroupOffsets(group, e) = gap {
+            rows.push(Row {
+                topic: None,
+                partition: None,
+                high_watermark: None,
+                last_stable_offset: None,
+                held_back: None,
+                producer_id: None,
+                transactional_id: None,
+                coordinator_state: None,
+                transaction_start_rfc3339: None,
+                transaction_age_ms: None,
+                auto_abort: None,
+                group: Some(group.clone()),
+                group_state: None,
+                committed_offset: None,
+                verdict: Some("unknown"),
+                error: Some(e.name()),
+                unblock: None,
+                started_ms: None,
+                now_ms,
+            });
         }
     }
     rows
@@ -261,6 +303,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let GroupsRead {
         answers,
         listing_failures,
+        visibility,
     } = match read_groups(&conn.client, &args.group, &dopts).await {
         Ok(r) => r,
         Err(e) => return exit::report(&e),
@@ -273,6 +316,21 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         );
     }
     let listing_failed = listing_failures.len();
+    match &visibility {
+        Visibility::Limited => eprintln!(
+            "kdp: the group listing may leave out groups: this principal may not DESCRIBE a \
+             group id nobody uses, so its ACLs do not cover every group and Kafka lists only \
+             those they cover (kafka-acls.sh --add --allow-principal <principal> --operation \
+             Describe --group '*' lets it see them all; or name groups with --group)"
+        ),
+        Visibility::Unknown(e) => eprintln!(
+            "kdp: whether the group listing leaves out groups is unknown: the probe for \
+             DESCRIBE on every group got {} {}",
+            e.name(),
+            e.message.as_deref().unwrap_or("")
+        ),
+        Visibility::Named | Visibility::Any => {}
+    }
     let max_timeout_ms = joined
         .cluster_max_timeout_ms
         .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
@@ -307,7 +365,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let incomplete = failed > 0
         || listing_failed > 0
         || !diagnosis.gaps.is_empty()
-        || !joined.listing_errors.is_empty();
+        || !joined.listing_errors.is_empty()
+        || visibility.may_hide();
     if args.output == Output::Table && rows.is_empty() {
         eprintln!(
             "kdp: no pinned partition in {checked} partitions{}",

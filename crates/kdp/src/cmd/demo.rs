@@ -8,7 +8,7 @@ use kdp_server::{MockCluster, MockConfig};
 
 use crate::cmd::cluster::ClusterArgs;
 use crate::cmd::repair::ConfirmArgs;
-use crate::cmd::{describe, find_hanging};
+use crate::cmd::{blocked, describe, find_hanging};
 use crate::exit;
 use crate::output::Output;
 
@@ -19,7 +19,10 @@ and __transaction_state. orders-3 holds the seed document's example producer; th
 idempotent producer, open transactions, a fenced zombie epoch, and a hanging transaction on
 payments-0. ledger holds a transaction whose partition its coordinator forgot (ledger-0), one stuck
 in PrepareCommit (ledger-2), one whose transactional id ACLs hide (ledger-3) and a fenced instance
-(ledger-4); inventory-0 has a diverged follower. To serve the same cluster and point other tools
+(ledger-4); inventory-0 has a diverged follower. Four consumer groups read payments:
+payments-ledger (read_committed) is blocked at the LSO the hanging transaction pins,
+payments-audit (a KIP-848 consumer group) lags behind it, payments-reporting reads uncommitted
+past it, and payments-archive has no members (Empty); `kdp demo --blocked` shows them. To serve the same cluster and point other tools
 at it:
   kdp demo --print-cluster-file > demo.json && kdp mock-broker --cluster demo.json
 (the format: docs/CLUSTER_FILE.md).")]
@@ -39,6 +42,10 @@ pub struct Args {
     /// Show what `kdp find-hanging --repair --dry-run` would do to the demo cluster.
     #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file"])]
     pub repair_dry_run: bool,
+
+    /// Show what `kdp blocked` finds: the consumer groups the demo's open transactions hold back.
+    #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file", "repair_dry_run"])]
+    pub blocked: bool,
 }
 
 pub fn run(args: Args) -> i32 {
@@ -85,13 +92,27 @@ pub async fn run_async(args: Args) -> i32 {
         "kdp demo: a built-in mock cluster of {} brokers at {bootstrap}",
         mock.listeners().len()
     );
+    let cluster = ClusterArgs {
+        bootstrap_server: bootstrap.clone(),
+        client: Default::default(),
+        timeout: Duration::from_secs(20),
+    };
+    if args.blocked {
+        let b = blocked::Args {
+            cluster,
+            group: Vec::new(),
+            topic: Vec::new(),
+            output: args.output,
+            watch: Default::default(),
+        };
+        let stdout = std::io::stdout();
+        let code = blocked::run_to(b, &mut stdout.lock()).await;
+        mock.shutdown_within(Duration::from_secs(2)).await;
+        return code;
+    }
     if args.repair_dry_run {
         let fh = find_hanging::Args {
-            cluster: ClusterArgs {
-                bootstrap_server: bootstrap.clone(),
-                client: Default::default(),
-                timeout: Duration::from_secs(20),
-            },
+            cluster,
             topic: Vec::new(),
             partition: Vec::new(),
             broker_id: None,
