@@ -456,6 +456,7 @@ async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
                 ..Default::default()
             },
             open_only: true,
+            lookups: Default::default(),
         },
     )
     .await

@@ -526,6 +526,7 @@ mod tests {
             ]),
             listing_errors: Vec::new(),
             unfinished: Vec::new(),
+            candidates_only: None,
         }
     }
 

@@ -161,6 +161,7 @@ mod tests {
             offsets: BTreeMap::new(),
             listing_errors: Vec::new(),
             unfinished: Vec::new(),
+            candidates_only: None,
         }
     }
 

@@ -29,7 +29,7 @@ use crate::describe::{
     describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionOutcome,
 };
 use crate::diagnose::flags::Coordinator;
-use crate::diagnose::hanging::{CoordinatorView, Description};
+use crate::diagnose::hanging::{is_candidate, CoordinatorView, Description};
 use crate::diagnose::TxnProtocol;
 use crate::error::{Error, Result};
 use crate::txn::configs::{self, broker_configs};
@@ -55,6 +55,27 @@ pub struct JoinOptions {
     /// Only look up producers with an open transaction (find-hanging);
     /// otherwise every transactional producer seen (describe).
     pub open_only: bool,
+    /// Which of them the coordinators are asked about and whose partitions'
+    /// offsets are read.
+    pub lookups: Lookups,
+}
+
+/// Which producers the join looks up after the describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lookups {
+    /// Every one `open_only` selects.
+    #[default]
+    All,
+    /// Only Kafka's find-hanging candidates ([`is_candidate`]): open
+    /// transactions whose producer has been idle longer than the maximum
+    /// transaction timeout, this one if given, else the brokers' (read
+    /// first), else Kafka's default. Only their producers are looked up and
+    /// only their partitions' offsets read; every other producer is
+    /// [`Coordinator::Unseen`].
+    Candidates {
+        /// The threshold (ms), when the caller sets it.
+        max_timeout_ms: Option<i64>,
+    },
 }
 
 impl JoinOptions {
@@ -66,6 +87,15 @@ impl JoinOptions {
                 ..describe
             },
             open_only,
+            lookups: Lookups::All,
+        }
+    }
+
+    /// The same join, looking up Kafka's find-hanging candidates only.
+    pub fn candidates_only(self, max_timeout_ms: Option<i64>) -> Self {
+        JoinOptions {
+            lookups: Lookups::Candidates { max_timeout_ms },
+            ..self
         }
     }
 }
@@ -118,6 +148,27 @@ pub enum TimeoutSource {
     Default,
 }
 
+impl TimeoutSource {
+    /// Where the threshold came from, for a person.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TimeoutSource::Given => "--max-transaction-timeout",
+            TimeoutSource::Cluster => "the brokers' transaction.max.timeout.ms",
+            TimeoutSource::Default => "Kafka's default (no broker said)",
+        }
+    }
+}
+
+/// The candidate threshold: `given`, else the brokers' largest
+/// `transaction.max.timeout.ms`, else Kafka's default.
+pub fn max_timeout(given: Option<i64>, cluster: Option<i64>) -> (i64, TimeoutSource) {
+    match (given, cluster) {
+        (Some(ms), _) => (ms, TimeoutSource::Given),
+        (None, Some(ms)) => (ms, TimeoutSource::Cluster),
+        (None, None) => (DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, TimeoutSource::Default),
+    }
+}
+
 /// Everything the scan learned.
 #[derive(Debug, Clone)]
 pub struct Joined {
@@ -143,6 +194,9 @@ pub struct Joined {
     /// the deadline passed), in the order of [`JoinPhase`]; empty when the
     /// scan finished.
     pub unfinished: Vec<JoinPhase>,
+    /// With [`Lookups::Candidates`], the threshold that chose what was
+    /// looked up: producers that are no candidate by it were not.
+    pub candidates_only: Option<i64>,
 }
 
 impl Joined {
@@ -160,6 +214,11 @@ impl Joined {
     /// producer has no description although every id is visible and every
     /// broker answered); or unseen (kdp cannot tell).
     pub fn coordinator(&self, p: &ProducerState) -> Coordinator<'_> {
+        if let Some(t) = self.candidates_only {
+            if !is_candidate(p, self.now_ms, t) {
+                return Coordinator::Unseen;
+            }
+        }
         let id = self.view.listed.get(&p.producer_id);
         match id.and_then(|id| self.view.descriptions.get(id)) {
             Some(Description::Described(t)) => Coordinator::Known(t),
@@ -268,42 +327,47 @@ pub async fn join_described(
         offsets: BTreeMap::new(),
         listing_errors: Vec::new(),
         unfinished: Vec::new(),
+        candidates_only: None,
     };
 
-    // Producers to look up: with an open transaction, or (describe) every
-    // one that has written a transaction marker or has one open.
+    // Only candidates: the threshold first (the brokers' when not given),
+    // then the lookups of what it selects; otherwise everything at once.
+    let (read_first, threshold) = match opts.lookups {
+        Lookups::All => (None, None),
+        Lookups::Candidates {
+            max_timeout_ms: Some(t),
+        } => (None, Some(t)),
+        Lookups::Candidates {
+            max_timeout_ms: None,
+        } => {
+            let s = settings(client, &dopts, deadline).await;
+            let cluster = configs::max_ms(&s.0, configs::TRANSACTION_MAX_TIMEOUT_MS);
+            let t = max_timeout(None, cluster).0;
+            (Some(s), Some(t))
+        }
+    };
+    joined.candidates_only = threshold;
+    let selected = |p: &ProducerState| match threshold {
+        Some(t) => is_candidate(p, now_ms, t),
+        None => p.current_txn_start_offset >= 0,
+    };
+
+    // Producers to look up: with an open transaction (a candidate), or
+    // (describe) every one that has written a transaction marker.
     let wanted: BTreeSet<i64> = joined
         .producers()
-        .filter(|(_, _, p)| {
-            p.current_txn_start_offset >= 0 || (!opts.open_only && p.coordinator_epoch >= 0)
-        })
+        .filter(|(_, _, p)| selected(p) || (!opts.open_only && p.coordinator_epoch >= 0))
         .map(|(_, _, p)| p.producer_id)
         .collect();
     let open: Vec<TopicPartition> = joined
-        .open_transactions()
+        .producers()
+        .filter(|(_, _, p)| selected(p))
         .map(|(t, p, _)| (t.to_string(), p))
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
 
     // none of these waits for another
-    let settings = async {
-        let keys = [
-            configs::TRANSACTION_MAX_TIMEOUT_MS,
-            configs::PRODUCER_ID_EXPIRATION_MS,
-        ];
-        let configs = async {
-            let c = broker_configs(client, &keys, &dopts).await;
-            let out = match &c {
-                Ok(c) => ran_out(deadline.is_past(), c.values()),
-                Err(_) => deadline.is_past(),
-            };
-            (c.unwrap_or_default(), out)
-        };
-        let protocol = deadline.run("ApiVersions", transaction_protocol(client));
-        let ((configs, out), protocol) = tokio::join!(configs, protocol);
-        (configs, out, protocol)
-    };
     let view = async {
         if wanted.is_empty() {
             return (Ok((CoordinatorView::default(), Vec::new())), Vec::new());
@@ -319,7 +383,13 @@ pub async fn join_described(
         (o, out)
     };
     let ((configs, configs_out, protocol), (view, view_out), (offsets, offsets_out)) =
-        tokio::join!(settings, view, blocked);
+        match read_first {
+            Some(s) => {
+                let (view, blocked) = tokio::join!(view, blocked);
+                (s, view, blocked)
+            }
+            None => tokio::join!(settings(client, &dopts, deadline), view, blocked),
+        };
 
     if configs_out {
         unfinished.push(JoinPhase::DescribeConfigs);
@@ -348,6 +418,33 @@ pub async fn join_described(
     unfinished.dedup();
     joined.unfinished = unfinished;
     Ok(joined)
+}
+
+/// Each broker's configs, or why it did not answer.
+type BrokerConfigs = BTreeMap<i32, std::result::Result<configs::BrokerConfig, KeyError>>;
+
+/// The brokers' configs kdp reads, whether they ran out of time, and the
+/// cluster's transaction protocol.
+async fn settings(
+    client: &Arc<Client>,
+    dopts: &DriverOptions,
+    deadline: Deadline,
+) -> (BrokerConfigs, bool, Result<TxnProtocol>) {
+    let keys = [
+        configs::TRANSACTION_MAX_TIMEOUT_MS,
+        configs::PRODUCER_ID_EXPIRATION_MS,
+    ];
+    let configs = async {
+        let c = broker_configs(client, &keys, dopts).await;
+        let out = match &c {
+            Ok(c) => ran_out(deadline.is_past(), c.values()),
+            Err(_) => deadline.is_past(),
+        };
+        (c.unwrap_or_default(), out)
+    };
+    let protocol = deadline.run("ApiVersions", transaction_protocol(client));
+    let ((configs, out), protocol) = tokio::join!(configs, protocol);
+    (configs, out, protocol)
 }
 
 /// Whether a phase ran out of time: the deadline had passed when it ended

@@ -182,7 +182,17 @@ pub async fn join(
     describe: DescribeOptions,
     open_only: bool,
 ) -> Result<Joined, i32> {
-    let opts = JoinOptions::within(describe, open_only, conn.budget);
+    join_with(conn, describe, open_only, |o| o).await
+}
+
+/// [`join`] with its options adjusted by `adjust` (e.g. candidates only).
+pub async fn join_with(
+    conn: &Connected,
+    describe: DescribeOptions,
+    open_only: bool,
+    adjust: impl FnOnce(JoinOptions) -> JoinOptions,
+) -> Result<Joined, i32> {
+    let opts = adjust(JoinOptions::within(describe, open_only, conn.budget));
     let joined = kdp_client::txn::join::join(&conn.client, &opts)
         .await
         .map_err(|e| exit::report(&e))?;
@@ -263,6 +273,7 @@ mod tests {
             offsets: BTreeMap::new(),
             listing_errors: Vec::new(),
             unfinished: vec![JoinPhase::DescribeConfigs],
+            candidates_only: None,
         };
         assert_eq!(report_failed_partitions(&joined), 1);
         let done = Joined {

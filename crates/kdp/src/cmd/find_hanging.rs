@@ -5,7 +5,7 @@ use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
 use kdp_client::diagnose::hanging::{self, OpenTxn, Verdict};
-use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
+use kdp_client::txn::join::{max_timeout, Joined};
 use kdp_client::txn::repair::{findings, plan_findings};
 use serde::Serialize;
 
@@ -236,23 +236,18 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         cluster::selection(&args.topic, &args.partition),
         args.broker_id,
     );
-    let joined = match cluster::join(&conn, describe, true).await {
+    let given = args
+        .max_transaction_timeout
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    // without --all nothing but the candidates is shown: only they are
+    // looked up and only their partitions' offsets read
+    let joined = match cluster::join_with(&conn, describe, true, |o| o.candidates_only(given)).await
+    {
         Ok(j) => j,
         Err(code) => return code,
     };
-    let (max_timeout_ms, source) = match args.max_transaction_timeout {
-        Some(d) => (
-            i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-            "--max-transaction-timeout",
-        ),
-        None => match joined.cluster_max_timeout_ms {
-            Some(ms) => (ms, "the brokers' transaction.max.timeout.ms"),
-            None => (
-                DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                "Kafka's default (no broker said)",
-            ),
-        },
-    };
+    let (max_timeout_ms, source) = max_timeout(given, joined.cluster_max_timeout_ms);
+    let source = source.describe();
     tracing::info!(max_timeout_ms, source, "candidate threshold");
     let rows = rows(&joined, max_timeout_ms, args.all);
     for (broker, e) in &joined.listing_errors {
@@ -445,6 +440,7 @@ mod tests {
             offsets: BTreeMap::new(),
             listing_errors: Vec::new(),
             unfinished: Vec::new(),
+            candidates_only: None,
         }
     }
 

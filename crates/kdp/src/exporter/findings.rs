@@ -253,6 +253,7 @@ impl Diagnose for ClusterDiagnosis {
             let opts = kdp_client::txn::join::JoinOptions {
                 describe: self.bounded(deadline),
                 open_only: false,
+                lookups: Default::default(),
             };
             // the lookups end a little before the deadline, so that what
             // failed comes back as errors rather than as a cut-off scan
@@ -343,6 +344,7 @@ mod tests {
             offsets: BTreeMap::new(),
             listing_errors: Vec::new(),
             unfinished: Vec::new(),
+            candidates_only: None,
         }
     }
 

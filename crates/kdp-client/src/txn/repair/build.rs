@@ -56,6 +56,7 @@ pub async fn join_partitions(
             ..describe.clone()
         },
         open_only: true,
+        lookups: Default::default(),
     };
     join(client, &opts).await
 }
