@@ -23,7 +23,7 @@
 //! error no retry can fix ([`Error::is_retriable`]) is the answer at once.
 //! The client's retry watcher is told once per run what is retried.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -245,26 +245,21 @@ pub struct DriverStats {
 
 struct Open<K> {
     key: K,
-    last_error: Option<KeyError>,
+    /// Boxed: a slot per key, and most keys never fail.
+    last_error: Option<Box<KeyError>>,
     broker: Option<i32>,
 }
 
-/// The keys still open and what the next round needs. Keys are interned
+/// The keys still open and what the next round needs. Keys are numbered
 /// once per run: everything after works on their index, so the per-key
 /// cost of routing and bookkeeping is a vector slot, not a map of owned
-/// keys (a large scan spent more in those maps than in decoding).
+/// keys (a large scan spent more in those maps than in decoding). Answers
+/// are matched against the keys their own request asked, so no index of
+/// every key outlives the start of the run.
 struct State<K> {
-    /// Each key's index, for matching answers to what was asked.
-    index: HashMap<K, u32>,
     /// By index: the key while it is open, `None` once settled.
     open: Vec<Option<Open<K>>>,
     open_count: usize,
-    /// By index: the serial of the last reply that asked for the key, and of
-    /// the last that answered it (duplicates and strays without a set per
-    /// reply).
-    asked_in: Vec<u32>,
-    answered_in: Vec<u32>,
-    replies: u32,
     stats: DriverStats,
     /// Some key asked for a new lookup before the next round.
     refresh: bool,
@@ -272,29 +267,27 @@ struct State<K> {
 
 impl<K: Clone + Hash + Eq> State<K> {
     fn new(keys: Vec<K>) -> Self {
-        let mut index = HashMap::with_capacity(keys.len());
-        let mut open = Vec::with_capacity(keys.len());
-        for key in keys {
-            let Ok(at) = u32::try_from(open.len()) else {
-                break;
-            };
-            if index.contains_key(&key) {
-                continue;
-            }
-            index.insert(key.clone(), at);
-            open.push(Some(Open {
+        // the first of equal keys is kept; no key is cloned
+        let first: Vec<bool> = {
+            let mut seen = HashSet::with_capacity(keys.len());
+            keys.iter().map(|k| seen.insert(k)).collect()
+        };
+        let unique = first.iter().filter(|&&f| f).count().min(u32::MAX as usize);
+        let mut open = Vec::with_capacity(unique);
+        let keys = keys
+            .into_iter()
+            .zip(first)
+            .filter_map(|(k, f)| f.then_some(k));
+        open.extend(keys.take(unique).map(|key| {
+            Some(Open {
                 key,
                 last_error: None,
                 broker: None,
-            }));
-        }
+            })
+        }));
         State {
-            index,
             open_count: open.len(),
-            asked_in: vec![0; open.len()],
-            answered_in: vec![0; open.len()],
             open,
-            replies: 0,
             stats: DriverStats::default(),
             refresh: true,
         }
@@ -366,7 +359,10 @@ where
                 break;
             }
             if !std::mem::replace(&mut told, true) {
-                if let Some(reason) = st.open_keys().find_map(|(_, o)| o.last_error.clone()) {
+                if let Some(reason) = st
+                    .open_keys()
+                    .find_map(|(_, o)| o.last_error.as_deref().cloned())
+                {
                     client.tell(&Retrying::Requests {
                         api,
                         keys: st.open_count,
@@ -403,7 +399,7 @@ where
                         return st.stats;
                     }
                     for o in st.open.iter_mut().flatten() {
-                        o.last_error = Some(err.clone());
+                        o.last_error = Some(Box::new(err.clone()));
                     }
                     st.refresh = true;
                     continue;
@@ -425,7 +421,7 @@ where
                     continue;
                 }
                 Route::Retry(e) => {
-                    o.last_error = Some(e);
+                    o.last_error = Some(Box::new(e));
                     st.refresh = true;
                     continue;
                 }
@@ -489,7 +485,7 @@ where
         .map(|o| KeyResult {
             key: o.key,
             broker: o.broker,
-            result: Err(o.last_error.unwrap_or_else(|| {
+            result: Err(o.last_error.map(|e| *e).unwrap_or_else(|| {
                 KeyError::client(
                     ErrorCode::REQUEST_TIMED_OUT,
                     format!("no answer within the timeout ({})", fmt_duration(timeout)),
@@ -514,7 +510,7 @@ fn settle<K: Clone + Hash + Eq, V>(
         KeyOutcome::Failed(e) => Err(e),
         KeyOutcome::Retry { reason, refresh } => {
             if let Some(o) = st.open_mut(at) {
-                o.last_error = Some(reason);
+                o.last_error = Some(Box::new(reason));
                 st.refresh |= refresh;
             }
             return;
@@ -566,18 +562,13 @@ fn absorb<H, F>(
     match reply.result {
         Ok(resp) => {
             let throttle = resp.throttle_time_ms();
-            // 0 is never a serial, so no key starts out asked or answered
-            st.replies = st.replies.wrapping_add(1).max(1);
-            let serial = st.replies;
-            for &at in &reply.ids {
-                if let Some(a) = st.asked_in.get_mut(at as usize) {
-                    *a = serial;
-                }
-            }
+            // what this request asked, by key: an answer for anything else
+            // is a stray, and each key counts once
+            let asked: HashMap<&H::Key, usize> =
+                reply.keys.iter().enumerate().map(|(j, k)| (k, j)).collect();
+            let mut answered = vec![false; reply.ids.len()];
             for (key, outcome) in handler.handle_response(broker, &reply.keys, resp) {
-                let at = st.index.get(&key).copied();
-                let Some(at) = at.filter(|&at| st.asked_in.get(at as usize) == Some(&serial))
-                else {
+                let Some(&j) = asked.get(&key) else {
                     tracing::debug!(
                         broker,
                         ?key,
@@ -585,21 +576,21 @@ fn absorb<H, F>(
                     );
                     continue;
                 };
-                match st.answered_in.get_mut(at as usize) {
-                    Some(a) if *a != serial => *a = serial,
-                    _ => continue,
+                let (Some(seen), Some(&at)) = (answered.get_mut(j), reply.ids.get(j)) else {
+                    continue;
+                };
+                if std::mem::replace(seen, true) {
+                    continue;
                 }
                 settle(st, &mut done, at, Some(broker), outcome);
             }
-            for &at in &reply.ids {
-                if st.answered_in.get(at as usize) != Some(&serial) {
-                    if let Some(o) = st.open_mut(at) {
-                        o.last_error = Some(KeyError::client(
-                            ErrorCode::UNKNOWN_SERVER_ERROR,
-                            format!("broker {broker} did not answer for this key"),
-                        ));
-                        st.refresh = true;
-                    }
+            for (&at, _) in reply.ids.iter().zip(&answered).filter(|(_, &a)| !a) {
+                if let Some(o) = st.open_mut(at) {
+                    o.last_error = Some(Box::new(KeyError::client(
+                        ErrorCode::UNKNOWN_SERVER_ERROR,
+                        format!("broker {broker} did not answer for this key"),
+                    )));
+                    st.refresh = true;
                 }
             }
             emit(sink, Some(broker), throttle, done);
