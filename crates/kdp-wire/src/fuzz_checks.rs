@@ -179,6 +179,48 @@ where
     assert_eq!(&back, m, "JSON round trip");
 }
 
+/// A `__transaction_state` key (first byte even) or value (odd), version
+/// prefix included, as the transaction coordinator writes them.
+pub fn txn_log(data: &[u8]) -> bool {
+    use crate::coordinator::txn_log::{TransactionLogKey, TransactionLogValue};
+    let Some((&selector, rest)) = data.split_first() else {
+        return false;
+    };
+    if selector & 1 == 0 {
+        coordinator_record::<TransactionLogKey>(rest)
+    } else {
+        coordinator_record::<TransactionLogValue>(rest)
+    }
+}
+
+fn coordinator_record<R>(data: &[u8]) -> bool
+where
+    R: crate::coordinator::CoordinatorRecord + PartialEq + Debug + Serialize + DeserializeOwned,
+{
+    use crate::coordinator::{decode_record, encode_record, record_len};
+    let v = match decode_record::<R>(data) {
+        Ok(v) => v,
+        Err(e) => {
+            check_error(&e, data.len());
+            return false;
+        }
+    };
+    assert_eq!(
+        record_len(&v.record, v.version),
+        data.len(),
+        "{} length",
+        R::NAME
+    );
+    assert_eq!(
+        encode_record(&v.record, v.version),
+        data,
+        "{} re-encoding differs",
+        R::NAME
+    );
+    json(&v.record);
+    true
+}
+
 /// A rejection points inside the input (or just past its end) and prints.
 fn check_error(e: &DecodeError, len: usize) {
     assert!(e.offset() <= len, "offset {} beyond {len}: {e}", e.offset());

@@ -85,6 +85,7 @@
 
 pub mod api;
 pub mod codec;
+pub mod coordinator;
 pub mod error;
 pub mod error_code;
 pub mod frame;

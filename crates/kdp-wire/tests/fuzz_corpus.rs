@@ -32,6 +32,7 @@ const TARGETS: &[(&str, Check)] = &[
     ("request_frame", fuzz_checks::request_frame),
     ("api_versions_metadata", fuzz_checks::api_versions_metadata),
     ("every_api", fuzz_checks::every_api),
+    ("txn_log", fuzz_checks::txn_log),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -447,12 +448,40 @@ fn write_seed_corpus() {
     for (name, data) in seed_every_api() {
         write("every_api", &name, &data);
     }
+    for (name, data) in seed_txn_log() {
+        write("txn_log", &name, &data);
+    }
+}
+
+/// Seeds for `txn_log`: the keys and values Kafka 4.4.0's own classes made
+/// (vectors/txn-log), behind the selector byte (0 key, 1 value).
+fn seed_txn_log() -> Vec<(String, Vec<u8>)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors/txn-log/kafka-4.4.0.json");
+    let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for (selector, list, name_field) in [(1u8, "values", "name"), (0, "keys", "id")] {
+        for (i, item) in doc[list].as_array().unwrap().iter().enumerate() {
+            let mut data = vec![selector];
+            data.extend(kdp_wire::hex::decode(item["hex"].as_str().unwrap()).unwrap());
+            let label = item[name_field].as_str().unwrap_or_default();
+            let label: String = label
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(24)
+                .collect();
+            out.push((format!("{list}-{i}-{label}"), data));
+        }
+    }
+    out
 }
 
 #[test]
 fn seeds_are_accepted() {
     if std::env::var_os("KDP_WRITE_CORPUS").is_some() {
         write_seed_corpus();
+    }
+    for (name, data) in seed_txn_log() {
+        assert!(fuzz_checks::txn_log(&data), "txn_log {name}");
     }
     for (name, m) in seed_responses() {
         assert!(
