@@ -70,6 +70,7 @@ pub mod describe;
 pub mod diagnose;
 pub mod error;
 pub mod groups;
+pub mod history;
 pub mod metadata;
 pub mod retry;
 pub mod security;

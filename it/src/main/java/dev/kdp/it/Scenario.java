@@ -570,8 +570,12 @@ public final class Scenario {
             TransactionDescription afterFirst = waitTxnState(admin, tid, "CompleteCommit");
             Json pb;
             short secondInit;
+            long secondInitStartMs;
+            long secondInitEndMs;
             try (KafkaProducer<byte[], byte[]> second = new KafkaProducer<>(txnProps(tid))) {
+                secondInitStartMs = System.currentTimeMillis();
                 second.initTransactions();
+                secondInitEndMs = System.currentTimeMillis();
                 secondInit = (short) field(producerIdAndEpoch(second), "epoch");
                 pb = committedTxn(second, b, n, "fencer-b");
             }
@@ -604,6 +608,8 @@ public final class Scenario {
                 .put("firstTxnProducerEpoch", afterFirst.producerEpoch())
                 .put("firstClientInitEpoch", (int) firstInit)
                 .put("secondClientInitEpoch", (int) secondInit)
+                .put("secondInitStartMs", secondInitStartMs)
+                .put("secondInitEndMs", secondInitEndMs)
                 .put("partitions", List.of(sa, sb))
                 .put("zombieError", zombieError)
                 .put("zombieChangedPartitionA", aAfter == null || !sameState(aAfter, aBefore));
