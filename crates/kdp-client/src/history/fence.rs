@@ -60,6 +60,12 @@ pub enum FenceUnknown {
         /// The first record after the gap.
         offset: i64,
     },
+    /// The log was not read to its end (time ran out): a later instance
+    /// change may be in the part not read.
+    Unfinished {
+        /// Where reading stopped.
+        offset: i64,
+    },
 }
 
 /// The one verdict.
@@ -189,7 +195,14 @@ pub fn verdict(
         epoch: i16::try_from(p.producer_epoch).unwrap_or(i16::MAX),
     };
     let logged = match log {
-        LogView::Read(h) => from_log(&h.changes, at),
+        LogView::Read(h) => match from_log(&h.changes, at) {
+            FenceVerdict::NotFenced { .. } if !h.reach.complete() => {
+                FenceVerdict::Unknown(FenceUnknown::Unfinished {
+                    offset: h.reach.end_offset,
+                })
+            }
+            v => v,
+        },
         LogView::Unreadable(why) => FenceVerdict::Unknown(FenceUnknown::LogUnreadable(why.to_string())),
         LogView::NoTransactionalId => FenceVerdict::Unknown(FenceUnknown::NoTransactionalId),
     };

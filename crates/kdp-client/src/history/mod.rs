@@ -17,6 +17,7 @@
 
 pub mod changes;
 pub mod fence;
+pub mod scan;
 
 use kdp_wire::coordinator::txn_log::TRANSACTION_STATE_TOPIC;
 use kdp_wire::ErrorCode;
@@ -26,6 +27,7 @@ pub use changes::{
     StateChange,
 };
 pub use fence::{FenceProof, FenceUnknown, FenceVerdict, LogView};
+pub use scan::PartitionScan;
 
 /// How much of a `__transaction_state` partition was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,8 +39,11 @@ pub struct Reach {
     /// Where reading started: the log start, or the first offset at or
     /// after `--since`.
     pub start_offset: i64,
-    /// Where it ended: the high watermark when the read began (exclusive).
+    /// Where reading stopped (exclusive): the high watermark, unless time
+    /// ran out first.
     pub end_offset: i64,
+    /// The partition's high watermark when reading began.
+    pub high_watermark: i64,
     /// The first record read: offset and timestamp.
     pub first_record: Option<(i64, i64)>,
     /// Offsets between `start_offset` and `end_offset` with no record
@@ -86,6 +91,11 @@ impl Reach {
                 first_hole: self.holes.first().copied(),
             }
         }
+    }
+
+    /// Whether the partition was read up to its high watermark.
+    pub fn complete(&self) -> bool {
+        self.end_offset >= self.high_watermark
     }
 
     /// How many offsets the holes cover.
@@ -163,6 +173,50 @@ impl History {
     }
 }
 
+/// Why an id's history could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryError {
+    /// The broker refused (`code`); `advice` names the missing ACL.
+    Denied {
+        /// The error code (TOPIC_AUTHORIZATION_FAILED).
+        code: ErrorCode,
+        /// What to grant, as a `kafka-acls.sh` command.
+        advice: String,
+    },
+    /// The cluster has no `__transaction_state` topic: no transactional
+    /// producer ever ran on it.
+    NoTransactionLog,
+    /// The partition could not be read (the error).
+    Failed(String),
+}
+
+impl std::fmt::Display for HistoryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HistoryError::Denied { code, advice } => write!(f, "{}: {advice}", code.name()),
+            HistoryError::NoTransactionLog => write!(
+                f,
+                "the cluster has no {TRANSACTION_STATE_TOPIC} topic (no transactional producer has run on it)"
+            ),
+            HistoryError::Failed(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for HistoryError {}
+
+/// One asked-for id: its partition (when the partition count was known)
+/// and its history, or why there is none.
+#[derive(Debug, Clone)]
+pub struct IdHistory {
+    /// The transactional id.
+    pub transactional_id: String,
+    /// Its `__transaction_state` partition, by Kafka's hash rule.
+    pub partition: Option<i32>,
+    /// The history.
+    pub result: Result<History, HistoryError>,
+}
+
 /// What to grant when reading `__transaction_state` was refused.
 pub fn missing_acl(code: ErrorCode) -> Option<String> {
     match code {
@@ -201,6 +255,7 @@ mod tests {
             log_start_offset: log_start,
             start_offset: start,
             end_offset: 10,
+            high_watermark: 10,
             first_record: None,
             holes,
             since_ms: since,

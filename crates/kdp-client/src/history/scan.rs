@@ -1,0 +1,230 @@
+//! One pass over a `__transaction_state` partition's records, as they come
+//! off the wire: the holes in its offsets, how far it reaches, and the
+//! decoded records of the wanted ids (others are skipped after their key).
+//! Pure and streaming, so a partition of any size is read in one pass with
+//! memory for the wanted ids only.
+
+use std::collections::BTreeSet;
+
+use kdp_wire::coordinator::txn_log::{decode_entry, key_transactional_id};
+
+use super::changes::{Hole, LogRecord};
+use super::{History, Reach, Undecoded};
+
+/// The scan of one partition.
+#[derive(Debug, Clone)]
+pub struct PartitionScan {
+    wanted: BTreeSet<String>,
+    reach: Reach,
+    next: i64,
+    records: Vec<LogRecord>,
+    undecoded: Vec<Undecoded>,
+}
+
+impl PartitionScan {
+    /// A scan of `partition` for `wanted` ids, from `start_offset` (the log
+    /// start, or where `since_ms` begins) up to `end_offset` (the high
+    /// watermark when reading began).
+    pub fn new(
+        partition: i32,
+        wanted: impl IntoIterator<Item = String>,
+        log_start_offset: i64,
+        start_offset: i64,
+        end_offset: i64,
+        since_ms: Option<i64>,
+    ) -> Self {
+        PartitionScan {
+            wanted: wanted.into_iter().collect(),
+            reach: Reach {
+                partition,
+                log_start_offset,
+                start_offset,
+                end_offset,
+                high_watermark: end_offset,
+                first_record: None,
+                holes: Vec::new(),
+                since_ms,
+                records: 0,
+            },
+            next: start_offset,
+            records: Vec::new(),
+            undecoded: Vec::new(),
+        }
+    }
+
+    /// The offset the next record is expected at.
+    pub fn next_offset(&self) -> i64 {
+        self.next
+    }
+
+    /// Whether every offset up to the end has been seen.
+    pub fn done(&self) -> bool {
+        self.next >= self.reach.end_offset
+    }
+
+    /// One record, in offset order. Records before the next expected
+    /// offset (a batch fetched again) and at or past the end are ignored;
+    /// so are records older than `--since`, which still count as read.
+    pub fn record(&mut self, offset: i64, timestamp: i64, key: Option<&[u8]>, value: Option<&[u8]>) {
+        if offset < self.next || offset >= self.reach.end_offset {
+            return;
+        }
+        self.hole_to(offset);
+        self.next = offset.saturating_add(1);
+        self.reach.records += 1;
+        if self.reach.since_ms.is_some_and(|since| timestamp < since) {
+            return;
+        }
+        if self.reach.first_record.is_none() {
+            self.reach.first_record = Some((offset, timestamp));
+        }
+        let Some(key) = key else {
+            self.undecoded.push(Undecoded {
+                offset,
+                error: "a record without a key".into(),
+            });
+            return;
+        };
+        match key_transactional_id(key) {
+            Ok(id) if !self.wanted.contains(&id) => {}
+            Ok(_) => match decode_entry(key, value) {
+                Ok(entry) => self.records.push(LogRecord {
+                    offset,
+                    timestamp,
+                    entry,
+                }),
+                Err(e) => self.undecoded.push(Undecoded {
+                    offset,
+                    error: e.to_string(),
+                }),
+            },
+            // a key kdp cannot read may be one of the wanted ids
+            Err(e) => self.undecoded.push(Undecoded {
+                offset,
+                error: e.to_string(),
+            }),
+        }
+    }
+
+    /// The offsets a batch covered that hold no record (compacted away at
+    /// the end of a batch, or a whole batch removed): everything before
+    /// `offset` has been read.
+    pub fn read_up_to(&mut self, offset: i64) {
+        let offset = offset.min(self.reach.end_offset);
+        self.hole_to(offset);
+        self.next = self.next.max(offset);
+    }
+
+    /// Records the offsets from the next expected one up to `offset` as
+    /// removed, joined to a hole that ends where they start.
+    fn hole_to(&mut self, offset: i64) {
+        if offset <= self.next {
+            return;
+        }
+        match self.reach.holes.last_mut() {
+            Some(h) if h.end == self.next => h.end = offset,
+            _ => self.reach.holes.push(Hole {
+                start: self.next,
+                end: offset,
+            }),
+        }
+    }
+
+    /// The histories of the wanted ids, ending the scan. A scan that did
+    /// not reach the high watermark (time ran out) says where it stopped
+    /// ([`Reach::end_offset`], [`Reach::complete`]): the rest is unread,
+    /// not removed.
+    pub fn finish(self) -> Vec<History> {
+        let PartitionScan {
+            wanted,
+            mut reach,
+            next,
+            records,
+            undecoded,
+        } = self;
+        reach.end_offset = reach.end_offset.min(next.max(reach.start_offset));
+        wanted
+            .iter()
+            .map(|id| History::build(id, &records, reach.clone(), undecoded.clone()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kdp_wire::coordinator::encode_record;
+    use kdp_wire::coordinator::txn_log::{TransactionLogKey, TransactionLogValue};
+    use kdp_wire::TxnState;
+
+    fn key(id: &str) -> Vec<u8> {
+        encode_record(
+            &TransactionLogKey {
+                transactional_id: id.into(),
+                ..Default::default()
+            },
+            0,
+        )
+    }
+
+    fn value(epoch: i16, state: TxnState) -> Vec<u8> {
+        encode_record(
+            &TransactionLogValue {
+                producer_id: 9,
+                producer_epoch: epoch,
+                transaction_timeout_ms: 60_000,
+                transaction_status: state.id(),
+                transaction_partitions: None,
+                transaction_last_update_timestamp_ms: 5,
+                transaction_start_timestamp_ms: -1,
+                ..Default::default()
+            },
+            1,
+        )
+    }
+
+    #[test]
+    fn holes_reach_and_the_wanted_ids() {
+        let mut scan = PartitionScan::new(7, ["a".to_string()], 0, 0, 10, None);
+        let (ka, kb) = (key("a"), key("b"));
+        let v0 = value(0, TxnState::Empty);
+        scan.record(0, 100, Some(&ka), Some(&v0));
+        scan.record(1, 101, Some(&kb), Some(&v0));
+        // offsets 2..4 compacted away
+        scan.record(4, 104, Some(&ka), None);
+        scan.record(4, 104, Some(&ka), None); // fetched again: ignored
+        scan.record(5, 105, Some(&ka), Some(&[0, 9])); // a version kdp does not know
+        scan.read_up_to(8); // the batch ended at 7, offsets 6 and 7 removed
+        assert!(!scan.done());
+        scan.record(9, 109, Some(&ka), Some(&value(1, TxnState::Empty)));
+        assert!(scan.done());
+        let h = scan.finish().pop().unwrap();
+        assert_eq!(h.transactional_id, "a");
+        assert_eq!(
+            h.reach.holes,
+            [Hole { start: 2, end: 4 }, Hole { start: 6, end: 9 }]
+        );
+        assert_eq!(h.reach.first_record, Some((0, 100)));
+        assert_eq!(h.reach.records, 5);
+        assert_eq!(h.changes.len(), 3);
+        assert!(h.changes[1].gap_before, "a hole lies between offsets 0 and 4");
+        assert_eq!(h.undecoded.len(), 1);
+        assert_eq!(h.undecoded[0].offset, 5);
+        assert!(h.undecoded[0].error.contains("Value.Version"), "{}", h.undecoded[0].error);
+    }
+
+    #[test]
+    fn since_skips_older_records_and_an_unfinished_scan_says_where_it_stopped() {
+        let mut scan = PartitionScan::new(0, ["a".to_string()], 0, 0, 100, Some(150));
+        let ka = key("a");
+        let v = value(0, TxnState::Empty);
+        scan.record(0, 100, Some(&ka), Some(&v));
+        scan.record(1, 200, Some(&ka), Some(&v));
+        let h = scan.finish().pop().unwrap();
+        assert_eq!(h.changes.len(), 1);
+        assert_eq!(h.reach.first_record, Some((1, 200)));
+        assert_eq!(h.reach.end_offset, 2, "read up to offset 2 of 100");
+        assert!(!h.reach.complete());
+        assert!(h.reach.holes.is_empty());
+    }
+}
