@@ -193,7 +193,7 @@ pub enum HistoryError {
 impl std::fmt::Display for HistoryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            HistoryError::Denied { code, advice } => write!(f, "{}: {advice}", code.name()),
+            HistoryError::Denied { code, advice } => write!(f, "{code}: {advice}"),
             HistoryError::NoTransactionLog => write!(
                 f,
                 "the cluster has no {TRANSACTION_STATE_TOPIC} topic (no transactional producer has run on it)"
