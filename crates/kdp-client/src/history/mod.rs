@@ -6,8 +6,11 @@
 //! rollover), and how far back the log reaches.
 //!
 //! - [`changes`]: the records of one id turned into [`StateChange`]s (pure).
-//! - [`fence`]: the one `fenced` verdict of `describe --with-transactions`,
-//!   from the log on both protocol generations and from the epochs under v1.
+//! - [`scan`]: one streaming pass over a partition's records.
+//!
+//! The `fenced` verdict of `describe --with-transactions`, from the log on
+//! both protocol generations and from the epochs under v1, is
+//! [`crate::diagnose::fence`].
 //!
 //! The topic is compacted: outside the active segment (100 MB by default)
 //! the cleaner keeps only the latest record of each id. So a history says
@@ -16,7 +19,6 @@
 //! offset 0 and no record was removed.
 
 pub mod changes;
-pub mod fence;
 pub mod scan;
 
 use kdp_wire::coordinator::txn_log::TRANSACTION_STATE_TOPIC;
@@ -26,7 +28,7 @@ pub use changes::{
     state_changes, Cause, ChangeState, EpochChange, Hole, InitKind, LogRecord, ProducerEpoch,
     StateChange,
 };
-pub use fence::{FenceProof, FenceUnknown, FenceVerdict, LogView};
+pub use crate::diagnose::fence::{FenceProof, FenceUnknown, FenceVerdict, LogView};
 pub use scan::PartitionScan;
 
 /// How much of a `__transaction_state` partition was read.

@@ -99,7 +99,14 @@ pub fn rows(joined: &Joined) -> Vec<Row> {
                     transaction_state: t.map(|t| t.transaction_state.clone()),
                     transaction_timeout_ms: t.map(|t| t.transaction_timeout_ms),
                     coordinator_producer_epoch: t.map(|t| t.producer_epoch),
-                    flags: flags(p, topic, partition, &coordinator, &cx)
+                    flags: flags(
+                        p,
+                        topic,
+                        partition,
+                        &coordinator,
+                        &cx,
+                        &joined.fence_verdict(p, kdp_client::diagnose::fence::LogView::NotRead),
+                    )
                         .into_iter()
                         .map(|f| f.as_str())
                         .collect(),

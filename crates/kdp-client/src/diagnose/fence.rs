@@ -1,5 +1,6 @@
 //! Whether a producer's last writes on a partition are fenced: one typed
-//! verdict from the two rules kdp has.
+//! verdict from the two rules kdp has, which the `fenced` flag of
+//! `describe --with-transactions` (and the exporter) is read from.
 //!
 //! - **The log** (both protocol generations): the partition's producer id
 //!   and epoch are placed in the id's history (the first change at or past
@@ -17,9 +18,8 @@
 
 use kdp_wire::messages::{ProducerState, TransactionState};
 
-use super::changes::{Cause, ProducerEpoch, StateChange};
-use super::History;
 use crate::diagnose::TxnProtocol;
+use crate::history::{Cause, History, ProducerEpoch, StateChange};
 
 /// What proved a fence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +60,9 @@ pub enum FenceUnknown {
         /// The first record after the gap.
         offset: i64,
     },
+    /// The log was not read (and under protocol v2 the epochs prove
+    /// nothing).
+    NotRead,
     /// The log was not read to its end (time ran out): a later instance
     /// change may be in the part not read.
     Unfinished {
@@ -180,6 +183,9 @@ pub enum LogView<'a> {
     Unreadable(&'a str),
     /// No transactional id is known for the producer.
     NoTransactionalId,
+    /// The caller did not read the log (the exporter's scan): the epochs
+    /// decide under v1, nothing under v2.
+    NotRead,
 }
 
 /// The verdict for producer `p` on a partition: the log when it answers,
@@ -205,6 +211,7 @@ pub fn verdict(
         },
         LogView::Unreadable(why) => FenceVerdict::Unknown(FenceUnknown::LogUnreadable(why.to_string())),
         LogView::NoTransactionalId => FenceVerdict::Unknown(FenceUnknown::NoTransactionalId),
+        LogView::NotRead => FenceVerdict::Unknown(FenceUnknown::NotRead),
     };
     match logged {
         FenceVerdict::Unknown(why) => from_epochs(p, coordinator, protocol).unwrap_or(FenceVerdict::Unknown(why)),
@@ -234,7 +241,7 @@ mod tests {
         match from_log(&c, at(0, 1)) {
             FenceVerdict::Fenced(FenceProof::Log { offset, cause, to, .. }) => {
                 assert_eq!(offset, 4);
-                assert_eq!(cause, Cause::InitProducerId(super::super::changes::InitKind::NewInstance));
+                assert_eq!(cause, Cause::InitProducerId(crate::history::InitKind::NewInstance));
                 assert_eq!(to, at(0, 2));
             }
             other => panic!("{other:?}"),
