@@ -96,6 +96,7 @@ pub mod hex;
 pub mod json;
 pub mod message;
 pub mod messages;
+pub mod records;
 pub mod registry;
 pub mod tagged;
 #[doc(hidden)]
