@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use kdp_wire::coordinator::txn_log::{decode_entry, key_transactional_id};
+use kdp_wire::records::{Batch, BatchError, TimestampType};
 
 use super::changes::{Hole, LogRecord};
 use super::{History, Reach, Undecoded};
@@ -65,7 +66,13 @@ impl PartitionScan {
     /// One record, in offset order. Records before the next expected
     /// offset (a batch fetched again) and at or past the end are ignored;
     /// so are records older than `--since`, which still count as read.
-    pub fn record(&mut self, offset: i64, timestamp: i64, key: Option<&[u8]>, value: Option<&[u8]>) {
+    pub fn record(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) {
         if offset < self.next || offset >= self.reach.end_offset {
             return;
         }
@@ -104,6 +111,42 @@ impl PartitionScan {
                 error: e.to_string(),
             }),
         }
+    }
+
+    /// One record batch of the partition, as a Fetch returned it: its CRC
+    /// checked, its records decompressed into at most `limit` bytes, each
+    /// record fed in, and the offsets up to the batch's last counted as
+    /// read (the cleaner may have removed records inside it). A batch the
+    /// scan already passed is skipped. A broken batch is an error naming
+    /// its byte offset: the partition's history cannot be trusted past it.
+    pub fn batch(&mut self, batch: &Batch<'_>, limit: usize) -> Result<(), BatchError> {
+        let h = batch.header();
+        if h.last_offset() < self.next {
+            return Ok(());
+        }
+        batch.verify_crc()?;
+        if !h.is_control() {
+            let data = batch.records_data(limit)?;
+            data.check_count()?;
+            let log_append = h.timestamp_type() == TimestampType::LogAppendTime;
+            for record in data.iter() {
+                let record = record?;
+                let offset = h.base_offset.saturating_add(i64::from(record.offset_delta));
+                let timestamp = if log_append {
+                    h.max_timestamp
+                } else {
+                    h.base_timestamp.saturating_add(record.timestamp_delta)
+                };
+                self.record(
+                    offset,
+                    timestamp,
+                    record.key.as_deref(),
+                    record.value.as_deref(),
+                );
+            }
+        }
+        self.read_up_to(h.next_offset());
+        Ok(())
     }
 
     /// The offsets a batch covered that hold no record (compacted away at
@@ -207,10 +250,84 @@ mod tests {
         assert_eq!(h.reach.first_record, Some((0, 100)));
         assert_eq!(h.reach.records, 5);
         assert_eq!(h.changes.len(), 3);
-        assert!(h.changes[1].gap_before, "a hole lies between offsets 0 and 4");
+        assert!(
+            h.changes[1].gap_before,
+            "a hole lies between offsets 0 and 4"
+        );
         assert_eq!(h.undecoded.len(), 1);
         assert_eq!(h.undecoded[0].offset, 5);
-        assert!(h.undecoded[0].error.contains("Value.Version"), "{}", h.undecoded[0].error);
+        assert!(
+            h.undecoded[0].error.contains("Value.Version"),
+            "{}",
+            h.undecoded[0].error
+        );
+    }
+
+    #[test]
+    fn batches_feed_their_records_and_a_compacted_tail_is_a_hole() {
+        use kdp_wire::records::{Attributes, Compression, Record, RecordBatch};
+        use std::borrow::Cow;
+        let (ka, v) = (key("a"), value(0, TxnState::Empty));
+        let batch = |base, deltas: &[i32], last_delta, compression| {
+            RecordBatch {
+                base_offset: base,
+                attributes: Attributes::new(
+                    compression,
+                    TimestampType::CreateTime,
+                    false,
+                    false,
+                    false,
+                ),
+                last_offset_delta: last_delta,
+                base_timestamp: 1_000,
+                max_timestamp: 1_000 + i64::from(last_delta),
+                producer_id: -1,
+                producer_epoch: -1,
+                base_sequence: -1,
+                records: deltas
+                    .iter()
+                    .map(|&d| Record {
+                        offset_delta: d,
+                        timestamp_delta: i64::from(d),
+                        key: Some(Cow::Borrowed(&ka[..])),
+                        value: Some(Cow::Borrowed(&v[..])),
+                        ..Record::default()
+                    })
+                    .collect(),
+                ..RecordBatch::default()
+            }
+            .encode()
+            .unwrap()
+        };
+        // offsets 0-2, then a compacted batch 3-6 that kept 3 and 5 (zstd)
+        let mut blob = batch(0, &[0, 1, 2], 2, Compression::None);
+        blob.extend(batch(3, &[0, 2], 3, Compression::Zstd));
+        let mut scan = PartitionScan::new(0, ["a".to_string()], 0, 0, 8, None);
+        for b in kdp_wire::records::Batches::new(&blob) {
+            scan.batch(&b.unwrap(), kdp_wire::records::DEFAULT_MAX_DECOMPRESSED)
+                .unwrap();
+        }
+        assert_eq!(scan.next_offset(), 7);
+        let h = scan.finish().pop().unwrap();
+        assert_eq!(
+            h.changes.iter().map(|c| c.offset).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 5]
+        );
+        assert_eq!(h.changes[4].timestamp, 1_002);
+        assert_eq!(
+            h.reach.holes,
+            [Hole { start: 4, end: 5 }, Hole { start: 6, end: 7 }]
+        );
+        // a flipped byte: the CRC names the batch
+        let mut bad = batch(0, &[0], 0, Compression::None);
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        let mut scan = PartitionScan::new(0, ["a".to_string()], 0, 0, 8, None);
+        let b = kdp_wire::records::Batches::new(&bad)
+            .next()
+            .unwrap()
+            .unwrap();
+        assert!(scan.batch(&b, 1 << 20).is_err());
     }
 
     #[test]
