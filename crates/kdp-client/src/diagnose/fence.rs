@@ -94,9 +94,8 @@ impl FenceVerdict {
     /// Where the verdict came from: `log`, `epochs`, or `unknown`.
     pub fn source(&self) -> &'static str {
         match self {
-            FenceVerdict::Fenced(FenceProof::Log { .. }) | FenceVerdict::NotFenced { from_log: true } => {
-                "log"
-            }
+            FenceVerdict::Fenced(FenceProof::Log { .. })
+            | FenceVerdict::NotFenced { from_log: true } => "log",
             FenceVerdict::Fenced(FenceProof::Epochs { .. })
             | FenceVerdict::NotFenced { from_log: false } => "epochs",
             FenceVerdict::Unknown(_) => "unknown",
@@ -130,7 +129,11 @@ pub fn from_log(changes: &[StateChange], at: ProducerEpoch) -> FenceVerdict {
         // (an abort by the coordinator) wrote the marker they show.
         let fences_here = if i == anchor {
             change.cause.fences()
-                && (jumped || matches!(change.cause, Cause::CoordinatorTimeout | Cause::FencingAbort))
+                && (jumped
+                    || matches!(
+                        change.cause,
+                        Cause::CoordinatorTimeout | Cause::FencingAbort
+                    ))
         } else {
             change.cause.fences()
         };
@@ -209,12 +212,16 @@ pub fn verdict(
             }
             v => v,
         },
-        LogView::Unreadable(why) => FenceVerdict::Unknown(FenceUnknown::LogUnreadable(why.to_string())),
+        LogView::Unreadable(why) => {
+            FenceVerdict::Unknown(FenceUnknown::LogUnreadable(why.to_string()))
+        }
         LogView::NoTransactionalId => FenceVerdict::Unknown(FenceUnknown::NoTransactionalId),
         LogView::NotRead => FenceVerdict::Unknown(FenceUnknown::NotRead),
     };
     match logged {
-        FenceVerdict::Unknown(why) => from_epochs(p, coordinator, protocol).unwrap_or(FenceVerdict::Unknown(why)),
+        FenceVerdict::Unknown(why) => {
+            from_epochs(p, coordinator, protocol).unwrap_or(FenceVerdict::Unknown(why))
+        }
         known => known,
     }
 }
@@ -239,19 +246,33 @@ mod tests {
         // t-0 shows epoch 1 (instance 1's commit marker): instance 2's
         // InitProducerId at offset 4 came after it.
         match from_log(&c, at(0, 1)) {
-            FenceVerdict::Fenced(FenceProof::Log { offset, cause, to, .. }) => {
+            FenceVerdict::Fenced(FenceProof::Log {
+                offset, cause, to, ..
+            }) => {
                 assert_eq!(offset, 4);
-                assert_eq!(cause, Cause::InitProducerId(crate::history::InitKind::NewInstance));
+                assert_eq!(
+                    cause,
+                    Cause::InitProducerId(crate::history::InitKind::NewInstance)
+                );
                 assert_eq!(to, at(0, 2));
             }
             other => panic!("{other:?}"),
         }
         // t-1 shows epoch 3 (instance 2's commit marker): nothing after.
-        assert_eq!(from_log(&c, at(0, 3)), FenceVerdict::NotFenced { from_log: true });
+        assert_eq!(
+            from_log(&c, at(0, 3)),
+            FenceVerdict::NotFenced { from_log: true }
+        );
         // Data written by instance 2 at its InitProducerId epoch (open).
-        assert_eq!(from_log(&c, at(0, 2)), FenceVerdict::NotFenced { from_log: true });
+        assert_eq!(
+            from_log(&c, at(0, 2)),
+            FenceVerdict::NotFenced { from_log: true }
+        );
         // Another producer id is not in this history.
-        assert_eq!(from_log(&c, at(9, 0)), FenceVerdict::Unknown(FenceUnknown::NotInLog));
+        assert_eq!(
+            from_log(&c, at(9, 0)),
+            FenceVerdict::Unknown(FenceUnknown::NotInLog)
+        );
     }
 
     #[test]
@@ -268,7 +289,10 @@ mod tests {
         ];
         let c = state_changes("tx", &records, &[]);
         for epoch in [1, 2] {
-            assert_eq!(from_log(&c, at(1000, epoch)), FenceVerdict::NotFenced { from_log: true });
+            assert_eq!(
+                from_log(&c, at(1000, epoch)),
+                FenceVerdict::NotFenced { from_log: true }
+            );
         }
     }
 
@@ -294,10 +318,16 @@ mod tests {
         let c = state_changes("tx", &kept, &[Hole { start: 6, end: 7 }]);
         // Writes at epoch 2 (instance 2's data): the epoch moved to 3 inside
         // the gap, which might have held an InitProducerId.
-        assert_eq!(from_log(&c, at(0, 2)), FenceVerdict::Unknown(FenceUnknown::Gap { offset: 7 }));
+        assert_eq!(
+            from_log(&c, at(0, 2)),
+            FenceVerdict::Unknown(FenceUnknown::Gap { offset: 7 })
+        );
         // Epoch 3 is the record after the gap itself: nothing between the
         // writes and it could fence without moving the epoch further.
-        assert_eq!(from_log(&c, at(0, 3)), FenceVerdict::NotFenced { from_log: true });
+        assert_eq!(
+            from_log(&c, at(0, 3)),
+            FenceVerdict::NotFenced { from_log: true }
+        );
         // t-0's fence (offset 4) is before the gap: proven.
         assert!(from_log(&c, at(0, 1)).is_fenced());
     }
@@ -324,22 +354,42 @@ mod tests {
         let t = coordinator(4);
         // v1, log unreadable: the epochs prove it.
         assert_eq!(
-            verdict(&producer(3), Some(&t), TxnProtocol::V1, LogView::Unreadable("denied")),
+            verdict(
+                &producer(3),
+                Some(&t),
+                TxnProtocol::V1,
+                LogView::Unreadable("denied")
+            ),
             FenceVerdict::Fenced(FenceProof::Epochs {
                 coordinator_epoch: 4
             })
         );
         assert_eq!(
-            verdict(&producer(4), Some(&t), TxnProtocol::V1, LogView::Unreadable("denied")),
+            verdict(
+                &producer(4),
+                Some(&t),
+                TxnProtocol::V1,
+                LogView::Unreadable("denied")
+            ),
             FenceVerdict::NotFenced { from_log: false }
         );
         // v2, log unreadable: unknown, with why.
         assert_eq!(
-            verdict(&producer(3), Some(&t), TxnProtocol::V2, LogView::Unreadable("denied")),
+            verdict(
+                &producer(3),
+                Some(&t),
+                TxnProtocol::V2,
+                LogView::Unreadable("denied")
+            ),
             FenceVerdict::Unknown(FenceUnknown::LogUnreadable("denied".into()))
         );
         assert_eq!(
-            verdict(&producer(3), None, TxnProtocol::V2, LogView::NoTransactionalId),
+            verdict(
+                &producer(3),
+                None,
+                TxnProtocol::V2,
+                LogView::NoTransactionalId
+            ),
             FenceVerdict::Unknown(FenceUnknown::NoTransactionalId)
         );
     }

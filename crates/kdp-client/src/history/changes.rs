@@ -220,7 +220,9 @@ fn txn_state(v: &TransactionLogValue) -> ChangeState {
 
 /// Whether a hole lies strictly between offsets `a` and `b`.
 fn hole_between(holes: &[Hole], a: i64, b: i64) -> bool {
-    holes.iter().any(|h| h.start < b && h.end > a.saturating_add(1))
+    holes
+        .iter()
+        .any(|h| h.start < b && h.end > a.saturating_add(1))
 }
 
 /// Whether Kafka makes the step from `prev` to `cur` in one record.
@@ -358,16 +360,15 @@ pub fn state_changes(
             }),
             _ => None,
         };
-        let instance_change = prev.is_some()
-            && epoch_change.is_some_and(|c| c.cause.is_instance_change());
+        let instance_change =
+            prev.is_some() && epoch_change.is_some_and(|c| c.cause.is_instance_change());
         if instance_change {
             instance += 1;
         }
         let partitions_added = if state == ChangeState::State(TxnState::Ongoing) {
             let had: BTreeSet<&TopicPartition> = match prev {
                 Some(p)
-                    if p.state == ChangeState::State(TxnState::Ongoing)
-                        && p.producer() == now =>
+                    if p.state == ChangeState::State(TxnState::Ongoing) && p.producer() == now =>
                 {
                     p.partitions.iter().collect()
                 }
@@ -461,7 +462,10 @@ pub(crate) mod tests {
     }
 
     fn causes(changes: &[StateChange]) -> Vec<Option<&'static str>> {
-        changes.iter().map(|c| c.cause().map(Cause::as_str)).collect()
+        changes
+            .iter()
+            .map(|c| c.cause().map(Cause::as_str))
+            .collect()
     }
 
     use TxnState::*;
@@ -474,11 +478,31 @@ pub(crate) mod tests {
         vec![
             rec(0, Empty, 0, 0, &[], H, -1, T0 + 449, 0),
             rec(1, Ongoing, 0, 0, &[("t", 0)], H, T0 + 1078, T0 + 1078, 2),
-            rec(2, PrepareCommit, 0, 1, &[("t", 0)], H, T0 + 1078, T0 + 1360, 2),
+            rec(
+                2,
+                PrepareCommit,
+                0,
+                1,
+                &[("t", 0)],
+                H,
+                T0 + 1078,
+                T0 + 1360,
+                2,
+            ),
             rec(3, CompleteCommit, 0, 1, &[], H, T0 + 1078, T0 + 1395, 2),
             rec(4, Empty, 0, 2, &[], H, -1, T0 + 2091, 2),
             rec(5, Ongoing, 0, 2, &[("t", 1)], H, T0 + 2196, T0 + 2196, 2),
-            rec(6, PrepareCommit, 0, 3, &[("t", 1)], H, T0 + 2196, T0 + 2368, 2),
+            rec(
+                6,
+                PrepareCommit,
+                0,
+                3,
+                &[("t", 1)],
+                H,
+                T0 + 2196,
+                T0 + 2368,
+                2,
+            ),
             rec(7, CompleteCommit, 0, 3, &[], H, T0 + 2196, T0 + 2383, 2),
         ]
     }
@@ -541,7 +565,17 @@ pub(crate) mod tests {
         let records = vec![
             rec(0, Empty, 2, 0, &[], 2000, -1, T0, 0),
             rec(1, Ongoing, 2, 0, &[("t", 2)], 2000, T0 + 100, T0 + 100, 2),
-            rec(2, PrepareAbort, 2, 1, &[("t", 2)], 2000, T0 + 100, T0 + 9100, 2),
+            rec(
+                2,
+                PrepareAbort,
+                2,
+                1,
+                &[("t", 2)],
+                2000,
+                T0 + 100,
+                T0 + 9100,
+                2,
+            ),
             rec(3, CompleteAbort, 2, 1, &[], 2000, T0 + 100, T0 + 9300, 2),
         ];
         let c = state_changes("tx", &records, &[]);
@@ -553,7 +587,17 @@ pub(crate) mod tests {
         let records = vec![
             rec(0, Empty, 1001, 0, &[], H, -1, T0, 0),
             rec(1, Ongoing, 1001, 0, &[("t", 2)], H, T0 + 1, T0 + 1, 2),
-            rec(2, PrepareAbort, 1001, 1, &[("t", 2)], H, T0 + 1, T0 + 30_000, 2),
+            rec(
+                2,
+                PrepareAbort,
+                1001,
+                1,
+                &[("t", 2)],
+                H,
+                T0 + 1,
+                T0 + 30_000,
+                2,
+            ),
             rec(3, CompleteAbort, 1001, 1, &[], H, T0 + 1, T0 + 30_010, 2),
             rec(4, Empty, 1001, 2, &[], 30_000, -1, T0 + 30_300, 2),
         ];
@@ -563,8 +607,21 @@ pub(crate) mod tests {
         assert!(c[4].instance_change);
         // The same InitProducerId followed by a transaction is a new instance.
         let mut more = records.clone();
-        more.push(rec(5, Ongoing, 1001, 2, &[("t", 0)], 30_000, T0 + 31_000, T0 + 31_000, 2));
-        assert_eq!(causes(&state_changes("tx", &more, &[]))[4], Some("init-producer-id"));
+        more.push(rec(
+            5,
+            Ongoing,
+            1001,
+            2,
+            &[("t", 0)],
+            30_000,
+            T0 + 31_000,
+            T0 + 31_000,
+            2,
+        ));
+        assert_eq!(
+            causes(&state_changes("tx", &more, &[]))[4],
+            Some("init-producer-id")
+        );
     }
 
     #[test]
@@ -608,7 +665,10 @@ pub(crate) mod tests {
             .cloned()
             .collect();
         let c = state_changes("tx", &kept, &[Hole { start: 2, end: 6 }]);
-        assert_eq!(causes(&c), [Some("new-producer-id"), None, Some("unexplained"), None]);
+        assert_eq!(
+            causes(&c),
+            [Some("new-producer-id"), None, Some("unexplained"), None]
+        );
         assert!(c[2].gap_before);
         // Without a hole in the offsets, a step Kafka never makes is a gap too.
         let two = vec![all[1].clone(), all[3].clone()];
@@ -622,7 +682,17 @@ pub(crate) mod tests {
 
     #[test]
     fn rollover_at_a_transaction_end_keeps_the_instance() {
-        let mut prepare = rec(1, PrepareCommit, 40, i16::MAX, &[("t", 0)], H, T0, T0 + 1, 2);
+        let mut prepare = rec(
+            1,
+            PrepareCommit,
+            40,
+            i16::MAX,
+            &[("t", 0)],
+            H,
+            T0,
+            T0 + 1,
+            2,
+        );
         let mut ongoing = rec(0, Ongoing, 40, i16::MAX - 1, &[("t", 0)], H, T0, T0, 2);
         if let TxnLogEntry::State { value, .. } = &mut prepare.entry {
             value.record.next_producer_id = 41;
@@ -651,7 +721,10 @@ pub(crate) mod tests {
         let c = state_changes("tx", &records, &[]);
         assert_eq!(c[8].state, ChangeState::Removed);
         assert!(!c[8].gap_before);
-        assert_eq!(c[9].cause(), Some(Cause::InitProducerId(InitKind::NewProducerId)));
+        assert_eq!(
+            c[9].cause(),
+            Some(Cause::InitProducerId(InitKind::NewProducerId))
+        );
         assert!(c[9].instance_change);
         assert_eq!(c[9].instance, 3);
     }
@@ -676,7 +749,14 @@ pub(crate) mod tests {
             all.push(r);
             all.push(other(o + 1));
         }
-        let c = state_changes("tx", &all, &[Hole { start: 100, end: 200 }]);
+        let c = state_changes(
+            "tx",
+            &all,
+            &[Hole {
+                start: 100,
+                end: 200,
+            }],
+        );
         assert_eq!(c.len(), 8);
         assert!(c.iter().all(|c| !c.gap_before));
     }

@@ -24,11 +24,11 @@ pub mod scan;
 use kdp_wire::coordinator::txn_log::TRANSACTION_STATE_TOPIC;
 use kdp_wire::ErrorCode;
 
+pub use crate::diagnose::fence::{FenceProof, FenceUnknown, FenceVerdict, LogView};
 pub use changes::{
     state_changes, Cause, ChangeState, EpochChange, Hole, InitKind, LogRecord, ProducerEpoch,
     StateChange,
 };
-pub use crate::diagnose::fence::{FenceProof, FenceUnknown, FenceVerdict, LogView};
 pub use scan::PartitionScan;
 
 /// How much of a `__transaction_state` partition was read.
@@ -102,7 +102,10 @@ impl Reach {
 
     /// How many offsets the holes cover.
     pub fn removed(&self) -> i64 {
-        self.holes.iter().map(|h| h.end.saturating_sub(h.start)).sum()
+        self.holes
+            .iter()
+            .map(|h| h.end.saturating_sub(h.start))
+            .sum()
     }
 }
 

@@ -108,6 +108,7 @@ public final class Scenario {
                 case "consume-committed": s.consumeCommitted(); break;
                 case "offsets": s.offsets(); break;
                 case "group-consume": s.groupConsume(); break;
+                case "txn-churn": s.txnChurn(); break;
                 default:
                     System.err.println("unknown subcommand: " + cmd);
                     usage();
@@ -176,6 +177,10 @@ public final class Scenario {
             "                allows: the LSO or the high watermark; default that end), commits, prints; with",
             "                --hold-file it stays a member (paused) until PATH exists, then reads to the end",
             "                again, commits and prints a second line",
+            "  txn-churn     --topic T --partition P --transactional-id PREFIX --transactions N [--producers K]",
+            "                [--state-partitions C --state-partition S]: K producers (ids PREFIX-<n>, chosen so that",
+            "                abs(id.hashCode()) % C == S: all on one __transaction_state partition) each commit",
+            "                N transactions of one record to P (about 3 log records a transaction)",
             "stdout: exactly one JSON line; logs/errors: stderr"));
     }
 
@@ -615,6 +620,61 @@ public final class Scenario {
                 .put("zombieChangedPartitionA", aAfter == null || !sameState(aAfter, aBefore));
             emit(j);
         }
+    }
+
+    /**
+     * Many small committed transactions, for a __transaction_state partition of many records:
+     * K producers in parallel threads, each with its own transactional id on the same
+     * __transaction_state partition (when --state-partitions/--state-partition are given).
+     */
+    private void txnChurn() throws Exception {
+        TopicPartition tp = tp();
+        String prefix = req("transactional-id");
+        int n = reqInt("transactions");
+        int k = optInt("producers", 1);
+        int count = optInt("state-partitions", 0);
+        int wanted = optInt("state-partition", -1);
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; ids.size() < k; i++) {
+            String id = prefix + "-" + i;
+            if (count <= 0 || org.apache.kafka.common.utils.Utils.abs(id.hashCode()) % count == wanted) {
+                ids.add(id);
+            }
+        }
+        hardDeadlineNanos = Long.MAX_VALUE; // a long run: --timeout-seconds bounds each producer below
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.atomic.AtomicLong committed = new java.util.concurrent.atomic.AtomicLong();
+        for (String id : ids) {
+            Thread t = new Thread(() -> {
+                Properties props = txnProps(id);
+                props.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+                    producer.initTransactions();
+                    for (int i = 0; i < n; i++) {
+                        producer.beginTransaction();
+                        producer.send(new ProducerRecord<>(tp.topic(), tp.partition(),
+                            ("k-" + i).getBytes(StandardCharsets.UTF_8), ("churn-" + i).getBytes(StandardCharsets.UTF_8)));
+                        producer.commitTransaction();
+                        committed.incrementAndGet();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new RuntimeException("txn-churn: " + failures.size() + " producers failed", failures.get(0));
+        }
+        emit(new Json()
+            .put("scenario", "txn-churn")
+            .put("transactionalIds", ids)
+            .put("committed", committed.get()));
     }
 
     /** One committed transaction of n records to tp; what the client sent. */
