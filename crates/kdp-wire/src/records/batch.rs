@@ -124,8 +124,9 @@ impl<'a> Batch<'a> {
             }));
         }
         let section = self.records_section();
-        // Kafka reads no records (and decompresses nothing) for a count of 0.
-        let data = if self.header.record_count == 0 {
+        // Kafka decompresses nothing for a count of 0 (a stored section is
+        // still read, so bytes after no records are an error).
+        let data = if self.header.record_count == 0 && codec != Compression::None {
             Cow::Borrowed(&[][..])
         } else {
             compression::decompress(codec, section, limit).map_err(|e| {
