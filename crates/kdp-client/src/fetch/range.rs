@@ -141,7 +141,10 @@ pub enum ReadError {
 }
 
 fn msg(e: &KeyError) -> String {
-    e.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+    e.message
+        .as_deref()
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default()
 }
 
 impl ReadError {
@@ -169,7 +172,11 @@ impl ReadError {
             }
             _ => return None,
         };
-        let op = if operation == "READ" { "Read" } else { "Describe" };
+        let op = if operation == "READ" {
+            "Read"
+        } else {
+            "Describe"
+        };
         Some(format!(
             "{api} needs {operation} on topic {topic}: grant it to this principal \
              (kafka-acls.sh --add --allow-principal <principal> --operation {op} --topic {topic})"
@@ -286,7 +293,9 @@ impl Reader<'_> {
                 let grown = i32::try_from(needed)
                     .unwrap_or(i32::MAX)
                     .max(self.settings.partition_max_bytes.saturating_mul(2));
-                if chunk.records.is_empty() || self.settings.partition_max_bytes >= MAX_PARTITION_BYTES {
+                if chunk.records.is_empty()
+                    || self.settings.partition_max_bytes >= MAX_PARTITION_BYTES
+                {
                     break;
                 }
                 self.settings.partition_max_bytes = grown.min(MAX_PARTITION_BYTES);
@@ -313,7 +322,13 @@ pub async fn read_batches(
     };
     let keys = vec![req.partition.clone()];
     let (earliest, latest) = tokio::join!(
-        list_offsets(client, keys.clone(), EARLIEST_TIMESTAMP, READ_UNCOMMITTED, &opts),
+        list_offsets(
+            client,
+            keys.clone(),
+            EARLIEST_TIMESTAMP,
+            READ_UNCOMMITTED,
+            &opts
+        ),
         list_offsets(client, keys, LATEST_TIMESTAMP, READ_UNCOMMITTED, &opts),
     );
     let missing = || KeyError::client(ErrorCode::UNKNOWN_SERVER_ERROR, "no ListOffsets answer");
@@ -350,7 +365,14 @@ pub async fn read_batches(
                 });
             }
             reader
-                .forward(offset, high_watermark, None, req.max_batches, &mut progress, 0)
+                .forward(
+                    offset,
+                    high_watermark,
+                    None,
+                    req.max_batches,
+                    &mut progress,
+                    0,
+                )
                 .await?
         }
         ReadFrom::Last(n) => {
@@ -395,11 +417,21 @@ async fn last_batches(
         let spanned = end.saturating_sub(first).max(1);
         let per_batch = (spanned / (have.len().max(1) as i64)).max(1);
         let wanted = (n - have.len()) as i64;
-        let window = wanted.saturating_mul(per_batch).saturating_mul(2).max(wanted);
+        let window = wanted
+            .saturating_mul(per_batch)
+            .saturating_mul(2)
+            .max(wanted);
         let new_start = first.saturating_sub(window).max(log_start);
         let stop = have.first().map(|b| b.header.base_offset);
         let earlier = reader
-            .forward(new_start, first.max(new_start + 1), stop, None, progress, have.len())
+            .forward(
+                new_start,
+                first.max(new_start + 1),
+                stop,
+                None,
+                progress,
+                have.len(),
+            )
             .await?;
         start = new_start;
         if earlier.is_empty() && new_start == log_start {

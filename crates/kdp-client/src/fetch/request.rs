@@ -63,6 +63,10 @@ impl Default for FetchSettings {
 
 struct Handler<'a> {
     offsets: HashMap<TopicPartition, i64>,
+    /// The leader epoch metadata gave, sent as CurrentLeaderEpoch so that
+    /// a replica that is no longer the leader says so (a follower answers
+    /// a v11+ consumer fetch otherwise).
+    epochs: HashMap<TopicPartition, i32>,
     ids: HashMap<String, Uuid>,
     names: HashMap<Uuid, String>,
     settings: &'a FetchSettings,
@@ -78,7 +82,16 @@ impl AdminHandler for Handler<'_> {
         for (topic, partition) in keys {
             let part = FetchPartition {
                 partition: *partition,
-                fetch_offset: self.offsets.get(&(topic.clone(), *partition)).copied().unwrap_or(0),
+                current_leader_epoch: self
+                    .epochs
+                    .get(&(topic.clone(), *partition))
+                    .copied()
+                    .unwrap_or(-1),
+                fetch_offset: self
+                    .offsets
+                    .get(&(topic.clone(), *partition))
+                    .copied()
+                    .unwrap_or(0),
                 partition_max_bytes: self.settings.partition_max_bytes,
                 ..Default::default()
             };
@@ -141,6 +154,18 @@ impl AdminHandler for Handler<'_> {
                 let Some(&fetch_offset) = self.offsets.get(&key) else {
                     continue;
                 };
+                if matches!(
+                    p.error_code,
+                    ErrorCode::FENCED_LEADER_EPOCH | ErrorCode::UNKNOWN_LEADER_EPOCH
+                ) {
+                    // The epoch sent is the handler's: asked again with
+                    // new metadata by `fetch_once`, not by the driver.
+                    out.push((
+                        key,
+                        KeyOutcome::Failed(KeyError::broker(p.error_code, None)),
+                    ));
+                    continue;
+                }
                 let outcome = KeyOutcome::from_code(p.error_code, None, || FetchedChunk {
                     broker,
                     fetch_offset,
@@ -148,7 +173,9 @@ impl AdminHandler for Handler<'_> {
                     last_stable_offset: p.last_stable_offset,
                     log_start_offset: p.log_start_offset,
                     aborted_transactions: p.aborted_transactions.map(|a| {
-                        a.into_iter().map(|t| (t.producer_id, t.first_offset)).collect()
+                        a.into_iter()
+                            .map(|t| (t.producer_id, t.first_offset))
+                            .collect()
                     }),
                     records: Bytes::from(p.records.unwrap_or_default()),
                 });
@@ -160,9 +187,53 @@ impl AdminHandler for Handler<'_> {
 }
 
 /// Fetches `tp` from `offset` once, from its leader or from `broker_id`.
-/// `metadata` (topic ids, leaders) saves a lookup and is brought up to date
-/// when the driver had to look again.
+/// `metadata` (topic ids, leaders, leader epochs) saves a lookup and is
+/// brought up to date when the driver or a fenced epoch made it look
+/// again.
 pub async fn fetch_once(
+    client: &SharedClient,
+    tp: &TopicPartition,
+    offset: i64,
+    broker_id: Option<i32>,
+    metadata: &mut ClusterMetadata,
+    settings: &FetchSettings,
+    opts: &DriverOptions,
+) -> Result<FetchedChunk, KeyError> {
+    let mut fenced = 0;
+    loop {
+        if metadata.topic(&tp.0).is_none() || fenced > 0 {
+            // Topic ids (Fetch v13+ names topics by id), leaders, epochs.
+            let topics = [tp.0.clone()];
+            let lookup = client.metadata_within(Some(&topics), opts.per_request_timeout());
+            match tokio::time::timeout_at(opts.deadline().at(), lookup).await {
+                Ok(Ok(md)) => *metadata = md,
+                Ok(Err(e)) => return Err(KeyError::from_error(&e)),
+                Err(_) => {
+                    return Err(KeyError::client(
+                        ErrorCode::REQUEST_TIMED_OUT,
+                        "no metadata within the timeout",
+                    ))
+                }
+            }
+        }
+        let result = fetch_with(client, tp, offset, broker_id, metadata, settings, opts).await;
+        match result {
+            Err(e)
+                if matches!(
+                    e.code,
+                    ErrorCode::FENCED_LEADER_EPOCH | ErrorCode::UNKNOWN_LEADER_EPOCH
+                ) && fenced < opts.max_attempts
+                    && !opts.deadline().remaining().is_zero() =>
+            {
+                fenced += 1;
+                tokio::time::sleep(opts.retry_backoff.min(opts.deadline().remaining())).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn fetch_with(
     client: &SharedClient,
     tp: &TopicPartition,
     offset: i64,
@@ -178,8 +249,12 @@ pub async fn fetch_once(
         .map(|t| (t.name.clone(), t.topic_id))
         .collect();
     let names = ids.iter().map(|(n, id)| (*id, n.clone())).collect();
+    let epoch = metadata
+        .partition(&tp.0, tp.1)
+        .map_or(-1, |p| p.leader_epoch);
     let handler = Handler {
         offsets: HashMap::from([(tp.clone(), offset)]),
+        epochs: HashMap::from([(tp.clone(), epoch)]),
         ids,
         names,
         settings,
@@ -188,19 +263,22 @@ pub async fn fetch_once(
         Some(id) => PartitionLeader::chosen_broker(id),
         None => PartitionLeader::new(),
     };
-    let mut strategy = if metadata.topic(&tp.0).is_some() {
-        strategy.with_metadata(metadata.clone())
-    } else {
-        strategy
-    };
+    let mut strategy = strategy.with_metadata(metadata.clone());
     let mut result = None;
-    drive(client, &handler, &mut strategy, vec![tp.clone()], opts, |batch| {
-        for r in batch.results {
-            result = Some(r.result);
-        }
-    })
+    drive(
+        client,
+        &handler,
+        &mut strategy,
+        vec![tp.clone()],
+        opts,
+        |batch| {
+            for r in batch.results {
+                result = Some(r.result);
+            }
+        },
+    )
     .await;
-    if !strategy.metadata().topics.is_empty() {
+    if strategy.metadata().topic(&tp.0).is_some() {
         *metadata = strategy.metadata().clone();
     }
     result.unwrap_or_else(|| {
