@@ -69,6 +69,7 @@ pub mod deadline;
 pub mod describe;
 pub mod diagnose;
 pub mod error;
+pub mod fetch;
 pub mod groups;
 pub mod history;
 pub mod metadata;

@@ -8,7 +8,7 @@
 //! older, UNKNOWN_LEADER_EPOCH if newer). Latest (-1) is the high
 //! watermark for read_uncommitted and the last stable offset for
 //! read_committed, with the leader epoch; earliest (-2, and -4, earliest
-//! local) is offset 0, the mock's logs starting there. The mock keeps no
+//! local) is the log start offset (0 unless the file moves it). The mock keeps no
 //! records, so a timestamp search (and -3, max timestamp) finds nothing:
 //! offset and timestamp -1.
 
@@ -165,7 +165,7 @@ fn offset(
     let (timestamp, offset) = match req.timestamp {
         LATEST_TIMESTAMP if isolation == READ_COMMITTED => (-1, p.last_stable_offset()),
         LATEST_TIMESTAMP => (-1, p.high_watermark),
-        EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => (-1, 0),
+        EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => (-1, p.log_start_offset()),
         _ => (-1, -1),
     };
     ListOffsetsPartitionResponse {

@@ -9,9 +9,11 @@
 //!   JSON path of the offending value.
 
 mod file;
+pub mod log;
 mod model;
 mod validate;
 
+pub use log::{AbortedTxn, AppendError, LogBatch, PartitionLog, SimpleRecord};
 pub use model::*;
 pub use validate::{validate_topic_name, ClusterError};
 
