@@ -34,6 +34,7 @@ const COMMANDS: &[&[&str]] = &[
         "--transactional-id",
         "ledger-writer",
     ],
+    &["history", "--transactional-id", "inventory-sync"],
 ];
 
 fn demo() -> (MockBroker, tempdir::Dir) {
@@ -175,6 +176,17 @@ fn a_field_that_disappears_or_appears_unwritten_fails() {
         (&["compare-replicas"], "compare-replicas", "Values"),
         (&["producers"], "producers", "ExpiringWithinDay"),
         (&["blocked"], "blocked", "HeldBack"),
+        (&["describe", "--with-transactions"], "describe", "Fenced"),
+        (
+            &["history", "--transactional-id", "inventory-sync"],
+            "history",
+            "InstanceChange",
+        ),
+        (
+            &["history", "--transactional-id", "inventory-sync"],
+            "history",
+            "Beginning",
+        ),
     ];
     for (command, schema, field) in cases {
         let (_, stdout) = run(&broker.bootstrap, command, "json");

@@ -7,6 +7,8 @@
 //!
 //! - [`changes`]: the records of one id turned into [`StateChange`]s (pure).
 //! - [`scan`]: one streaming pass over a partition's records.
+//! - [`read`]: the histories of ids over the wire (Metadata, ListOffsets,
+//!   Fetch through [`crate::fetch`]).
 //!
 //! The `fenced` verdict of `describe --with-transactions`, from the log on
 //! both protocol generations and from the epochs under v1, is
@@ -19,6 +21,7 @@
 //! offset 0 and no record was removed.
 
 pub mod changes;
+pub mod read;
 pub mod scan;
 
 use kdp_wire::coordinator::txn_log::TRANSACTION_STATE_TOPIC;
@@ -29,6 +32,7 @@ pub use changes::{
     state_changes, Cause, ChangeState, EpochChange, Hole, InitKind, LogRecord, ProducerEpoch,
     StateChange,
 };
+pub use read::{read_histories, read_histories_with, ReadOptions, ReadProgress};
 pub use scan::PartitionScan;
 
 /// How much of a `__transaction_state` partition was read.

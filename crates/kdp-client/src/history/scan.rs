@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use kdp_wire::coordinator::txn_log::{decode_entry, key_transactional_id};
-use kdp_wire::records::{Batch, BatchError, TimestampType};
+use kdp_wire::records::{Batch, BatchError, BatchHeader, TimestampType};
 
 use super::changes::{Hole, LogRecord};
 use super::{History, Reach, Undecoded};
@@ -147,6 +147,27 @@ impl PartitionScan {
         }
         self.read_up_to(h.next_offset());
         Ok(())
+    }
+
+    /// A batch that could not be read (its error): its offsets count as
+    /// read, not as removed, and the error is kept: its records may be the
+    /// wanted ids'.
+    pub fn skip_batch(&mut self, header: &BatchHeader, error: String) {
+        self.undecoded.push(Undecoded {
+            offset: header.base_offset,
+            error,
+        });
+        let end = header.next_offset().min(self.reach.end_offset);
+        self.next = self.next.max(end);
+    }
+
+    /// Bytes of the log that are not a batch kdp reads (a legacy message
+    /// set, broken framing), at `offset` when known.
+    pub fn unreadable(&mut self, offset: Option<i64>, error: String) {
+        self.undecoded.push(Undecoded {
+            offset: offset.unwrap_or(self.next),
+            error,
+        });
     }
 
     /// The offsets a batch covered that hold no record (compacted away at

@@ -28,6 +28,9 @@ pub(super) struct ClusterFile {
     pub(super) acls: AclsFile,
     #[serde(default)]
     pub(super) sasl: SaslFile,
+    /// The finalized `transaction.version` ApiVersions reports (0: none).
+    #[serde(default)]
+    pub(super) transaction_version: i16,
 }
 
 /// `"sasl": {"users": [...]}`: who may authenticate, and how.
@@ -98,6 +101,9 @@ pub(super) struct TransactionFile {
     /// `txnLastUpdateTimestamp`; default: when the file is loaded.
     #[serde(default)]
     pub(super) last_update: Option<Timestamp>,
+    /// The id's past in `__transaction_state` (see `txn_log`).
+    #[serde(default)]
+    pub(super) log: Vec<super::txn_log::TxnLogFile>,
 }
 
 /// A consumer group: `"type"` classic (default) or consumer; `"state"`

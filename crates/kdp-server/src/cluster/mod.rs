@@ -11,6 +11,7 @@
 mod file;
 pub mod log;
 mod model;
+mod txn_log;
 mod validate;
 
 pub use log::{AbortedTxn, AppendError, LogBatch, PartitionLog, SimpleRecord};

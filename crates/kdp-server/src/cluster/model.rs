@@ -184,6 +184,9 @@ pub struct Cluster {
     pub acls: Acls,
     /// The SASL users; if there are any, every listener requires SASL.
     pub users: Users,
+    /// The finalized `transaction.version` feature level ApiVersions (v3+)
+    /// reports; 0 reports none (transaction protocol v1, as Kafka 3.9).
+    pub transaction_version: i16,
     pub(super) by_name: HashMap<String, usize>,
     pub(super) by_id: HashMap<Uuid, usize>,
     pub(super) by_transactional_id: HashMap<String, usize>,

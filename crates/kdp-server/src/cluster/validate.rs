@@ -247,6 +247,12 @@ impl ClusterFile {
         for (i, t) in topics.iter().enumerate() {
             by_id.entry(t.topic_id).or_insert(i);
         }
+        if !(0..=2).contains(&self.transaction_version) {
+            return Err(ClusterError::new(
+                "transaction_version",
+                "Kafka's transaction.version levels are 0, 1 and 2",
+            ));
+        }
         let acls = self.acls.validate("acls")?;
         let users = self.sasl.validate()?;
         let by_broker_id = brokers.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
@@ -260,18 +266,39 @@ impl ClusterFile {
             groups: Vec::new(),
             acls,
             users,
+            transaction_version: self.transaction_version,
             by_name,
             by_id,
             by_transactional_id: HashMap::new(),
             next_producer_id: 0,
         };
-        for (i, t) in self.transactions.into_iter().enumerate() {
-            let txn = t.validate(&format!("transactions[{i}]"), &cluster, &broker_ids, now_ms)?;
+        for (i, mut t) in self.transactions.into_iter().enumerate() {
+            let path = format!("transactions[{i}]");
+            let log = std::mem::take(&mut t.log);
+            let txn = t.validate(&path, &cluster, &broker_ids, now_ms)?;
             if cluster.transaction(&txn.transactional_id).is_some() {
                 return Err(ClusterError::new(
                     format!("transactions[{i}].transactional_id"),
                     format!("transactional id {:?} appears twice", txn.transactional_id),
                 ));
+            }
+            if !log.is_empty() {
+                // the coordinator's own records, where it keeps them
+                let records = super::txn_log::records(&path, &txn, log, &cluster, now_ms)?;
+                let partition = cluster
+                    .transaction_state_partition(&txn.transactional_id)
+                    .map(|p| p.index)
+                    .ok_or_else(|| {
+                        ClusterError::new(
+                            format!("{path}.log"),
+                            "a transaction log needs the __transaction_state topic",
+                        )
+                    })?;
+                for r in &records {
+                    cluster
+                        .append_records(TRANSACTION_STATE_TOPIC, partition, std::slice::from_ref(r))
+                        .map_err(|e| ClusterError::new(format!("{path}.log"), e.to_string()))?;
+                }
             }
             cluster.insert_transaction(txn);
         }

@@ -4,15 +4,13 @@
 
 use std::io::{self, BufWriter, Write};
 
-use kdp_client::history::{
-    Beginning, ChangeState, FenceVerdict, History, HistoryError, IdHistory, StateChange,
-};
+use kdp_client::history::{Beginning, History, IdHistory, StateChange};
 use kdp_client::txn::join::now_ms;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::exit;
-use crate::output::colour::{self, Style};
+use crate::output::colour::Style;
 use crate::output::records::{or_dash, when};
 use crate::output::table::{self, Column};
 use crate::output::{Output, Rfc3339, BUFFER};
@@ -91,7 +89,9 @@ impl Since {
     /// The time in ms since the epoch, `now_ms` being now.
     pub fn ms(self, now_ms: i64) -> i64 {
         match self {
-            Since::Ago(d) => now_ms.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            Since::Ago(d) => {
+                now_ms.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            }
             Since::At(ms) => ms,
         }
     }
@@ -306,7 +306,9 @@ impl ReachJson {
             high_watermark: r.high_watermark,
             complete: r.complete(),
             first_offset: r.first_record.map(|(o, _)| o),
-            first_timestamp_ms: r.first_record.and_then(|(_, t)| kdp_client::time::known_ms(t)),
+            first_timestamp_ms: r
+                .first_record
+                .and_then(|(_, t)| kdp_client::time::known_ms(t)),
             first_timestamp: r.first_record.and_then(|(_, t)| Rfc3339::at(t)),
             records_read: r.records,
             removed_offsets: r.removed(),
@@ -434,7 +436,12 @@ pub fn reach_line(id: &str, h: &History, now_ms: i64) -> String {
 }
 
 /// Writes the histories as `output`; returns the exit status they call for.
-pub fn write(out: &mut dyn Write, output: Output, histories: &[IdHistory], now_ms: i64) -> io::Result<i32> {
+pub fn write(
+    out: &mut dyn Write,
+    output: Output,
+    histories: &[IdHistory],
+    now_ms: i64,
+) -> io::Result<i32> {
     let mut code = exit::OK;
     for h in histories {
         match &h.result {
@@ -444,10 +451,7 @@ pub fn write(out: &mut dyn Write, output: Output, histories: &[IdHistory], now_m
                     code = exit::PARTIAL;
                 }
                 if hist.changes.is_empty() {
-                    fail!(
-                        "{}: no record of it in what was read",
-                        h.transactional_id
-                    );
+                    fail!("{}: no record of it in what was read", h.transactional_id);
                     code = exit::PARTIAL;
                 }
                 for u in &hist.undecoded {
@@ -520,41 +524,6 @@ pub fn write(out: &mut dyn Write, output: Output, histories: &[IdHistory], now_m
     Ok(code)
 }
 
-/// The note for a fence verdict, as `describe --with-transactions` prints it.
-pub fn verdict_note(v: &FenceVerdict) -> Option<String> {
-    use kdp_client::history::{FenceProof, FenceUnknown};
-    Some(match v {
-        FenceVerdict::Fenced(FenceProof::Log {
-            offset,
-            timestamp,
-            cause,
-            to,
-        }) => format!(
-            "fenced: the transaction log shows {} at offset {offset} ({}) to epoch {} of producer {}",
-            cause.as_str(),
-            or_dash(Rfc3339::at(*timestamp)),
-            to.epoch,
-            to.producer_id
-        ),
-        FenceVerdict::Fenced(FenceProof::Epochs { coordinator_epoch }) => format!(
-            "fenced: the partition's epoch is below the coordinator's ({coordinator_epoch}), which under transaction protocol v1 only a new instance or the coordinator makes"
-        ),
-        FenceVerdict::NotFenced { .. } => return None,
-        FenceVerdict::Unknown(why) => match why {
-            FenceUnknown::LogUnreadable(e) => format!("fenced unknown: the transaction log could not be read ({e})"),
-            FenceUnknown::NoTransactionalId => "fenced unknown: no transactional id is known for this producer".into(),
-            FenceUnknown::NotInLog => "fenced unknown: the transaction log read holds no record of this producer id and epoch".into(),
-            FenceUnknown::Gap { offset } => format!("fenced unknown: records of the id were removed before offset {offset} (compaction)"),
-            FenceUnknown::Unfinished { offset } => format!("fenced unknown: the transaction log was read only up to offset {offset}"),
-        },
-    })
-}
-
-/// The state name of a change (for tests and the demo).
-pub fn state_name(s: &ChangeState) -> String {
-    s.name()
-}
-
 /// `kdp history`.
 pub fn run(args: Args) -> i32 {
     cluster::block_on_stdout(async |out| run_to(args, out).await)
@@ -584,19 +553,20 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     }
 }
 
-/// The style of a history error line (tests).
-pub fn error_style() -> Style {
-    colour::verdict("unknown")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn since_takes_durations_times_and_ms() {
-        assert_eq!(parse_since("2h"), Ok(Since::Ago(std::time::Duration::from_secs(7200))));
-        assert_eq!(Since::Ago(std::time::Duration::from_secs(2)).ms(10_000), 8_000);
+        assert_eq!(
+            parse_since("2h"),
+            Ok(Since::Ago(std::time::Duration::from_secs(7200)))
+        );
+        assert_eq!(
+            Since::Ago(std::time::Duration::from_secs(2)).ms(10_000),
+            8_000
+        );
         assert_eq!(parse_since("1796287460449"), Ok(Since::At(1796287460449)));
         assert_eq!(
             parse_since("2026-11-30T08:00:00Z"),

@@ -15,6 +15,7 @@ pub mod exporter;
 pub mod find_hanging;
 pub mod force_terminate;
 pub mod globals;
+pub mod history;
 pub mod man;
 pub mod mock_broker;
 pub mod producers;
