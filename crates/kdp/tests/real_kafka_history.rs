@@ -77,14 +77,21 @@ fn formatter(env: &Env, partition: i64) -> Vec<Value> {
             "earliest",
             "--formatter",
             "org.apache.kafka.tools.consumer.TransactionLogMessageFormatter",
-            "--consumer-property",
+            // 4.x renamed the flag (the old name warns on stdout)
+            if env.kafka_version.starts_with("3.") {
+                "--consumer-property"
+            } else {
+                "--command-property"
+            },
             "exclude.internal.topics=false",
             "--timeout-ms",
             "10000",
         ]),
         Duration::from_secs(120),
     );
-    serde_json::Deserializer::from_str(&r.stdout)
+    // the records, whatever the tool prints before them
+    let json = r.stdout.find('{').map_or("", |i| &r.stdout[i..]);
+    serde_json::Deserializer::from_str(json)
         .into_iter::<Value>()
         .map(|v| v.unwrap_or_else(|e| panic!("formatter output: {e}\n{}\n{}", r.stdout, r.stderr)))
         .collect()
