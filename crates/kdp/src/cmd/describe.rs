@@ -47,7 +47,8 @@ state, and flagged only where the data proves it (`kdp explain FLAG` says more):
                  where it came from, and a note on stderr gives the log record. Where the log
                  cannot be read (no READ on __transaction_state, records compacted away) and the
                  epochs prove nothing (v2), the verdict is unknown, the note says why, and the
-                 exit status is 1.
+                 exit status is 1. Reading the log (the __transaction_state partitions of the
+                 producers' ids, whole) draws on --timeout like the rest.
   open-too-long  an open transaction older than its timeout (the id's, else the cluster's maximum)
   orphan         an open transaction the coordinator will not end (find-hanging calls it hanging)
   idle           silent for longer than the cluster's producer.id.expiration.ms

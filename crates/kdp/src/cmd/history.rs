@@ -60,7 +60,10 @@ in what was read, or --timeout ended the read (what was read is printed); 2 bad 
 Examples:
   kdp history --bootstrap-server localhost:9092 --transactional-id ledger-writer
   kdp history --bootstrap-server localhost:9092 --transactional-id a --transactional-id b --since 2h
-  kdp history --bootstrap-server localhost:9092 --transactional-id a --since 2026-11-30T08:00:00Z -o jsonl")]
+  kdp history --bootstrap-server localhost:9092 --transactional-id a --since 2026-11-30T08:00:00Z -o jsonl
+
+A partition of more than 100,000 offsets draws a progress bar on stderr (on a terminal). The
+whole read is bounded by --timeout: a read cut short says where it stopped.")]
 pub struct Args {
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -524,6 +527,67 @@ pub fn write(
     Ok(code)
 }
 
+/// Offsets of a partition from which on reading it draws a progress bar
+/// (stderr on a terminal only).
+const PROGRESS_MIN_OFFSETS: i64 = 100_000;
+
+/// A progress bar on stderr while a long `__transaction_state` partition
+/// is read.
+pub struct OffsetsBar {
+    terminal: bool,
+    bar: Option<(i32, indicatif::ProgressBar)>,
+}
+
+impl OffsetsBar {
+    /// A bar, drawn only on a terminal.
+    pub fn new() -> Self {
+        OffsetsBar {
+            terminal: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            bar: None,
+        }
+    }
+
+    /// After a chunk of a partition.
+    pub fn update(&mut self, p: kdp_client::history::ReadProgress) {
+        if !self.terminal || p.total < PROGRESS_MIN_OFFSETS {
+            return;
+        }
+        let total = u64::try_from(p.total).unwrap_or(0);
+        let read = u64::try_from(p.read).unwrap_or(0);
+        match &self.bar {
+            Some((partition, bar)) if *partition == p.partition => bar.set_position(read),
+            _ => {
+                self.finish();
+                let bar = indicatif::ProgressBar::with_draw_target(
+                    Some(total),
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+                    "{{spinner}} __transaction_state-{} {{pos}}/{{len}} offsets [{{bar:30}}] {{elapsed}}",
+                    p.partition
+                )) {
+                    bar.set_style(style.progress_chars("=> "));
+                }
+                bar.set_position(read);
+                self.bar = Some((p.partition, bar));
+            }
+        }
+    }
+
+    /// Clears the bar.
+    pub fn finish(&mut self) {
+        if let Some((_, bar)) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Default for OffsetsBar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// `kdp history`.
 pub fn run(args: Args) -> i32 {
     cluster::block_on_stdout(async |out| run_to(args, out).await)
@@ -541,8 +605,15 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         since_ms: args.since.map(|s| s.ms(now)),
         principal: conn.principal.clone(),
     };
-    let histories =
-        kdp_client::history::read_histories(&conn.client, &args.transactional_id, &opts).await;
+    let mut bar = OffsetsBar::new();
+    let histories = kdp_client::history::read_histories_with(
+        &conn.client,
+        &args.transactional_id,
+        &opts,
+        |p| bar.update(p),
+    )
+    .await;
+    bar.finish();
     match write(out, args.output, &histories, now_ms()) {
         Ok(code) => code,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => exit::OK,
