@@ -12,6 +12,8 @@
 //! - [`flags`]: per-producer flags for `describe --with-transactions`.
 //! - [`pressure`]: producer ids held per broker and topic, expiry, epochs.
 //! - [`replicas`]: field-by-field differences between a partition's replicas.
+//! - [`sequence`]: each producer's batches against the broker's sequence and
+//!   epoch rules (gaps, duplicates, epochs going back).
 
 pub mod blocked;
 pub mod findings;
@@ -19,6 +21,7 @@ pub mod flags;
 pub mod hanging;
 pub mod pressure;
 pub mod replicas;
+pub mod sequence;
 
 pub use findings::{findings, Findings};
 
