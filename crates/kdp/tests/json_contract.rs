@@ -27,6 +27,7 @@ const COMMANDS: &[&[&str]] = &[
     &["compare-replicas"],
     &["producers"],
     &["blocked"],
+    &["batches", "--topic", "inventory", "--partition", "1"],
     &["transactions", "list"],
     &[
         "transactions",
@@ -175,6 +176,11 @@ fn a_field_that_disappears_or_appears_unwritten_fails() {
         (&["compare-replicas"], "compare-replicas", "Values"),
         (&["producers"], "producers", "ExpiringWithinDay"),
         (&["blocked"], "blocked", "HeldBack"),
+        (
+            &["batches", "--topic", "inventory", "--partition", "1"],
+            "batches",
+            "BrokerRule",
+        ),
     ];
     for (command, schema, field) in cases {
         let (_, stdout) = run(&broker.bootstrap, command, "json");

@@ -333,10 +333,12 @@ pub fn summarize<'a>(
         if !h.has_producer_id() {
             continue;
         }
-        let p = by.entry(h.producer_id).or_insert_with(|| ProducerSequences {
-            producer_id: h.producer_id,
-            ..Default::default()
-        });
+        let p = by
+            .entry(h.producer_id)
+            .or_insert_with(|| ProducerSequences {
+                producer_id: h.producer_id,
+                ..Default::default()
+            });
         if !p.epochs.contains(&h.producer_epoch) {
             p.epochs.push(h.producer_epoch);
         }
@@ -398,11 +400,11 @@ mod tests {
     #[test]
     fn in_sequence_gaps_repeats_and_duplicates() {
         let log = [
-            batch(0, 7, 0, 0, 5),    // first
-            batch(5, 7, 0, 5, 5),    // in sequence
-            batch(10, 7, 0, 12, 3),  // gap: expected 10
-            batch(13, 7, 0, 12, 3),  // duplicate of 10
-            batch(16, 7, 0, 13, 1),  // repeat: expected 15
+            batch(0, 7, 0, 0, 5),     // first
+            batch(5, 7, 0, 5, 5),     // in sequence
+            batch(10, 7, 0, 12, 3),   // gap: expected 10
+            batch(13, 7, 0, 12, 3),   // duplicate of 10
+            batch(16, 7, 0, 13, 1),   // repeat: expected 15
             batch(17, -1, -1, -1, 4), // no producer
         ];
         assert_eq!(
@@ -410,7 +412,13 @@ mod tests {
             ["first", "in-sequence", "gap", "duplicate", "repeat", "-"]
         );
         let v = check_sequences(&log);
-        assert_eq!(v[2], Some(SequenceVerdict::Gap { expected: 10, found: 12 }));
+        assert_eq!(
+            v[2],
+            Some(SequenceVerdict::Gap {
+                expected: 10,
+                found: 12
+            })
+        );
         assert_eq!(v[3], Some(SequenceVerdict::Duplicate { first_offset: 10 }));
         assert_eq!(v[2].unwrap().rule(), BrokerRule::OutOfOrderSequence);
         assert_eq!(v[3].unwrap().rule(), BrokerRule::Duplicate);
@@ -429,7 +437,10 @@ mod tests {
         log.push(batch(7, 7, 0, 1, 1)); // copy of offset 1: six batches back
         assert_eq!(
             check_sequences(&log)[7],
-            Some(SequenceVerdict::Repeat { expected: 7, found: 1 })
+            Some(SequenceVerdict::Repeat {
+                expected: 7,
+                found: 1
+            })
         );
         let mut log = seven;
         log.push(batch(7, 7, 0, 2, 1)); // copy of offset 2: five back
@@ -443,18 +454,29 @@ mod tests {
     fn epochs_reset_and_go_back() {
         let log = [
             batch(0, 7, 3, 40, 2),
-            batch(2, 7, 4, 0, 2),   // bump: reset to 0
-            batch(4, 7, 5, 9, 1),   // bump not at 0
-            batch(5, 7, 4, 2, 1),   // epoch went back
-            marker(6, 7, 6),        // TV2 marker with the bumped epoch
-            batch(7, 7, 6, 0, 1),   // after the marker: 0
-            marker(8, 7, 5),        // a marker going back
+            batch(2, 7, 4, 0, 2), // bump: reset to 0
+            batch(4, 7, 5, 9, 1), // bump not at 0
+            batch(5, 7, 4, 2, 1), // epoch went back
+            marker(6, 7, 6),      // TV2 marker with the bumped epoch
+            batch(7, 7, 6, 0, 1), // after the marker: 0
+            marker(8, 7, 5),      // a marker going back
         ];
         assert_eq!(
             names(&log),
-            ["first", "new-epoch", "new-epoch-not-at-0", "epoch-went-back", "-", "in-sequence", "epoch-went-back"]
+            [
+                "first",
+                "new-epoch",
+                "new-epoch-not-at-0",
+                "epoch-went-back",
+                "-",
+                "in-sequence",
+                "epoch-went-back"
+            ]
         );
-        assert_eq!(check_sequences(&log)[3].unwrap().rule(), BrokerRule::InvalidProducerEpoch);
+        assert_eq!(
+            check_sequences(&log)[3].unwrap().rule(),
+            BrokerRule::InvalidProducerEpoch
+        );
     }
 
     #[test]
