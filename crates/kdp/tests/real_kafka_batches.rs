@@ -1,6 +1,6 @@
 //! `kdp batches` against a real Apache Kafka cluster, checked batch by
 //! batch against Kafka's own `kafka-dump-log.sh --print-data-log`
-//! (`kafka.tools.DumpLogSegments` of the cluster's version, run on the
+//! (`DumpLogSegments` of the cluster's version, run on the
 //! leader's segment files, which this test can read because
 //! scripts/kafka-cluster.sh started the brokers under target/kafka-it):
 //! base offset, last offset, producer id, epoch, base sequence, CRC valid,
@@ -39,7 +39,13 @@ fn dump_batches(
     let mut args = vec![
         "-cp".to_string(),
         env.classpath.clone(),
-        "kafka.tools.DumpLogSegments".into(),
+        // kafka-dump-log.sh's class: Scala in core up to 3.9, Java in
+        // kafka-tools since it moved there.
+        if env.kafka_version.starts_with("3.") {
+            "kafka.tools.DumpLogSegments".into()
+        } else {
+            "org.apache.kafka.tools.DumpLogSegments".into()
+        },
         "--print-data-log".into(),
         "--files".into(),
     ];
