@@ -76,6 +76,8 @@ enum Command {
     Transactions(cmd::transactions_tool::Command),
     /// Ask every replica of each partition and show where their producer state differs.
     CompareReplicas(cmd::compare_replicas::Args),
+    /// A partition's record batches over the wire, with each producer's sequence judged.
+    Batches(cmd::batches::Args),
     /// Producer ids each broker holds, by topic: expiry, epochs near 32767, prefixes, churn.
     Producers(cmd::producers::Args),
     /// Name clusters (bootstrap list, properties) once and use them by name.
@@ -149,6 +151,7 @@ fn main() -> ExitCode {
         Command::ForceTerminate(args) => cmd::force_terminate::run(args),
         Command::Transactions(args) => cmd::transactions_tool::run(args),
         Command::CompareReplicas(args) => cmd::compare_replicas::run(args),
+        Command::Batches(args) => cmd::batches::run(args),
         Command::Producers(args) => cmd::producers::run(args),
         Command::Context(args) => cmd::context::run(args, cli.globals.context.as_deref()),
         Command::Explain(args) => cmd::explain::run(args),
@@ -212,6 +215,10 @@ fn prepare(
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }
         Command::CompareReplicas(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::Batches(a) => {
             table(&mut a.output);
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }

@@ -27,6 +27,7 @@ const COMMANDS: &[&[&str]] = &[
     &["compare-replicas"],
     &["producers"],
     &["blocked"],
+    &["batches", "--topic", "inventory", "--partition", "1"],
     &["transactions", "list"],
     &[
         "transactions",
@@ -186,6 +187,11 @@ fn a_field_that_disappears_or_appears_unwritten_fails() {
             &["history", "--transactional-id", "inventory-sync"],
             "history",
             "Beginning",
+        ),
+        (
+            &["batches", "--topic", "inventory", "--partition", "1"],
+            "batches",
+            "BrokerRule",
         ),
     ];
     for (command, schema, field) in cases {

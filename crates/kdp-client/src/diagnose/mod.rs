@@ -14,6 +14,8 @@
 //! - [`flags`]: per-producer flags for `describe --with-transactions`.
 //! - [`pressure`]: producer ids held per broker and topic, expiry, epochs.
 //! - [`replicas`]: field-by-field differences between a partition's replicas.
+//! - [`sequence`]: each producer's batches against the broker's sequence and
+//!   epoch rules (gaps, duplicates, epochs going back).
 
 pub mod blocked;
 pub mod fence;
@@ -22,6 +24,7 @@ pub mod flags;
 pub mod hanging;
 pub mod pressure;
 pub mod replicas;
+pub mod sequence;
 
 pub use findings::{findings, Findings};
 

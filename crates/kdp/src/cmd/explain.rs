@@ -82,6 +82,8 @@ kdp describe --with-transactions --topic T    (flag open-too-long)",
 not follow it: a batch was lost or expired in flight, or the leader's producer state differs from \
 the one the producer wrote to (a leader change onto a replica that diverged, unclean election).",
                 answer: "kdp describe --topic T --partition P    (LastSequence and epoch at the leader)
+kdp batches --topic T --partition P --producer-id ID    (the producer's batches: gaps, repeats, \
+duplicates and epochs going back, judged by the broker's rule)
 kdp compare-replicas --topic T --partition P    (replicas whose producer state differs)",
             },
             Term::UnknownProducerId => Entry {

@@ -1,5 +1,6 @@
 pub mod abort;
 pub mod audit;
+pub mod batches;
 pub mod blocked;
 pub mod cluster;
 pub mod compare_replicas;
