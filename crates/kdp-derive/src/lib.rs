@@ -13,19 +13,30 @@
 //!   the field;
 //! - `crate::testgen::Random`, values valid for a version, for property tests;
 //! - with `key = ...`: `crate::message::Message`, and `crate::message::Request`
-//!   with `response = Type`.
+//!   with `response = Type`;
+//! - with `record = ...`: `crate::coordinator::CoordinatorRecord`, for the
+//!   records Kafka's coordinators keep in their internal topics (each key
+//!   and value starts with its own int16 version and has its own flexible
+//!   versions, outside any API).
 //!
 //! Struct arguments: `key = crate::api::X` (the API key constant), `versions =
 //! "0-4"`, `response = Type`, `custom_codec` (the `Message` impl calls a
 //! hand-tuned `crate::wire::CustomCodec` instead of the declared codec, which
-//! stays available through `Wire` for cross-checks).
+//! stays available through `Wire` for cross-checks); or `record = "0-1"` (the
+//! record's valid versions) with `flexible = "1+"` or `flexible = "none"`.
 //!
 //! Field arguments: `versions = "3+"` (absent elsewhere: not on the wire, the
 //! default in memory), `nullable = "10+"` (an `Option` field that may be null
 //! only there; without it an `Option` field is nullable wherever it exists),
 //! `default = "-1"` (the schema default, a Rust expression), `name = "X"` (when
-//! the schema name is not the PascalCase of the field). A field named
-//! `unknown_tagged_fields` is the tagged-field section of flexible versions.
+//! the schema name is not the PascalCase of the field), `tag = N` (a tagged
+//! field: it travels in the tagged-field section of the flexible versions in
+//! `versions`, which are then the schema's `taggedVersions`, and only when it
+//! differs from its `default`, as Kafka writes it). A field named
+//! `unknown_tagged_fields` is the tagged-field section of flexible versions:
+//! the tags no field declares, kept raw; a declared tag that arrives holding
+//! its default value stays there too, so that what decodes re-encodes byte
+//! for byte.
 //! `Vec<u8>` and `Option<Vec<u8>>` are Kafka `bytes`.
 //!
 //! Version ranges use the schema's syntax: `N`, `N+`, `N-M`.
@@ -107,10 +118,14 @@ struct StructArgs {
     versions: Option<Range>,
     response: Option<Path>,
     custom_codec: bool,
+    /// A coordinator record's versions and flexible versions (`None`: none).
+    record: Option<(Range, Option<Range>)>,
 }
 
 fn parse_struct_args(attr: TokenStream2) -> syn::Result<StructArgs> {
     let mut args = StructArgs::default();
+    let mut record: Option<Range> = None;
+    let mut flexible: Option<Option<Range>> = None;
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("key") {
             args.key = Some(meta.value()?.parse()?);
@@ -120,12 +135,39 @@ fn parse_struct_args(attr: TokenStream2) -> syn::Result<StructArgs> {
             args.response = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("custom_codec") {
             args.custom_codec = true;
+        } else if meta.path.is_ident("record") {
+            record = Some(Range::parse(&meta.value()?.parse()?)?);
+        } else if meta.path.is_ident("flexible") {
+            let lit: LitStr = meta.value()?.parse()?;
+            flexible = Some(if lit.value().trim() == "none" {
+                None
+            } else {
+                Some(Range::parse(&lit)?)
+            });
         } else {
-            return Err(meta.error("expected key, versions, response or custom_codec"));
+            return Err(
+                meta.error("expected key, versions, response, custom_codec, record or flexible")
+            );
         }
         Ok(())
     });
     syn::parse::Parser::parse2(parser, attr)?;
+    match (record, flexible) {
+        (Some(versions), Some(flexible)) => {
+            if args.key.is_some() || args.versions.is_some() {
+                return Err(syn::Error::new(
+                    proc_macro2::Span::call_site(),
+                    "a coordinator record has `record` and `flexible`, not `key` and `versions`",
+                ));
+            }
+            args.record = Some((versions, flexible));
+        }
+        (None, None) => {}
+        _ => return Err(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "a coordinator record needs both `record = \"N-M\"` and `flexible = \"N+\"|\"none\"`",
+        )),
+    }
     if args.key.is_some() != args.versions.is_some() {
         return Err(syn::Error::new(
             proc_macro2::Span::call_site(),
@@ -152,6 +194,8 @@ struct FieldSpec {
     default: Option<TokenStream2>,
     codec: Codec,
     is_option: bool,
+    /// The tag of a tagged field.
+    tag: Option<u32>,
 }
 
 fn pascal_case(ident: &str) -> String {
@@ -218,6 +262,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             default: None,
             codec: Codec::Plain,
             is_option: generic_of(&f.ty, "Option").is_some(),
+            tag: None,
         };
         let mut rename = false;
         let mut kept = Vec::new();
@@ -240,13 +285,22 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                     let lit: LitStr = meta.value()?.parse()?;
                     spec.wire_name = lit.value();
                     rename = true;
+                } else if meta.path.is_ident("tag") {
+                    let lit: syn::LitInt = meta.value()?.parse()?;
+                    spec.tag = Some(lit.base10_parse()?);
                 } else {
-                    return Err(meta.error("expected versions, nullable, default or name"));
+                    return Err(meta.error("expected versions, nullable, default, name or tag"));
                 }
                 Ok(())
             })?;
         }
         f.attrs = kept;
+        if spec.tag.is_some() && spec.default.is_none() {
+            return Err(syn::Error::new(
+                f.ty.span(),
+                "a tagged field needs its schema `default` (it is written only when it differs)",
+            ));
+        }
         if spec.nullable.is_some() && !spec.is_option {
             return Err(syn::Error::new(
                 f.ty.span(),
@@ -338,6 +392,47 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     let mut read = Vec::new();
     let mut random = Vec::new();
     let mut defaults = Vec::new();
+    // Tagged fields, ascending by tag: their size, writer and reader arms.
+    let mut tagged_sorted: Vec<&FieldSpec> = fields.iter().filter(|f| f.tag.is_some()).collect();
+    tagged_sorted.sort_by_key(|f| f.tag);
+    if let Some(w) = tagged_sorted.windows(2).find(|w| w[0].tag == w[1].tag) {
+        return Err(syn::Error::new(
+            w[1].ident.span(),
+            "two fields have the same tag",
+        ));
+    }
+    let mut tagged_len = Vec::new();
+    let mut tagged_put = Vec::new();
+    let mut tagged_read = Vec::new();
+    for spec in &tagged_sorted {
+        let ident = &spec.ident;
+        let c = codec_path(spec);
+        let wire_name = &spec.wire_name;
+        let tag = spec.tag.unwrap_or_default();
+        let default = spec.default.clone().unwrap_or_default();
+        let here = spec.versions.condition().unwrap_or_else(|| quote! { true });
+        tagged_len.push(quote! {
+            (#tag, if (#here) && self.#ident != (#default) {
+                ::core::option::Option::Some(#c::wire_len(&self.#ident, v))
+            } else {
+                ::core::option::Option::None
+            })
+        });
+        tagged_put.push(quote! { #tag => #c::put(&self.#ident, buf, v), });
+        tagged_read.push(quote! {
+            #tag if #here => {
+                let value = #c::read(sub, v).field(#wire_name)?;
+                if value == (#default) {
+                    // Kafka never writes a default; keep such bytes raw so
+                    // that the re-encoding is the same.
+                    ::core::result::Result::Ok(false)
+                } else {
+                    #ident = value;
+                    ::core::result::Result::Ok(true)
+                }
+            }
+        });
+    }
     for spec in &fields {
         let ident = &spec.ident;
         let c = codec_path(spec);
@@ -347,6 +442,14 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             .clone()
             .unwrap_or_else(|| quote! { ::core::default::Default::default() });
         defaults.push(quote! { #ident: #default });
+        if spec.tag.is_some() {
+            read.push(quote! { let mut #ident = #default; });
+            let here = spec.versions.condition().unwrap_or_else(|| quote! { true });
+            random.push(quote! {
+                #ident: if v.flexible && (#here) { #c::random(g, v, false) } else { #default }
+            });
+            continue;
+        }
         min_len.push(gate(spec, quote! { #c::min_len(v) }, quote! { 0 }));
         wire_len.push(gate(
             spec,
@@ -390,6 +493,37 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
         random.push(quote! { #ident: #random_expr });
     }
     let idents: Vec<_> = fields.iter().map(|f| &f.ident).collect();
+    // The tag section: plain when no field is tagged (the common, fast case).
+    let (section_len, section_put, section_read) = if tagged_sorted.is_empty() {
+        (
+            quote! { crate::codec::tagged_fields_len(&self.unknown_tagged_fields) },
+            quote! { buf.put_tagged_fields(&self.unknown_tagged_fields); },
+            quote! { r.tagged_fields()? },
+        )
+    } else {
+        (
+            quote! {
+                crate::codec::tagged_section_len(&self.unknown_tagged_fields, &[#(#tagged_len),*])
+            },
+            quote! {
+                crate::codec::put_tagged_section(
+                    buf,
+                    &self.unknown_tagged_fields,
+                    &[#(#tagged_len),*],
+                    |buf, tag| match tag {
+                        #(#tagged_put)*
+                        _ => {}
+                    },
+                );
+            },
+            quote! {
+                r.tagged_fields_known(|tag, sub| match tag {
+                    #(#tagged_read)*
+                    _ => ::core::result::Result::Ok(false),
+                })?
+            },
+        )
+    };
 
     let mut out = quote! {
         #st
@@ -415,7 +549,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             #[inline]
             fn wire_len(&self, v: crate::wire::Version) -> usize {
                 0 #( + #wire_len )*
-                    + if v.flexible { crate::codec::tagged_fields_len(&self.unknown_tagged_fields) } else { 0 }
+                    + if v.flexible { #section_len } else { 0 }
             }
 
             #[inline]
@@ -423,7 +557,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                 use crate::codec::PutWire as _;
                 #(#put)*
                 if v.flexible {
-                    buf.put_tagged_fields(&self.unknown_tagged_fields);
+                    #section_put
                 }
             }
 
@@ -434,7 +568,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                 use crate::error::Context as _;
                 #(#read)*
                 let unknown_tagged_fields = if v.flexible {
-                    r.tagged_fields()?
+                    #section_read
                 } else {
                     ::core::default::Default::default()
                 };
@@ -512,6 +646,33 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                     type Response = #resp;
                 }
             });
+        }
+    } else if let Some((versions, flexible)) = args.record {
+        let Range { lo, hi } = versions;
+        let flexible = match flexible {
+            None => quote! { false },
+            Some(f) => {
+                let Range { lo, hi } = f;
+                quote! { (#lo..=#hi).contains(&version) }
+            }
+        };
+        out.extend(quote! {
+            impl crate::coordinator::CoordinatorRecord for #name {
+                const NAME: &'static str = #name_str;
+                const LOWEST_VERSION: i16 = #lo;
+                const HIGHEST_VERSION: i16 = #hi;
+
+                #[inline]
+                fn is_flexible(version: i16) -> bool {
+                    #flexible
+                }
+            }
+        });
+        if args.response.is_some() || args.custom_codec {
+            return Err(syn::Error::new(
+                st.ident.span(),
+                "`response` and `custom_codec` are for API messages, not records",
+            ));
         }
     } else if args.response.is_some() || args.custom_codec {
         return Err(syn::Error::new(

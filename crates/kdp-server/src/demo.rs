@@ -15,7 +15,10 @@
 //! `ledger-3` an open transaction whose transactional id the client may not
 //! describe (8003, `secret-payroll`: Kafka's tool calls it hanging),
 //! `ledger-4` a fenced instance (8004 at epoch 6, the coordinator's
-//! `inventory-sync` at 7, no open transaction). `inventory-0`'s follower on
+//! `inventory-sync` at 7, no open transaction), whose transaction log
+//! (`__transaction_state-2`, starting at offset 4218: older records are
+//! gone) shows the second instance's InitProducerId six minutes ago, after
+//! which it wrote `inventory-2`. `inventory-0`'s follower on
 //! broker 1 has diverged (it misses producer 9102 and lags on 9101).
 //!
 //! Four consumer groups read `payments`, whose partition 0 the hanging

@@ -131,7 +131,7 @@ pub mod sasl;
 pub mod tls;
 pub mod txn;
 
-pub use cluster::{Cluster, ClusterError};
+pub use cluster::{AppendError, Cluster, ClusterError, PartitionLog, SimpleRecord};
 pub use mock::{MockCluster, MockConfig};
 pub use responder::{
     describe_producers, AllowAll, Authorizer, BrokerView, ClusterBroker, RequestContext,

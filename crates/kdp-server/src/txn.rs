@@ -47,20 +47,16 @@ impl Transaction {
     }
 }
 
-/// Java's `String.hashCode` (over UTF-16 code units, wrapping).
-pub fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
-}
+/// Java's `String.hashCode`, declared once in kdp-wire.
+pub use kdp_wire::coordinator::txn_log::java_string_hash;
 
 /// `Utils.abs(key.hashCode) % partitionCount`, the partition of
-/// `__transaction_state` (or `__consumer_offsets`) that owns `key`.
-/// `Utils.abs` maps `Integer.MIN_VALUE` to 0. `None` without partitions.
+/// `__transaction_state` (or `__consumer_offsets`) that owns `key`
+/// (kdp-wire's [`partition_for`](kdp_wire::coordinator::txn_log::partition_for)).
+/// `None` without partitions.
 pub fn coordinator_partition(key: &str, partition_count: usize) -> Option<i32> {
-    let count = i32::try_from(partition_count).ok().filter(|&c| c > 0)?;
-    let h = java_string_hash(key);
-    let abs = if h == i32::MIN { 0 } else { h.abs() };
-    Some(abs % count)
+    let count = i32::try_from(partition_count).ok()?;
+    kdp_wire::coordinator::txn_log::partition_for(key, count)
 }
 
 #[cfg(test)]

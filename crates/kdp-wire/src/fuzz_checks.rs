@@ -179,6 +179,48 @@ where
     assert_eq!(&back, m, "JSON round trip");
 }
 
+/// A `__transaction_state` key (first byte even) or value (odd), version
+/// prefix included, as the transaction coordinator writes them.
+pub fn txn_log(data: &[u8]) -> bool {
+    use crate::coordinator::txn_log::{TransactionLogKey, TransactionLogValue};
+    let Some((&selector, rest)) = data.split_first() else {
+        return false;
+    };
+    if selector & 1 == 0 {
+        coordinator_record::<TransactionLogKey>(rest)
+    } else {
+        coordinator_record::<TransactionLogValue>(rest)
+    }
+}
+
+fn coordinator_record<R>(data: &[u8]) -> bool
+where
+    R: crate::coordinator::CoordinatorRecord + PartialEq + Debug + Serialize + DeserializeOwned,
+{
+    use crate::coordinator::{decode_record, encode_record, record_len};
+    let v = match decode_record::<R>(data) {
+        Ok(v) => v,
+        Err(e) => {
+            check_error(&e, data.len());
+            return false;
+        }
+    };
+    assert_eq!(
+        record_len(&v.record, v.version),
+        data.len(),
+        "{} length",
+        R::NAME
+    );
+    assert_eq!(
+        encode_record(&v.record, v.version),
+        data,
+        "{} re-encoding differs",
+        R::NAME
+    );
+    json(&v.record);
+    true
+}
+
 /// A rejection points inside the input (or just past its end) and prints.
 fn check_error(e: &DecodeError, len: usize) {
     assert!(e.offset() <= len, "offset {} beyond {len}: {e}", e.offset());
@@ -205,4 +247,91 @@ pub fn every_api(data: &[u8]) -> bool {
     } else {
         (api.fuzz_response)(rest, version)
     }
+}
+
+/// A Fetch body: the first byte picks the version (4-18) and whether it
+/// is the request or the response; the rest is the body. The records of
+/// an accepted response also go through [`record_batches`].
+pub fn fetch(data: &[u8]) -> bool {
+    use crate::messages::{FetchRequest, FetchResponse};
+    let Some((&selector, rest)) = data.split_first() else {
+        return false;
+    };
+    let span = FetchRequest::HIGHEST_VERSION - FetchRequest::LOWEST_VERSION + 1;
+    let version = FetchRequest::LOWEST_VERSION + i16::from(selector >> 1) % span;
+    if selector & 1 == 0 {
+        return body::<FetchRequest>(rest, version);
+    }
+    if !body::<FetchResponse>(rest, version) {
+        return false;
+    }
+    if let Ok(response) = decode_exact::<FetchResponse>(rest, version) {
+        for topic in &response.responses {
+            for partition in &topic.partitions {
+                if let Some(records) = &partition.records {
+                    record_batches(records);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A records blob (what a Fetch response's Records holds): framing never
+/// panics and every error points inside the blob; a batch re-writes its
+/// own header; a batch whose records decode re-encodes to the same values
+/// (to the same bytes when uncompressed, the encoder being canonical).
+/// Decompression is bounded at 1 MiB. Accepted when every batch and its
+/// records decode.
+pub fn record_batches(data: &[u8]) -> bool {
+    use crate::records::{Batches, RecordBatch};
+    const LIMIT: usize = 1 << 20;
+    let mut batches = Batches::new(data);
+    let mut all_ok = true;
+    for item in &mut batches {
+        let batch = match item {
+            Ok(batch) => batch,
+            Err(e) => {
+                assert!(e.position < data.len(), "{e}");
+                assert!(e.to_string().starts_with("batch at byte "), "{e}");
+                all_ok = false;
+                continue;
+            }
+        };
+        assert!(batch.position() + batch.size() <= data.len());
+        let mut header = Vec::new();
+        batch.header().put(&mut header);
+        assert_eq!(Some(&header[..]), batch.bytes().get(..header.len()));
+        let _ = batch.control(LIMIT);
+        let records = match batch.records(LIMIT) {
+            Ok(records) => records,
+            Err(e) => {
+                assert_eq!(e.position, batch.position(), "{e}");
+                all_ok = false;
+                continue;
+            }
+        };
+        assert!(batch.crc_valid());
+        let owned = RecordBatch::from_batch(&batch, LIMIT)
+            .unwrap_or_else(|e| panic!("records read once, not twice: {e}"));
+        assert_eq!(owned.records, records);
+        let again = owned
+            .encode()
+            .unwrap_or_else(|e| panic!("re-encoding failed: {e}"));
+        if batch.header().compression() == Some(crate::records::Compression::None) {
+            assert_eq!(again, batch.bytes(), "uncompressed re-encoding differs");
+        }
+        let reread = Batches::new(&again)
+            .next()
+            .and_then(Result::ok)
+            .map(|b| RecordBatch::from_batch(&b, usize::MAX));
+        match reread {
+            Some(Ok(back)) => assert_eq!(back, owned, "re-encoded batch reads differently"),
+            other => panic!("re-encoded batch rejected: {other:?}"),
+        }
+    }
+    if let Some(p) = batches.partial() {
+        assert_eq!(p.position + p.available, data.len());
+    }
+    all_ok
 }

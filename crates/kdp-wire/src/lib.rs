@@ -85,6 +85,7 @@
 
 pub mod api;
 pub mod codec;
+pub mod coordinator;
 pub mod error;
 pub mod error_code;
 pub mod frame;
@@ -95,6 +96,7 @@ pub mod hex;
 pub mod json;
 pub mod message;
 pub mod messages;
+pub mod records;
 pub mod registry;
 pub mod tagged;
 #[doc(hidden)]

@@ -53,6 +53,7 @@ macro_rules! for_each_api {
             DescribeGroups: DESCRIBE_GROUPS, DescribeGroupsRequest, DescribeGroupsResponse, "0.9.0";
             OffsetFetch: OFFSET_FETCH, OffsetFetchRequest, OffsetFetchResponse, "0.8.1";
             ConsumerGroupDescribe: CONSUMER_GROUP_DESCRIBE, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, "4.0";
+            Fetch: FETCH, FetchRequest, FetchResponse, "0.8.0";
         }
     };
     (@emit $callback:ident plain $($name:ident: $key:ident, $req:ident, $resp:ident, $since:literal;)*) => {

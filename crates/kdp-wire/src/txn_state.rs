@@ -42,6 +42,47 @@ impl TxnState {
         TxnState::PrepareEpochFence,
     ];
 
+    /// Kafka's id of the state (`TransactionState.id`), the int8 that
+    /// `__transaction_state` records carry.
+    pub fn id(self) -> i8 {
+        match self {
+            TxnState::Empty => 0,
+            TxnState::Ongoing => 1,
+            TxnState::PrepareCommit => 2,
+            TxnState::PrepareAbort => 3,
+            TxnState::CompleteCommit => 4,
+            TxnState::CompleteAbort => 5,
+            TxnState::Dead => 6,
+            TxnState::PrepareEpochFence => 7,
+        }
+    }
+
+    /// Kafka's `TransactionState.fromId`; `None` for an id it does not have.
+    pub fn from_id(id: i8) -> Option<TxnState> {
+        TxnState::ALL.into_iter().find(|s| s.id() == id)
+    }
+
+    /// Kafka's `TransactionState.validPreviousStates` (4.x, which adds
+    /// Empty, CompleteCommit and CompleteAbort before PrepareAbort for
+    /// transaction protocol v2): whether the coordinator moves from `from`
+    /// to `self` in one step.
+    pub fn follows(self, from: TxnState) -> bool {
+        use TxnState::*;
+        match self {
+            Empty => matches!(from, Empty | CompleteCommit | CompleteAbort),
+            Ongoing => matches!(from, Ongoing | Empty | CompleteCommit | CompleteAbort),
+            PrepareCommit => from == Ongoing,
+            PrepareAbort => matches!(
+                from,
+                Ongoing | PrepareEpochFence | Empty | CompleteCommit | CompleteAbort
+            ),
+            CompleteCommit => from == PrepareCommit,
+            CompleteAbort => from == PrepareAbort,
+            Dead => matches!(from, Empty | CompleteAbort | CompleteCommit),
+            PrepareEpochFence => from == Ongoing,
+        }
+    }
+
     /// The wire name, e.g. `PrepareCommit`.
     pub fn name(self) -> &'static str {
         match self {
@@ -146,6 +187,31 @@ mod tests {
         let err = "bogus".parse::<TxnState>().unwrap_err();
         assert!(err.to_string().contains("\"bogus\""), "{err}");
         assert!(err.to_string().contains("PrepareEpochFence"), "{err}");
+    }
+
+    #[test]
+    fn ids_are_kafkas() {
+        // TransactionState.java / TransactionMetadata.scala: 0..=7 in this order.
+        for (i, s) in TxnState::ALL.into_iter().enumerate() {
+            assert_eq!(i64::from(s.id()), i as i64);
+            assert_eq!(TxnState::from_id(s.id()), Some(s));
+        }
+        assert_eq!(TxnState::from_id(8), None);
+        assert_eq!(TxnState::from_id(-1), None);
+    }
+
+    #[test]
+    fn transitions_follow_kafkas_valid_previous_states() {
+        use TxnState::*;
+        assert!(PrepareCommit.follows(Ongoing));
+        assert!(!PrepareCommit.follows(Empty));
+        assert!(PrepareAbort.follows(Empty), "v2 aborts without partitions");
+        assert!(!CompleteCommit.follows(Ongoing));
+        assert!(Empty.follows(CompleteAbort));
+        assert!(
+            !Empty.follows(Ongoing),
+            "an open transaction is aborted first"
+        );
     }
 
     #[test]

@@ -119,6 +119,7 @@ fn the_registry_is_cross_checked_at_every_shared_version() {
         ("DescribeGroups", 0..=6),
         ("OffsetFetch", 1..=9),
         ("ConsumerGroupDescribe", 0..=1),
+        ("Fetch", 4..=18),
     ];
     assert_eq!(checked, expected);
     let declared: Vec<&str> = kdp_wire::registry::DECLARED

@@ -32,6 +32,9 @@ const TARGETS: &[(&str, Check)] = &[
     ("request_frame", fuzz_checks::request_frame),
     ("api_versions_metadata", fuzz_checks::api_versions_metadata),
     ("every_api", fuzz_checks::every_api),
+    ("txn_log", fuzz_checks::txn_log),
+    ("fetch", fuzz_checks::fetch),
+    ("record_batches", fuzz_checks::record_batches),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -408,6 +411,150 @@ macro_rules! seed_every_api {
 
 kdp_wire::for_each_api!(seed_every_api);
 
+/// Batches of every codec, a control batch, an empty one, and blobs with
+/// several batches and a partial tail.
+fn seed_record_batches() -> Vec<(String, Vec<u8>)> {
+    use kdp_wire::records::{
+        Attributes, Compression, ControlRecord, Record, RecordBatch, RecordHeader, TimestampType,
+    };
+    use std::borrow::Cow;
+    let batch = |codec: Compression, base: i64, control: bool| {
+        let records = if control {
+            vec![ControlRecord::marker_record(true, 4)]
+        } else {
+            (0..3)
+                .map(|i| Record {
+                    timestamp_delta: i64::from(i) * 7,
+                    offset_delta: i,
+                    key: (i != 1).then(|| Cow::Owned(format!("key-{i}").into_bytes())),
+                    value: Some(Cow::Owned(vec![b'v'; 40])),
+                    headers: if i == 2 {
+                        vec![RecordHeader {
+                            key: Cow::Borrowed(b"h"),
+                            value: None,
+                        }]
+                    } else {
+                        Vec::new()
+                    },
+                    ..Record::default()
+                })
+                .collect()
+        };
+        RecordBatch {
+            base_offset: base,
+            partition_leader_epoch: 3,
+            attributes: Attributes::new(codec, TimestampType::CreateTime, control, control, false),
+            last_offset_delta: records.len() as i32 - 1,
+            base_timestamp: 1_764_400_000_000,
+            max_timestamp: 1_764_400_000_014,
+            producer_id: 1000,
+            producer_epoch: 2,
+            base_sequence: if control { -1 } else { 10 },
+            records,
+        }
+        .encode()
+        .unwrap()
+    };
+    let mut out = Vec::new();
+    let mut blob = Vec::new();
+    for (i, codec) in Compression::ALL.into_iter().enumerate() {
+        let one = batch(codec, 3 * i as i64, false);
+        blob.extend_from_slice(&one);
+        out.push((format!("batch-{codec}"), one));
+    }
+    out.push(("control-commit".into(), batch(Compression::None, 20, true)));
+    let empty = RecordBatch {
+        last_offset_delta: 4,
+        producer_id: 7,
+        ..RecordBatch::default()
+    };
+    out.push(("empty".into(), empty.encode().unwrap()));
+    let cut = batch(Compression::None, 30, false);
+    let mut partial = blob.clone();
+    partial.extend_from_slice(&cut[..cut.len() / 2]);
+    out.push(("every-codec".into(), blob));
+    out.push(("partial-tail".into(), partial));
+    out
+}
+
+/// A default request and response of every Fetch version, and responses
+/// carrying the record batch seeds.
+fn seed_fetch() -> Vec<(String, Vec<u8>)> {
+    use kdp_wire::messages::{
+        AbortedTransaction, FetchPartition, FetchPartitionData, FetchRequest, FetchResponse,
+        FetchTopic, FetchableTopicResponse,
+    };
+    use kdp_wire::Message;
+    let mut out = Vec::new();
+    let records: Vec<u8> = seed_record_batches()
+        .into_iter()
+        .find(|(name, _)| name == "partial-tail")
+        .map(|(_, b)| b)
+        .unwrap();
+    for version in FetchRequest::LOWEST_VERSION..=FetchRequest::HIGHEST_VERSION {
+        let offset = u8::try_from(version - FetchRequest::LOWEST_VERSION).unwrap();
+        let request = FetchRequest {
+            max_wait_ms: 500,
+            min_bytes: 1,
+            topics: vec![FetchTopic {
+                topic: if version <= 12 {
+                    "orders".into()
+                } else {
+                    String::new()
+                },
+                topic_id: kdp_wire::Uuid([7; 16]),
+                partitions: vec![FetchPartition {
+                    partition: 3,
+                    fetch_offset: 100,
+                    partition_max_bytes: 1 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let response = FetchResponse {
+            responses: vec![FetchableTopicResponse {
+                topic: if version <= 12 {
+                    "orders".into()
+                } else {
+                    String::new()
+                },
+                topic_id: kdp_wire::Uuid([7; 16]),
+                partitions: vec![FetchPartitionData {
+                    partition_index: 3,
+                    high_watermark: 200,
+                    last_stable_offset: 150,
+                    log_start_offset: 0,
+                    aborted_transactions: Some(vec![AbortedTransaction {
+                        producer_id: 1000,
+                        first_offset: 12,
+                        ..Default::default()
+                    }]),
+                    records: Some(records.clone()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        for (kind, body, flag) in [
+            ("request", encode_to_vec(&request, version), 0),
+            ("response", encode_to_vec(&response, version), 1),
+            (
+                "empty-response",
+                encode_to_vec(&FetchResponse::default(), version),
+                1,
+            ),
+        ] {
+            let mut data = vec![(offset << 1) | flag];
+            data.extend(body);
+            out.push((format!("v{version}-{kind}"), data));
+        }
+    }
+    out
+}
+
 /// With `KDP_WRITE_CORPUS=1`, `seeds_are_accepted` also writes the seed
 /// files into fuzz/corpus (before `cargo fuzz`; cmin may drop some later).
 fn write_seed_corpus() {
@@ -447,12 +594,46 @@ fn write_seed_corpus() {
     for (name, data) in seed_every_api() {
         write("every_api", &name, &data);
     }
+    for (name, data) in seed_txn_log() {
+        write("txn_log", &name, &data);
+    }
+    for (name, data) in seed_fetch() {
+        write("fetch", &name, &data);
+    }
+    for (name, data) in seed_record_batches() {
+        write("record_batches", &name, &data);
+    }
+}
+
+/// Seeds for `txn_log`: the keys and values Kafka 4.4.0's own classes made
+/// (vectors/txn-log), behind the selector byte (0 key, 1 value).
+fn seed_txn_log() -> Vec<(String, Vec<u8>)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors/txn-log/kafka-4.4.0.json");
+    let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for (selector, list, name_field) in [(1u8, "values", "name"), (0, "keys", "id")] {
+        for (i, item) in doc[list].as_array().unwrap().iter().enumerate() {
+            let mut data = vec![selector];
+            data.extend(kdp_wire::hex::decode(item["hex"].as_str().unwrap()).unwrap());
+            let label = item[name_field].as_str().unwrap_or_default();
+            let label: String = label
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(24)
+                .collect();
+            out.push((format!("{list}-{i}-{label}"), data));
+        }
+    }
+    out
 }
 
 #[test]
 fn seeds_are_accepted() {
     if std::env::var_os("KDP_WRITE_CORPUS").is_some() {
         write_seed_corpus();
+    }
+    for (name, data) in seed_txn_log() {
+        assert!(fuzz_checks::txn_log(&data), "txn_log {name}");
     }
     for (name, m) in seed_responses() {
         assert!(
@@ -474,5 +655,11 @@ fn seeds_are_accepted() {
     }
     for (name, data) in seed_every_api() {
         assert!(fuzz_checks::every_api(&data), "{name}");
+    }
+    for (name, data) in seed_fetch() {
+        assert!(fuzz_checks::fetch(&data), "{name}");
+    }
+    for (name, data) in seed_record_batches() {
+        assert!(fuzz_checks::record_batches(&data), "{name}");
     }
 }

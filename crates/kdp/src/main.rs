@@ -65,6 +65,8 @@ enum Command {
     FindHanging(cmd::find_hanging::Args),
     /// Consumer groups held at a pinned LSO, the transaction pinning it, and what unblocks it.
     Blocked(cmd::blocked::Args),
+    /// Transactional ids' state changes from the transaction log: who fenced whom, and when.
+    History(cmd::history::Args),
     /// Abort one partition's open transaction at its leader (raw; prefer force-terminate).
     Abort(cmd::abort::Args),
     /// End transactional ids' transactions at their coordinators and fence their producers.
@@ -74,6 +76,8 @@ enum Command {
     Transactions(cmd::transactions_tool::Command),
     /// Ask every replica of each partition and show where their producer state differs.
     CompareReplicas(cmd::compare_replicas::Args),
+    /// A partition's record batches over the wire, with each producer's sequence judged.
+    Batches(cmd::batches::Args),
     /// Producer ids each broker holds, by topic: expiry, epochs near 32767, prefixes, churn.
     Producers(cmd::producers::Args),
     /// Name clusters (bootstrap list, properties) once and use them by name.
@@ -142,10 +146,12 @@ fn main() -> ExitCode {
         Command::Describe(args) => cmd::describe::run(args),
         Command::FindHanging(args) => cmd::find_hanging::run(args),
         Command::Blocked(args) => cmd::blocked::run(args),
+        Command::History(args) => cmd::history::run(args),
         Command::Abort(args) => cmd::abort::run(args),
         Command::ForceTerminate(args) => cmd::force_terminate::run(args),
         Command::Transactions(args) => cmd::transactions_tool::run(args),
         Command::CompareReplicas(args) => cmd::compare_replicas::run(args),
+        Command::Batches(args) => cmd::batches::run(args),
         Command::Producers(args) => cmd::producers::run(args),
         Command::Context(args) => cmd::context::run(args, cli.globals.context.as_deref()),
         Command::Explain(args) => cmd::explain::run(args),
@@ -196,6 +202,10 @@ fn prepare(
             table(&mut a.output);
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }
+        Command::History(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
         Command::Abort(a) => {
             cmd::globals::refuse_output(matches, "abort")?;
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
@@ -205,6 +215,10 @@ fn prepare(
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }
         Command::CompareReplicas(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::Batches(a) => {
             table(&mut a.output);
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }

@@ -27,6 +27,7 @@ const COMMANDS: &[&[&str]] = &[
     &["compare-replicas"],
     &["producers"],
     &["blocked"],
+    &["batches", "--topic", "inventory", "--partition", "1"],
     &["transactions", "list"],
     &[
         "transactions",
@@ -34,6 +35,7 @@ const COMMANDS: &[&[&str]] = &[
         "--transactional-id",
         "ledger-writer",
     ],
+    &["history", "--transactional-id", "inventory-sync"],
 ];
 
 fn demo() -> (MockBroker, tempdir::Dir) {
@@ -175,6 +177,22 @@ fn a_field_that_disappears_or_appears_unwritten_fails() {
         (&["compare-replicas"], "compare-replicas", "Values"),
         (&["producers"], "producers", "ExpiringWithinDay"),
         (&["blocked"], "blocked", "HeldBack"),
+        (&["describe", "--with-transactions"], "describe", "Fenced"),
+        (
+            &["history", "--transactional-id", "inventory-sync"],
+            "history",
+            "InstanceChange",
+        ),
+        (
+            &["history", "--transactional-id", "inventory-sync"],
+            "history",
+            "Beginning",
+        ),
+        (
+            &["batches", "--topic", "inventory", "--partition", "1"],
+            "batches",
+            "BrokerRule",
+        ),
     ];
     for (command, schema, field) in cases {
         let (_, stdout) = run(&broker.bootstrap, command, "json");

@@ -2,14 +2,15 @@
 //! state of a partition's producer and its coordinator proves, and nothing
 //! more. A healthy producer is never flagged.
 //!
-//! - `fenced` (transaction protocol v1 only): the partition's last writes
-//!   come from an epoch older than the coordinator's for the same producer
-//!   id. Under v1 an epoch changes only when an instance starts or the
-//!   coordinator fences a timed-out one, so an older epoch is a fenced
-//!   instance. Under v2 every transaction end bumps the epoch, so a healthy
-//!   producer that wrote p0 in one transaction and p1 in the next leaves an
-//!   older epoch on p0: nothing in the data tells the two apart, and kdp
-//!   does not flag it.
+//! - `fenced`: the [fence verdict](super::fence) proves that a later
+//!   instance (or the coordinator) fenced the partition's last writes: the
+//!   transaction log shows an InitProducerId or a coordinator's abort after
+//!   them (both protocol generations), or, under transaction protocol v1
+//!   only, the partition's epoch is older than the coordinator's. Under v2
+//!   every transaction end bumps the epoch, so a healthy producer that wrote
+//!   p0 in one transaction and p1 in the next leaves an older epoch on p0:
+//!   the epochs alone tell nothing there, and without the log kdp does not
+//!   flag it.
 //! - `open-too-long`: an open transaction older than its timeout (the
 //!   coordinator's for the id, else the cluster's maximum).
 //! - `orphan`: an open transaction the coordinator will not end: no
@@ -20,6 +21,7 @@
 
 use kdp_wire::messages::{ProducerState, TransactionState};
 
+use super::fence::FenceVerdict;
 use super::{includes, TxnProtocol};
 
 /// One flag.
@@ -74,13 +76,15 @@ pub struct Context {
     pub producer_id_expiration_ms: Option<i64>,
 }
 
-/// The flags of producer `p` on `topic`/`partition`, ascending.
+/// The flags of producer `p` on `topic`/`partition`, ascending; `fence` is
+/// its [fence verdict](super::fence::verdict).
 pub fn flags(
     p: &ProducerState,
     topic: &str,
     partition: i32,
     coordinator: &Coordinator<'_>,
     cx: &Context,
+    fence: &FenceVerdict,
 ) -> Vec<Flag> {
     let mut out = Vec::new();
     let open = p.current_txn_start_offset >= 0;
@@ -88,11 +92,10 @@ pub fn flags(
         Coordinator::Known(t) => Some(*t),
         _ => None,
     };
-    let same_producer = known.is_some_and(|t| t.producer_id == p.producer_id);
     let epoch_moved = known.is_some_and(|t| i32::from(t.producer_epoch) > p.producer_epoch);
     let tracked_here = known.is_some_and(|t| includes(t, topic, partition));
 
-    if cx.protocol == TxnProtocol::V1 && !open && same_producer && epoch_moved {
+    if fence.is_fenced() {
         out.push(Flag::Fenced);
     }
     if open {
@@ -130,7 +133,24 @@ pub fn flags(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::fence::{verdict, LogView};
     use kdp_wire::messages::TopicData;
+
+    /// The flags with the verdict of the epochs alone (no log read).
+    fn flags(
+        p: &ProducerState,
+        topic: &str,
+        partition: i32,
+        coordinator: &Coordinator<'_>,
+        cx: &Context,
+    ) -> Vec<Flag> {
+        let t = match coordinator {
+            Coordinator::Known(t) => Some(*t),
+            _ => None,
+        };
+        let v = verdict(p, t, cx.protocol, LogView::NotRead);
+        super::flags(p, topic, partition, coordinator, cx, &v)
+    }
 
     const NOW: i64 = 100_000_000;
 

@@ -9,16 +9,22 @@
 //! - [`findings`](mod@findings): every open transaction of a join judged by
 //!   that rule, with each partition's LSO holder: the one classification
 //!   `kdp find-hanging`, its `--repair` and the exporter all call.
+//! - [`fence`]: the one `fenced` verdict: the transaction log's instance
+//!   changes (both protocol generations) or the v1 epochs.
 //! - [`flags`]: per-producer flags for `describe --with-transactions`.
 //! - [`pressure`]: producer ids held per broker and topic, expiry, epochs.
 //! - [`replicas`]: field-by-field differences between a partition's replicas.
+//! - [`sequence`]: each producer's batches against the broker's sequence and
+//!   epoch rules (gaps, duplicates, epochs going back).
 
 pub mod blocked;
+pub mod fence;
 pub mod findings;
 pub mod flags;
 pub mod hanging;
 pub mod pressure;
 pub mod replicas;
+pub mod sequence;
 
 pub use findings::{findings, Findings};
 

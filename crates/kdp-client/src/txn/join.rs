@@ -233,6 +233,21 @@ impl Joined {
         }
     }
 
+    /// The fence verdict of producer `p`: `log` is what kdp knows of its
+    /// transactional id's transaction log (see [`crate::diagnose::fence`]).
+    pub fn fence_verdict(
+        &self,
+        p: &ProducerState,
+        log: crate::diagnose::fence::LogView<'_>,
+    ) -> crate::diagnose::fence::FenceVerdict {
+        crate::diagnose::fence::verdict(
+            p,
+            self.coordinator_state(p.producer_id),
+            self.protocol,
+            log,
+        )
+    }
+
     /// Every (topic, partition, producer) with an open transaction.
     pub fn open_transactions(&self) -> impl Iterator<Item = (&str, i32, &ProducerState)> {
         self.producers()

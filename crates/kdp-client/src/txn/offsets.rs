@@ -35,6 +35,7 @@ impl Offsets {
 
 struct Handler {
     isolation_level: i8,
+    timestamp: i64,
 }
 
 impl AdminHandler for Handler {
@@ -47,7 +48,7 @@ impl AdminHandler for Handler {
         for (t, p) in keys {
             topics.entry(t).or_default().push(ListOffsetsPartition {
                 partition_index: *p,
-                timestamp: LATEST_TIMESTAMP,
+                timestamp: self.timestamp,
                 ..Default::default()
             });
         }
@@ -92,10 +93,25 @@ async fn latest(
     isolation_level: i8,
     opts: &DriverOptions,
 ) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
+    list_offsets(client, partitions, LATEST_TIMESTAMP, isolation_level, opts).await
+}
+
+/// ListOffsets of each partition at `timestamp` (`LATEST_TIMESTAMP`,
+/// `EARLIEST_TIMESTAMP`, or a time), asked of its leader.
+pub async fn list_offsets(
+    client: &SharedClient,
+    partitions: Vec<TopicPartition>,
+    timestamp: i64,
+    isolation_level: i8,
+    opts: &DriverOptions,
+) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
     let mut results = Vec::new();
     drive(
         client,
-        &Handler { isolation_level },
+        &Handler {
+            isolation_level,
+            timestamp,
+        },
         &mut PartitionLeader::new(),
         partitions,
         opts,

@@ -11,8 +11,37 @@ use crate::broker::SUPPORTED_APIS;
 
 impl Handler for ApiVersionsRequest {
     fn handle(&self, call: &Call<'_>) -> Result<ApiVersionsResponse, Refusal> {
-        Ok(api_versions_response(self, call.version))
+        let mut resp = api_versions_response(self, call.version);
+        let level = call.shared.read().transaction_version;
+        if call.version >= 3 && level > 0 && resp.error_code == ErrorCode::NONE {
+            with_transaction_version(&mut resp, level);
+        }
+        Ok(resp)
     }
+}
+
+/// Adds the finalized `transaction.version` at `level` (tagged fields 1,
+/// FinalizedFeaturesEpoch, and 2, FinalizedFeatures, of v3+), as a KRaft
+/// broker reports its features.
+fn with_transaction_version(resp: &mut ApiVersionsResponse, level: i16) {
+    use kdp_wire::messages::api_versions::{FinalizedFeatureKey, FINALIZED_FEATURES_TAG};
+    use kdp_wire::wire::{Version, Wire};
+    let v = Version {
+        version: 3,
+        flexible: true,
+    };
+    let features = vec![FinalizedFeatureKey {
+        name: "transaction.version".into(),
+        max_version_level: level,
+        min_version_level: level,
+        ..Default::default()
+    }];
+    let mut bytes = Vec::with_capacity(features.wire_len(v));
+    features.put(&mut bytes, v);
+    resp.unknown_tagged_fields
+        .insert(1, 1i64.to_be_bytes().to_vec());
+    resp.unknown_tagged_fields
+        .insert(FINALIZED_FEATURES_TAG, bytes);
 }
 
 pub(crate) fn api_range(key: i16) -> ApiVersion {

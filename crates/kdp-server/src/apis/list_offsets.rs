@@ -8,9 +8,12 @@
 //! older, UNKNOWN_LEADER_EPOCH if newer). Latest (-1) is the high
 //! watermark for read_uncommitted and the last stable offset for
 //! read_committed, with the leader epoch; earliest (-2, and -4, earliest
-//! local) is offset 0, the mock's logs starting there. The mock keeps no
-//! records, so a timestamp search (and -3, max timestamp) finds nothing:
-//! offset and timestamp -1.
+//! local) is the log start offset (0 unless the file moves it). A timestamp
+//! (0 or more) finds the first record of the partition's log (its
+//! `batches`, or a `__transaction_state` partition's `log`) written at or
+//! after it, below the isolation's end: its offset and timestamp
+//! (`Partition.fetchOffsetForTimestamp`); none: offset and timestamp -1,
+//! as Kafka answers. Max timestamp (-3) finds nothing.
 
 use std::collections::HashMap;
 
@@ -165,7 +168,15 @@ fn offset(
     let (timestamp, offset) = match req.timestamp {
         LATEST_TIMESTAMP if isolation == READ_COMMITTED => (-1, p.last_stable_offset()),
         LATEST_TIMESTAMP => (-1, p.high_watermark),
-        EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => (-1, 0),
+        EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => (-1, p.log_start_offset()),
+        ts if ts >= 0 => {
+            let end = if isolation == READ_COMMITTED {
+                p.last_stable_offset()
+            } else {
+                p.high_watermark
+            };
+            offset_for_timestamp(p, ts, end).unwrap_or((-1, -1))
+        }
         _ => (-1, -1),
     };
     ListOffsetsPartitionResponse {
@@ -176,6 +187,46 @@ fn offset(
         leader_epoch: if offset >= 0 { p.leader_epoch } else { -1 },
         unknown_tagged_fields: Default::default(),
     }
+}
+
+/// The first record below `end` written at or after `target`: its
+/// timestamp and offset (Kafka: the first batch whose max timestamp
+/// reaches the target, then the first such record in it).
+fn offset_for_timestamp(
+    p: &crate::cluster::Partition,
+    target: i64,
+    end: i64,
+) -> Option<(i64, i64)> {
+    use kdp_wire::records::{Batches, TimestampType, DEFAULT_MAX_DECOMPRESSED};
+    for b in p.log.batches() {
+        if b.base_offset >= end {
+            return None;
+        }
+        for batch in Batches::new(&b.bytes).flatten() {
+            let h = *batch.header();
+            if h.max_timestamp < target || h.is_control() {
+                continue;
+            }
+            let Ok(data) = batch.records_data(DEFAULT_MAX_DECOMPRESSED) else {
+                continue;
+            };
+            for r in data.iter().flatten() {
+                let offset = h.base_offset.saturating_add(i64::from(r.offset_delta));
+                let ts = if h.timestamp_type() == TimestampType::LogAppendTime {
+                    h.max_timestamp
+                } else {
+                    h.base_timestamp.saturating_add(r.timestamp_delta)
+                };
+                if offset >= end {
+                    return None;
+                }
+                if ts >= target {
+                    return Some((ts, offset));
+                }
+            }
+        }
+    }
+    None
 }
 
 impl Handler for ListOffsetsRequest {
@@ -237,6 +288,38 @@ mod tests {
     }
 
     #[test]
+    fn a_timestamp_finds_the_first_record_written_at_or_after_it() {
+        use crate::cluster::log::SimpleRecord;
+        let mut c = cluster(TXN_CLUSTER);
+        let rec = |t| SimpleRecord {
+            key: Some(b"k".to_vec()),
+            value: Some(b"v".to_vec()),
+            timestamp_ms: t,
+        };
+        // one batch of three records (1000, 2000, 3000), then one at 3000,
+        // appended after the partition's high watermark
+        let (base, _) = c
+            .append_records("orders", 1, &[rec(1000), rec(2000), rec(3000)])
+            .unwrap();
+        c.append_records("orders", 1, &[rec(3000)]).unwrap();
+        for (ts, delta) in [
+            (0, 0),
+            (1000, 0),
+            (1001, 1),
+            (2500, 2),
+            (3000, 2),
+            (3001, -1),
+        ] {
+            let want = if delta < 0 { -1 } else { base + delta };
+            assert_eq!(
+                ask(&c, 2, 0, &[("orders", 1, ts, -1)]),
+                vec![("orders".into(), 1, ErrorCode::NONE, want)],
+                "timestamp {ts}"
+            );
+        }
+    }
+
+    #[test]
     fn latest_is_the_high_watermark_or_the_lso() {
         let c = cluster(TXN_CLUSTER);
         // orders-0: HW 500; open transactions from 400 and 450 on the leader.
@@ -257,7 +340,7 @@ mod tests {
             ask(&c, 2, 1, &[("orders", 1, -1, -1)]),
             vec![("orders".into(), 1, ErrorCode::NONE, 80)]
         );
-        // A timestamp search finds nothing.
+        // A timestamp search in a partition without records finds nothing.
         assert_eq!(
             ask(&c, 2, 1, &[("orders", 1, 12345, -1)]),
             vec![("orders".into(), 1, ErrorCode::NONE, -1)]

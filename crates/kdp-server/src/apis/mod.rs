@@ -15,6 +15,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_producers;
 pub mod describe_transactions;
+pub mod fetch;
 pub mod find_coordinator;
 mod group_errors;
 mod handler;

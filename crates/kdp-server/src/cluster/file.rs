@@ -28,6 +28,9 @@ pub(super) struct ClusterFile {
     pub(super) acls: AclsFile,
     #[serde(default)]
     pub(super) sasl: SaslFile,
+    /// The finalized `transaction.version` ApiVersions reports (0: none).
+    #[serde(default)]
+    pub(super) transaction_version: i16,
 }
 
 /// `"sasl": {"users": [...]}`: who may authenticate, and how.
@@ -98,6 +101,9 @@ pub(super) struct TransactionFile {
     /// `txnLastUpdateTimestamp`; default: when the file is loaded.
     #[serde(default)]
     pub(super) last_update: Option<Timestamp>,
+    /// The id's past in `__transaction_state` (see `txn_log`).
+    #[serde(default)]
+    pub(super) log: Vec<super::txn_log::TxnLogFile>,
 }
 
 /// A consumer group: `"type"` classic (default) or consumer; `"state"`
@@ -208,6 +214,50 @@ pub(super) struct PartitionFile {
     pub(super) high_watermark: Option<i64>,
     #[serde(default)]
     pub(super) last_stable_offset: Option<i64>,
+    /// The log's first offset (default 0).
+    #[serde(default)]
+    pub(super) log_start_offset: Option<i64>,
+    /// Record batches Fetch serves, in offset order.
+    #[serde(default)]
+    pub(super) batches: Vec<BatchFile>,
+}
+
+/// One record batch of a partition's log.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BatchFile {
+    /// The base offset; default: where the previous batch ended.
+    #[serde(default)]
+    pub(super) offset: Option<i64>,
+    #[serde(default = "minus_one_i64")]
+    pub(super) producer_id: i64,
+    #[serde(default = "minus_one_i16")]
+    pub(super) producer_epoch: i16,
+    #[serde(default = "minus_one_i32")]
+    pub(super) base_sequence: i32,
+    /// How many records (default 1); a control batch has one.
+    #[serde(default)]
+    pub(super) records: Option<i32>,
+    #[serde(default)]
+    pub(super) transactional: bool,
+    /// `"commit"` or `"abort"`: a transaction marker.
+    #[serde(default)]
+    pub(super) control: Option<String>,
+    #[serde(default)]
+    pub(super) coordinator_epoch: i32,
+    /// `none` (default), `gzip`, `snappy`, `lz4`, `zstd`.
+    #[serde(default)]
+    pub(super) compression: Option<String>,
+    /// The first record's timestamp; default: now.
+    #[serde(default)]
+    pub(super) timestamp: Option<Timestamp>,
+    /// Default: the partition's leader epoch.
+    #[serde(default)]
+    pub(super) partition_leader_epoch: Option<i32>,
+}
+
+pub(super) fn minus_one_i16() -> i16 {
+    -1
 }
 
 /// A producer entry in the seed's field names, with the schema's defaults.

@@ -9,9 +9,12 @@
 //!   JSON path of the offending value.
 
 mod file;
+pub mod log;
 mod model;
+mod txn_log;
 mod validate;
 
+pub use log::{AbortedTxn, AppendError, LogBatch, PartitionLog, SimpleRecord};
 pub use model::*;
 pub use validate::{validate_topic_name, ClusterError};
 

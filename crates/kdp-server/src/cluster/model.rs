@@ -107,6 +107,9 @@ pub struct Partition {
     /// [`Partition::last_stable_offset`]. Cleared when a marker changes the
     /// partition's open transactions.
     pub explicit_last_stable_offset: Option<i64>,
+    /// The record batches Fetch serves (the file's `batches`, and what
+    /// [`Cluster::append_batch`] added); empty for most partitions.
+    pub log: crate::cluster::log::PartitionLog,
 }
 
 impl Partition {
@@ -145,8 +148,14 @@ impl Partition {
             .iter()
             .map(|p| p.current_txn_start_offset)
             .filter(|&o| o >= 0)
+            .chain(self.log.first_unstable_offset())
             .min()
             .map_or(self.high_watermark, |o| o.min(self.high_watermark))
+    }
+
+    /// The log start offset: the log's (0 unless the file moved it).
+    pub fn log_start_offset(&self) -> i64 {
+        self.log.log_start_offset
     }
 
     /// Every producer-state list of the partition (the shared one and each
@@ -175,6 +184,9 @@ pub struct Cluster {
     pub acls: Acls,
     /// The SASL users; if there are any, every listener requires SASL.
     pub users: Users,
+    /// The finalized `transaction.version` feature level ApiVersions (v3+)
+    /// reports; 0 reports none (transaction protocol v1, as Kafka 3.9).
+    pub transaction_version: i16,
     pub(super) by_name: HashMap<String, usize>,
     pub(super) by_id: HashMap<Uuid, usize>,
     pub(super) by_transactional_id: HashMap<String, usize>,
@@ -374,6 +386,45 @@ impl Cluster {
             .map(|(i, t)| (t.transactional_id.clone(), i))
             .collect();
         count
+    }
+
+    /// Appends a batch to a partition's log (at its `base_offset`, at or
+    /// after the log's end), moving the high watermark past it. What the
+    /// mock then serves with Fetch; returns the batch's first and last
+    /// offsets.
+    pub fn append_batch(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        batch: &kdp_wire::records::RecordBatch<'_>,
+    ) -> Result<(i64, i64), crate::cluster::log::AppendError> {
+        let p = self.partition_mut(topic, partition).ok_or_else(|| {
+            crate::cluster::log::AppendError::UnknownPartition {
+                topic: topic.to_string(),
+                partition,
+            }
+        })?;
+        let appended = p.log.append(batch)?;
+        p.high_watermark = p.high_watermark.max(appended.1.saturating_add(1));
+        Ok(appended)
+    }
+
+    /// Appends `records` (keys, values, timestamps: e.g. the transaction
+    /// log's own records in `__transaction_state`) as one uncompressed
+    /// batch without a producer, at the end of the partition's log (after
+    /// its high watermark). Returns the batch's first and last offsets.
+    pub fn append_records(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        records: &[crate::cluster::log::SimpleRecord],
+    ) -> Result<(i64, i64), crate::cluster::log::AppendError> {
+        let base = self
+            .partition(topic, partition)
+            .map(|p| p.log.end_offset().max(p.high_watermark))
+            .unwrap_or(0);
+        let batch = crate::cluster::log::simple_batch(base, records);
+        self.append_batch(topic, partition, &batch)
     }
 
     /// A fresh producer id (the producer-id manager's next block).

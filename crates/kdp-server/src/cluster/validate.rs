@@ -247,6 +247,12 @@ impl ClusterFile {
         for (i, t) in topics.iter().enumerate() {
             by_id.entry(t.topic_id).or_insert(i);
         }
+        if !(0..=2).contains(&self.transaction_version) {
+            return Err(ClusterError::new(
+                "transaction_version",
+                "Kafka's transaction.version levels are 0, 1 and 2",
+            ));
+        }
         let acls = self.acls.validate("acls")?;
         let users = self.sasl.validate()?;
         let by_broker_id = brokers.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
@@ -260,18 +266,39 @@ impl ClusterFile {
             groups: Vec::new(),
             acls,
             users,
+            transaction_version: self.transaction_version,
             by_name,
             by_id,
             by_transactional_id: HashMap::new(),
             next_producer_id: 0,
         };
-        for (i, t) in self.transactions.into_iter().enumerate() {
-            let txn = t.validate(&format!("transactions[{i}]"), &cluster, &broker_ids, now_ms)?;
+        for (i, mut t) in self.transactions.into_iter().enumerate() {
+            let path = format!("transactions[{i}]");
+            let log = std::mem::take(&mut t.log);
+            let txn = t.validate(&path, &cluster, &broker_ids, now_ms)?;
             if cluster.transaction(&txn.transactional_id).is_some() {
                 return Err(ClusterError::new(
                     format!("transactions[{i}].transactional_id"),
                     format!("transactional id {:?} appears twice", txn.transactional_id),
                 ));
+            }
+            if !log.is_empty() {
+                // the coordinator's own records, where it keeps them
+                let records = super::txn_log::records(&path, &txn, log, &cluster, now_ms)?;
+                let partition = cluster
+                    .transaction_state_partition(&txn.transactional_id)
+                    .map(|p| p.index)
+                    .ok_or_else(|| {
+                        ClusterError::new(
+                            format!("{path}.log"),
+                            "a transaction log needs the __transaction_state topic",
+                        )
+                    })?;
+                for r in &records {
+                    cluster
+                        .append_records(TRANSACTION_STATE_TOPIC, partition, std::slice::from_ref(r))
+                        .map_err(|e| ClusterError::new(format!("{path}.log"), e.to_string()))?;
+                }
             }
             cluster.insert_transaction(txn);
         }
@@ -435,7 +462,35 @@ impl PartitionFile {
             replica_producers,
             high_watermark,
             explicit_last_stable_offset: None,
+            log: Default::default(),
         };
+        let log_start = self.log_start_offset.unwrap_or(0);
+        if log_start < 0 {
+            return Err(ClusterError::new(
+                format!("{path}.log_start_offset"),
+                "must not be negative",
+            ));
+        }
+        partition.log = super::log::PartitionLog::starting_at(log_start);
+        for (i, batch) in self.batches.into_iter().enumerate() {
+            let at = format!("{path}.batches[{i}]");
+            let built = batch.build(&at, partition.log.end_offset(), leader_epoch, now_ms)?;
+            partition
+                .log
+                .append(&built)
+                .map_err(|e| ClusterError::new(at, e.to_string()))?;
+        }
+        let log_end = partition.log.end_offset();
+        if self.high_watermark.is_some() && partition.high_watermark < log_end {
+            return Err(ClusterError::new(
+                format!("{path}.high_watermark"),
+                format!(
+                    "{} is below the end of the partition's batches ({log_end})",
+                    partition.high_watermark
+                ),
+            ));
+        }
+        partition.high_watermark = partition.high_watermark.max(log_end);
         if self.leader >= 0 {
             if let Some(open) = partition
                 .producers_on(self.leader)
@@ -462,6 +517,93 @@ impl PartitionFile {
             partition.explicit_last_stable_offset = Some(lso);
         }
         Ok(partition)
+    }
+}
+
+impl super::file::BatchFile {
+    /// The batch the file describes, at `log_end` unless it gives an offset.
+    fn build(
+        self,
+        at: &str,
+        log_end: i64,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<kdp_wire::records::RecordBatch<'static>, ClusterError> {
+        use kdp_wire::records::{
+            Attributes, Compression, ControlRecord, Record, RecordBatch, TimestampType,
+        };
+        let compression = match self.compression.as_deref() {
+            None => Compression::None,
+            Some(name) => Compression::from_name(name).ok_or_else(|| {
+                ClusterError::new(
+                    format!("{at}.compression"),
+                    format!("{name:?} is not one of none, gzip, snappy, lz4, zstd"),
+                )
+            })?,
+        };
+        let commit = match self.control.as_deref() {
+            None => None,
+            Some("commit") => Some(true),
+            Some("abort") => Some(false),
+            Some(other) => {
+                return Err(ClusterError::new(
+                    format!("{at}.control"),
+                    format!("{other:?} is not \"commit\" or \"abort\""),
+                ))
+            }
+        };
+        if commit.is_some() && (self.producer_id < 0 || self.records.is_some_and(|n| n != 1)) {
+            return Err(ClusterError::new(
+                format!("{at}.control"),
+                "a transaction marker has a producer_id and one record",
+            ));
+        }
+        let count = self.records.unwrap_or(1);
+        if !(1..=100_000).contains(&count) {
+            return Err(ClusterError::new(
+                format!("{at}.records"),
+                "between 1 and 100000 records",
+            ));
+        }
+        let base_offset = self.offset.unwrap_or(log_end);
+        let timestamp = self.timestamp.map_or(now_ms, |t| t.resolve(now_ms));
+        let records: Vec<Record<'static>> = match commit {
+            Some(commit) => vec![ControlRecord::marker_record(commit, self.coordinator_epoch)],
+            None => (0..count)
+                .map(|i| Record {
+                    timestamp_delta: i64::from(i),
+                    offset_delta: i,
+                    value: Some(
+                        format!("record-{}", base_offset + i64::from(i))
+                            .into_bytes()
+                            .into(),
+                    ),
+                    ..Record::default()
+                })
+                .collect(),
+        };
+        Ok(RecordBatch {
+            base_offset,
+            partition_leader_epoch: self.partition_leader_epoch.unwrap_or(leader_epoch),
+            attributes: Attributes::new(
+                compression,
+                TimestampType::CreateTime,
+                self.transactional || commit.is_some(),
+                commit.is_some(),
+                false,
+            ),
+            last_offset_delta: count - 1,
+            base_timestamp: timestamp,
+            max_timestamp: timestamp + i64::from(count - 1),
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: if commit.is_some() {
+                -1
+            } else {
+                self.base_sequence
+            },
+            records,
+        })
     }
 }
 

@@ -103,3 +103,30 @@ pub fn tagged_fields_len(fields: &TaggedFields) -> usize {
             .map(|f| uvarint32_len(f.tag) + uvarint32_len(f.data.len() as u32) + f.data.len())
             .sum::<usize>()
 }
+
+/// Encoded size of a tagged-field section holding declared fields as well
+/// as unknown ones. `known` lists each declared tag, ascending, with its
+/// encoded size when it is written (it differs from its default); a
+/// declared tag that is written replaces an unknown field of the same tag.
+pub fn tagged_section_len(unknown: &TaggedFields, known: &[(u32, Option<usize>)]) -> usize {
+    let mut count = 0usize;
+    let mut len = 0usize;
+    for (tag, size) in known {
+        if let Some(size) = size {
+            count += 1;
+            len += uvarint32_len(*tag) + uvarint32_len(*size as u32) + size;
+        }
+    }
+    for f in unknown.iter() {
+        if !written(known, f.tag) {
+            count += 1;
+            len += uvarint32_len(f.tag) + uvarint32_len(f.data.len() as u32) + f.data.len();
+        }
+    }
+    uvarint32_len(count as u32) + len
+}
+
+/// Whether declared tag `tag` is written (and so hides an unknown one).
+pub(crate) fn written(known: &[(u32, Option<usize>)], tag: u32) -> bool {
+    known.iter().any(|(t, size)| *t == tag && size.is_some())
+}

@@ -20,4 +20,4 @@ pub mod writer;
 pub use len::*;
 pub use reader::Reader;
 pub use uuid::Uuid;
-pub use writer::PutWire;
+pub use writer::{put_tagged_section, PutWire};

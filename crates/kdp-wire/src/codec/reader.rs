@@ -651,7 +651,68 @@ impl<'a> Reader<'a> {
         Ok(TaggedFields::from_sorted(fields))
     }
 
+    /// A tagged-field section some of whose tags a schema declares:
+    /// `known(tag, value)` reads a declared field's value from a reader
+    /// bounded to it and answers whether it took the field (it must then
+    /// read every byte of it); fields it does not take are kept raw, in
+    /// order, like unknown ones.
+    pub fn tagged_fields_known(
+        &mut self,
+        mut known: impl FnMut(u32, &mut Reader<'a>) -> Result<bool, DecodeError>,
+    ) -> Result<TaggedFields, DecodeError> {
+        if let Some(0) = self.buf.get(self.pos) {
+            self.pos += 1;
+            return Ok(TaggedFields::default());
+        }
+        self.tagged_fields_known_slow(&mut known)
+            .field("TaggedFields")
+    }
+
+    fn tagged_fields_known_slow(
+        &mut self,
+        known: &mut impl FnMut(u32, &mut Reader<'a>) -> Result<bool, DecodeError>,
+    ) -> Result<TaggedFields, DecodeError> {
+        let start = self.pos;
+        let count = self.uvarint32()? as usize;
+        self.check_count(start, count, 2)?;
+        let mut fields = Vec::new();
+        let mut previous: Option<u32> = None;
+        for i in 0..count {
+            let (tag, data) = self.tagged_field_raw(previous).map_err(|e| e.at_index(i))?;
+            previous = Some(tag);
+            let mut value = data.clone();
+            if known(tag, &mut value).map_err(|e| e.at_index(i))? {
+                if !value.is_empty() {
+                    return Err(value
+                        .error(DecodeErrorKind::TaggedFieldNotConsumed {
+                            tag,
+                            left: value.remaining(),
+                        })
+                        .at_index(i));
+                }
+            } else {
+                fields.push(TaggedField {
+                    tag,
+                    data: data.buf.to_vec(),
+                });
+            }
+        }
+        Ok(TaggedFields::from_sorted(fields))
+    }
+
     fn tagged_field(&mut self, previous: Option<u32>) -> Result<TaggedField, DecodeError> {
+        let (tag, data) = self.tagged_field_raw(previous)?;
+        Ok(TaggedField {
+            tag,
+            data: data.buf.to_vec(),
+        })
+    }
+
+    /// One tagged field's tag and a reader bounded to its value.
+    fn tagged_field_raw(
+        &mut self,
+        previous: Option<u32>,
+    ) -> Result<(u32, Reader<'a>), DecodeError> {
         let tag_start = self.pos;
         let tag = self.uvarint32().field("Tag")?;
         if let Some(previous) = previous {
@@ -664,7 +725,7 @@ impl<'a> Reader<'a> {
         let size = self.uvarint32().field("Size")? as usize;
         self.check_len(size_start, size, "tagged field")
             .field("Size")?;
-        let data = self.take(size, "tagged field")?.to_vec();
-        Ok(TaggedField { tag, data })
+        let data = self.sub_reader(size, "tagged field")?;
+        Ok((tag, data))
     }
 }

@@ -137,3 +137,37 @@ fn put_tagged_fields_slow<B: BufMut + ?Sized>(buf: &mut B, fields: &TaggedFields
 }
 
 impl<B: BufMut + ?Sized> PutWire for B {}
+
+/// Writes a tagged-field section of declared and unknown fields, merged in
+/// ascending tag order (see [`tagged_section_len`](super::tagged_section_len)
+/// for `known`); `put_known` writes the value of a declared tag.
+pub fn put_tagged_section<B: BufMut>(
+    buf: &mut B,
+    unknown: &TaggedFields,
+    known: &[(u32, Option<usize>)],
+    mut put_known: impl FnMut(&mut B, u32),
+) {
+    let shown = |f: &&crate::tagged::TaggedField| !super::len::written(known, f.tag);
+    let count = known.iter().filter(|(_, size)| size.is_some()).count()
+        + unknown.iter().filter(shown).count();
+    buf.put_uvarint32(count as u32);
+    let mut rest = unknown.iter().filter(shown).peekable();
+    for (tag, size) in known {
+        let Some(size) = size else { continue };
+        while let Some(f) = rest.next_if(|f| f.tag < *tag) {
+            put_unknown(buf, f);
+        }
+        buf.put_uvarint32(*tag);
+        buf.put_uvarint32(*size as u32);
+        put_known(buf, *tag);
+    }
+    for f in rest {
+        put_unknown(buf, f);
+    }
+}
+
+fn put_unknown<B: BufMut + ?Sized>(buf: &mut B, f: &crate::tagged::TaggedField) {
+    buf.put_uvarint32(f.tag);
+    buf.put_uvarint32(f.data.len() as u32);
+    buf.put_slice(&f.data);
+}

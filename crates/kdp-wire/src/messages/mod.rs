@@ -6,6 +6,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_producers;
 pub mod describe_transactions;
+pub mod fetch;
 pub mod find_coordinator;
 pub mod init_producer_id;
 pub mod list_groups;
@@ -35,6 +36,10 @@ pub use describe_producers::{
 };
 pub use describe_transactions::{
     DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData, TransactionState,
+};
+pub use fetch::{
+    AbortedTransaction, FetchPartition, FetchPartitionData, FetchRequest, FetchResponse,
+    FetchTopic, FetchableTopicResponse, ForgottenTopic, READ_COMMITTED, READ_UNCOMMITTED,
 };
 pub use find_coordinator::{Coordinator, FindCoordinatorRequest, FindCoordinatorResponse};
 pub use init_producer_id::{InitProducerIdRequest, InitProducerIdResponse};

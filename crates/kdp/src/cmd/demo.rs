@@ -8,7 +8,7 @@ use kdp_server::{MockCluster, MockConfig};
 
 use crate::cmd::cluster::ClusterArgs;
 use crate::cmd::repair::ConfirmArgs;
-use crate::cmd::{blocked, describe, find_hanging};
+use crate::cmd::{batches, blocked, describe, find_hanging, history};
 use crate::exit;
 use crate::output::Output;
 
@@ -19,11 +19,16 @@ and __transaction_state. orders-3 holds the seed document's example producer; th
 idempotent producer, open transactions, a fenced zombie epoch, and a hanging transaction on
 payments-0. ledger holds a transaction whose partition its coordinator forgot (ledger-0), one stuck
 in PrepareCommit (ledger-2), one whose transactional id ACLs hide (ledger-3) and a fenced instance
-(ledger-4); inventory-0 has a diverged follower. Four consumer groups read payments:
+(ledger-4: its transactional id inventory-sync has a transaction log in __transaction_state that
+shows the second instance's InitProducerId; `kdp demo --history` prints it, and
+`kdp describe --with-transactions` flags ledger-4 fenced from it); inventory-0 has a diverged follower. Four consumer groups read payments:
 payments-ledger (read_committed) is blocked at the LSO the hanging transaction pins,
 payments-audit (a KIP-848 consumer group) lags behind it, payments-reporting reads uncommitted
-past it, and payments-archive has no members (Empty); `kdp demo --blocked` shows them. To serve the same cluster and point other tools
-at it:
+past it, and payments-archive has no members (Empty); `kdp demo --blocked` shows them.
+inventory-1 holds record batches: producer 9101's sequence has a duplicate batch (the same
+sequences twice, as a retry the broker did not catch) and a gap (25 sequences missing: what a
+broker answers with OutOfOrderSequence); `kdp demo --batches` shows them as `kdp batches`
+does. To serve the same cluster and point other tools at it:
   kdp demo --print-cluster-file > demo.json && kdp mock-broker --cluster demo.json
 (the format: docs/CLUSTER_FILE.md).")]
 pub struct Args {
@@ -46,6 +51,15 @@ pub struct Args {
     /// Show what `kdp blocked` finds: the consumer groups the demo's open transactions hold back.
     #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file", "repair_dry_run"])]
     pub blocked: bool,
+
+    /// Show what `kdp batches` finds on inventory-1: a producer's duplicate batch and sequence gap.
+    #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file", "repair_dry_run", "blocked"])]
+    pub batches: bool,
+
+    /// Show the fenced instance's story: `kdp history` of inventory-sync (a new instance fenced the
+    /// one that wrote ledger-4).
+    #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file", "repair_dry_run", "blocked", "batches"])]
+    pub history: bool,
 }
 
 pub fn run(args: Args) -> i32 {
@@ -97,6 +111,23 @@ pub async fn run_async(args: Args) -> i32 {
         client: Default::default(),
         timeout: Duration::from_secs(20),
     };
+    if args.batches {
+        let b = batches::Args {
+            cluster,
+            topic: "inventory".into(),
+            partition: 1,
+            producer_id: None,
+            last: Some(20),
+            from_offset: None,
+            max_batches: 10_000,
+            broker_id: None,
+            output: args.output,
+        };
+        let stdout = std::io::stdout();
+        let code = batches::run_to(b, &mut stdout.lock()).await;
+        mock.shutdown_within(Duration::from_secs(2)).await;
+        return code;
+    }
     if args.blocked {
         let b = blocked::Args {
             cluster,
@@ -107,6 +138,18 @@ pub async fn run_async(args: Args) -> i32 {
         };
         let stdout = std::io::stdout();
         let code = blocked::run_to(b, &mut stdout.lock()).await;
+        mock.shutdown_within(Duration::from_secs(2)).await;
+        return code;
+    }
+    if args.history {
+        let h = history::Args {
+            cluster,
+            transactional_id: vec!["inventory-sync".into()],
+            since: None,
+            output: args.output,
+        };
+        let stdout = std::io::stdout();
+        let code = history::run_to(h, &mut stdout.lock()).await;
         mock.shutdown_within(Duration::from_secs(2)).await;
         return code;
     }

@@ -38,13 +38,23 @@ Output (stdout): table (default; sorted; partitions without producers are summed
 
 With --with-transactions each producer is joined with its transactional id and the coordinator's
 state, and flagged only where the data proves it (`kdp explain FLAG` says more):
-  fenced         (transaction protocol v1 only) the partition's last writes come from an epoch
-                 older than the coordinator's for the same producer id: a fenced instance
+  fenced         a later instance (or the coordinator) fenced the partition's last writes: the
+                 transaction log (__transaction_state, read for each producer's transactional id)
+                 shows an InitProducerId or a coordinator's abort after their epoch, on both
+                 transaction protocols; under v1 also an epoch older than the coordinator's. A
+                 producer that commits to different partitions in turn is never flagged. JSON:
+                 Fenced {Verdict, Source: log|epochs|null, Detail}; the table's FencedFrom says
+                 where it came from, and a note on stderr gives the log record. Where the log
+                 cannot be read (no READ on __transaction_state, records compacted away) and the
+                 epochs prove nothing (v2), the verdict is unknown, the note says why, and the
+                 exit status is 1. Reading the log (the __transaction_state partitions of the
+                 producers' ids, whole) draws on --timeout like the rest.
   open-too-long  an open transaction older than its timeout (the id's, else the cluster's maximum)
   orphan         an open transaction the coordinator will not end (find-hanging calls it hanging)
   idle           silent for longer than the cluster's producer.id.expiration.ms
 
-Exit status: 0 every partition described, 1 some partitions failed (the rest is printed),
+Exit status: 0 every partition described, 1 some partitions failed (the rest is printed) or,
+with --with-transactions, some fence verdict could not be checked,
 2 bad usage (a bad --command-config included), 3 the cluster could not be reached within --timeout,
 or TLS or SASL failed (unknown CA, hostname mismatch, expired or missing certificate, wrong password).
 
@@ -88,7 +98,7 @@ pub struct Args {
     #[arg(long)]
     pub show_empty: bool,
     /// Join each producer with its transactional id and the coordinator's state, and flag
-    /// fenced (transaction protocol v1 only), open-too-long, orphan and idle producers.
+    /// fenced (from the transaction log), open-too-long, orphan and idle producers.
     #[arg(long)]
     pub with_transactions: bool,
     #[command(flatten)]

@@ -1,11 +1,17 @@
 //! `kdp describe --with-transactions`: each producer joined with its
 //! transactional id and the coordinator's view, and flagged where the data
-//! proves something (see `kdp_client::diagnose::flags`).
+//! proves something (see `kdp_client::diagnose::flags`). `fenced` comes from
+//! one verdict (`kdp_client::diagnose::fence`): the transaction log of each
+//! producer's transactional id, read here, on both protocol generations, or
+//! the epochs under protocol v1.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
+use kdp_client::diagnose::fence::{FenceProof, FenceUnknown, FenceVerdict, LogView};
 use kdp_client::diagnose::flags::{flags, Context, Coordinator};
+use kdp_client::diagnose::TxnProtocol;
+use kdp_client::history::{read_histories, IdHistory, ReadOptions};
 use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use kdp_client::DescribeOptions;
 use kdp_wire::messages::ProducerState;
@@ -13,10 +19,10 @@ use kdp_wire::messages::ProducerState;
 use crate::cmd::cluster::{self, Connected};
 use crate::exit;
 use crate::output::colour;
-use crate::output::producers::{self, TxnFields};
+use crate::output::producers::{self, FencedJson, TxnFields};
 use crate::output::records::{self, or_dash};
 use crate::output::table::{self, Column};
-use crate::output::{Output, BUFFER};
+use crate::output::{Output, Rfc3339, BUFFER};
 
 /// One producer on one partition, joined.
 #[derive(Debug)]
@@ -25,6 +31,7 @@ pub struct Row {
     partition: i32,
     producer: ProducerState,
     txn: TxnFields,
+    fence: Option<FenceVerdict>,
     now_ms: i64,
 }
 
@@ -50,6 +57,10 @@ impl Row {
             } else {
                 self.txn.flags.join(",")
             },
+            match &self.txn.fenced {
+                Some(f) => f.source.unwrap_or(f.verdict).to_string(),
+                None => "-".into(),
+            },
         ]
     }
 }
@@ -69,10 +80,98 @@ const HEADER: &[Column] = &[
     Column::new("TxnTimeoutMs", 8),
     Column::new("CoordinatorProducerEpoch", 9),
     Column::text("Flags", 0).styled(colour::flags),
+    Column::new("FencedFrom", 10),
 ];
 
-/// The joined rows.
-pub fn rows(joined: &Joined) -> Vec<Row> {
+/// What a fence verdict shows in JSON.
+fn fenced_json(v: &FenceVerdict) -> FencedJson {
+    let (verdict, source) = match v {
+        FenceVerdict::Fenced(FenceProof::Log { .. }) => ("fenced", Some("log")),
+        FenceVerdict::Fenced(FenceProof::Epochs { .. }) => ("fenced", Some("epochs")),
+        FenceVerdict::NotFenced { from_log: true } => ("not-fenced", Some("log")),
+        FenceVerdict::NotFenced { from_log: false } => ("not-fenced", Some("epochs")),
+        FenceVerdict::Unknown(_) => ("unknown", None),
+    };
+    FencedJson {
+        verdict,
+        source,
+        detail: detail(v),
+    }
+}
+
+/// The evidence of a fence, or why it is unknown.
+pub fn detail(v: &FenceVerdict) -> Option<String> {
+    Some(match v {
+        FenceVerdict::Fenced(FenceProof::Log {
+            offset,
+            timestamp,
+            cause,
+            to,
+        }) => format!(
+            "the transaction log shows {} at offset {offset} ({}): producer {} epoch {}",
+            cause.as_str(),
+            or_dash(Rfc3339::at(*timestamp)),
+            to.producer_id,
+            to.epoch
+        ),
+        FenceVerdict::Fenced(FenceProof::Epochs { coordinator_epoch }) => format!(
+            "the partition's epoch is below the coordinator's ({coordinator_epoch}): under transaction \
+             protocol v1 only a new instance or the coordinator bumps it"
+        ),
+        FenceVerdict::NotFenced { .. } => return None,
+        FenceVerdict::Unknown(why) => match why {
+            FenceUnknown::LogUnreadable(e) => format!("the transaction log could not be read: {e}"),
+            FenceUnknown::NoTransactionalId => {
+                "no transactional id is known for the producer (hidden by ACLs, or not listed)".into()
+            }
+            FenceUnknown::NotInLog => {
+                "the transaction log read holds no record of this producer id at this epoch".into()
+            }
+            FenceUnknown::Gap { offset } => format!(
+                "records of the id before offset {offset} were removed by compaction: an instance \
+                 change may be among them"
+            ),
+            FenceUnknown::Unfinished { offset } => {
+                format!("the transaction log was read only up to offset {offset} (--timeout)")
+            }
+            FenceUnknown::NotRead => "the transaction log was not read".into(),
+        },
+    })
+}
+
+/// Whether a producer looks transactional without a known id: a marker
+/// landed (a coordinator epoch) or a transaction is open.
+fn transactional(p: &ProducerState) -> bool {
+    p.coordinator_epoch >= 0 || p.current_txn_start_offset >= 0
+}
+
+/// The fence verdict of producer `p`, from its id's history when read.
+fn verdict(
+    joined: &Joined,
+    p: &ProducerState,
+    histories: &BTreeMap<&str, &IdHistory>,
+) -> Option<FenceVerdict> {
+    let id = joined.view.listed.get(&p.producer_id);
+    let unreadable;
+    let log = match id.and_then(|id| histories.get(id.as_str())) {
+        Some(IdHistory { result: Ok(h), .. }) => LogView::Read(h),
+        Some(IdHistory { result: Err(e), .. }) => {
+            unreadable = e.to_string();
+            LogView::Unreadable(&unreadable)
+        }
+        None if id.is_some() => LogView::NotRead,
+        None if transactional(p) => LogView::NoTransactionalId,
+        None => return None,
+    };
+    Some(joined.fence_verdict(p, log))
+}
+
+/// The joined rows; `histories` are the transaction logs read, by id.
+pub fn rows(joined: &Joined, histories: &[IdHistory]) -> Vec<Row> {
+    let by_id: BTreeMap<&str, &IdHistory> = histories
+        .iter()
+        .map(|h| (h.transactional_id.as_str(), h))
+        .collect();
     let cx = Context {
         now_ms: joined.now_ms,
         protocol: joined.protocol,
@@ -90,6 +189,8 @@ pub fn rows(joined: &Joined) -> Vec<Row> {
                 Coordinator::Known(t) => Some(*t),
                 _ => None,
             };
+            let fence = verdict(joined, p, &by_id);
+            let not_fenced = FenceVerdict::NotFenced { from_log: false };
             Row {
                 topic: topic.to_string(),
                 partition,
@@ -99,11 +200,20 @@ pub fn rows(joined: &Joined) -> Vec<Row> {
                     transaction_state: t.map(|t| t.transaction_state.clone()),
                     transaction_timeout_ms: t.map(|t| t.transaction_timeout_ms),
                     coordinator_producer_epoch: t.map(|t| t.producer_epoch),
-                    flags: flags(p, topic, partition, &coordinator, &cx)
-                        .into_iter()
-                        .map(|f| f.as_str())
-                        .collect(),
+                    flags: flags(
+                        p,
+                        topic,
+                        partition,
+                        &coordinator,
+                        &cx,
+                        fence.as_ref().unwrap_or(&not_fenced),
+                    )
+                    .into_iter()
+                    .map(|f| f.as_str())
+                    .collect(),
+                    fenced: fence.as_ref().map(fenced_json),
                 },
+                fence,
                 now_ms: joined.now_ms,
             }
         })
@@ -157,6 +267,24 @@ fn write(out: &mut dyn Write, output: Output, joined: &Joined, rows: &[Row]) -> 
     }
 }
 
+/// The transaction logs of every transactional id the join knows.
+async fn histories(conn: &Connected, joined: &Joined) -> Vec<IdHistory> {
+    let ids: BTreeSet<String> = joined
+        .producers()
+        .filter_map(|(_, _, p)| joined.view.listed.get(&p.producer_id).cloned())
+        .collect();
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let ids: Vec<String> = ids.into_iter().collect();
+    let opts = ReadOptions {
+        driver: conn.describe_options(None, None).driver_options(),
+        since_ms: None,
+        principal: conn.principal.clone(),
+    };
+    read_histories(&conn.client, &ids, &opts).await
+}
+
 /// Runs the joined describe on a connected client.
 pub async fn run_to(
     conn: &Connected,
@@ -168,22 +296,57 @@ pub async fn run_to(
         Ok(j) => j,
         Err(code) => return code,
     };
-    let rows = rows(&joined);
+    let histories = histories(conn, &joined).await;
+    let rows = rows(&joined, &histories);
     let failed = cluster::report_failed_partitions(&joined);
+    // a verdict the log could not give is not "checked": never exit 0 on it
+    let unchecked: Vec<&Row> = rows
+        .iter()
+        .filter(|r| {
+            matches!(
+                &r.fence,
+                Some(FenceVerdict::Unknown(
+                    FenceUnknown::LogUnreadable(_)
+                        | FenceUnknown::NotInLog
+                        | FenceUnknown::Gap { .. }
+                        | FenceUnknown::Unfinished { .. }
+                        | FenceUnknown::NotRead
+                ))
+            )
+        })
+        .collect();
     if output == Output::Table {
         fail!(
-            "transaction protocol {} ({}); flags: {}",
+            "transaction protocol {} ({}); flags: fenced (from the transaction log: an instance change \
+             after the writes{}), open-too-long, orphan, idle",
             joined.protocol.as_str(),
             match joined.protocol {
-                kdp_client::diagnose::TxnProtocol::V1 => "epochs change only when an instance starts",
-                kdp_client::diagnose::TxnProtocol::V2 => "every transaction end bumps the epoch",
+                TxnProtocol::V1 => "epochs change only when an instance starts",
+                TxnProtocol::V2 => "every transaction end bumps the epoch",
             },
             match joined.protocol {
-                kdp_client::diagnose::TxnProtocol::V1 => "fenced, open-too-long, orphan, idle",
-                kdp_client::diagnose::TxnProtocol::V2 =>
-                    "open-too-long, orphan, idle (fenced cannot be told from a healthy epoch bump under v2)",
+                TxnProtocol::V1 => "; or an epoch below the coordinator's",
+                TxnProtocol::V2 => "",
             }
         );
+        for r in &rows {
+            let Some(v) = &r.fence else { continue };
+            if v.is_fenced() || matches!(v, FenceVerdict::Unknown(_)) {
+                if let Some(d) = detail(v) {
+                    eprintln!(
+                        "note: {}-{} producer {}: {}: {d}",
+                        r.topic,
+                        r.partition,
+                        r.producer.producer_id,
+                        if v.is_fenced() {
+                            "fenced"
+                        } else {
+                            "fenced unknown"
+                        }
+                    );
+                }
+            }
+        }
     }
     if let Err(e) = write(out, output, &joined, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
@@ -191,7 +354,13 @@ pub async fn run_to(
             return exit::PARTIAL;
         }
     }
-    if failed == 0 {
+    if !unchecked.is_empty() {
+        fail!(
+            "fenced not checked for {} producer(s): see FencedFrom / Fenced.Detail",
+            unchecked.len()
+        );
+    }
+    if failed == 0 && unchecked.is_empty() {
         exit::OK
     } else {
         exit::PARTIAL

@@ -62,8 +62,9 @@ impl Term {
 called initTransactions() with the same id (or an operator fenced it, e.g. kdp force-terminate), \
 so this instance is a zombie. It cannot send or commit again; close it. Two live instances with \
 one transactional.id keep fencing each other.",
-                answer: "kdp transactions describe --transactional-id ID    (the coordinator's producer id and epoch)
-kdp describe --with-transactions --topic T    (flag fenced: a partition's last writes come from an older epoch)",
+                answer: "kdp history --transactional-id ID    (who fenced whom, and when: each InitProducerId is a new instance)
+kdp transactions describe --transactional-id ID    (the coordinator's producer id and epoch)
+kdp describe --with-transactions --topic T    (flag fenced: a later instance took over after the partition's last writes)",
             },
             Term::InvalidProducerEpoch => Entry {
                 summary: "the producer's epoch is older than the one the broker or coordinator holds",
@@ -71,7 +72,8 @@ kdp describe --with-transactions --topic T    (flag fenced: a partition's last w
 often because its transaction ran longer than transaction.timeout.ms and the coordinator aborted it \
 and bumped the epoch. The producer can abort the transaction and carry on (it is abortable since \
 Kafka 2.7, KIP-588).",
-                answer: "kdp transactions describe --transactional-id ID    (TransactionTimeoutMs, the current epoch)
+                answer: "kdp history --transactional-id ID    (a `timeout` abort by the coordinator, or a new instance)
+kdp transactions describe --transactional-id ID    (TransactionTimeoutMs, the current epoch)
 kdp describe --with-transactions --topic T    (flag open-too-long)",
             },
             Term::OutOfOrderSequence => Entry {
@@ -80,6 +82,8 @@ kdp describe --with-transactions --topic T    (flag open-too-long)",
 not follow it: a batch was lost or expired in flight, or the leader's producer state differs from \
 the one the producer wrote to (a leader change onto a replica that diverged, unclean election).",
                 answer: "kdp describe --topic T --partition P    (LastSequence and epoch at the leader)
+kdp batches --topic T --partition P --producer-id ID    (the producer's batches: gaps, repeats, \
+duplicates and epochs going back, judged by the broker's rule)
 kdp compare-replicas --topic T --partition P    (replicas whose producer state differs)",
             },
             Term::UnknownProducerId => Entry {
@@ -137,12 +141,16 @@ holds back from read_committed consumers.",
                 answer: "kdp find-hanging    (BlockedRecords per hanging or stuck transaction)",
             },
             Term::Fenced => Entry {
-                summary: "describe --with-transactions: the partition's last writes come from an older epoch",
-                meaning: "Under transaction protocol v1 an epoch changes only when an instance starts or the \
-coordinator fences a timed-out one, so a partition whose last writes carry an epoch older than the \
-coordinator's for the same producer id was written by a fenced instance. Not flagged under v2, where \
-every transaction end bumps the epoch.",
-                answer: "kdp describe --with-transactions --topic T",
+                summary: "describe --with-transactions: a later instance took over after the partition's last writes",
+                meaning: "The transaction coordinator's own log (__transaction_state) shows, after the epoch \
+of the partition's last writes, an InitProducerId (a new instance, or an admin fence) or the \
+coordinator's abort (a timeout): the instance that wrote them is fenced. That holds under both \
+transaction protocols; the JSON's Fenced.Source says `log`. Under protocol v1 an epoch older than \
+the coordinator's proves it too (Source `epochs`), since only those events bump it; under v2 every \
+transaction end bumps the epoch, so without the log (no READ on __transaction_state) kdp says the \
+verdict is unknown rather than guess.",
+                answer: "kdp describe --with-transactions --topic T
+kdp history --transactional-id ID    (the instance changes, with their times)",
             },
             Term::OpenTooLong => Entry {
                 summary: "describe --with-transactions: an open transaction older than its timeout",

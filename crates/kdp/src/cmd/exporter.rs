@@ -41,7 +41,8 @@ Metrics (labels: topic; topic and partition with --per-partition):
   kdp_last_successful_scan_timestamp_seconds, kdp_scan_stale, kdp_build_info{version}.
   From the diagnosis after each scan (as find-hanging, from the scan's own answers):
   kdp_hanging_transactions, kdp_stuck_transactions, kdp_unknown_transactions (candidates it could
-  not judge), kdp_fenced_producers, kdp_blocked_records (held by every open transaction, live or
+  not judge), kdp_fenced_producers (from the epochs: transaction protocol v1 only, as the exporter does
+  not read the transaction log), kdp_blocked_records (held by every open transaction, live or
   not) and kdp_blocked_records_by_verdict (by the verdict on each partition's LSO holder); with
   --compare-replicas also kdp_replica_divergences (producers whose state differs between
   replicas). No zero stands for a check not made: kdp_diagnosis_available is 0 and the scan

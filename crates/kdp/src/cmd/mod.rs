@@ -1,5 +1,6 @@
 pub mod abort;
 pub mod audit;
+pub mod batches;
 pub mod blocked;
 pub mod cluster;
 pub mod compare_replicas;
@@ -15,6 +16,7 @@ pub mod exporter;
 pub mod find_hanging;
 pub mod force_terminate;
 pub mod globals;
+pub mod history;
 pub mod man;
 pub mod mock_broker;
 pub mod producers;

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use kdp_client::diagnose::fence::LogView;
 use kdp_client::diagnose::flags::{flags, Context, Flag};
 use kdp_client::diagnose::hanging::{HangingReason, UnknownReason as Why, Verdict};
 use kdp_client::diagnose::TxnProtocol;
@@ -115,7 +116,10 @@ pub fn findings(joined: &Joined) -> Diagnosis {
     let mut fenced: BTreeMap<(String, i32), u64> = BTreeMap::new();
     for (topic, partition, p) in joined.producers() {
         let coordinator = joined.coordinator(p);
-        if flags(p, topic, partition, &coordinator, &cx).contains(&Flag::Fenced) {
+        // the exporter does not read the transaction log: the epochs decide
+        // (transaction protocol v1), nothing is claimed under v2
+        let fence = joined.fence_verdict(p, LogView::NotRead);
+        if flags(p, topic, partition, &coordinator, &cx, &fence).contains(&Flag::Fenced) {
             *fenced.entry((topic.to_string(), partition)).or_default() += 1;
         }
     }

@@ -52,6 +52,23 @@ pub struct TxnFields {
     pub coordinator_producer_epoch: Option<i16>,
     /// What the data proves (`fenced`, `open-too-long`, `orphan`, `idle`).
     pub flags: Vec<&'static str>,
+    /// The fence verdict and where it came from; `null` for a producer
+    /// with no sign of a transaction (idempotent).
+    pub fenced: Option<FencedJson>,
+}
+
+/// `describe --with-transactions`' fence verdict of one producer.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct FencedJson {
+    /// `fenced`, `not-fenced` or `unknown`.
+    pub verdict: &'static str,
+    /// `log` (the transaction log), `epochs` (protocol v1's epoch rule), or
+    /// `null` when unknown.
+    pub source: Option<&'static str>,
+    /// The evidence (the log record) or why it is unknown; `null` when not
+    /// fenced.
+    pub detail: Option<String>,
 }
 
 /// Finds the added fields of a producer on a partition.

@@ -17,6 +17,8 @@ pub fn schema_name(args: &[&str]) -> Option<&'static str> {
         "compare-replicas" => "compare-replicas",
         "producers" => "producers",
         "blocked" => "blocked",
+        "history" => "history",
+        "batches" => "batches",
         "transactions" => {
             // the subcommand is the first word that names one (flag values
             // such as a bootstrap list come before it)

@@ -108,6 +108,8 @@ public final class Scenario {
                 case "consume-committed": s.consumeCommitted(); break;
                 case "offsets": s.offsets(); break;
                 case "group-consume": s.groupConsume(); break;
+                case "write-batches": s.writeBatches(); break;
+                case "txn-churn": s.txnChurn(); break;
                 default:
                     System.err.println("unknown subcommand: " + cmd);
                     usage();
@@ -176,6 +178,14 @@ public final class Scenario {
             "                allows: the LSO or the high watermark; default that end), commits, prints; with",
             "                --hold-file it stays a member (paused) until PATH exists, then reads to the end",
             "                again, commits and prints a second line",
+            "  write-batches --topic T --partition P --compression none|gzip|snappy|lz4|zstd --batches B",
+            "                --records R [--transactional-id ID]: B batches of R records (compressible",
+            "                values) from one idempotent producer, flushed one by one; with an id, each batch",
+            "                is its own transaction, committed, and one more batch is aborted",
+            "  txn-churn     --topic T --partition P --transactional-id PREFIX --transactions N [--producers K]",
+            "                [--state-partitions C --state-partition S]: K producers (ids PREFIX-<n>, chosen so that",
+            "                abs(id.hashCode()) % C == S: all on one __transaction_state partition) each commit",
+            "                N transactions of one record to P (about 3 log records a transaction)",
             "stdout: exactly one JSON line; logs/errors: stderr"));
     }
 
@@ -321,6 +331,50 @@ public final class Scenario {
                 .put("producerIdSource", "reflection: KafkaProducer.transactionManager.producerIdAndEpoch");
             emit(j);
         }
+    }
+
+    /**
+     * B batches of R records each, with a codec, flushed one at a time so that each is its own
+     * record batch; transactional (commit each, then abort one more) or idempotent. For
+     * comparing kdp batches with kafka-dump-log.sh on what real Java producers write.
+     */
+    private void writeBatches() throws Exception {
+        TopicPartition tp = tp();
+        int batches = reqInt("batches");
+        int records = reqInt("records");
+        String codec = req("compression");
+        String tid = opts.get("transactional-id");
+        Properties p = tid == null ? producerProps() : txnProps(tid);
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, codec);
+        long first = -1, last = -1;
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+            if (tid != null) producer.initTransactions();
+            int total = batches + (tid != null ? 1 : 0);
+            for (int b = 0; b < total; b++) {
+                if (tid != null) producer.beginTransaction();
+                List<Future<RecordMetadata>> fs = new ArrayList<>(records);
+                for (int i = 0; i < records; i++) {
+                    byte[] k = ("k-" + b + "-" + i).getBytes(StandardCharsets.UTF_8);
+                    // compressible: the same words over and over
+                    byte[] v = ("batch " + b + " record " + i + " " + "kdp batches compare ".repeat(10))
+                        .getBytes(StandardCharsets.UTF_8);
+                    fs.add(producer.send(new ProducerRecord<>(tp.topic(), tp.partition(), k, v)));
+                }
+                producer.flush();
+                for (Future<RecordMetadata> f : fs) {
+                    long o = f.get().offset();
+                    if (first < 0) first = o;
+                    last = Math.max(last, o);
+                }
+                if (tid != null) {
+                    if (b < batches) producer.commitTransaction(); else producer.abortTransaction();
+                }
+            }
+        }
+        emit(new Json().put("scenario", "write-batches").put("topic", tp.topic())
+            .put("partition", tp.partition()).put("compression", codec)
+            .put("firstOffset", first).put("lastOffset", last)
+            .put("transactional", tid != null));
     }
 
     /** One committed transaction of N records. */
@@ -570,8 +624,12 @@ public final class Scenario {
             TransactionDescription afterFirst = waitTxnState(admin, tid, "CompleteCommit");
             Json pb;
             short secondInit;
+            long secondInitStartMs;
+            long secondInitEndMs;
             try (KafkaProducer<byte[], byte[]> second = new KafkaProducer<>(txnProps(tid))) {
+                secondInitStartMs = System.currentTimeMillis();
                 second.initTransactions();
+                secondInitEndMs = System.currentTimeMillis();
                 secondInit = (short) field(producerIdAndEpoch(second), "epoch");
                 pb = committedTxn(second, b, n, "fencer-b");
             }
@@ -604,11 +662,68 @@ public final class Scenario {
                 .put("firstTxnProducerEpoch", afterFirst.producerEpoch())
                 .put("firstClientInitEpoch", (int) firstInit)
                 .put("secondClientInitEpoch", (int) secondInit)
+                .put("secondInitStartMs", secondInitStartMs)
+                .put("secondInitEndMs", secondInitEndMs)
                 .put("partitions", List.of(sa, sb))
                 .put("zombieError", zombieError)
                 .put("zombieChangedPartitionA", aAfter == null || !sameState(aAfter, aBefore));
             emit(j);
         }
+    }
+
+    /**
+     * Many small committed transactions, for a __transaction_state partition of many records:
+     * K producers in parallel threads, each with its own transactional id on the same
+     * __transaction_state partition (when --state-partitions/--state-partition are given).
+     */
+    private void txnChurn() throws Exception {
+        TopicPartition tp = tp();
+        String prefix = req("transactional-id");
+        int n = reqInt("transactions");
+        int k = optInt("producers", 1);
+        int count = optInt("state-partitions", 0);
+        int wanted = optInt("state-partition", -1);
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; ids.size() < k; i++) {
+            String id = prefix + "-" + i;
+            if (count <= 0 || org.apache.kafka.common.utils.Utils.abs(id.hashCode()) % count == wanted) {
+                ids.add(id);
+            }
+        }
+        hardDeadlineNanos = Long.MAX_VALUE; // a long run: --timeout-seconds bounds each producer below
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.atomic.AtomicLong committed = new java.util.concurrent.atomic.AtomicLong();
+        for (String id : ids) {
+            Thread t = new Thread(() -> {
+                Properties props = txnProps(id);
+                props.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+                    producer.initTransactions();
+                    for (int i = 0; i < n; i++) {
+                        producer.beginTransaction();
+                        producer.send(new ProducerRecord<>(tp.topic(), tp.partition(),
+                            ("k-" + i).getBytes(StandardCharsets.UTF_8), ("churn-" + i).getBytes(StandardCharsets.UTF_8)));
+                        producer.commitTransaction();
+                        committed.incrementAndGet();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new RuntimeException("txn-churn: " + failures.size() + " producers failed", failures.get(0));
+        }
+        emit(new Json()
+            .put("scenario", "txn-churn")
+            .put("transactionalIds", ids)
+            .put("committed", committed.get()));
     }
 
     /** One committed transaction of n records to tp; what the client sent. */
