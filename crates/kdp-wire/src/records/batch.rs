@@ -114,7 +114,7 @@ impl<'a> Batch<'a> {
     }
 
     /// The records' bytes, decompressed into at most `limit` bytes (see
-    /// [`compression`](super::compression) for the memory bound), ready to
+    /// [`compression`](mod@super::compression) for the memory bound), ready to
     /// be read with [`RecordsData::iter`]. Does not check the CRC.
     pub fn records_data(&self, limit: usize) -> Result<RecordsData<'a>, BatchError> {
         let codec = self.compression()?;
