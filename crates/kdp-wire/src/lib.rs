@@ -4,7 +4,9 @@
 //! Layout, after quinn-proto and rustls: [`codec`] reads and writes the
 //! primitive wire types (each in exactly one place), [`header`] and [`frame`]
 //! handle what surrounds a body, and [`messages`] holds one module per
-//! message. Encoders are infallible and size-exact; decoders are total and
+//! message; [`records`] reads and writes the record batches a Fetch
+//! response carries (CRC-32C, every codec, bounded decompression). Encoders
+//! are infallible and size-exact; decoders are total and
 //! every error names its byte offset and field path. The crate needs no
 //! async runtime; its `tokio` feature adds `frame::io`, the one async loop
 //! reading frames from a tokio stream.
