@@ -113,19 +113,64 @@ fn every_verdict_on_the_partition_the_hanging_transaction_pins() {
     assert!(ledger["AutoAbort"].is_null(), "{ledger}");
     // Only the blocked row carries the command.
     assert!(row("payments-audit")["Unblock"].is_null());
-    // payments-2: the coordinator tracks payments-app and would abort it at
-    // AutoAbort; force-terminate ends it now.
+    // Members, from DescribeGroups (classic) and ConsumerGroupDescribe
+    // (payments-audit is a KIP-848 consumer group).
+    let members = |g| (row(g)["GroupType"].clone(), row(g)["Members"].clone());
+    assert_eq!(members("payments-ledger"), ("classic".into(), 1.into()));
+    assert_eq!(members("payments-audit"), ("consumer".into(), 1.into()));
+    assert_eq!(members("payments-archive"), ("classic".into(), 0.into()));
+    // payments-2: payments-app's transaction is live (its producer wrote
+    // some 40 s ago, within --blocked-after's minute): the caught-up
+    // ledger group waits on it, and nothing suggests fencing the producer.
     let p2 = of(&rows, "payments", 2, "payments-ledger");
-    assert_eq!(p2["Verdict"], "blocked");
+    assert_eq!(p2["Verdict"], "waiting");
     assert_eq!(p2["TransactionalId"], "payments-app");
     assert_eq!(p2["CoordinatorState"], "Ongoing");
+    assert_eq!(p2["Unblock"], "wait");
+    assert!(p2["AutoAbort"].as_str().unwrap().ends_with('Z'), "{p2}");
+    let idle = p2["ProducerIdleMs"].as_i64().unwrap();
+    assert!((30_000..60_000).contains(&idle), "{p2}");
+}
+
+#[test]
+fn blocked_after_decides_when_a_group_at_the_lso_of_a_live_transaction_is_blocked() {
+    let d = demo(|_| {});
+    // 0: every group at the LSO is blocked; the coordinator tracks
+    // payments-app and would abort it at AutoAbort; force-terminate ends it now.
+    let (code, rows) = json(&d, &["--topic", "payments", "--blocked-after", "0"]);
+    assert_eq!(code, 4);
+    let p2 = of(&rows, "payments", 2, "payments-ledger");
+    assert_eq!(p2["Verdict"], "blocked");
     let unblock = p2["Unblock"].as_str().unwrap();
     assert!(
         unblock.starts_with("kdp force-terminate --bootstrap-server ")
             && unblock.ends_with(" --transactional-id payments-app"),
         "{unblock}"
     );
-    assert!(p2["AutoAbort"].as_str().unwrap().ends_with('Z'), "{p2}");
+    // An hour: the 3-hour-idle producer of payments-0 still blocks.
+    let (code, rows) = json(&d, &["--topic", "payments", "--blocked-after", "1h"]);
+    assert_eq!(code, 4);
+    assert_eq!(
+        of(&rows, "payments", 0, "payments-ledger")["Verdict"],
+        "blocked"
+    );
+    assert_eq!(
+        of(&rows, "payments", 2, "payments-ledger")["Verdict"],
+        "waiting"
+    );
+    // Only waiting: exit 0, and the table's summary says why.
+    let d = demo(|doc| {
+        // payments-0's group moves past the hanging transaction's LSO
+        doc["groups"][0]["offsets"]["payments"]["0"] = 40113.into();
+    });
+    let (code, _, stderr) = run(&d, &["--group", "payments-ledger"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(
+            "nothing blocked for payments-ledger: 1 group(s) at the LSO of a live transaction"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -186,6 +231,50 @@ fn a_group_the_user_may_not_describe_is_left_out_and_never_all_clear() {
     assert_eq!(r["Verdict"], "unknown");
     assert_eq!(r["Error"], "GROUP_AUTHORIZATION_FAILED");
     assert!(r["Topic"].is_null() && r["Partition"].is_null(), "{r}");
+    // The table's summary never reads as an all-clear for it.
+    let (code, stdout, stderr) = run(&d, &["--group", "payments-ledger", "--output", "table"]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("GROUP_AUTHORIZATION_FAILED"), "{stdout}");
+    assert!(!stderr.contains("no pinned partition"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no blocked group found, but the answer is partial; not checked: 1 group(s) not read"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_named_group_nobody_knows_is_a_row_and_never_all_clear() {
+    let d = demo(|_| {});
+    let (code, rows) = json(&d, &["--group", "payments-ledgr"]);
+    assert_eq!(code, 1, "{rows:?}");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["Group"], "payments-ledgr");
+    assert_eq!(rows[0]["Verdict"], "unknown");
+    assert_eq!(rows[0]["Error"], "GROUP_ID_NOT_FOUND");
+    let (code, _, stderr) = run(&d, &["--group", "payments-ledgr", "--output", "table"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("is the id right?"), "{stderr}");
+    assert!(!stderr.contains("no pinned partition"), "{stderr}");
+}
+
+#[test]
+fn a_group_on_no_pinned_partition_says_so_for_that_group() {
+    // payments-reporting reads only inventory here, where nothing is open
+    let d = demo(|doc| {
+        doc["groups"][2]["offsets"] = serde_json::json!({"inventory": {"1": 5}});
+    });
+    let (code, stdout, stderr) = run(&d, &["--group", "payments-reporting"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(
+            "nothing blocked for payments-reporting: no committed offset on a pinned partition"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no pinned partition in"), "{stderr}");
 }
 
 #[test]
