@@ -275,6 +275,23 @@ fn a_group_on_no_pinned_partition_says_so_for_that_group() {
         "{stderr}"
     );
     assert!(!stderr.contains("no pinned partition in"), "{stderr}");
+    // Named, and reading the pinned topic elsewhere: `no offset` on each
+    // pinned partition of it, so a missing commit is not silence.
+    let d = demo(|doc| {
+        doc["groups"][2]["offsets"] = serde_json::json!({"payments": {"1": 5}});
+    });
+    let (code, rows) = json(&d, &["--group", "payments-reporting"]);
+    assert_eq!(code, 0, "{rows:?}");
+    let got: Vec<(i64, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["Partition"].as_i64().unwrap(),
+                r["Verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![(0, "no offset"), (2, "no offset")]);
 }
 
 #[test]

@@ -524,3 +524,155 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     }
     exit::OK
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use clap::Parser;
+    use kdp_test_support::StallCluster;
+    use kdp_wire::api;
+    use kdp_wire::messages::{
+        ConsumerGroupDescribeRequest, DescribeGroupsRequest, ListGroupsRequest, OffsetFetchRequest,
+    };
+    use serde_json::Value;
+
+    use super::*;
+    use crate::cmd::cluster::tests::connected;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(extra: &[&str]) -> Args {
+        let argv = ["blocked", "--output", "json"].iter().chain(extra);
+        Cli::try_parse_from(argv).expect("arguments").args
+    }
+
+    /// `kdp blocked ARGS --output json` on `cluster`, in process: the exit
+    /// status and the rows.
+    async fn blocked_on(cluster: &StallCluster, extra: &[&str]) -> (i32, Vec<Value>) {
+        let conn = connected(cluster, Duration::from_secs(30)).await;
+        let mut out = Vec::new();
+        let code = run_on(&conn, &args(extra), &mut out).await;
+        let doc: Value = serde_json::from_slice(&out).expect("JSON");
+        (code, doc["Blocked"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// What a row says of a group (times left out: they move).
+    fn verdicts(rows: &[Value]) -> Vec<Value> {
+        rows.iter()
+            .map(|r| {
+                serde_json::json!([
+                    r["Topic"],
+                    r["Partition"],
+                    r["Group"],
+                    r["GroupState"],
+                    r["Members"],
+                    r["CommittedOffset"],
+                    r["Verdict"],
+                    r["Unblock"]
+                ])
+            })
+            .collect()
+    }
+
+    /// The first `n` answers of every coordinator say it is still loading
+    /// its groups (COORDINATOR_LOAD_IN_PROGRESS): ListGroups, OffsetFetch,
+    /// DescribeGroups and ConsumerGroupDescribe. Kafka's clients ask again;
+    /// so does kdp, and the answer is the same as without the loading.
+    #[tokio::test(start_paused = true)]
+    async fn a_loading_coordinator_is_asked_again_and_the_answer_is_whole() {
+        let cluster = StallCluster::demo();
+        let (code, rows) = blocked_on(&cluster, &[]).await;
+        assert_eq!(code, exit::FOUND);
+        let before = verdicts(&rows);
+        assert!(
+            before.iter().any(|v| v[6] == "blocked") && before.iter().any(|v| v[6] == "waiting"),
+            "{before:?}"
+        );
+        let loading = ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+        let counter = || Arc::new(AtomicUsize::new(0));
+        let (listed, fetched, described, consumer) = (counter(), counter(), counter(), counter());
+        let first = |n: &Arc<AtomicUsize>| n.fetch_add(1, Ordering::SeqCst) < 2;
+        {
+            let n = listed.clone();
+            cluster.edit::<ListGroupsRequest, _>(move |_, _, resp| {
+                if first(&n) {
+                    resp.error_code = loading;
+                    resp.groups.clear();
+                }
+            });
+        }
+        {
+            let n = fetched.clone();
+            cluster.edit::<OffsetFetchRequest, _>(move |_, _, resp| {
+                if first(&n) {
+                    resp.error_code = loading;
+                    for g in &mut resp.groups {
+                        g.error_code = loading;
+                        g.topics.clear();
+                    }
+                }
+            });
+        }
+        {
+            let n = described.clone();
+            cluster.edit::<DescribeGroupsRequest, _>(move |_, _, resp| {
+                if first(&n) {
+                    for g in &mut resp.groups {
+                        g.error_code = loading;
+                    }
+                }
+            });
+        }
+        {
+            let n = consumer.clone();
+            cluster.edit::<ConsumerGroupDescribeRequest, _>(move |_, _, resp| {
+                if first(&n) {
+                    for g in &mut resp.groups {
+                        g.error_code = loading;
+                    }
+                }
+            });
+        }
+        let asked = |api| cluster.asked(api);
+        let (lists, fetches) = (asked(api::LIST_GROUPS), asked(api::OFFSET_FETCH));
+        let (code, rows) = blocked_on(&cluster, &[]).await;
+        assert_eq!(code, exit::FOUND, "{rows:?}");
+        assert_eq!(verdicts(&rows), before);
+        // each loading answer was asked again
+        for n in [&listed, &fetched, &described, &consumer] {
+            assert!(n.load(Ordering::SeqCst) > 2, "{n:?}");
+        }
+        assert!(
+            asked(api::LIST_GROUPS) - lists > 3,
+            "3 brokers, 2 of them loading"
+        );
+        assert!(asked(api::OFFSET_FETCH) - fetches > 2);
+    }
+
+    /// A coordinator that never finishes loading: by the deadline the
+    /// groups it holds are gaps (rows naming the error), the answer is
+    /// partial, and no group is called clear.
+    #[tokio::test(start_paused = true)]
+    async fn a_coordinator_that_never_loads_is_a_partial_answer() {
+        let cluster = StallCluster::demo();
+        let loading = ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+        cluster.edit::<OffsetFetchRequest, _>(move |_, _, resp| {
+            resp.error_code = loading;
+            for g in &mut resp.groups {
+                g.error_code = loading;
+                g.topics.clear();
+            }
+        });
+        let (code, rows) = blocked_on(&cluster, &["--group", "payments-ledger"]).await;
+        assert_eq!(code, exit::PARTIAL, "{rows:?}");
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0]["Verdict"], "unknown");
+        assert_eq!(rows[0]["Error"], "COORDINATOR_LOAD_IN_PROGRESS");
+    }
+}
