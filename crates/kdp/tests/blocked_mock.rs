@@ -327,3 +327,131 @@ fn a_listing_that_acls_may_have_cut_short_is_never_all_clear() {
     assert_eq!(code, 4, "{stderr}");
     assert!(!stderr.contains("may leave out"), "{stderr}");
 }
+
+/// `kdp COMMAND --bootstrap-server B ARGS --output json` on the demo.
+fn other(d: &Demo, command: &[&str], args: &[&str]) -> (i32, Value, String) {
+    let mut kdp = Command::new(KDP);
+    kdp.args(command)
+        .args([
+            "--bootstrap-server",
+            &d.broker.bootstrap,
+            "--timeout",
+            "20s",
+        ])
+        .args(args)
+        .args(["--output", "json"]);
+    let out = kdp.output().expect("run kdp");
+    common::schema::check_command(&kdp, &out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (
+        out.status.code().unwrap_or(-1),
+        doc,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Each producer of describe --with-transactions' document, as
+/// (topic, partition, producer id, BlockedGroups).
+fn producers_groups(doc: &Value) -> Vec<(String, i64, i64, Value)> {
+    let mut out = Vec::new();
+    for t in doc["Topics"].as_array().unwrap() {
+        for p in t["Partitions"].as_array().unwrap() {
+            for pr in p["ActiveProducers"].as_array().unwrap() {
+                out.push((
+                    t["Name"].as_str().unwrap().to_string(),
+                    p["PartitionIndex"].as_i64().unwrap(),
+                    pr["ProducerId"].as_i64().unwrap(),
+                    pr["BlockedGroups"].clone(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn find_hanging_and_describe_name_the_groups_each_transaction_blocks() {
+    let d = demo(|_| {});
+    // find-hanging: 7003's unknown transaction holds payments-0's LSO, where
+    // payments-ledger is committed (payments-archive lags behind it)
+    let (code, doc, stderr) = other(&d, &["find-hanging"], &[]);
+    assert_eq!(code, 4, "{stderr}");
+    let rows = doc["Transactions"].as_array().unwrap();
+    let of = |topic: &str, pid: i64| {
+        rows.iter()
+            .find(|r| r["Topic"] == topic && r["ProducerId"] == pid)
+            .unwrap_or_else(|| panic!("{topic} {pid} in {rows:?}"))["BlockedGroups"]
+            .clone()
+    };
+    assert_eq!(of("payments", 7003), serde_json::json!(["payments-ledger"]));
+    // a hanging transaction on a topic no group reads blocks none (not null)
+    assert_eq!(of("ledger", 8001), serde_json::json!([]));
+    // the table counts them
+    let out = Command::new(KDP)
+        .args(["find-hanging", "--bootstrap-server", &d.broker.bootstrap])
+        .args(["--columns", "Topic,ProducerId,BlockedGroups"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["Topic", "ProducerId", "BlockedGroups"],
+        "{table}"
+    );
+    assert!(lines.contains(&vec!["payments", "7003", "1"]), "{table}");
+    assert!(lines.contains(&vec!["ledger", "8001", "0"]), "{table}");
+
+    // describe --with-transactions: every producer has the field; the live
+    // payments-app transaction holds the caught-up group at payments-2's LSO
+    let (code, doc, stderr) = other(&d, &["describe", "--with-transactions"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let all = producers_groups(&doc);
+    let held: Vec<_> = all
+        .iter()
+        .filter(|(_, _, _, g)| g.as_array().is_none_or(|a| !a.is_empty()))
+        .map(|(t, p, pid, g)| (t.as_str(), *p, *pid, g.clone()))
+        .collect();
+    assert_eq!(
+        held,
+        vec![
+            ("payments", 0, 7003, serde_json::json!(["payments-ledger"])),
+            ("payments", 2, 7004, serde_json::json!(["payments-ledger"])),
+        ]
+    );
+}
+
+#[test]
+fn a_group_listing_acls_may_cut_short_leaves_the_column_unknown_never_zero() {
+    let d = demo(|doc| {
+        doc["acls"]["group_describe_allow"] = serde_json::json!(["payments-a*"]);
+    });
+    // every candidate holds a pinned LSO: none of them can say 0
+    let (_, doc, stderr) = other(&d, &["find-hanging"], &[]);
+    let rows = doc["Transactions"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert!(r["BlockedGroups"].is_null(), "{r}");
+    }
+    assert!(
+        stderr.contains("BlockedGroups is unknown (-)") && stderr.contains("may leave out groups"),
+        "{stderr}"
+    );
+    // a producer with no open transaction still blocks nothing, known
+    let (_, doc, _) = other(&d, &["describe", "--with-transactions"], &[]);
+    let all = producers_groups(&doc);
+    let idle = all
+        .iter()
+        .find(|(t, p, pid, _)| t == "payments" && *p == 0 && *pid == 7004)
+        .unwrap();
+    assert_eq!(idle.3, serde_json::json!([]));
+    let held = all
+        .iter()
+        .find(|(t, p, pid, _)| t == "payments" && *p == 0 && *pid == 7003)
+        .unwrap();
+    assert!(held.3.is_null(), "{held:?}");
+}

@@ -272,45 +272,124 @@ impl Blocked {
             .flat_map(|p| &p.groups)
             .any(|g| g.verdict == GroupVerdict::Blocked)
     }
-
-    /// The groups at the LSO each open transaction holds ([`Blocked`] and
-    /// [`Waiting`](GroupVerdict::Waiting) verdicts), by topic, partition and
-    /// producer id: the blocked-groups column of `find-hanging` and
-    /// `describe --with-transactions`. A transaction open on a partition
-    /// whose LSO another one holds is not in it (it holds nothing yet).
-    pub fn held_groups(&self) -> HeldGroups {
-        let mut out = HeldGroups::default();
-        for p in &self.partitions {
-            let Some(pin) = &p.pinned_by else { continue };
-            let names: Vec<String> = p
-                .groups
-                .iter()
-                .filter(|g| g.verdict.at_lso())
-                .map(|g| g.group_id.clone())
-                .collect();
-            out.by_holder
-                .insert((p.topic.clone(), p.partition, pin.producer_id), names);
-        }
-        out
-    }
 }
 
-/// The groups each pinning transaction holds at the LSO
-/// ([`Blocked::held_groups`]).
+/// The groups at the LSO each open transaction holds (verdicts
+/// [`Blocked`](GroupVerdict::Blocked) and [`Waiting`](GroupVerdict::Waiting)),
+/// by topic, partition and producer id: the blocked-groups column of
+/// `find-hanging` and `describe --with-transactions`, made by
+/// [`held_groups`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HeldGroups {
     by_holder: HashMap<(String, i32, i64), Vec<String>>,
+    /// Holders whose groups kdp could not read in full.
+    unknown: std::collections::HashSet<(String, i32, i64)>,
 }
 
 impl HeldGroups {
     /// The groups `producer_id`'s open transaction on `topic`-`partition`
-    /// holds at the LSO (by group id; empty when it holds the LSO of no
-    /// group's partition or is not the transaction holding it).
-    pub fn of(&self, topic: &str, partition: i32, producer_id: i64) -> &[String] {
-        self.by_holder
-            .get(&(topic.to_string(), partition, producer_id))
-            .map_or(&[], Vec::as_slice)
+    /// holds at the LSO, by group id: empty when it holds nothing (it is
+    /// not the transaction holding the LSO, or no group waits there);
+    /// `None` when kdp cannot tell (the partition's offsets or the groups
+    /// were not read in full).
+    pub fn of(&self, topic: &str, partition: i32, producer_id: i64) -> Option<&[String]> {
+        let key = (topic.to_string(), partition, producer_id);
+        if self.unknown.contains(&key) {
+            return None;
+        }
+        Some(self.by_holder.get(&key).map_or(&[], Vec::as_slice))
     }
+
+    /// Whether some holder's groups are unknown.
+    pub fn is_partial(&self) -> bool {
+        !self.unknown.is_empty()
+    }
+}
+
+/// The groups each open transaction of `joined` holds at the LSO, from one
+/// read of the groups (`None`: not read, or the read failed). A holder of a
+/// pinned partition is unknown when the groups were not read in full (a
+/// listing failed, ACLs may hide groups, a group's offsets were refused) or
+/// its partition's offsets were not read; a transaction that holds no LSO
+/// holds no group. Groups need reading only when something is pinned
+/// ([`any_pinned`]).
+pub fn held_groups(
+    joined: &Joined,
+    groups: Option<&crate::groups::GroupsRead>,
+    max_timeout_ms: i64,
+) -> HeldGroups {
+    let mut out = HeldGroups::default();
+    let judged = findings(joined, max_timeout_ms);
+    let diagnosis = groups.map(|g| {
+        let b = blocked(
+            joined,
+            &g.answers,
+            &BlockedOptions {
+                max_timeout_ms,
+                ..Default::default()
+            },
+        );
+        let whole = g.listing_failures.is_empty()
+            && !g.visibility.may_hide()
+            && !b
+                .gaps
+                .iter()
+                .any(|gap| matches!(gap, Gap::GroupOffsets(..)));
+        (b, whole)
+    });
+    let mut pinned: HashMap<(&str, i32), &PinnedPartition> = HashMap::new();
+    if let Some((b, _)) = &diagnosis {
+        for p in &b.partitions {
+            pinned.insert((p.topic.as_str(), p.partition), p);
+        }
+    }
+    for (tp, holder) in &judged.lso_holders {
+        let key = (tp.0.clone(), tp.1, holder.producer_id);
+        match joined.offsets.get(tp) {
+            Some(Ok(o)) if o.blocked() == 0 => continue,
+            Some(Ok(_)) => {}
+            // pinned or not, kdp cannot tell
+            _ => {
+                out.unknown.insert(key);
+                continue;
+            }
+        }
+        let Some((_, whole)) = &diagnosis else {
+            out.unknown.insert(key);
+            continue;
+        };
+        let p = pinned.get(&(tp.0.as_str(), tp.1));
+        let refused = p.is_some_and(|p| {
+            p.groups
+                .iter()
+                .any(|g| matches!(g.verdict, GroupVerdict::Unread(_)))
+        });
+        if !whole || refused {
+            out.unknown.insert(key);
+            continue;
+        }
+        let names: Vec<String> = p
+            .map(|p| {
+                p.groups
+                    .iter()
+                    .filter(|g| g.verdict.at_lso())
+                    .map(|g| g.group_id.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.by_holder.insert(key, names);
+    }
+    out
+}
+
+/// Whether any partition of `joined` is pinned (its LSO below its high
+/// watermark) or may be (its offsets were not read): only then do the
+/// groups need reading for [`held_groups`].
+pub fn any_pinned(joined: &Joined) -> bool {
+    joined
+        .offsets
+        .values()
+        .any(|o| o.as_ref().map_or(true, |o| o.blocked() > 0))
 }
 
 /// What to diagnose.
@@ -1018,17 +1097,49 @@ mod tests {
 
     #[test]
     fn held_groups_name_the_groups_at_each_holders_lso() {
+        use crate::groups::{GroupsRead, Visibility};
         let mut j = joined();
         // a second, later transaction on t-0 holds nothing
         if let Ok(ps) = &mut j.partitions[0].result {
             ps.push(open(70, NOW - HOUR, 60));
         }
-        let b = blocked(&j, &groups(), &opts());
-        let held = b.held_groups();
-        assert_eq!(held.of("t", 0, 7), ["ledger", "archive"]);
-        assert!(held.of("t", 0, 70).is_empty());
-        assert_eq!(held.of("t", 1, 8), ["ledger"]);
-        assert!(held.of("t", 3, 8).is_empty());
+        let read = GroupsRead {
+            answers: groups(),
+            ..Default::default()
+        };
+        let held = held_groups(&j, Some(&read), TIMEOUT);
+        assert!(!held.is_partial());
+        assert_eq!(
+            held.of("t", 0, 7),
+            Some(&["ledger".to_string(), "archive".into()][..])
+        );
+        assert_eq!(held.of("t", 0, 70), Some(&[][..]));
+        // the waiting group on t-2 is held too
+        assert_eq!(held.of("t", 2, 9), Some(&["ledger".to_string()][..]));
+        assert_eq!(held.of("t", 1, 8), Some(&["ledger".to_string()][..]));
+        // not read: every pinned holder is unknown, never 0
+        let unread = held_groups(&j, None, TIMEOUT);
+        assert!(unread.is_partial());
+        assert_eq!(unread.of("t", 0, 7), None);
+        assert_eq!(unread.of("t", 0, 70), Some(&[][..]), "holds no LSO");
+        // a listing ACLs may have cut short: unknown too
+        let limited = GroupsRead {
+            answers: groups(),
+            visibility: Visibility::Limited,
+            ..Default::default()
+        };
+        assert_eq!(held_groups(&j, Some(&limited), TIMEOUT).of("t", 1, 8), None);
+        // a partition whose offsets were not read: unknown
+        j.offsets.insert(
+            ("t".to_string(), 1),
+            Err(KeyError::broker(
+                kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
+                None,
+            )),
+        );
+        let held = held_groups(&j, Some(&read), TIMEOUT);
+        assert_eq!(held.of("t", 1, 8), None);
+        assert!(any_pinned(&j));
     }
 
     #[test]

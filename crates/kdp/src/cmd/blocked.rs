@@ -9,10 +9,12 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use kdp_client::diagnose::blocked::{
-    blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict, Unblock,
+    any_pinned, blocked, held_groups, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict,
+    HeldGroups, Unblock,
 };
 use kdp_client::groups::{advice, read_groups, GroupsRead, ReadOptions, Visibility};
 use kdp_client::txn::driver_options;
+use kdp_client::txn::join::Joined;
 use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
 use kdp_wire::ErrorCode;
 use serde::Serialize;
@@ -358,6 +360,42 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Err(code) => return code,
     };
     run_on(&conn, &args, out).await
+}
+
+/// The blocked-groups column of `find-hanging` and `describe
+/// --with-transactions`: the groups read once, and only when a partition
+/// is pinned; what could not be read makes a holder's column unknown (`-`,
+/// null), said once on stderr, never 0.
+pub async fn held_groups_of(conn: &Connected, joined: &Joined, max_timeout_ms: i64) -> HeldGroups {
+    if !any_pinned(joined) {
+        return held_groups(joined, None, max_timeout_ms);
+    }
+    let dopts = driver_options(&conn.describe_options(None, None));
+    let read = match read_groups(&conn.client, &ReadOptions::default(), &dopts).await {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("kdp: consumer groups not read: {e}");
+            None
+        }
+    };
+    let held = held_groups(joined, read.as_ref(), max_timeout_ms);
+    if held.is_partial() {
+        let why = match &read {
+            None => "the groups could not be read".to_string(),
+            Some(r) if !r.listing_failures.is_empty() => format!(
+                "{} broker(s) did not list their groups",
+                r.listing_failures.len()
+            ),
+            Some(r) if r.visibility.may_hide() => {
+                "the group listing may leave out groups this principal may not DESCRIBE".into()
+            }
+            Some(_) => "some groups' or partitions' offsets were not read".into(),
+        };
+        eprintln!(
+            "kdp: BlockedGroups is unknown (-) for transactions holding a pinned LSO: {why}              (kdp blocked says more)"
+        );
+    }
+    held
 }
 
 /// What was not checked, as one clause per kind (empty: everything was).

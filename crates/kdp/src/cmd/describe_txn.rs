@@ -5,11 +5,13 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use kdp_client::diagnose::blocked::HeldGroups;
 use kdp_client::diagnose::flags::{flags, Context, Coordinator};
 use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use kdp_client::DescribeOptions;
 use kdp_wire::messages::ProducerState;
 
+use crate::cmd::blocked;
 use crate::cmd::cluster::{self, Connected};
 use crate::exit;
 use crate::output::colour;
@@ -45,6 +47,7 @@ impl Row {
             or_dash(self.txn.transaction_state.as_deref()),
             or_dash(self.txn.transaction_timeout_ms),
             or_dash(self.txn.coordinator_producer_epoch),
+            or_dash(self.txn.blocked_groups.as_ref().map(Vec::len)),
             if self.txn.flags.is_empty() {
                 "-".into()
             } else {
@@ -68,11 +71,12 @@ const HEADER: &[Column] = &[
     Column::new("TxnState", 2),
     Column::new("TxnTimeoutMs", 8),
     Column::new("CoordinatorProducerEpoch", 9),
+    Column::new("BlockedGroups", 3),
     Column::text("Flags", 0).styled(colour::flags),
 ];
 
-/// The joined rows.
-pub fn rows(joined: &Joined) -> Vec<Row> {
+/// The joined rows; `held` gives each open transaction's blocked groups.
+pub fn rows(joined: &Joined, held: &HeldGroups) -> Vec<Row> {
     let cx = Context {
         now_ms: joined.now_ms,
         protocol: joined.protocol,
@@ -103,6 +107,9 @@ pub fn rows(joined: &Joined) -> Vec<Row> {
                         .into_iter()
                         .map(|f| f.as_str())
                         .collect(),
+                    blocked_groups: held
+                        .of(topic, partition, p.producer_id)
+                        .map(<[String]>::to_vec),
                 },
                 now_ms: joined.now_ms,
             }
@@ -168,7 +175,11 @@ pub async fn run_to(
         Ok(j) => j,
         Err(code) => return code,
     };
-    let rows = rows(&joined);
+    let max_timeout_ms = joined
+        .cluster_max_timeout_ms
+        .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+    let held = blocked::held_groups_of(conn, &joined, max_timeout_ms).await;
+    let rows = rows(&joined, &held);
     let failed = cluster::report_failed_partitions(&joined);
     if output == Output::Table {
         fail!(

@@ -52,6 +52,10 @@ pub struct TxnFields {
     pub coordinator_producer_epoch: Option<i16>,
     /// What the data proves (`fenced`, `open-too-long`, `orphan`, `idle`).
     pub flags: Vec<&'static str>,
+    /// The consumer groups whose committed offset is at the LSO this
+    /// producer's open transaction holds (empty: none, or no open
+    /// transaction; null: kdp could not read them all).
+    pub blocked_groups: Option<Vec<String>>,
 }
 
 /// Finds the added fields of a producer on a partition.
