@@ -434,7 +434,8 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
                 }
             }
         }
-        if let Some(Err(e)) = &g.members {
+        if let (Some(Err(e)), Ok(_)) = (&g.members, &g.offsets) {
+            // a group refused whole is its offsets' gap already
             if e.code != kdp_wire::ErrorCode::GROUP_ID_NOT_FOUND {
                 out.gaps
                     .push(Gap::GroupMembers(g.group_id.clone(), e.clone()));
