@@ -459,17 +459,29 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
     if pinned.is_empty() {
         return out;
     }
-    let index: HashMap<(&str, i32), usize> = pinned
-        .iter()
-        .enumerate()
-        .map(|(i, (tp, _, _))| ((tp.0.as_str(), tp.1), i))
-        .collect();
+    // each topic's pinned partitions, in partition order (`pinned` is in
+    // topic and partition order): one lookup per topic of a group's
+    // offsets, not one per offset
+    let mut by_topic: HashMap<&str, Vec<(i32, usize)>> = HashMap::new();
+    for (i, (tp, _, _)) in pinned.iter().enumerate() {
+        by_topic.entry(tp.0.as_str()).or_default().push((tp.1, i));
+    }
     let mut on: Vec<Vec<(usize, &Committed)>> = vec![Vec::new(); pinned.len()];
     for (gi, g) in chosen.iter().enumerate() {
         let Ok(offsets) = &g.offsets else { continue };
+        let mut topic: Option<(&str, Option<&Vec<(i32, usize)>>)> = None;
         for ((t, p), c) in offsets {
-            if let Some(&i) = index.get(&(t.as_str(), *p)) {
-                on[i].push((gi, c));
+            let here = match topic {
+                Some((name, here)) if name == t.as_str() => here,
+                _ => {
+                    let here = by_topic.get(t.as_str());
+                    topic = Some((t.as_str(), here));
+                    here
+                }
+            };
+            let Some(here) = here else { continue };
+            if let Ok(k) = here.binary_search_by_key(p, |&(partition, _)| partition) {
+                on[here[k].1].push((gi, c));
             }
         }
     }

@@ -133,6 +133,7 @@ async fn run<H>(
     client: &SharedClient,
     handler: &H,
     keys: Vec<String>,
+    known: &BTreeMap<String, i32>,
     opts: &DriverOptions,
 ) -> Descriptions
 where
@@ -146,7 +147,11 @@ where
     drive(
         client,
         handler,
-        &mut Coordinator::new(GroupCoordinators),
+        &mut Coordinator::with_known(
+            GroupCoordinators,
+            keys.iter()
+                .filter_map(|k| known.get(k).map(|b| (k.clone(), *b))),
+        ),
         keys,
         opts,
         collect(&mut results),
@@ -163,6 +168,17 @@ where
 pub async fn describe_groups(
     client: &SharedClient,
     groups: &[(String, Option<GroupType>)],
+    opts: &DriverOptions,
+) -> Result<Descriptions> {
+    describe_groups_at(client, groups, &BTreeMap::new(), opts).await
+}
+
+/// [`describe_groups`] with the coordinators of some groups already known
+/// (`known`: group id to broker), which are then not looked up.
+pub async fn describe_groups_at(
+    client: &SharedClient,
+    groups: &[(String, Option<GroupType>)],
+    known: &BTreeMap<String, i32>,
     opts: &DriverOptions,
 ) -> Result<Descriptions> {
     let deadline = opts.deadline();
@@ -182,8 +198,8 @@ pub async fn describe_groups(
         .map(|(id, _)| id)
         .collect();
     let (mut out, consumers) = tokio::join!(
-        run(client, &Classic, classic, opts),
-        run(client, &Consumer, consumer, opts)
+        run(client, &Classic, classic, known, opts),
+        run(client, &Consumer, consumer, known, opts)
     );
     out.extend(consumers);
     // an untyped group DescribeGroups does not know may be a consumer group
@@ -195,7 +211,7 @@ pub async fn describe_groups(
         .cloned()
         .collect();
     if !retry.is_empty() && offers_consumer_groups(client, deadline).await {
-        for (id, r) in run(client, &Consumer, retry, opts).await {
+        for (id, r) in run(client, &Consumer, retry, &BTreeMap::new(), opts).await {
             // a classic group's coordinator would not call it unknown twice
             if r.is_ok() {
                 out.insert(id, r);

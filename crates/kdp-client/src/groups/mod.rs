@@ -18,8 +18,8 @@ pub mod read;
 pub mod state;
 
 pub use coordinator::GroupCoordinators;
-pub use describe::{describe_groups, Description, Descriptions};
+pub use describe::{describe_groups, describe_groups_at, Description, Descriptions};
 pub use list::{list_groups, GroupFilters, Listed, Listings};
-pub use offsets::{advice, committed_offsets, Committed, GroupOffsets};
+pub use offsets::{advice, committed_offsets, committed_offsets_at, Committed, GroupOffsets};
 pub use read::{read_groups, GroupAnswer, GroupsRead, ReadOptions, Visibility};
 pub use state::{GroupState, GroupType};

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 use crate::admin::{DriverOptions, KeyError};
 use crate::error::Result;
-use crate::groups::describe::describe_groups;
-use crate::groups::{committed_offsets, list_groups, GroupOffsets, GroupState, GroupType};
+use crate::groups::describe::describe_groups_at;
+use crate::groups::offsets::committed_offsets_at;
+use crate::groups::{list_groups, GroupOffsets, GroupState, GroupType};
 use crate::txn::SharedClient;
 use kdp_wire::ErrorCode;
 
@@ -137,11 +138,14 @@ pub async fn read_groups(
     let only = &read.only;
     let listings = list_groups(client, &Default::default(), opts).await?;
     let mut listed: BTreeMap<String, (Option<GroupState>, Option<GroupType>)> = BTreeMap::new();
+    // the broker that lists a group coordinates it: no FindCoordinator
+    let mut coordinators: BTreeMap<String, i32> = BTreeMap::new();
     let mut listing_failures = Vec::new();
     for (broker, listing) in listings {
         match listing {
             Ok(groups) => {
                 for g in groups {
+                    coordinators.insert(g.group_id.clone(), g.coordinator);
                     listed.insert(g.group_id, (g.state, g.group_type));
                 }
             }
@@ -162,9 +166,12 @@ pub async fn read_groups(
     } else {
         Vec::new()
     };
-    let described = describe_groups(client, &typed, opts);
+    let described = describe_groups_at(client, &typed, &coordinators, opts);
     wanted.extend(probe.clone());
-    let (offsets, described) = tokio::join!(committed_offsets(client, wanted, opts), described);
+    let (offsets, described) = tokio::join!(
+        committed_offsets_at(client, wanted, &coordinators, opts),
+        described
+    );
     let (mut offsets, mut described) = (offsets?, described?);
     let visibility = match &probe {
         Some(id) => visibility(offsets.remove(id)),

@@ -91,12 +91,13 @@ async fn latest(
     partitions: Vec<TopicPartition>,
     isolation_level: i8,
     opts: &DriverOptions,
+    mut leaders: PartitionLeader,
 ) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
     let mut results = Vec::new();
     drive(
         client,
         &Handler { isolation_level },
-        &mut PartitionLeader::new(),
+        &mut leaders,
         partitions,
         opts,
         collect(&mut results),
@@ -111,9 +112,36 @@ pub async fn offsets(
     partitions: Vec<TopicPartition>,
     opts: &DriverOptions,
 ) -> BTreeMap<TopicPartition, std::result::Result<Offsets, KeyError>> {
+    // one Metadata for both isolation levels (their topics may hold 100,000
+    // partitions); without it, each run looks its leaders up itself
+    let deadline = opts.deadline();
+    let opts = &opts.within(deadline);
+    let mut topics: Vec<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
+    topics.dedup();
+    topics.sort();
+    topics.dedup();
+    let leaders = match deadline
+        .run(
+            "Metadata",
+            client.metadata_within(Some(&topics), opts.per_request_timeout()),
+        )
+        .await
+    {
+        Ok(md) => (
+            PartitionLeader::new().with_metadata(md.clone()),
+            PartitionLeader::new().with_metadata(md),
+        ),
+        Err(_) => (PartitionLeader::new(), PartitionLeader::new()),
+    };
     let (hw, lso) = tokio::join!(
-        latest(client, partitions.clone(), READ_UNCOMMITTED, opts),
-        latest(client, partitions, READ_COMMITTED, opts),
+        latest(
+            client,
+            partitions.clone(),
+            READ_UNCOMMITTED,
+            opts,
+            leaders.0
+        ),
+        latest(client, partitions, READ_COMMITTED, opts, leaders.1),
     );
     hw.into_iter()
         .map(|(tp, hw)| {

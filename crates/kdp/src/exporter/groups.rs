@@ -128,7 +128,11 @@ pub fn groups_found(joined: &Joined, read: &GroupsRead, blocked_after_ms: i64) -
             }
         }
     }
-    for a in &read.answers {
+    for a in read
+        .answers
+        .iter()
+        .filter(|_| !unread.is_empty() || !undescribed.is_empty())
+    {
         let Ok(offsets) = &a.offsets else { continue };
         let blind = offsets.iter().any(|((t, p), c)| {
             !matches!(c, Committed::Nothing)
