@@ -462,14 +462,15 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
     // each topic's pinned partitions, in partition order (`pinned` is in
     // topic and partition order): one lookup per topic of a group's
     // offsets, not one per offset
-    let mut by_topic: HashMap<&str, Vec<(i32, usize)>> = HashMap::new();
+    let mut by_topic: HashMap<&str, PinnedOf> = HashMap::new();
     for (i, (tp, _, _)) in pinned.iter().enumerate() {
         by_topic.entry(tp.0.as_str()).or_default().push((tp.1, i));
     }
     let mut on: Vec<Vec<(usize, &Committed)>> = vec![Vec::new(); pinned.len()];
     for (gi, g) in chosen.iter().enumerate() {
         let Ok(offsets) = &g.offsets else { continue };
-        let mut topic: Option<(&str, Option<&Vec<(i32, usize)>>)> = None;
+        // the topic of the offsets before, and its pinned partitions
+        let mut topic: Option<(&str, Option<&PinnedOf>)> = None;
         for ((t, p), c) in offsets {
             let here = match topic {
                 Some((name, here)) if name == t.as_str() => here,
@@ -583,6 +584,9 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
     }
     out
 }
+
+/// A topic's pinned partitions: (partition, index into the pinned list).
+type PinnedOf = Vec<(i32, usize)>;
 
 /// The transaction `p` holding `topic`-`partition`'s LSO, as its
 /// coordinator and the scan show it.
