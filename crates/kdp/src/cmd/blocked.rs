@@ -440,21 +440,26 @@ fn unchecked(
 /// The command on a connected client (the in-process tests' entry).
 pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let describe = conn.describe_options(cluster::selection(&args.topic, &[]), None);
-    let joined = match cluster::join(conn, describe, true).await {
-        Ok(j) => j,
-        Err(code) => return code,
-    };
-    let failed = cluster::report_failed_partitions(&joined);
     let dopts = driver_options(&conn.describe_options(None, None));
     let read = ReadOptions {
         only: args.group.clone(),
         members: true,
     };
+    // the groups do not wait for the producers: both at once, one budget
+    let (joined, groups) = tokio::join!(
+        cluster::join(conn, describe, true),
+        read_groups(&conn.client, &read, &dopts)
+    );
+    let joined = match joined {
+        Ok(j) => j,
+        Err(code) => return code,
+    };
+    let failed = cluster::report_failed_partitions(&joined);
     let GroupsRead {
         answers,
         listing_failures,
         visibility,
-    } = match read_groups(&conn.client, &read, &dopts).await {
+    } = match groups {
         Ok(r) => r,
         Err(e) => return exit::report(&e),
     };
