@@ -53,7 +53,10 @@ for i in "${!versions[@]}"; do
         cargo test --workspace --locked --no-fail-fast -- --include-ignored || failed+=("$v")
     else
         # only the tests that talk to a broker: the rest does not depend on its version
-        # (kdp-server's java_tool runs Kafka's tool against the mock, not a broker)
+        # (kdp-server's java_tool runs Kafka's tool against the mock, not a broker);
+        # and kafka-consumer-groups.sh of this generation against the mock
+        cargo test -p kdp-server --locked --no-fail-fast --test java_group_tool \
+            -- --include-ignored || failed+=("$v")
         cargo test -p kdp --locked --no-fail-fast --test real_kafka \
             --test real_kafka_broker_stop --test real_kafka_scenarios \
             --test real_kafka_diagnose --test real_kafka_repair \

@@ -328,6 +328,7 @@ type hangingRow struct {
 	TransactionStartTimeMs *int64
 	TransactionAgeMs       *int64
 	BlockedRecords         *int64
+	BlockedGroups          []string
 	Verdict                string
 	Reason                 string
 	KafkaSaysHanging       bool
@@ -337,7 +338,8 @@ type hangingRow struct {
 // transactions idle longer than the brokers' transaction.max.timeout.ms
 // that no coordinator lists for the producer, or whose coordinator does not
 // hold the partition; with the records each blocks (high watermark minus
-// last stable offset).
+// last stable offset) and, for the transaction holding a partition's LSO,
+// the consumer groups whose committed offset is at it.
 func findHanging(ctx context.Context, adm *kadm.Client, out *bufio.Writer) error {
 	maxTimeout := int64(900_000)
 	if cfgs, err := adm.DescribeBrokerConfigs(ctx); err == nil {
@@ -359,12 +361,21 @@ func findHanging(ctx context.Context, adm *kadm.Client, out *bufio.Writer) error
 	}
 	now := time.Now().UnixMilli()
 	var candidates []kadm.DescribedProducer
+	// the first offset of each partition's earliest open transaction: its LSO holder
+	holder := map[tp]int64{}
 	ds.EachProducer(func(p kadm.DescribedProducer) {
+		if p.CurrentTxnStartOffset >= 0 {
+			k := tp{p.Topic, p.Partition}
+			if h, ok := holder[k]; !ok || p.CurrentTxnStartOffset < h {
+				holder[k] = p.CurrentTxnStartOffset
+			}
+		}
 		if p.CurrentTxnStartOffset >= 0 && p.LastTimestamp > 0 && now-p.LastTimestamp > maxTimeout {
 			candidates = append(candidates, p)
 		}
 	})
 	rows := []hangingRow{}
+	heldAt := map[int]int64{} // row -> the LSO it holds
 	if len(candidates) > 0 {
 		pids := make([]int64, 0, len(candidates))
 		topics := map[string]bool{}
@@ -429,11 +440,20 @@ func findHanging(ctx context.Context, adm *kadm.Client, out *bufio.Writer) error
 			}
 			h, okH := hw.Lookup(c.Topic, c.Partition)
 			l, okL := lso.Lookup(c.Topic, c.Partition)
+			r.BlockedGroups = []string{}
 			if okH && okL && h.Err == nil && l.Err == nil {
 				b := h.Offset - l.Offset
 				r.BlockedRecords = &b
+				if b > 0 && holder[tp{c.Topic, c.Partition}] == c.CurrentTxnStartOffset {
+					heldAt[len(rows)] = l.Offset
+				}
 			}
 			rows = append(rows, r)
+		}
+		if len(heldAt) > 0 {
+			if err := blockedGroups(ctx, adm, rows, heldAt); err != nil {
+				return err
+			}
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool {
@@ -447,6 +467,29 @@ func findHanging(ctx context.Context, adm *kadm.Client, out *bufio.Writer) error
 		return a.ProducerId < b.ProducerId
 	})
 	return writeDoc(out, map[string]any{"Transactions": rows})
+}
+
+// blockedGroups fills each LSO holder's BlockedGroups: every group (one
+// listing, then every group's committed offsets) committed at that LSO.
+func blockedGroups(ctx context.Context, adm *kadm.Client, rows []hangingRow, heldAt map[int]int64) error {
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return err
+	}
+	fetched := adm.FetchManyOffsets(ctx, listed.Groups()...)
+	for i, lso := range heldAt {
+		r := &rows[i]
+		for g, f := range fetched {
+			if f.Err != nil {
+				return fmt.Errorf("group %s: %w", g, f.Err)
+			}
+			if o, ok := f.Fetched.Lookup(r.Topic, r.Partition); ok && o.Err == nil && o.At == lso {
+				r.BlockedGroups = append(r.BlockedGroups, g)
+			}
+		}
+		sort.Strings(r.BlockedGroups)
+	}
+	return nil
 }
 
 type differenceRow struct {

@@ -173,6 +173,7 @@ fn find_hanging_fits_80_and_200_columns_by_the_declared_priorities() {
         "TransactionalId",
         "TxnAge",
         "BlockedRecords",
+        "BlockedGroups",
         "Verdict",
     ];
     for (width, kept) in [
@@ -199,6 +200,7 @@ fn find_hanging_fits_80_and_200_columns_by_the_declared_priorities() {
                 "TransactionalId",
                 "TxnAge",
                 "BlockedRecords",
+                "BlockedGroups",
                 "Verdict",
             ][..],
         ),

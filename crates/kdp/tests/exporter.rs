@@ -195,8 +195,14 @@ fn after_scans(addr: &str, before: &str, result: &str, n: f64) -> String {
     })
 }
 
+/// A one-broker cluster of `topics`, with the `__consumer_offsets` topic
+/// every Kafka cluster has (the group coordinators' log: without it the
+/// group lookups of each scan have no coordinator to find).
 fn cluster(topics: &str) -> String {
-    format!(r#"{{"cluster_id": "exp", "brokers": [{{"id": 1}}], "topics": [{topics}]}}"#)
+    format!(
+        r#"{{"cluster_id": "exp", "brokers": [{{"id": 1}}], "topics": [{topics},
+           {{"name": "__consumer_offsets", "partitions": [{{"partition": 0, "leader": 1, "replicas": [1]}}]}}]}}"#
+    )
 }
 
 /// Before: orders has one idle producer. After: three, two in open
@@ -240,7 +246,11 @@ fn a_change_between_scans_appears_after_the_next_scan_and_a_failed_scan_keeps_th
         Some(0.0)
     );
     assert_eq!(sample(&m, "kdp_scan_stale"), Some(0.0));
-    assert_eq!(sample(&m, "kdp_scan_partitions"), Some(2.0));
+    assert_eq!(
+        sample(&m, "kdp_scan_partitions"),
+        Some(3.0),
+        "orders-0, orders-1, __consumer_offsets-0"
+    );
 
     // the broker goes away: scans fail, the values stay, and say they are stale
     drop(broker);
@@ -287,7 +297,8 @@ const DIAGNOSIS: &str = r#"{
                    {"topic": "payments", "partition": 0, "reason": "prepare_abort"}],
   "fenced_producers": [{"topic": "orders", "partition": 3, "value": 1}],
   "replica_divergences": [{"topic": "orders", "partition": 3, "value": 1}],
-  "blocked_records": [{"topic": "orders", "partition": 3, "value": 1200}]
+  "blocked_records": [{"topic": "orders", "partition": 3, "value": 1200}],
+  "groups": {"groups": [{"group": "ledger", "blocked_partitions": 1, "blocked_records": 1200, "members": 2}]}
 }"#;
 
 fn test_cluster() -> PathBuf {
@@ -352,6 +363,9 @@ fn promtool_check_metrics_accepts_the_output_per_topic_and_per_partition() {
             "kdp_replica_divergences{",
             "kdp_blocked_records{",
             "kdp_scan_errors_total{",
+            "kdp_group_blocked_partitions{",
+            "kdp_group_blocked_records{",
+            "kdp_group_members{",
         ] {
             assert!(m.contains(name), "{name} missing:\n{m}");
         }
@@ -836,6 +850,27 @@ fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
         !m.lines().any(|l| l.starts_with("kdp_replica_divergences{")),
         "{m}"
     );
+    // per group, as kdp blocked judges it: payments-ledger waits at the LSO
+    // of the hanging payments-0 transaction (78 records) and of the live
+    // payments-app one (payments-2: waiting, not counted)
+    for (series, value) in [
+        (
+            r#"kdp_group_blocked_partitions{group="payments-ledger"}"#,
+            1.0,
+        ),
+        (
+            r#"kdp_group_blocked_records{group="payments-ledger"}"#,
+            78.0,
+        ),
+        (r#"kdp_group_members{group="payments-ledger"}"#, 1.0),
+        (
+            r#"kdp_group_blocked_partitions{group="payments-reporting"}"#,
+            0.0,
+        ),
+        (r#"kdp_group_members{group="payments-archive"}"#, 0.0),
+    ] {
+        assert_eq!(sample(&m, series), Some(value), "{series}: {m}");
+    }
 }
 
 /// With --compare-replicas every replica is asked, as `kdp compare-replicas`

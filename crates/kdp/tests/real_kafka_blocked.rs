@@ -5,7 +5,11 @@
 //! members keep old offsets. Committed offsets, high watermarks and lag are
 //! compared with Kafka's own `kafka-consumer-groups.sh --describe`
 //! (ConsumerGroupCommand of the cluster's version) field by field, the LSO
-//! with Admin.listOffsets under READ_COMMITTED (Scenario offsets). Then the
+//! with Admin.listOffsets under READ_COMMITTED (Scenario offsets), member
+//! counts with the tool's `--state`. The transaction is fresh, so with an
+//! hour's `--blocked-after` the groups at its LSO are `waiting` (exit 0,
+//! nothing suggested); with 0 they are `blocked`. `find-hanging` and
+//! `describe --with-transactions` name the groups it holds. Then the
 //! command `kdp blocked` suggests is run, the same live consumer reads past
 //! the old LSO and commits, and `kdp blocked` exits 0. On 4.x the same for a
 //! consumer-protocol (KIP-848) group. Run with scripts/test.sh.
@@ -190,11 +194,11 @@ fn consumer_groups(env: &Env, group: &str, more: &[&str]) -> Vec<BTreeMap<String
         .collect()
 }
 
-/// The STATE of `kafka-consumer-groups.sh --describe --group G --state`. Its
-/// row ends `... STATE #MEMBERS`; earlier cells may be empty (3.9 prints no
-/// ASSIGNMENT-STRATEGY for an Empty group) or contain a space (the
-/// coordinator), so it is read from the end.
-fn tool_state(env: &Env, group: &str) -> String {
+/// The STATE and #MEMBERS of `kafka-consumer-groups.sh --describe --group G
+/// --state`. Its row ends `... STATE #MEMBERS`; earlier cells may be empty
+/// (3.9 prints no ASSIGNMENT-STRATEGY for an Empty group) or contain a space
+/// (the coordinator), so they are read from the end.
+fn tool_state(env: &Env, group: &str) -> (String, i64) {
     let r = run(
         Command::new(&env.java).args([
             "-cp",
@@ -217,12 +221,16 @@ fn tool_state(env: &Env, group: &str) -> String {
         .unwrap_or_else(|| panic!("no row for {group}:\n{}", r.stdout));
     let cells: Vec<&str> = line.split_whitespace().collect();
     assert!(cells.len() >= 3, "{line:?}");
-    cells[cells.len() - 2].to_string()
+    let members = cells[cells.len() - 1]
+        .parse()
+        .unwrap_or_else(|e| panic!("#MEMBERS of {line:?}: {e}"));
+    (cells[cells.len() - 2].to_string(), members)
 }
 
 /// kdp's row of `group` on `topic`-0 against Kafka's tool, field by field:
 /// the committed offset, the log end offset (the high watermark, which the
-/// tool's LAG is measured against) and that lag; and the group's state.
+/// tool's LAG is measured against) and that lag; and the group's state and
+/// member count (kdp's from DescribeGroups or ConsumerGroupDescribe).
 fn assert_matches_the_tool(env: &Env, topic: &str, group: &str, kdp_row: &Value) {
     let rows = consumer_groups(env, group, &[]);
     let tool = rows
@@ -239,9 +247,15 @@ fn assert_matches_the_tool(env: &Env, topic: &str, group: &str, kdp_row: &Value)
     assert_eq!(num("CURRENT-OFFSET"), at, "{group}: {tool:?} vs {kdp_row}");
     assert_eq!(num("LOG-END-OFFSET"), hw, "{group}: {tool:?} vs {kdp_row}");
     assert_eq!(num("LAG"), hw - at, "{group}: {tool:?} vs {kdp_row}");
+    let (state, members) = tool_state(env, group);
     assert_eq!(
         kdp_row["GroupState"].as_str(),
-        Some(tool_state(env, group).as_str()),
+        Some(state.as_str()),
+        "{group}: {kdp_row}"
+    );
+    assert_eq!(
+        kdp_row["Members"].as_i64(),
+        Some(members),
         "{group}: {kdp_row}"
     );
 }
@@ -293,7 +307,20 @@ fn each_group_gets_its_verdict_behind_a_killed_producers_transaction() {
     let idle = consume_and_leave(&env, &topic, &empty_lso, &[]);
     assert_eq!(committed(&idle), 4);
 
-    let (code, rows, stderr) = blocked(&env, &["--topic", &topic]);
+    // The producer wrote its transaction moments ago: with an hour's
+    // --blocked-after it is a live transaction, the groups at its LSO wait
+    // on it, nothing is blocked and nothing would fence the producer.
+    let (code, rows, stderr) = blocked(&env, &["--topic", &topic, "--blocked-after", "1h"]);
+    assert_eq!(code, 0, "only waiting: {stderr}\n{rows:#?}");
+    for g in [&live, &empty_lso] {
+        assert_eq!(row(&rows, g)["Verdict"], "waiting", "{rows:#?}");
+        assert_eq!(row(&rows, g)["Unblock"], "wait", "{rows:#?}");
+    }
+    let idle = i(row(&rows, &live), "ProducerIdleMs");
+    assert!(idle >= 0, "{idle}");
+
+    // With 0 every group at the LSO is blocked.
+    let (code, rows, stderr) = blocked(&env, &["--topic", &topic, "--blocked-after", "0"]);
     assert_eq!(code, 4, "a group is blocked: {stderr}");
     assert_eq!(rows.len(), 5, "one row per group: {rows:#?}");
     let (hw, lso) = offsets(&env, &topic);
@@ -324,6 +351,17 @@ fn each_group_gets_its_verdict_behind_a_killed_producers_transaction() {
         )
     };
     assert_eq!(verdict(&live), ("blocked".into(), "Stable".into()));
+    // members and protocol, from DescribeGroups
+    for (g, members) in [
+        (&live, 1),
+        (&reader, 1),
+        (&lagging, 1),
+        (&empty_old, 0),
+        (&empty_lso, 0),
+    ] {
+        assert_eq!(row(&rows, g)["Members"], members, "{}", row(&rows, g));
+        assert_eq!(row(&rows, g)["GroupType"], "classic", "{}", row(&rows, g));
+    }
     assert_eq!(verdict(&reader), ("past the LSO".into(), "Stable".into()));
     assert_eq!(verdict(&lagging), ("lagging".into(), "Stable".into()));
     assert_eq!(verdict(&empty_old), ("lagging".into(), "Empty".into()));
@@ -341,6 +379,57 @@ fn each_group_gets_its_verdict_behind_a_killed_producers_transaction() {
     }
     for g in [&live, &reader, &lagging, &empty_old, &empty_lso] {
         assert_matches_the_tool(&env, &topic, g, row(&rows, g));
+    }
+
+    // find-hanging and describe --with-transactions name the groups the
+    // transaction holds at its LSO (the live and the idle one), from the
+    // same read of the groups as kdp blocked's
+    let mut held = vec![live.clone(), empty_lso.clone()];
+    held.sort();
+    let r = kdp(&[
+        "find-hanging",
+        "--bootstrap-server",
+        &env.bootstrap,
+        "--topic",
+        &topic,
+        "--max-transaction-timeout",
+        "0",
+        "--all",
+        "--output",
+        "json",
+    ]);
+    let doc: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let txns = doc["Transactions"].as_array().expect("rows");
+    let ours = txns
+        .iter()
+        .find(|t| t["ProducerId"] == open["producerId"])
+        .unwrap_or_else(|| panic!("{txns:#?}"));
+    assert_eq!(ours["Verdict"], "ok", "its coordinator tracks it: {ours}");
+    assert_eq!(ours["BlockedGroups"], serde_json::json!(held), "{ours}");
+    let r = kdp(&[
+        "describe",
+        "--bootstrap-server",
+        &env.bootstrap,
+        "--topic",
+        &topic,
+        "--with-transactions",
+        "--output",
+        "json",
+    ]);
+    let doc: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let producers = doc["Topics"][0]["Partitions"][0]["ActiveProducers"]
+        .as_array()
+        .expect("producers");
+    assert!(producers.len() >= 2, "{producers:#?}");
+    for p in producers {
+        let want = if p["ProducerId"] == open["producerId"] {
+            serde_json::json!(held)
+        } else {
+            serde_json::json!([])
+        };
+        assert_eq!(p["BlockedGroups"], want, "{p}");
     }
 
     // narrowed to one group that is not blocked: exit 0, its row still shown
@@ -366,17 +455,27 @@ fn blocked_then_released(env: &Env, prefix: &str, protocol: &str) {
     let (_beside, b) = Member::start(env, &topic, &classic, &[]);
     assert_eq!(committed(&b), 4, "{b}");
 
-    let (code, rows, stderr) = blocked(env, &["--topic", &topic]);
+    // live (an hour's --blocked-after): both wait, nothing is suggested
+    let (code, rows, stderr) = blocked(env, &["--topic", &topic, "--blocked-after", "1h"]);
+    assert_eq!(code, 0, "{stderr}\n{rows:#?}");
+    for g in [&group, &classic] {
+        assert_eq!(row(&rows, g)["Verdict"], "waiting", "{rows:#?}");
+        assert_eq!(row(&rows, g)["Unblock"], "wait", "{rows:#?}");
+    }
+    let (code, rows, stderr) = blocked(env, &["--topic", &topic, "--blocked-after", "0"]);
     assert_eq!(code, 4, "{stderr}");
     for g in [&group, &classic] {
         let r = row(&rows, g);
         assert_eq!(r["Verdict"], "blocked", "{r}");
         assert_eq!(r["GroupState"], "Stable", "{r}");
+        assert_eq!(r["Members"], 1, "{r}");
         assert_eq!(r["TransactionalId"], tid.as_str(), "{r}");
         assert_eq!(i(r, "CommittedOffset"), i(r, "LastStableOffset"), "{r}");
         assert_matches_the_tool(env, &topic, g, r);
     }
-    let (code, rows, stderr) = blocked(env, &["--group", &group]);
+    assert_eq!(row(&rows, &group)["GroupType"], protocol, "{rows:#?}");
+    assert_eq!(row(&rows, &classic)["GroupType"], "classic", "{rows:#?}");
+    let (code, rows, stderr) = blocked(env, &["--group", &group, "--blocked-after", "0"]);
     assert_eq!(code, 4, "{stderr}");
     assert_eq!(rows.len(), 1, "{rows:#?}");
     let unblock = rows[0]["Unblock"]

@@ -69,6 +69,9 @@ fn a_group_the_user_may_not_describe_is_an_error_naming_the_acl() {
             reader.as_str(),
             "--timeout",
             "60s",
+            // the transaction is seconds old: without this its groups wait
+            "--blocked-after",
+            "0",
         ];
         args.extend_from_slice(rest);
         let r = kdp(&args);

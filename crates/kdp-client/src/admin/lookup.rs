@@ -261,6 +261,9 @@ pub trait CoordinatorLookup<K>: Send + Sync {
 pub struct Coordinator<K, L> {
     lookup: L,
     found: BTreeMap<K, std::result::Result<i32, KeyError>>,
+    /// Coordinators known before the first lookup: it asks only for the
+    /// other keys.
+    seeded: bool,
 }
 
 impl<K, L> Coordinator<K, L> {
@@ -269,6 +272,22 @@ impl<K, L> Coordinator<K, L> {
         Coordinator {
             lookup,
             found: BTreeMap::new(),
+            seeded: false,
+        }
+    }
+
+    /// Starts from coordinators the caller already knows (a group's is the
+    /// broker that listed it); the first lookup asks only for the keys not
+    /// among them, and a key whose coordinator moved (NOT_COORDINATOR) is
+    /// looked up as usual.
+    pub fn with_known(lookup: L, known: impl IntoIterator<Item = (K, i32)>) -> Self
+    where
+        K: Ord,
+    {
+        Coordinator {
+            lookup,
+            found: known.into_iter().map(|(k, id)| (k, Ok(id))).collect(),
+            seeded: true,
         }
     }
 }
@@ -279,6 +298,20 @@ where
     L: CoordinatorLookup<K>,
 {
     async fn refresh(&mut self, client: &Client, keys: &[K], timeout: Duration) -> Result<()> {
+        let unknown: Vec<K>;
+        let keys = if std::mem::take(&mut self.seeded) {
+            unknown = keys
+                .iter()
+                .filter(|k| !matches!(self.found.get(*k), Some(Ok(_))))
+                .cloned()
+                .collect();
+            if unknown.is_empty() {
+                return Ok(());
+            }
+            &unknown[..]
+        } else {
+            keys
+        };
         let found = self.lookup.find(client, keys, timeout).await?;
         // requests go by broker id: the client must know where each one is
         let known = client.brokers();

@@ -145,6 +145,18 @@ pub async fn committed_offsets(
     groups: Vec<String>,
     opts: &DriverOptions,
 ) -> Result<BTreeMap<String, std::result::Result<GroupOffsets, KeyError>>> {
+    committed_offsets_at(client, groups, &BTreeMap::new(), opts).await
+}
+
+/// [`committed_offsets`] with the coordinators of some groups already known
+/// (`known`: group id to broker, e.g. the broker that listed it), which are
+/// then not looked up.
+pub async fn committed_offsets_at(
+    client: &SharedClient,
+    groups: Vec<String>,
+    known: &BTreeMap<String, i32>,
+    opts: &DriverOptions,
+) -> Result<BTreeMap<String, std::result::Result<GroupOffsets, KeyError>>> {
     let deadline = opts.deadline();
     let mut opts = opts.within(deadline);
     if groups.is_empty() {
@@ -180,7 +192,10 @@ pub async fn committed_offsets(
     drive(
         client,
         &Handler,
-        &mut Coordinator::new(GroupCoordinators),
+        &mut Coordinator::with_known(
+            GroupCoordinators,
+            known.iter().map(|(g, b)| (g.clone(), *b)),
+        ),
         groups,
         &opts,
         collect(&mut results),

@@ -1,13 +1,17 @@
 //! The groups of a cluster as the blocked-consumer join needs them: every
-//! group ListGroups names (or the ones asked for), each with its state and
-//! its committed offsets. `kdp blocked` and a repair's proof both read them
-//! this way.
+//! group ListGroups names (or the ones asked for), each with its state, its
+//! committed offsets and, when asked, its members (DescribeGroups or
+//! ConsumerGroupDescribe). `kdp blocked`, the blocked-groups column of
+//! `find-hanging` and `describe --with-transactions`, the exporter and a
+//! repair's proof all read them this way, once per run.
 
 use std::collections::BTreeMap;
 
 use crate::admin::{DriverOptions, KeyError};
 use crate::error::Result;
-use crate::groups::{committed_offsets, list_groups, GroupOffsets, GroupState};
+use crate::groups::describe::describe_groups_at;
+use crate::groups::offsets::committed_offsets_at;
+use crate::groups::{list_groups, GroupOffsets, GroupState, GroupType};
 use crate::txn::SharedClient;
 use kdp_wire::ErrorCode;
 
@@ -16,10 +20,47 @@ use kdp_wire::ErrorCode;
 pub struct GroupAnswer {
     /// The group id.
     pub group_id: String,
-    /// Its state, when its coordinator's listing said (ListGroups v4+).
+    /// Its state: its coordinator's description, else its listing
+    /// (ListGroups v4+); `None` when neither said.
     pub state: Option<GroupState>,
+    /// Its type, when described or listed (ListGroups v5+).
+    pub group_type: Option<GroupType>,
+    /// Its members now (`Some(Ok(0))`: nobody consumes); `None` when not
+    /// asked ([`ReadOptions::members`] off, or a type kdp does not describe).
+    pub members: Option<std::result::Result<u32, KeyError>>,
     /// Its committed offsets, or why there are none.
     pub offsets: std::result::Result<GroupOffsets, KeyError>,
+}
+
+impl GroupAnswer {
+    /// Whether someone consumes for the group now: its member count when
+    /// described, else its state (`None`: kdp cannot tell).
+    pub fn has_members(&self) -> Option<bool> {
+        match &self.members {
+            Some(Ok(n)) => Some(*n > 0),
+            _ => self.state.as_ref().map(GroupState::has_members),
+        }
+    }
+
+    /// Its coordinator does not know it: described as Dead or not found,
+    /// and nothing committed.
+    pub fn is_unknown(&self) -> bool {
+        let not_found = matches!(
+            &self.members,
+            Some(Err(e)) if e.code == ErrorCode::GROUP_ID_NOT_FOUND
+        ) || self.state == Some(GroupState::Dead);
+        not_found && matches!(&self.offsets, Ok(o) if o.is_empty())
+    }
+}
+
+/// What to read of each group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Only these groups (empty: every group the listing names).
+    pub only: Vec<String>,
+    /// Also describe each group at its coordinator for its members
+    /// (DescribeGroups, ConsumerGroupDescribe).
+    pub members: bool,
 }
 
 /// Whether ListGroups could have left groups out. Kafka lists only the
@@ -84,21 +125,28 @@ fn visibility(answer: Option<std::result::Result<GroupOffsets, KeyError>>) -> Vi
     }
 }
 
-/// Lists the groups on every broker and reads the committed offsets of
-/// `only` (every listed group when `only` is empty).
+/// Lists the groups on every broker and reads the committed offsets (and,
+/// with `members`, the description) of `only` (every listed group when
+/// `only` is empty). The offsets and the descriptions are asked at once.
 pub async fn read_groups(
     client: &SharedClient,
-    only: &[String],
+    read: &ReadOptions,
     opts: &DriverOptions,
 ) -> Result<GroupsRead> {
+    let deadline = opts.deadline();
+    let opts = &opts.within(deadline);
+    let only = &read.only;
     let listings = list_groups(client, &Default::default(), opts).await?;
-    let mut states: BTreeMap<String, Option<GroupState>> = BTreeMap::new();
+    let mut listed: BTreeMap<String, (Option<GroupState>, Option<GroupType>)> = BTreeMap::new();
+    // the broker that lists a group coordinates it: no FindCoordinator
+    let mut coordinators: BTreeMap<String, i32> = BTreeMap::new();
     let mut listing_failures = Vec::new();
     for (broker, listing) in listings {
         match listing {
             Ok(groups) => {
                 for g in groups {
-                    states.insert(g.group_id, g.state);
+                    coordinators.insert(g.group_id.clone(), g.coordinator);
+                    listed.insert(g.group_id, (g.state, g.group_type));
                 }
             }
             Err(e) => listing_failures.push((broker, e)),
@@ -106,22 +154,47 @@ pub async fn read_groups(
     }
     let probe = only.is_empty().then(probe_id);
     let mut wanted: Vec<String> = if only.is_empty() {
-        states.keys().cloned().collect()
+        listed.keys().cloned().collect()
     } else {
         only.to_vec()
     };
+    let typed: Vec<(String, Option<GroupType>)> = if read.members {
+        wanted
+            .iter()
+            .map(|g| (g.clone(), listed.get(g).and_then(|l| l.1.clone())))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let described = describe_groups_at(client, &typed, &coordinators, opts);
     wanted.extend(probe.clone());
-    let mut read = committed_offsets(client, wanted, opts).await?;
+    let (offsets, described) = tokio::join!(
+        committed_offsets_at(client, wanted, &coordinators, opts),
+        described
+    );
+    let (mut offsets, mut described) = (offsets?, described?);
     let visibility = match &probe {
-        Some(id) => visibility(read.remove(id)),
+        Some(id) => visibility(offsets.remove(id)),
         None => Visibility::Named,
     };
-    let answers = read
+    let answers = offsets
         .into_iter()
-        .map(|(group, offsets)| GroupAnswer {
-            state: states.get(&group).cloned().flatten(),
-            group_id: group,
-            offsets,
+        .map(|(group, offsets)| {
+            let (state, group_type) = listed.remove(&group).unwrap_or_default();
+            let description = described.remove(&group);
+            GroupAnswer {
+                state: match &description {
+                    Some(Ok(d)) => Some(d.state.clone()),
+                    _ => state,
+                },
+                group_type: match &description {
+                    Some(Ok(d)) => Some(d.group_type.clone()),
+                    _ => group_type,
+                },
+                members: description.map(|d| d.map(|d| d.members)),
+                group_id: group,
+                offsets,
+            }
         })
         .collect();
     Ok(GroupsRead {

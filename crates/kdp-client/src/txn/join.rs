@@ -248,6 +248,16 @@ impl Joined {
         )
     }
 
+    /// Each partition's outcome by topic and partition, for lookups in a
+    /// loop (a scan of [`Joined::partitions`] per lookup is quadratic on a
+    /// big cluster).
+    pub fn by_partition(&self) -> HashMap<(&str, i32), &PartitionOutcome> {
+        self.partitions
+            .iter()
+            .map(|o| ((o.topic.as_str(), o.partition), o))
+            .collect()
+    }
+
     /// Every (topic, partition, producer) with an open transaction.
     pub fn open_transactions(&self) -> impl Iterator<Item = (&str, i32, &ProducerState)> {
         self.producers()

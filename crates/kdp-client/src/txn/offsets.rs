@@ -87,15 +87,6 @@ impl AdminHandler for Handler {
     }
 }
 
-async fn latest(
-    client: &SharedClient,
-    partitions: Vec<TopicPartition>,
-    isolation_level: i8,
-    opts: &DriverOptions,
-) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
-    list_offsets(client, partitions, LATEST_TIMESTAMP, isolation_level, opts).await
-}
-
 /// ListOffsets of each partition at `timestamp` (`LATEST_TIMESTAMP`,
 /// `EARLIEST_TIMESTAMP`, or a time), asked of its leader.
 pub async fn list_offsets(
@@ -105,6 +96,27 @@ pub async fn list_offsets(
     isolation_level: i8,
     opts: &DriverOptions,
 ) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
+    let leaders = PartitionLeader::new();
+    list_offsets_via(
+        client,
+        partitions,
+        timestamp,
+        isolation_level,
+        opts,
+        leaders,
+    )
+    .await
+}
+
+/// [`list_offsets`] routed by `leaders` (which may hold metadata already).
+async fn list_offsets_via(
+    client: &SharedClient,
+    partitions: Vec<TopicPartition>,
+    timestamp: i64,
+    isolation_level: i8,
+    opts: &DriverOptions,
+    mut leaders: PartitionLeader,
+) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
     let mut results = Vec::new();
     drive(
         client,
@@ -112,7 +124,7 @@ pub async fn list_offsets(
             isolation_level,
             timestamp,
         },
-        &mut PartitionLeader::new(),
+        &mut leaders,
         partitions,
         opts,
         collect(&mut results),
@@ -127,9 +139,44 @@ pub async fn offsets(
     partitions: Vec<TopicPartition>,
     opts: &DriverOptions,
 ) -> BTreeMap<TopicPartition, std::result::Result<Offsets, KeyError>> {
+    // one Metadata for both isolation levels (their topics may hold 100,000
+    // partitions); without it, each run looks its leaders up itself
+    let deadline = opts.deadline();
+    let opts = &opts.within(deadline);
+    let mut topics: Vec<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
+    topics.dedup();
+    topics.sort();
+    topics.dedup();
+    let leaders = match deadline
+        .run(
+            "Metadata",
+            client.metadata_within(Some(&topics), opts.per_request_timeout()),
+        )
+        .await
+    {
+        Ok(md) => (
+            PartitionLeader::new().with_metadata(md.clone()),
+            PartitionLeader::new().with_metadata(md),
+        ),
+        Err(_) => (PartitionLeader::new(), PartitionLeader::new()),
+    };
     let (hw, lso) = tokio::join!(
-        latest(client, partitions.clone(), READ_UNCOMMITTED, opts),
-        latest(client, partitions, READ_COMMITTED, opts),
+        list_offsets_via(
+            client,
+            partitions.clone(),
+            LATEST_TIMESTAMP,
+            READ_UNCOMMITTED,
+            opts,
+            leaders.0
+        ),
+        list_offsets_via(
+            client,
+            partitions,
+            LATEST_TIMESTAMP,
+            READ_COMMITTED,
+            opts,
+            leaders.1
+        ),
     );
     hw.into_iter()
         .map(|(tp, hw)| {

@@ -190,6 +190,9 @@ pub struct Cluster {
     pub(super) by_name: HashMap<String, usize>,
     pub(super) by_id: HashMap<Uuid, usize>,
     pub(super) by_transactional_id: HashMap<String, usize>,
+    /// `groups` by group id (a scan per lookup is quadratic at 10,000
+    /// groups); checked on each hit, since `groups` is public.
+    pub(super) by_group_id: HashMap<String, usize>,
     pub(super) by_broker_id: HashMap<i32, usize>,
     /// The next producer id InitProducerId hands out.
     pub(super) next_producer_id: i64,
@@ -296,9 +299,30 @@ impl Cluster {
             .filter(|&l| l >= 0)
     }
 
-    /// A group by id (groups are few; a scan).
+    /// A group by id: by the index, or by a scan when `groups` changed in
+    /// length since the index was built (add groups with
+    /// [`Cluster::insert_group`] to keep lookups direct).
     pub fn group(&self, group_id: &str) -> Option<&Group> {
+        let hit = self
+            .by_group_id
+            .get(group_id)
+            .and_then(|&i| self.groups.get(i))
+            .filter(|g| g.group_id == group_id);
+        if hit.is_some() || self.by_group_id.len() == self.groups.len() {
+            return hit;
+        }
         self.groups.iter().find(|g| g.group_id == group_id)
+    }
+
+    /// Adds a group the cluster does not have yet (keeps the index).
+    pub fn insert_group(&mut self, group: Group) -> bool {
+        if self.group(&group.group_id).is_some() {
+            return false;
+        }
+        self.by_group_id
+            .insert(group.group_id.clone(), self.groups.len());
+        self.groups.push(group);
+        true
     }
 
     /// A broker's configuration: [`DEFAULT_BROKER_CONFIGS`] (unless set),

@@ -270,6 +270,7 @@ impl ClusterFile {
             by_name,
             by_id,
             by_transactional_id: HashMap::new(),
+            by_group_id: HashMap::new(),
             next_producer_id: 0,
         };
         for (i, mut t) in self.transactions.into_iter().enumerate() {
@@ -304,13 +305,13 @@ impl ClusterFile {
         }
         for (i, g) in self.groups.into_iter().enumerate() {
             let group = g.validate(&format!("groups[{i}]"), &cluster)?;
-            if cluster.group(&group.group_id).is_some() {
+            let id = group.group_id.clone();
+            if !cluster.insert_group(group) {
                 return Err(ClusterError::new(
                     format!("groups[{i}].group_id"),
-                    format!("group {:?} appears twice", group.group_id),
+                    format!("group {id:?} appears twice"),
                 ));
             }
-            cluster.groups.push(group);
         }
         // New producer ids start above every id the file uses.
         let max_file_id = cluster

@@ -6,15 +6,20 @@
 
 use std::io::{self, Write};
 
+use std::time::Duration;
+
 use kdp_client::diagnose::blocked::{
-    blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict, Unblock,
+    any_pinned, blocked, held_groups, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict,
+    HeldGroups, Unblock,
 };
-use kdp_client::groups::{advice, read_groups, GroupsRead, Visibility};
+use kdp_client::groups::{advice, read_groups, GroupsRead, ReadOptions, Visibility};
 use kdp_client::txn::driver_options;
+use kdp_client::txn::join::Joined;
 use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
+use kdp_wire::ErrorCode;
 use serde::Serialize;
 
-use crate::cmd::cluster::{self, ClusterArgs};
+use crate::cmd::cluster::{self, ClusterArgs, Connected};
 use crate::cmd::repair;
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
@@ -27,31 +32,46 @@ use crate::output::{age, Output, Rfc3339};
 A partition is pinned when its last stable offset (LSO) is below its high watermark: an open
 transaction holds back every record after its first offset from read_committed consumers. For
 each pinned partition kdp shows the records held back (HW - LSO), the transaction holding the
-LSO (producer, transactional id, coordinator state, age, and when its coordinator aborts it on
-its own: start + timeout, or 'never' where no coordinator tracks it), and every consumer group
-with a committed offset there, with a verdict:
-  blocked       committed at the LSO: a read_committed consumer waits there
+LSO (producer, transactional id, coordinator state, age, how long its producer has written
+nothing (Idle), and when its coordinator aborts it on its own: start + timeout, or 'never'
+where no coordinator tracks it), and every consumer group with a committed offset there, with
+its state, its members (DescribeGroups for classic groups, ConsumerGroupDescribe for KIP-848
+consumer groups) and a verdict:
+  blocked       committed at the LSO behind a transaction whose producer has written nothing
+                for --blocked-after or longer (or whose last write is unknown): a read_committed
+                consumer waits there until the transaction is ended
+  waiting       committed at the LSO behind a live transaction (its producer wrote within
+                --blocked-after): its producer commits it, or its coordinator aborts it at
+                AutoAbort; on a busy transactional topic a caught-up group is here most of the
+                time. Not a problem (exit 0), and kdp never suggests fencing a live producer
   lagging       committed below the LSO: records remain before it blocks
   past the LSO  committed beyond it: the group reads uncommitted records
   no offset     (a --group with offsets on the topic) nothing committed on this partition
-  unknown       its offset could not be read (Error names why, e.g. GROUP_AUTHORIZATION_FAILED):
-                it may be blocked; a group refused whole gets a row without a partition
-A group with no members shows its state (Empty): it is blocked only when it comes back.
+  unknown       its offset or the group could not be read (Error names why, e.g.
+                GROUP_AUTHORIZATION_FAILED, or GROUP_ID_NOT_FOUND for a --group its coordinator
+                does not know): it may be blocked; such a group gets a row without a partition
+A group with no members (Members 0, state Empty) shows so beside its verdict: nobody waits
+behind its offset until it comes back.
 Each pinned partition ends with what unblocks it, by find-hanging --repair's rules:
 kdp force-terminate --transactional-id X where its coordinator tracks the Ongoing transaction
-(left alone, the coordinator aborts it only at AutoAbort; force-terminate fences its producer if
-that is still alive), kdp abort ... where no coordinator knows the producer, 'wait' while the
-coordinator writes a decided outcome, or '-' when only the coordinator may finish it.
+(left alone, the coordinator aborts it only at AutoAbort; force-terminate fences its producer),
+kdp abort ... where no coordinator knows the producer (by --start-offset when kdp cannot tell
+which coordinator epoch to use), 'wait' for a live transaction or while the coordinator writes a
+decided outcome, or '-' when only the coordinator may finish it.
+Raise --blocked-after for producers that stay quiet inside long transactions (a Flink sink
+writes nothing between checkpoints): a killed producer's transaction then shows as waiting for
+that long. --blocked-after 0 calls every group at the LSO blocked.
 
 Whole cluster by default; --group and --topic narrow it. Kafka's ListGroups silently leaves out
 groups the principal may not DESCRIBE, so a whole-cluster scan also asks for a group id nobody
 uses: refused, the listing may be missing groups, and kdp says so and does not exit 0.
-Exit status: 0 nothing is blocked, 4 a group is blocked, 1 some answers are missing (and nothing
-is blocked), 2 bad usage, 3 the cluster could not be reached.
+Exit status: 0 nothing is blocked (groups may be waiting), 4 a group is blocked, 1 some answers
+are missing (and nothing is blocked), 2 bad usage, 3 the cluster could not be reached.
 
 Examples:
   kdp blocked --bootstrap-server localhost:9092
-  kdp blocked --bootstrap-server localhost:9092 --group payments-ledger --output json")]
+  kdp blocked --bootstrap-server localhost:9092 --group payments-ledger --output json
+  kdp blocked --bootstrap-server localhost:9092 --topic payments --blocked-after 10m")]
 pub struct Args {
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -61,6 +81,10 @@ pub struct Args {
     /// Only this topic; repeat for several. Default: every topic.
     #[arg(long, value_name = "TOPIC")]
     pub topic: Vec<String>,
+    /// A group at the LSO is blocked once the producer of the transaction there has written
+    /// nothing for this long; before, it is waiting on a live transaction (0: always blocked).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::duration::parse_age)]
+    pub blocked_after: Duration,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
@@ -84,11 +108,17 @@ pub struct Row {
     coordinator_state: Option<String>,
     transaction_start_rfc3339: Option<Rfc3339>,
     transaction_age_ms: Option<i64>,
+    /// Since the pinning producer last wrote (any partition described).
+    producer_idle_ms: Option<i64>,
     /// RFC 3339, `never`, or `decided (PrepareCommit)`; null when kdp
     /// cannot tell.
     auto_abort: Option<String>,
     group: Option<String>,
     group_state: Option<String>,
+    /// `classic` or `consumer` (KIP-848).
+    group_type: Option<String>,
+    /// Members now; null when not described.
+    members: Option<u32>,
     committed_offset: Option<i64>,
     verdict: Option<&'static str>,
     /// Why the group's offset is unknown (verdict `unknown`): Kafka's error name.
@@ -97,6 +127,8 @@ pub struct Row {
     unblock: Option<String>,
     #[serde(skip)]
     started_ms: Option<i64>,
+    #[serde(skip)]
+    last_write_ms: Option<i64>,
     #[serde(skip)]
     now_ms: i64,
 }
@@ -116,9 +148,12 @@ impl Record for Row {
             or_dash(self.coordinator_state.as_deref()),
             self.started_ms
                 .map_or_else(|| "-".into(), |s| age(s, self.now_ms)),
+            self.last_write_ms
+                .map_or_else(|| "-".into(), |w| age(w, self.now_ms)),
             or_dash(self.auto_abort.as_deref()),
             or_dash(self.group.as_deref()),
             or_dash(self.group_state.as_deref()),
+            or_dash(self.members),
             or_dash(self.committed_offset),
             verdict,
             or_dash(self.unblock.as_deref()),
@@ -134,9 +169,11 @@ const HEADER: &[Column] = &[
     Column::new("ProducerId", 4),
     Column::new("CoordinatorState", 5),
     Column::new("TxnAge", 3),
+    Column::new("LastWrite", 3),
     Column::new("AutoAbort", 3),
     Column::text("Group", 0),
     Column::new("GroupState", 1),
+    Column::new("Members", 1),
     Column::new("Committed", 2),
     Column::text("Verdict", 0),
     Column::text("Unblock", 1),
@@ -177,8 +214,9 @@ fn unblock_text(u: &Option<Unblock>) -> Option<String> {
 }
 
 /// The rows of a diagnosis: one per group on each pinned partition, one
-/// for a pinned partition no group reads, and one for each group whose
-/// offsets could not be read (an authorization row, never silence).
+/// for a pinned partition no group reads, and one for each group that could
+/// not be read at all or that its coordinator does not know (an
+/// authorization or not-found row, never silence).
 pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
     let mut rows = Vec::new();
     for p in &b.partitions {
@@ -199,11 +237,16 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                 transaction_age_ms: pin
                     .and_then(|t| t.started_ms)
                     .map(|s| now_ms.saturating_sub(s)),
+                producer_idle_ms: pin.and_then(|t| t.idle_ms(now_ms)),
                 auto_abort: auto_abort(pin.map(|t| t.auto_abort)),
                 group: group.map(|g| g.group_id.clone()),
                 group_state: group
                     .and_then(|g| g.state.as_ref())
                     .map(|s| s.name().to_string()),
+                group_type: group
+                    .and_then(|g| g.group_type.as_ref())
+                    .map(|t| t.name().to_string()),
+                members: group.and_then(|g| g.members),
                 committed_offset: group.and_then(|g| g.committed),
                 verdict: group.map(|g| g.verdict.kind()),
                 error: match group.map(|g| g.verdict) {
@@ -211,11 +254,15 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                     _ => None,
                 },
                 unblock: match group.map(|g| g.verdict) {
-                    // the command ends the blocked rows (and a partition alone)
-                    Some(GroupVerdict::Blocked) | None => unblock_text(&p.unblock),
+                    // the command (or `wait`) ends the rows at the LSO, and
+                    // a partition alone
+                    Some(GroupVerdict::Blocked | GroupVerdict::Waiting) | None => {
+                        unblock_text(&p.unblock)
+                    }
                     Some(_) => None,
                 },
                 started_ms: pin.and_then(|t| t.started_ms),
+                last_write_ms: pin.and_then(|t| t.last_write_ms),
                 now_ms,
             }
         };
@@ -227,37 +274,45 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
         }
     }
     for gap in &b.gaps {
-        if let Gap::GroupOffsets(group, e) = gap {
-            rows.push(Row {
-                topic: None,
-                partition: None,
-                high_watermark: None,
-                last_stable_offset: None,
-                held_back: None,
-                producer_id: None,
-                transactional_id: None,
-                coordinator_state: None,
-                transaction_start_rfc3339: None,
-                transaction_age_ms: None,
-                auto_abort: None,
-                group: Some(group.clone()),
-                group_state: None,
-                committed_offset: None,
-                verdict: Some("unknown"),
-                error: Some(e.name()),
-                unblock: None,
-                started_ms: None,
-                now_ms,
-            });
-        }
+        let (group, error) = match gap {
+            Gap::GroupOffsets(group, e) => (group, e.name()),
+            Gap::UnknownGroup(group) => (group, ErrorCode::GROUP_ID_NOT_FOUND.label()),
+            _ => continue,
+        };
+        rows.push(Row {
+            topic: None,
+            partition: None,
+            high_watermark: None,
+            last_stable_offset: None,
+            held_back: None,
+            producer_id: None,
+            transactional_id: None,
+            coordinator_state: None,
+            transaction_start_rfc3339: None,
+            transaction_age_ms: None,
+            producer_idle_ms: None,
+            auto_abort: None,
+            group: Some(group.clone()),
+            group_state: None,
+            group_type: None,
+            members: None,
+            committed_offset: None,
+            verdict: Some("unknown"),
+            error: Some(error),
+            unblock: None,
+            started_ms: None,
+            last_write_ms: None,
+            now_ms,
+        });
     }
     rows
 }
 
 fn report_gap(g: &Gap) {
     let code = match g {
-        Gap::PartitionOffsets(_, e) | Gap::GroupOffsets(_, e) => e.code,
+        Gap::PartitionOffsets(_, e) | Gap::GroupOffsets(_, e) | Gap::GroupMembers(_, e) => e.code,
         Gap::GroupPartition(_, _, code) => *code,
+        Gap::UnknownGroup(_) => ErrorCode::GROUP_ID_NOT_FOUND,
     };
     match g {
         Gap::PartitionOffsets((t, p), e) => eprintln!(
@@ -273,8 +328,19 @@ fn report_gap(g: &Gap) {
         Gap::GroupPartition(group, (t, p), code) => {
             eprintln!("kdp: group {group}: {t}-{p}: {}", code.label())
         }
+        Gap::GroupMembers(group, e) => eprintln!(
+            "kdp: group {group}: members not read (whether anyone waits is unknown): {} {}",
+            e.name(),
+            e.message.as_deref().unwrap_or("")
+        ),
+        Gap::UnknownGroup(group) => eprintln!(
+            "kdp: group {group}: its coordinator does not know it (nothing committed, not \
+             described): is the id right?"
+        ),
     }
-    if let (Gap::GroupOffsets(..) | Gap::GroupPartition(..), Some(hint)) = (g, advice(code)) {
+    if let (Gap::GroupOffsets(..) | Gap::GroupPartition(..) | Gap::GroupMembers(..), Some(hint)) =
+        (g, advice(code))
+    {
         eprintln!("kdp:   {hint}");
     }
 }
@@ -293,18 +359,105 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    run_on(&conn, &args, out).await
+}
+
+/// The blocked-groups column of `find-hanging` and `describe
+/// --with-transactions`: the groups read once, and only when a partition
+/// is pinned; what could not be read makes a holder's column unknown (`-`,
+/// null), said once on stderr, never 0.
+pub async fn held_groups_of(conn: &Connected, joined: &Joined, max_timeout_ms: i64) -> HeldGroups {
+    if !any_pinned(joined) {
+        return held_groups(joined, None, max_timeout_ms);
+    }
+    let dopts = driver_options(&conn.describe_options(None, None));
+    let read = match read_groups(&conn.client, &ReadOptions::default(), &dopts).await {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("kdp: consumer groups not read: {e}");
+            None
+        }
+    };
+    let held = held_groups(joined, read.as_ref(), max_timeout_ms);
+    if held.is_partial() {
+        // short enough for an 80-column terminal
+        let why = match &read {
+            None => "the groups could not be read".to_string(),
+            Some(r) if !r.listing_failures.is_empty() => format!(
+                "{} broker(s) did not list their groups",
+                r.listing_failures.len()
+            ),
+            Some(r) if r.visibility.may_hide() => "ACLs may hide groups from the listing".into(),
+            Some(_) => "some groups' or partitions' offsets were not read".into(),
+        };
+        eprintln!("kdp: BlockedGroups unknown ('-'): {why}");
+        eprintln!("kdp: `kdp blocked` shows what it could read, group by group");
+    }
+    held
+}
+
+/// What was not checked, as one clause per kind (empty: everything was).
+fn unchecked(
+    failed_partitions: usize,
+    listing_failed: usize,
+    visibility: &Visibility,
+    b: &Blocked,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let count = |f: fn(&Gap) -> bool| b.gaps.iter().filter(|g| f(g)).count();
+    if failed_partitions > 0 {
+        out.push(format!("{failed_partitions} partition(s) not described"));
+    }
+    let n = count(|g| matches!(g, Gap::PartitionOffsets(..)));
+    if n > 0 {
+        out.push(format!("{n} partition(s) whose offsets were not read"));
+    }
+    let n = count(|g| matches!(g, Gap::GroupOffsets(..) | Gap::UnknownGroup(_)));
+    if n > 0 {
+        out.push(format!("{n} group(s) not read"));
+    }
+    let n = count(|g| matches!(g, Gap::GroupPartition(..)));
+    if n > 0 {
+        out.push(format!("{n} committed offset(s) refused"));
+    }
+    let n = count(|g| matches!(g, Gap::GroupMembers(..)));
+    if n > 0 {
+        out.push(format!("{n} group(s) whose members were not read"));
+    }
+    if listing_failed > 0 {
+        out.push(format!(
+            "{listing_failed} broker(s) that did not list their groups"
+        ));
+    }
+    if visibility.may_hide() {
+        out.push("groups the listing may hide from this principal".into());
+    }
+    out
+}
+
+/// The command on a connected client (the in-process tests' entry).
+pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let describe = conn.describe_options(cluster::selection(&args.topic, &[]), None);
-    let joined = match cluster::join(&conn, describe, true).await {
+    let dopts = driver_options(&conn.describe_options(None, None));
+    let read = ReadOptions {
+        only: args.group.clone(),
+        members: true,
+    };
+    // the groups do not wait for the producers: both at once, one budget
+    let (joined, groups) = tokio::join!(
+        cluster::join(conn, describe, true),
+        read_groups(&conn.client, &read, &dopts)
+    );
+    let joined = match joined {
         Ok(j) => j,
         Err(code) => return code,
     };
     let failed = cluster::report_failed_partitions(&joined);
-    let dopts = driver_options(&conn.describe_options(None, None));
     let GroupsRead {
         answers,
         listing_failures,
         visibility,
-    } = match read_groups(&conn.client, &args.group, &dopts).await {
+    } = match groups {
         Ok(r) => r,
         Err(e) => return exit::report(&e),
     };
@@ -315,7 +468,6 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             e.message.as_deref().unwrap_or("")
         );
     }
-    let listing_failed = listing_failures.len();
     match &visibility {
         Visibility::Limited => eprintln!(
             "kdp: the group listing may leave out groups: this principal may not DESCRIBE a \
@@ -339,6 +491,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         &answers,
         &BlockedOptions {
             max_timeout_ms,
+            blocked_after_ms: i64::try_from(args.blocked_after.as_millis()).unwrap_or(i64::MAX),
             groups: args.group.clone(),
             connection: repair::connection_flags(&args.cluster),
         },
@@ -354,7 +507,24 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         }
     }
     let checked = joined.summary.partitions.saturating_sub(failed);
+    let mut missing = unchecked(failed, listing_failures.len(), &visibility, &diagnosis);
+    if !joined.listing_errors.is_empty() {
+        missing.push(format!(
+            "{} broker(s) that did not list their transactions",
+            joined.listing_errors.len()
+        ));
+    }
+    let pinned = diagnosis.partitions.len();
+    let waiting = diagnosis
+        .partitions
+        .iter()
+        .flat_map(|p| &p.groups)
+        .filter(|g| g.verdict == GroupVerdict::Waiting)
+        .count();
     if diagnosis.any_blocked() {
+        if !missing.is_empty() {
+            eprintln!("kdp: not checked: {}", missing.join(", "));
+        }
         return exit::FOUND;
     }
     if checked == 0 {
@@ -362,24 +532,188 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         eprintln!("kdp: nothing was checked: no partition could be described");
         return exit::PARTIAL;
     }
-    let incomplete = failed > 0
-        || listing_failed > 0
-        || !diagnosis.gaps.is_empty()
-        || !joined.listing_errors.is_empty()
-        || visibility.may_hide();
-    if args.output == Output::Table && rows.is_empty() {
+    if !missing.is_empty() {
+        // never "nothing pinned" from a partial answer
         eprintln!(
-            "kdp: no pinned partition in {checked} partitions{}",
-            if incomplete {
-                " (some answers are missing)"
-            } else {
-                ""
-            }
+            "kdp: no blocked group found, but the answer is partial; not checked: {}",
+            missing.join(", ")
         );
+        return exit::PARTIAL;
     }
-    if incomplete {
-        exit::PARTIAL
-    } else {
-        exit::OK
+    if args.output == Output::Table {
+        let whom = if args.group.is_empty() {
+            String::new()
+        } else {
+            format!(" for {}", args.group.join(", "))
+        };
+        if waiting > 0 {
+            eprintln!(
+                "kdp: nothing blocked{whom}: {waiting} group(s) at the LSO of a live transaction \
+                 (its producer wrote within --blocked-after {})",
+                humantime::format_duration(args.blocked_after)
+            );
+        } else if rows.is_empty() && args.group.is_empty() {
+            eprintln!("kdp: no pinned partition in {checked} partitions");
+        } else if rows.is_empty() {
+            eprintln!(
+                "kdp: nothing blocked{whom}: no committed offset on a pinned partition \
+                 ({checked} partitions checked)"
+            );
+        } else if pinned > 0 {
+            eprintln!("kdp: nothing blocked{whom}");
+        }
+    }
+    exit::OK
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use clap::Parser;
+    use kdp_test_support::StallCluster;
+    use kdp_wire::api;
+    use kdp_wire::messages::{
+        ConsumerGroupDescribeRequest, DescribeGroupsRequest, ListGroupsRequest, OffsetFetchRequest,
+    };
+    use serde_json::Value;
+
+    use super::*;
+    use crate::cmd::cluster::tests::connected;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(extra: &[&str]) -> Args {
+        let argv = ["blocked", "--output", "json"].iter().chain(extra);
+        Cli::try_parse_from(argv).expect("arguments").args
+    }
+
+    /// `kdp blocked ARGS --output json` on `cluster`, in process: the exit
+    /// status and the rows.
+    async fn blocked_on(cluster: &StallCluster, extra: &[&str]) -> (i32, Vec<Value>) {
+        let conn = connected(cluster, Duration::from_secs(30)).await;
+        let mut out = Vec::new();
+        let code = run_on(&conn, &args(extra), &mut out).await;
+        let doc: Value = serde_json::from_slice(&out).expect("JSON");
+        (code, doc["Blocked"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// What a row says of a group (times left out: they move).
+    fn verdicts(rows: &[Value]) -> Vec<Value> {
+        rows.iter()
+            .map(|r| {
+                serde_json::json!([
+                    r["Topic"],
+                    r["Partition"],
+                    r["Group"],
+                    r["GroupState"],
+                    r["Members"],
+                    r["CommittedOffset"],
+                    r["Verdict"],
+                    r["Unblock"]
+                ])
+            })
+            .collect()
+    }
+
+    /// The first `n` answers of every coordinator say it is still loading
+    /// its groups (COORDINATOR_LOAD_IN_PROGRESS): ListGroups, OffsetFetch,
+    /// DescribeGroups and ConsumerGroupDescribe. Kafka's clients ask again;
+    /// so does kdp, and the answer is the same as without the loading.
+    #[tokio::test(start_paused = true)]
+    async fn a_loading_coordinator_is_asked_again_and_the_answer_is_whole() {
+        let cluster = StallCluster::demo();
+        let (code, rows) = blocked_on(&cluster, &[]).await;
+        assert_eq!(code, exit::FOUND);
+        let before = verdicts(&rows);
+        assert!(
+            before.iter().any(|v| v[6] == "blocked") && before.iter().any(|v| v[6] == "waiting"),
+            "{before:?}"
+        );
+        let loading = ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+        let counter = || Arc::new(AtomicUsize::new(0));
+        let (listed, fetched, described, consumer) = (counter(), counter(), counter(), counter());
+        let first = |n: &Arc<AtomicUsize>| n.fetch_add(1, Ordering::SeqCst) < 2;
+        {
+            let n = listed.clone();
+            cluster.edit::<ListGroupsRequest, _>(move |_, _, resp| {
+                if first(&n) {
+                    resp.error_code = loading;
+                    resp.groups.clear();
+                }
+            });
+        }
+        {
+            let n = fetched.clone();
+            cluster.edit::<OffsetFetchRequest, _>(move |_, _, resp| {
+                if first(&n) {
+                    resp.error_code = loading;
+                    for g in &mut resp.groups {
+                        g.error_code = loading;
+                        g.topics.clear();
+                    }
+                }
+            });
+        }
+        {
+            let n = described.clone();
+            cluster.edit::<DescribeGroupsRequest, _>(move |_, _, resp| {
+                if first(&n) {
+                    for g in &mut resp.groups {
+                        g.error_code = loading;
+                    }
+                }
+            });
+        }
+        {
+            let n = consumer.clone();
+            cluster.edit::<ConsumerGroupDescribeRequest, _>(move |_, _, resp| {
+                if first(&n) {
+                    for g in &mut resp.groups {
+                        g.error_code = loading;
+                    }
+                }
+            });
+        }
+        let asked = |api| cluster.asked(api);
+        let (lists, fetches) = (asked(api::LIST_GROUPS), asked(api::OFFSET_FETCH));
+        let (code, rows) = blocked_on(&cluster, &[]).await;
+        assert_eq!(code, exit::FOUND, "{rows:?}");
+        assert_eq!(verdicts(&rows), before);
+        // each loading answer was asked again
+        for n in [&listed, &fetched, &described, &consumer] {
+            assert!(n.load(Ordering::SeqCst) > 2, "{n:?}");
+        }
+        assert!(
+            asked(api::LIST_GROUPS) - lists > 3,
+            "3 brokers, 2 of them loading"
+        );
+        assert!(asked(api::OFFSET_FETCH) - fetches > 2);
+    }
+
+    /// A coordinator that never finishes loading: by the deadline the
+    /// groups it holds are gaps (rows naming the error), the answer is
+    /// partial, and no group is called clear.
+    #[tokio::test(start_paused = true)]
+    async fn a_coordinator_that_never_loads_is_a_partial_answer() {
+        let cluster = StallCluster::demo();
+        let loading = ErrorCode::COORDINATOR_LOAD_IN_PROGRESS;
+        cluster.edit::<OffsetFetchRequest, _>(move |_, _, resp| {
+            resp.error_code = loading;
+            for g in &mut resp.groups {
+                g.error_code = loading;
+                g.topics.clear();
+            }
+        });
+        let (code, rows) = blocked_on(&cluster, &["--group", "payments-ledger"]).await;
+        assert_eq!(code, exit::PARTIAL, "{rows:?}");
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0]["Verdict"], "unknown");
+        assert_eq!(rows[0]["Error"], "COORDINATOR_LOAD_IN_PROGRESS");
     }
 }

@@ -250,7 +250,7 @@ pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeMap;
 
     use kdp_client::diagnose::TxnProtocol;
@@ -284,7 +284,10 @@ mod tests {
     }
 
     /// kdp-test-support's cluster: the client on it, within `budget`.
-    async fn connected(cluster: &kdp_test_support::StallCluster, budget: Duration) -> Connected {
+    pub(crate) async fn connected(
+        cluster: &kdp_test_support::StallCluster,
+        budget: Duration,
+    ) -> Connected {
         let config = ClientConfig {
             connector: Arc::new(cluster.clone()),
             ..Default::default()

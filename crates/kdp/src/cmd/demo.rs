@@ -133,6 +133,9 @@ pub async fn run_async(args: Args) -> i32 {
             cluster,
             group: Vec::new(),
             topic: Vec::new(),
+            blocked_after: Duration::from_millis(
+                kdp_client::diagnose::blocked::DEFAULT_BLOCKED_AFTER_MS.unsigned_abs(),
+            ),
             output: args.output,
             watch: Default::default(),
         };

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
+use kdp_client::diagnose::blocked::HeldGroups;
 use kdp_client::diagnose::fence::{FenceProof, FenceUnknown, FenceVerdict, LogView};
 use kdp_client::diagnose::flags::{flags, Context, Coordinator};
 use kdp_client::diagnose::TxnProtocol;
@@ -16,6 +17,7 @@ use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use kdp_client::DescribeOptions;
 use kdp_wire::messages::ProducerState;
 
+use crate::cmd::blocked;
 use crate::cmd::cluster::{self, Connected};
 use crate::exit;
 use crate::output::colour;
@@ -52,6 +54,7 @@ impl Row {
             or_dash(self.txn.transaction_state.as_deref()),
             or_dash(self.txn.transaction_timeout_ms),
             or_dash(self.txn.coordinator_producer_epoch),
+            or_dash(self.txn.blocked_groups.as_ref().map(Vec::len)),
             if self.txn.flags.is_empty() {
                 "-".into()
             } else {
@@ -79,6 +82,7 @@ const HEADER: &[Column] = &[
     Column::new("TxnState", 2),
     Column::new("TxnTimeoutMs", 8),
     Column::new("CoordinatorProducerEpoch", 9),
+    Column::new("BlockedGroups", 3),
     Column::text("Flags", 0).styled(colour::flags),
     Column::new("FencedFrom", 10),
 ];
@@ -166,8 +170,9 @@ fn verdict(
     Some(joined.fence_verdict(p, log))
 }
 
-/// The joined rows; `histories` are the transaction logs read, by id.
-pub fn rows(joined: &Joined, histories: &[IdHistory]) -> Vec<Row> {
+/// The joined rows; `histories` are the transaction logs read, by id, and
+/// `held` gives each open transaction's blocked groups.
+pub fn rows(joined: &Joined, histories: &[IdHistory], held: &HeldGroups) -> Vec<Row> {
     let by_id: BTreeMap<&str, &IdHistory> = histories
         .iter()
         .map(|h| (h.transactional_id.as_str(), h))
@@ -212,6 +217,9 @@ pub fn rows(joined: &Joined, histories: &[IdHistory]) -> Vec<Row> {
                     .map(|f| f.as_str())
                     .collect(),
                     fenced: fence.as_ref().map(fenced_json),
+                    blocked_groups: held
+                        .of(topic, partition, p.producer_id)
+                        .map(<[String]>::to_vec),
                 },
                 fence,
                 now_ms: joined.now_ms,
@@ -296,8 +304,15 @@ pub async fn run_to(
         Ok(j) => j,
         Err(code) => return code,
     };
-    let histories = histories(conn, &joined).await;
-    let rows = rows(&joined, &histories);
+    let max_timeout_ms = joined
+        .cluster_max_timeout_ms
+        .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+    // the logs and the groups do not wait for each other
+    let (histories, held) = tokio::join!(
+        histories(conn, &joined),
+        blocked::held_groups_of(conn, &joined, max_timeout_ms)
+    );
+    let rows = rows(&joined, &histories, &held);
     let failed = cluster::report_failed_partitions(&joined);
     // a verdict the log could not give is not "checked": never exit 0 on it
     let unchecked: Vec<&Row> = rows

@@ -45,8 +45,14 @@ Metrics (labels: topic; topic and partition with --per-partition):
   not read the transaction log), kdp_blocked_records (held by every open transaction, live or
   not) and kdp_blocked_records_by_verdict (by the verdict on each partition's LSO holder); with
   --compare-replicas also kdp_replica_divergences (producers whose state differs between
-  replicas). No zero stands for a check not made: kdp_diagnosis_available is 0 and the scan
-  partial when a request of the diagnosis failed. A LastTimestamp of 0 or below gives no age.
+  replicas). Per consumer group (label group; --no-groups leaves them out), as kdp blocked:
+  kdp_group_blocked_partitions (partitions where the group's committed offset is at the LSO of a
+  transaction whose producer wrote nothing for --blocked-after), kdp_group_blocked_records (the
+  records held back there: high watermark - LSO) and kdp_group_members. The LSO lag per topic
+  (per partition with --per-partition) is kdp_blocked_records. No zero stands for a check not
+  made: kdp_diagnosis_available is 0 and the scan partial when a request of the diagnosis failed,
+  and a group kdp could not fully check has no blocked series. A LastTimestamp of 0 or below
+  gives no age.
 
 A failed scan keeps the last values (kdp_scan_stale 1, kdp_scan_errors_total counts it); a partial
 one keeps the last values of the topics it could not describe. Scans never overlap: one longer than
@@ -91,6 +97,15 @@ pub struct Args {
     /// scan's requests by the replication factor.
     #[arg(long)]
     pub compare_replicas: bool,
+    /// A consumer group at the LSO counts as blocked (kdp_group_blocked_*) once the producer
+    /// of the transaction there has written nothing for this long; before, it waits on a live
+    /// transaction (as kdp blocked --blocked-after; 0: always blocked).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::duration::parse_age)]
+    pub blocked_after: Duration,
+    /// Do not read consumer groups (no kdp_group_* series; saves ListGroups, OffsetFetch
+    /// and DescribeGroups of every group each scan).
+    #[arg(long)]
+    pub no_groups: bool,
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -151,6 +166,8 @@ pub fn run(args: Args) -> i32 {
                 ..Default::default()
             },
             compare_replicas: args.compare_replicas,
+            groups_blocked_after_ms: (!args.no_groups)
+                .then(|| i64::try_from(args.blocked_after.as_millis()).unwrap_or(i64::MAX)),
         }),
     };
     let config = Config {

@@ -4,11 +4,13 @@
 use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
+use kdp_client::diagnose::blocked::HeldGroups;
 use kdp_client::diagnose::hanging::{self, OpenTxn, Verdict};
 use kdp_client::txn::join::{max_timeout, Joined};
 use kdp_client::txn::repair::{findings, plan_findings};
 use serde::Serialize;
 
+use crate::cmd::blocked;
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::repair::{self, ConfirmArgs};
 use crate::cmd::watch::{self, WatchArgs};
@@ -36,8 +38,10 @@ and two more (`kdp explain NAME` says more of each term):
             so a transaction no coordinator knows may have just begun): never reported as
             hanging, which Kafka's tool would do. The exporter gives the same verdicts.
   ok        (with --all) the coordinator still tracks the transaction.
-Each row shows the transactional id, the open transaction's age (TxnAge) and the records it
-blocks from read_committed consumers (BlockedRecords: high watermark minus LSO).
+Each row shows the transactional id, the open transaction's age (TxnAge), the records it
+blocks from read_committed consumers (BlockedRecords: high watermark minus LSO) and the consumer
+groups whose committed offset is at the LSO it holds (BlockedGroups: how many in the table, their
+names in JSON; '-'/null where the groups could not all be read; kdp blocked says more).
 
 Without --topic and --broker-id the whole cluster is searched, internal topics included. The
 timeout is the brokers' transaction.max.timeout.ms unless --max-transaction-timeout is given.
@@ -117,6 +121,9 @@ pub struct Row {
     transaction_start_time_ms: Option<i64>,
     transaction_age_ms: Option<i64>,
     blocked_records: Option<i64>,
+    /// The consumer groups at the LSO this transaction holds (null: kdp
+    /// could not read them all).
+    blocked_groups: Option<Vec<String>>,
     verdict: &'static str,
     reason: String,
     kafka_says_hanging: bool,
@@ -143,6 +150,7 @@ impl Record for Row {
                 |a| age(self.now_ms.saturating_sub(a), self.now_ms),
             ),
             or_dash(self.blocked_records),
+            or_dash(self.blocked_groups.as_ref().map(Vec::len)),
             self.reason.clone(),
         ]
     }
@@ -160,6 +168,7 @@ const HEADER: &[Column] = &[
     Column::text("TransactionalId", 2),
     Column::new("TxnAge", 1),
     Column::new("BlockedRecords", 0),
+    Column::new("BlockedGroups", 1),
     Column::text("Verdict", 0).styled(colour::verdict),
 ];
 
@@ -168,7 +177,7 @@ const HEADER: &[Column] = &[
 /// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings),
 /// which the exporter counts too), rendered. A producer whose LastTimestamp
 /// is unknown is `unknown` (exit 1), never `hanging`, as in the exporter.
-pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
+pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) -> Vec<Row> {
     let found = kdp_client::diagnose::findings(joined, max_timeout_ms);
     let mut rows = Vec::new();
     for (judged, verdict) in found.candidates() {
@@ -204,6 +213,9 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool) -> Vec<Row> {
                 .get(&(topic.to_string(), partition))
                 .and_then(|o| o.as_ref().ok())
                 .map(|o| o.blocked()),
+            blocked_groups: held
+                .of(topic, partition, p.producer_id)
+                .map(<[String]>::to_vec),
             verdict: verdict.kind(),
             reason: verdict.explain(),
             kafka_says_hanging: hanging::kafka_says_hanging(&txn, &joined.view),
@@ -249,7 +261,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let (max_timeout_ms, source) = max_timeout(given, joined.cluster_max_timeout_ms);
     let source = source.describe();
     tracing::info!(max_timeout_ms, source, "candidate threshold");
-    let rows = rows(&joined, max_timeout_ms, args.all);
+    let held = blocked::held_groups_of(&conn, &joined, max_timeout_ms).await;
+    let rows = rows(&joined, max_timeout_ms, args.all, &held);
     for (broker, e) in &joined.listing_errors {
         fail!(
             "broker {broker} did not list its transactions: {} {}",
@@ -450,7 +463,7 @@ mod tests {
     #[test]
     fn find_hanging_and_the_exporter_give_the_same_verdicts() {
         let j = joined();
-        let mut listed: Vec<(String, i32, &str)> = rows(&j, TIMEOUT, false)
+        let mut listed: Vec<(String, i32, &str)> = rows(&j, TIMEOUT, false, &HeldGroups::default())
             .iter()
             .map(|r| (r.topic.clone(), r.partition, r.verdict))
             .collect();
@@ -488,7 +501,7 @@ mod tests {
                 ("b".to_string(), 1, "stuck"),
             ]
         );
-        let unknown_ts: Vec<_> = rows(&j, TIMEOUT, false)
+        let unknown_ts: Vec<_> = rows(&j, TIMEOUT, false, &HeldGroups::default())
             .into_iter()
             .filter(|r| r.last_timestamp <= 0)
             .map(|r| r.reason)
@@ -504,7 +517,7 @@ mod tests {
     #[test]
     fn an_unknown_timestamp_is_no_problem_in_the_rows() {
         let j = joined();
-        let rows = rows(&j, TIMEOUT, true);
+        let rows = rows(&j, TIMEOUT, true, &HeldGroups::default());
         let pid11 = rows.iter().find(|r| r.producer_id == 11).expect("11");
         assert!(!pid11.judged.is_problem());
         assert!(matches!(pid11.judged, Verdict::Unknown(_)));

@@ -222,6 +222,10 @@ pub struct Diagnosis {
     /// their topic (or partition) gets no blocked-records series.
     #[serde(default)]
     pub blocked_records_unknown: Vec<PartitionRef>,
+    /// The consumer groups held back, per group; `None` when the groups
+    /// were not read (no group series then).
+    #[serde(default)]
+    pub groups: Option<super::groups::GroupsFound>,
     /// Requests of the diagnosis that failed (a broker's ListTransactions,
     /// a transactional id's DescribeTransactions, a partition's offsets, a
     /// replica's DescribeProducers).

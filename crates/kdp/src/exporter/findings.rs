@@ -43,6 +43,10 @@ pub struct ClusterDiagnosis {
     pub describe: kdp_client::DescribeOptions,
     /// Also ask every replica, for `kdp_replica_divergences`.
     pub compare_replicas: bool,
+    /// Read the consumer groups for the `kdp_group_*` series, a group at
+    /// the LSO counting as blocked once the transaction's producer has
+    /// written nothing for this long (ms); `None`: no group series.
+    pub groups_blocked_after_ms: Option<i64>,
 }
 
 /// The exporter's label for a verdict (`None`: no candidate).
@@ -271,8 +275,23 @@ impl Diagnose for ClusterDiagnosis {
                 scanned.summary,
                 kdp_client::Deadline::new(soft, left),
             );
-            let mut found = match tokio::time::timeout_at(deadline, join).await {
-                Ok(Ok(joined)) => findings(&joined),
+            // the groups are read beside the lookups, by the same deadline
+            let groups = async {
+                let blocked_after = self.groups_blocked_after_ms?;
+                let dopts = kdp_client::txn::driver_options(&kdp_client::DescribeOptions {
+                    deadline: Some(kdp_client::Deadline::new(soft, left)),
+                    ..self.bounded(deadline)
+                });
+                let read = kdp_client::groups::ReadOptions {
+                    members: true,
+                    ..Default::default()
+                };
+                let r = kdp_client::groups::read_groups(&client, &read, &dopts);
+                Some((tokio::time::timeout_at(deadline, r).await, blocked_after))
+            };
+            let (joined, groups) = tokio::join!(tokio::time::timeout_at(deadline, join), groups);
+            let joined = match joined {
+                Ok(Ok(joined)) => joined,
                 Ok(Err(e)) => {
                     tracing::warn!(error = %e, "diagnosis failed; its metrics keep no series this scan");
                     return None;
@@ -282,6 +301,29 @@ impl Diagnose for ClusterDiagnosis {
                     return None;
                 }
             };
+            let mut found = findings(&joined);
+            match groups {
+                None => {}
+                Some((Ok(Ok(read)), blocked_after)) => {
+                    let g = super::groups::groups_found(&joined, &read, blocked_after);
+                    if g.failed_requests > 0 {
+                        tracing::warn!(
+                            failed = g.failed_requests,
+                            "some consumer groups could not be read; they have no group series"
+                        );
+                    }
+                    found.failed_requests += g.failed_requests;
+                    found.groups = Some(g);
+                }
+                Some((Ok(Err(e)), _)) => {
+                    tracing::warn!(error = %e, "consumer groups not read; no group series this scan");
+                    found.failed_requests += 1;
+                }
+                Some((Err(_), _)) => {
+                    tracing::warn!("consumer groups not read within the scan timeout; no group series this scan");
+                    found.failed_requests += 1;
+                }
+            }
             if self.compare_replicas {
                 use kdp_client::txn::replicas::describe_every_replica;
                 let bounded = self.bounded(deadline);

@@ -254,6 +254,7 @@ pub fn snapshot_of_scan(
         "kdp_blocked_records split by the verdict on the open transaction holding each partition's last stable offset (hanging, stuck, unknown, or open: tracked by its coordinator or not idle long enough to judge); the sum over verdict is kdp_blocked_records",
         d.blocked_by_verdict,
     );
+    super::groups::register(&mut r, diagnosis.and_then(|d| d.groups.as_ref()));
     health.register(&mut r);
     r
 }

@@ -6,6 +6,7 @@
 //! - [`diagnosis`]: what a diagnosis found (hanging, stuck, unknown,
 //!   fenced, diverged, blocked) and the [`diagnosis::Diagnose`] sources.
 //! - [`findings`]: the real diagnosis, from the scan's own answers.
+//! - [`groups`]: consumer groups held back by open transactions, per group.
 //! - [`metrics`]: the metric catalogue (names, types, help) and snapshots.
 //! - [`exposition`]: content negotiation and the two text formats.
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, bounded against hostile
@@ -16,6 +17,7 @@ pub mod aggregate;
 pub mod diagnosis;
 pub mod exposition;
 pub mod findings;
+pub mod groups;
 pub mod http;
 pub mod metrics;
 pub mod scan;

@@ -52,6 +52,10 @@ pub struct TxnFields {
     pub coordinator_producer_epoch: Option<i16>,
     /// What the data proves (`fenced`, `open-too-long`, `orphan`, `idle`).
     pub flags: Vec<&'static str>,
+    /// The consumer groups whose committed offset is at the LSO this
+    /// producer's open transaction holds (empty: none, or no open
+    /// transaction; null: kdp could not read them all).
+    pub blocked_groups: Option<Vec<String>>,
     /// The fence verdict and where it came from; `null` for a producer
     /// with no sign of a transaction (idempotent).
     pub fenced: Option<FencedJson>,

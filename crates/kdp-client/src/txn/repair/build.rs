@@ -10,7 +10,7 @@ use crate::txn::join::{join, JoinOptions, Joined};
 use crate::txn::{driver_options, SharedClient};
 
 use super::plan::{
-    plan_abort_from, unblocks, AbortTarget, Action, CoordinatorAnswer, PartitionSeen, Plan,
+    plan_abort_from, unblocks_in, AbortTarget, Action, CoordinatorAnswer, PartitionSeen, Plan,
     Refusal, Seen,
 };
 
@@ -134,18 +134,22 @@ pub async fn plan_force_terminate(
         .collect();
     if !wanted.is_empty() {
         if let Ok(joined) = join_partitions(client, wanted, describe).await {
+            let by_partition = joined.by_partition();
             for step in &mut plan.steps {
                 let pid = step.seen.producer_id;
                 for part in &mut step.seen.partitions {
-                    let open = joined.open_transactions().find(|(t, p, ps)| {
-                        *t == part.topic && *p == part.partition && ps.producer_id == pid
-                    });
-                    if let Some((_, _, ps)) = open {
+                    let outcome = by_partition
+                        .get(&(part.topic.as_str(), part.partition))
+                        .copied();
+                    let open = outcome
+                        .and_then(|o| o.result.as_deref().ok())
+                        .unwrap_or_default()
+                        .iter()
+                        .find(|ps| ps.producer_id == pid && ps.current_txn_start_offset >= 0);
+                    if let Some(ps) = open {
                         part.start_offset = ps.current_txn_start_offset;
-                        part.unblocks = unblocks(&joined, &part.topic, part.partition, pid);
-                    } else if joined.partitions.iter().any(|o| {
-                        o.topic == part.topic && o.partition == part.partition && o.result.is_ok()
-                    }) {
+                        part.unblocks = unblocks_in(&joined, outcome, pid);
+                    } else if outcome.is_some_and(|o| o.result.is_ok()) {
                         // described, and no open transaction of the producer there
                         part.unblocks = Some(0);
                     }

@@ -10,7 +10,7 @@ use crate::txn::join::Joined;
 
 use super::levers::{marker_coordinator_epoch, AbortSpec};
 use super::plan::{
-    unblocks, Action, CoordinatorAnswer, Manual, ManualReason, PartitionSeen, Plan, Seen,
+    unblocks_in, Action, CoordinatorAnswer, Manual, ManualReason, PartitionSeen, Plan, Seen,
     SkipReason,
 };
 
@@ -28,13 +28,14 @@ pub struct Finding {
     pub verdict: Verdict,
     /// What the coordinators said about the producer.
     pub coordinator: CoordinatorAnswer,
-    /// Records ending this transaction releases ([`unblocks`]).
+    /// Records ending this transaction releases ([`super::plan::unblocks`]).
     pub unblocks: Option<i64>,
 }
 
 /// Every candidate of a join, with its verdict, sorted by topic, partition
 /// and producer (as `find-hanging` lists them).
 pub fn findings(joined: &Joined, max_timeout_ms: i64) -> Vec<Finding> {
+    let by_partition = joined.by_partition();
     // the one judgement find-hanging and the exporter share
     crate::diagnose::findings(joined, max_timeout_ms)
         .candidates()
@@ -44,7 +45,11 @@ pub fn findings(joined: &Joined, max_timeout_ms: i64) -> Vec<Finding> {
             producer: j.producer.clone(),
             verdict: verdict.clone(),
             coordinator: CoordinatorAnswer::of(joined, j.producer.producer_id),
-            unblocks: unblocks(joined, &j.topic, j.partition, j.producer.producer_id),
+            unblocks: unblocks_in(
+                joined,
+                by_partition.get(&(j.topic.as_str(), j.partition)).copied(),
+                j.producer.producer_id,
+            ),
         })
         .collect()
 }

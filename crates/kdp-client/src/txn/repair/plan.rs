@@ -414,15 +414,33 @@ impl fmt::Display for NotAsked {
 /// releases: from the LSO to the earliest other open transaction there, or
 /// the high watermark.
 pub fn unblocks(joined: &Joined, topic: &str, partition: i32, producer_id: i64) -> Option<i64> {
+    let outcome = joined
+        .partitions
+        .iter()
+        .find(|o| o.topic == topic && o.partition == partition);
+    unblocks_in(joined, outcome, producer_id)
+}
+
+/// [`unblocks`] with the partition's outcome already found (`None`: not
+/// described).
+pub(crate) fn unblocks_in(
+    joined: &Joined,
+    outcome: Option<&crate::PartitionOutcome>,
+    producer_id: i64,
+) -> Option<i64> {
+    let o = outcome?;
     let offsets = joined
         .offsets
-        .get(&(topic.to_string(), partition))?
+        .get(&(o.topic.clone(), o.partition))?
         .as_ref()
         .ok()?;
-    let next = joined
-        .open_transactions()
-        .filter(|(t, p, ps)| *t == topic && *p == partition && ps.producer_id != producer_id)
-        .map(|(_, _, ps)| ps.current_txn_start_offset)
+    let next = o
+        .result
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|ps| ps.current_txn_start_offset >= 0 && ps.producer_id != producer_id)
+        .map(|ps| ps.current_txn_start_offset)
         .min()
         .unwrap_or(offsets.high_watermark)
         .min(offsets.high_watermark);

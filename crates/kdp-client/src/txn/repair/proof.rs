@@ -234,7 +234,7 @@ async fn blocked_groups(
     opts: &RepairOptions,
 ) -> Result<BTreeMap<TopicPartition, Vec<String>>, String> {
     let dopts = driver_options(&opts.describe);
-    let read = read_groups(client, &[], &dopts)
+    let read = read_groups(client, &Default::default(), &dopts)
         .await
         .map_err(|e| e.to_string())?;
     if let Some((broker, e)) = read.listing_failures.first() {

@@ -48,6 +48,7 @@ async fn scanner(cluster: &StallCluster, per_partition: bool) -> Scanner {
                 ..Default::default()
             },
             compare_replicas: false,
+            groups_blocked_after_ms: Some(60_000),
         }),
         client: Some(Arc::new(connected)),
         previous: BTreeMap::new(),
@@ -118,6 +119,112 @@ async fn a_clean_scan_diagnoses_the_demo_and_is_ok() {
         ),
         Some(0.0),
         "{text}"
+    );
+    // the groups, as kdp blocked judges them: payments-ledger is blocked on
+    // payments-0 (78 records) and waits on payments-2's live transaction
+    assert_eq!(
+        group(&text, "kdp_group_blocked_partitions", "payments-ledger"),
+        Some(1.0)
+    );
+    assert_eq!(
+        group(&text, "kdp_group_blocked_records", "payments-ledger"),
+        Some(78.0)
+    );
+    assert_eq!(
+        group(&text, "kdp_group_members", "payments-ledger"),
+        Some(1.0)
+    );
+    assert_eq!(
+        group(&text, "kdp_group_blocked_partitions", "payments-audit"),
+        Some(0.0)
+    );
+    assert_eq!(
+        group(&text, "kdp_group_members", "payments-archive"),
+        Some(0.0)
+    );
+}
+
+/// The sample of a per-group family.
+fn group(text: &str, family: &str, group: &str) -> Option<f64> {
+    sample(text, &format!("{family}{{group=\"{group}\"}}"))
+}
+
+/// Every group series of `text`.
+fn group_series(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("kdp_group_"))
+        .collect()
+}
+
+/// ListGroups stalled: no group is known, so no group series at all (the
+/// last scan's do not linger either); the rest of the diagnosis stands and
+/// the scan is partial.
+#[tokio::test(start_paused = true)]
+async fn stalled_list_groups_publishes_no_group_series_and_is_partial() {
+    let (s, took) = scan_with_stalled(api::LIST_GROUPS, true).await;
+    assert!(took <= BUDGET, "{took:?}");
+    let text = published(&s);
+    let h = &s.shared.health;
+    assert_eq!((scans(h, "ok"), scans(h, "partial")), (1, 1), "{text}");
+    assert_eq!(h.diagnosis_available.get(), 0, "{text}");
+    assert!(group_series(&text).is_empty(), "{text}");
+    assert_eq!(
+        sample(
+            &text,
+            r#"kdp_hanging_transactions{topic="ledger",partition="0",reason="partition_not_in_transaction"}"#
+        ),
+        Some(1.0),
+        "the transactions' diagnosis stands: {text}"
+    );
+}
+
+/// OffsetFetch stalled: every group's offsets fail by the deadline; no
+/// group gets a blocked series (payments-ledger was blocked: it must not
+/// become a 0), members are still known, the scan is partial.
+#[tokio::test(start_paused = true)]
+async fn stalled_offset_fetch_gives_no_blocked_zero() {
+    let (s, took) = scan_with_stalled(api::OFFSET_FETCH, true).await;
+    assert!(took <= BUDGET, "{took:?}");
+    let text = published(&s);
+    let h = &s.shared.health;
+    assert_eq!((scans(h, "ok"), scans(h, "partial")), (1, 1), "{text}");
+    for family in ["kdp_group_blocked_partitions", "kdp_group_blocked_records"] {
+        let found: Vec<&str> = group_series(&text)
+            .into_iter()
+            .filter(|l| l.starts_with(family))
+            .collect();
+        assert!(found.is_empty(), "{found:?}");
+    }
+    assert_eq!(
+        group(&text, "kdp_group_members", "payments-ledger"),
+        Some(1.0),
+        "{text}"
+    );
+}
+
+/// DescribeGroups stalled: the classic groups' members are unknown (no
+/// series), the consumer-protocol group's are known, and the blocked
+/// series stand (they need no description); partial.
+#[tokio::test(start_paused = true)]
+async fn stalled_describe_groups_leaves_members_unknown() {
+    let (s, took) = scan_with_stalled(api::DESCRIBE_GROUPS, true).await;
+    assert!(took <= BUDGET, "{took:?}");
+    let text = published(&s);
+    let h = &s.shared.health;
+    assert_eq!((scans(h, "ok"), scans(h, "partial")), (1, 1), "{text}");
+    assert_eq!(
+        group(&text, "kdp_group_members", "payments-ledger"),
+        None,
+        "{text}"
+    );
+    assert_eq!(
+        group(&text, "kdp_group_members", "payments-audit"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        group(&text, "kdp_group_blocked_partitions", "payments-ledger"),
+        Some(1.0)
     );
 }
 
@@ -253,6 +360,15 @@ async fn a_topic_described_in_part_gets_no_diagnosis_zero() {
         None,
         "a sum over part of the topic: {text}"
     );
+    // payments-2 (leader 1) was not described: the groups with an offset
+    // there may be blocked on it; payments-reporting reads it too
+    for g in ["payments-ledger", "payments-audit", "payments-reporting"] {
+        assert_eq!(
+            group(&text, "kdp_group_blocked_partitions", g),
+            None,
+            "{g}: {text}"
+        );
+    }
 }
 
 /// With `--compare-replicas` every replica is asked: on the demo orders-2's
@@ -270,6 +386,7 @@ async fn a_replica_that_did_not_answer_gives_no_divergence_zero() {
             ..Default::default()
         },
         compare_replicas: true,
+        groups_blocked_after_ms: Some(60_000),
     });
     s.scan().await;
     let text = published(&s);

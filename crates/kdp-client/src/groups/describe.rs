@@ -1,0 +1,310 @@
+//! A group's members and state from its coordinator: DescribeGroups for
+//! classic groups, ConsumerGroupDescribe for KIP-848 consumer groups (Kafka
+//! 4.0+), each batched per coordinator through the admin driver.
+//!
+//! Which API asks is decided by the group's type from ListGroups (v5+,
+//! Kafka 3.8). A group of unknown type is asked with DescribeGroups first;
+//! on Kafka 4.x a consumer-protocol group answers that GROUP_ID_NOT_FOUND,
+//! and is then asked with ConsumerGroupDescribe where a broker offers it (as
+//! Kafka's Admin client falls back the other way round).
+
+use std::collections::BTreeMap;
+
+use kdp_wire::messages::{
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DescribeGroupsRequest,
+    DescribeGroupsResponse,
+};
+use kdp_wire::ErrorCode;
+
+use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyError, KeyOutcome};
+use crate::error::Result;
+use crate::groups::coordinator::GroupCoordinators;
+use crate::groups::state::{GroupState, GroupType};
+use crate::txn::{collect, SharedClient};
+
+/// What a group's coordinator says of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Description {
+    /// Its state.
+    pub state: GroupState,
+    /// The protocol that described it (and so its type).
+    pub group_type: GroupType,
+    /// Members now in the group (0: nobody consumes).
+    pub members: u32,
+}
+
+/// Each group's description, or why there is none.
+pub type Descriptions = BTreeMap<String, std::result::Result<Description, KeyError>>;
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// A described group's error: a group Kafka calls Dead (DescribeGroups
+/// below v6 answers an unknown group with no error and state `Dead`) is
+/// GROUP_ID_NOT_FOUND, as v6 says.
+fn outcome(
+    code: ErrorCode,
+    message: Option<String>,
+    state: &str,
+    described: impl FnOnce() -> Description,
+) -> KeyOutcome<Description> {
+    if code == ErrorCode::NONE && GroupState::from_name(state) == GroupState::Dead {
+        return KeyOutcome::Failed(KeyError::broker(ErrorCode::GROUP_ID_NOT_FOUND, None));
+    }
+    KeyOutcome::from_code(code, message, described)
+}
+
+struct Classic;
+
+impl AdminHandler for Classic {
+    type Key = String;
+    type Value = Description;
+    type Request = DescribeGroupsRequest;
+
+    fn build_request(&self, _broker: i32, keys: &[String]) -> DescribeGroupsRequest {
+        DescribeGroupsRequest {
+            groups: keys.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    fn handle_response(
+        &self,
+        _broker: i32,
+        _keys: &[String],
+        resp: DescribeGroupsResponse,
+    ) -> Vec<(String, KeyOutcome<Description>)> {
+        resp.groups
+            .into_iter()
+            .map(|g| {
+                let members = count(g.members.len());
+                let out = outcome(g.error_code, g.error_message, &g.group_state, || {
+                    Description {
+                        state: GroupState::from_name(&g.group_state),
+                        group_type: GroupType::Classic,
+                        members,
+                    }
+                });
+                (g.group_id, out)
+            })
+            .collect()
+    }
+}
+
+struct Consumer;
+
+impl AdminHandler for Consumer {
+    type Key = String;
+    type Value = Description;
+    type Request = ConsumerGroupDescribeRequest;
+
+    fn build_request(&self, _broker: i32, keys: &[String]) -> ConsumerGroupDescribeRequest {
+        ConsumerGroupDescribeRequest {
+            group_ids: keys.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    fn handle_response(
+        &self,
+        _broker: i32,
+        _keys: &[String],
+        resp: ConsumerGroupDescribeResponse,
+    ) -> Vec<(String, KeyOutcome<Description>)> {
+        resp.groups
+            .into_iter()
+            .map(|g| {
+                let members = count(g.members.len());
+                let out = outcome(g.error_code, g.error_message, &g.group_state, || {
+                    Description {
+                        state: GroupState::from_name(&g.group_state),
+                        group_type: GroupType::Consumer,
+                        members,
+                    }
+                });
+                (g.group_id, out)
+            })
+            .collect()
+    }
+}
+
+async fn run<H>(
+    client: &SharedClient,
+    handler: &H,
+    keys: Vec<String>,
+    known: &BTreeMap<String, i32>,
+    opts: &DriverOptions,
+) -> Descriptions
+where
+    H: AdminHandler<Key = String, Value = Description>,
+    <H::Request as kdp_wire::Request>::Response: crate::client::ThrottleTime + Send,
+{
+    if keys.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut results = Vec::new();
+    drive(
+        client,
+        handler,
+        &mut Coordinator::with_known(
+            GroupCoordinators,
+            keys.iter()
+                .filter_map(|k| known.get(k).map(|b| (k.clone(), *b))),
+        ),
+        keys,
+        opts,
+        collect(&mut results),
+    )
+    .await;
+    results.into_iter().map(|(k, _, r)| (k, r)).collect()
+}
+
+/// Describes `groups` (each with its type when ListGroups said) at their
+/// coordinators: classic and unknown types with DescribeGroups, consumer
+/// groups with ConsumerGroupDescribe; a group of unknown type that
+/// DescribeGroups does not know is asked with ConsumerGroupDescribe too.
+/// Share groups and other types are not described (no entry).
+pub async fn describe_groups(
+    client: &SharedClient,
+    groups: &[(String, Option<GroupType>)],
+    opts: &DriverOptions,
+) -> Result<Descriptions> {
+    describe_groups_at(client, groups, &BTreeMap::new(), opts).await
+}
+
+/// [`describe_groups`] with the coordinators of some groups already known
+/// (`known`: group id to broker), which are then not looked up.
+pub async fn describe_groups_at(
+    client: &SharedClient,
+    groups: &[(String, Option<GroupType>)],
+    known: &BTreeMap<String, i32>,
+    opts: &DriverOptions,
+) -> Result<Descriptions> {
+    let deadline = opts.deadline();
+    let opts = &opts.within(deadline);
+    let mut classic = Vec::new();
+    let mut consumer = Vec::new();
+    for (id, t) in groups {
+        match t {
+            None | Some(GroupType::Classic) => classic.push(id.clone()),
+            Some(GroupType::Consumer) => consumer.push(id.clone()),
+            Some(GroupType::Other(_)) => {}
+        }
+    }
+    let untyped: Vec<&String> = groups
+        .iter()
+        .filter(|(_, t)| t.is_none())
+        .map(|(id, _)| id)
+        .collect();
+    let (mut out, consumers) = tokio::join!(
+        run(client, &Classic, classic, known, opts),
+        run(client, &Consumer, consumer, known, opts)
+    );
+    out.extend(consumers);
+    // an untyped group DescribeGroups does not know may be a consumer group
+    let retry: Vec<String> = untyped
+        .into_iter()
+        .filter(
+            |id| matches!(out.get(*id), Some(Err(e)) if e.code == ErrorCode::GROUP_ID_NOT_FOUND),
+        )
+        .cloned()
+        .collect();
+    if !retry.is_empty() && offers_consumer_groups(client, deadline).await {
+        for (id, r) in run(client, &Consumer, retry, &BTreeMap::new(), opts).await {
+            // a classic group's coordinator would not call it unknown twice
+            if r.is_ok() {
+                out.insert(id, r);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether some broker offers ConsumerGroupDescribe (cached ApiVersions).
+async fn offers_consumer_groups(client: &SharedClient, deadline: crate::Deadline) -> bool {
+    for b in client.brokers().keys() {
+        if let Ok(conn) = deadline.run("ApiVersions", client.broker(*b)).await {
+            if conn.version_for::<ConsumerGroupDescribeRequest>().is_ok() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use kdp_wire::messages::{
+        ConsumerDescribedGroup, ConsumerGroupMember, DescribedGroup, DescribedGroupMember,
+    };
+
+    use super::*;
+
+    #[test]
+    fn members_are_counted_and_a_dead_group_is_not_found() {
+        let resp = DescribeGroupsResponse {
+            groups: vec![
+                DescribedGroup {
+                    group_id: "live".into(),
+                    group_state: "Stable".into(),
+                    members: vec![DescribedGroupMember::default(); 3],
+                    ..Default::default()
+                },
+                DescribedGroup {
+                    group_id: "empty".into(),
+                    group_state: "Empty".into(),
+                    ..Default::default()
+                },
+                // below v6, an unknown group: no error, Dead
+                DescribedGroup {
+                    group_id: "gone".into(),
+                    group_state: "Dead".into(),
+                    ..Default::default()
+                },
+                DescribedGroup {
+                    group_id: "loading".into(),
+                    error_code: ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let out = Classic.handle_response(1, &[], resp);
+        let done = |i: usize| match &out[i].1 {
+            KeyOutcome::Done(d) => (d.state.clone(), d.members),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(done(0), (GroupState::Stable, 3));
+        assert_eq!(done(1), (GroupState::Empty, 0));
+        assert!(
+            matches!(&out[2].1, KeyOutcome::Failed(e) if e.code == ErrorCode::GROUP_ID_NOT_FOUND),
+            "{:?}",
+            out[2]
+        );
+        // a coordinator still loading the group is asked again
+        assert!(matches!(out[3].1, KeyOutcome::Retry { .. }), "{:?}", out[3]);
+    }
+
+    #[test]
+    fn a_consumer_group_is_counted_by_its_members() {
+        let resp = ConsumerGroupDescribeResponse {
+            groups: vec![ConsumerDescribedGroup {
+                group_id: "kip848".into(),
+                group_state: "Reconciling".into(),
+                members: vec![ConsumerGroupMember::default(); 2],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let out = Consumer.handle_response(1, &[], resp);
+        assert_eq!(
+            out[0].1,
+            KeyOutcome::Done(Description {
+                state: GroupState::Reconciling,
+                group_type: GroupType::Consumer,
+                members: 2
+            })
+        );
+    }
+}
