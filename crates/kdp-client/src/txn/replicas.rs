@@ -86,61 +86,87 @@ pub async fn describe_every_replica(
     client: &Arc<Client>,
     opts: &DescribeOptions,
 ) -> Result<(Replicas, Vec<ReplicaError>)> {
+    let replicas = Arc::new(std::sync::Mutex::new(Replicas::new()));
+    let into = replicas.clone();
+    let (_, errors) = each_replica(client, opts, &[], move |broker, topic, partition, ps| {
+        into.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry((topic, partition))
+            .or_default()
+            .insert(broker, ps);
+    })
+    .await?;
+    let replicas = std::mem::take(
+        &mut *replicas
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    Ok((replicas, errors))
+}
+
+/// [`describe_every_replica`], streaming: each replica's producers go to
+/// `sink` (broker, topic, partition, producers) as its broker's answer
+/// arrives and are not kept, so memory follows one response per broker,
+/// not the cluster. Only the brokers in `only` are asked (empty: all).
+/// Returns the brokers asked and what could not be asked.
+pub async fn each_replica<F>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    only: &[i32],
+    sink: F,
+) -> Result<(Vec<i32>, Vec<ReplicaError>)>
+where
+    F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
+{
     let deadline = opts.deadline();
     let per_request = deadline.bound(opts.per_request_timeout());
-    let brokers = deadline
+    let mut brokers = deadline
         .run("Metadata", AllBrokers::keys_within(client, per_request))
         .await?;
+    if !only.is_empty() {
+        brokers.retain(|b| only.contains(b));
+    }
+    let sink = Arc::new(sink);
     let mut scans = tokio::task::JoinSet::new();
-    for broker in brokers {
+    for &broker in &brokers {
         let opts = DescribeOptions {
             broker_id: Some(broker),
             // one deadline for every broker's scan, not one each from its start
             deadline: Some(deadline),
             ..opts.clone()
         };
-        let client = client.clone();
+        let (client, sink) = (client.clone(), sink.clone());
         scans.spawn(async move {
-            let mut outcomes = Vec::new();
+            let mut errors = Vec::new();
             let r = describe_producers(client, &opts, |ev| {
-                if let DescribeEvent::Results { outcomes: o, .. } = ev {
-                    outcomes.extend(o);
+                let DescribeEvent::Results { outcomes, .. } = ev else {
+                    return;
+                };
+                for o in outcomes {
+                    match o.result {
+                        Ok(ps) => sink(broker, o.topic, o.partition, ps),
+                        Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
+                        Err(error) => errors.push(ReplicaError::Partition {
+                            partition: (o.topic, o.partition),
+                            broker,
+                            error,
+                        }),
+                    }
                 }
             })
             .await;
-            (broker, r.map(|_| outcomes))
+            match r {
+                Ok(_) => errors,
+                Err(error) => vec![ReplicaError::Broker { broker, error }],
+            }
         });
     }
-    let mut replicas = Replicas::new();
     let mut errors = Vec::new();
     while let Some(joined) = scans.join_next().await {
-        let Ok((broker, result)) = joined else {
-            errors.push(ReplicaError::Lost);
-            continue;
-        };
-        let outcomes = match result {
-            Ok(o) => o,
-            Err(error) => {
-                errors.push(ReplicaError::Broker { broker, error });
-                continue;
-            }
-        };
-        for o in outcomes {
-            match o.result {
-                Ok(ps) => {
-                    replicas
-                        .entry((o.topic, o.partition))
-                        .or_default()
-                        .insert(broker, ps);
-                }
-                Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
-                Err(error) => errors.push(ReplicaError::Partition {
-                    partition: (o.topic, o.partition),
-                    broker,
-                    error,
-                }),
-            }
+        match joined {
+            Ok(e) => errors.extend(e),
+            Err(_) => errors.push(ReplicaError::Lost),
         }
     }
-    Ok((replicas, errors))
+    Ok((brokers, errors))
 }
