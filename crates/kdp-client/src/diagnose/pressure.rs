@@ -384,8 +384,11 @@ fn median(v: &mut [i64]) -> Option<i64> {
 #[derive(Debug, Default)]
 struct BrokerAcc {
     row: BrokerPressure,
-    /// Idle times, for the median (only when asked for).
-    idles: Vec<i64>,
+    /// Idle times of the ids with no open transaction (those expire), then
+    /// of the others: the expiry forecast is made once the broker's setting
+    /// is known, at the end, and the median over both.
+    idle_closed: Vec<i64>,
+    idle_open: Vec<i64>,
     /// Partitions it answered for.
     answered: usize,
     /// It failed some request.
@@ -394,29 +397,22 @@ struct BrokerAcc {
     failed: bool,
 }
 
-/// One topic while folding.
-#[derive(Debug, Default)]
-struct TopicAcc {
-    row: TopicPressure,
-}
-
 /// The report, folded from answers as they arrive, so that a scan of
-/// millions of producers keeps counts and the ids held, never the
-/// producers themselves. [`pressure`] is the same fold over answers
-/// already in memory.
+/// millions of producers keeps counts, the ids held and their idle times
+/// (8 bytes each per broker), never the producers themselves. [`pressure`]
+/// is the same fold over answers already in memory.
 ///
 /// Usage: [`Fold::broker`] for each broker asked, [`Fold::add`] for each
 /// partition a broker answered, [`Fold::failed_partition`],
 /// [`Fold::failed_broker`], [`Fold::incomplete`] and [`Fold::lost`] for
-/// what it did not, then [`Fold::finish`].
+/// what it did not, then [`Fold::finish`] with each broker's
+/// `producer.id.expiration.ms` (which may arrive after the producers).
 #[derive(Debug)]
 pub struct Fold {
     now_ms: i64,
     near_from: i32,
-    expiration_ms: BTreeMap<i32, i64>,
-    idle_times: bool,
     brokers: BTreeMap<i32, BrokerAcc>,
-    topics: std::collections::HashMap<String, TopicAcc>,
+    topics: std::collections::HashMap<String, TopicPressure>,
     near: std::collections::HashMap<i64, (i32, BTreeSet<String>)>,
     held: BTreeMap<i32, BTreeMap<String, Vec<i64>>>,
     unanswered: BTreeMap<i32, BTreeSet<String>>,
@@ -425,20 +421,11 @@ pub struct Fold {
 
 impl Fold {
     /// A fold at `now_ms`, epochs within `epoch_margin` of [`MAX_EPOCH`]
-    /// near their end, each broker's `producer.id.expiration.ms` where
-    /// known. `idle_times`: keep every idle time for the brokers' median
-    /// (8 bytes per producer id held until [`Fold::finish`]).
-    pub fn new(
-        now_ms: i64,
-        epoch_margin: i32,
-        expiration_ms: BTreeMap<i32, i64>,
-        idle_times: bool,
-    ) -> Fold {
+    /// near their end.
+    pub fn new(now_ms: i64, epoch_margin: i32) -> Fold {
         Fold {
             now_ms,
             near_from: MAX_EPOCH.saturating_sub(epoch_margin.max(0)),
-            expiration_ms,
-            idle_times,
             brokers: BTreeMap::new(),
             topics: Default::default(),
             near: Default::default(),
@@ -449,34 +436,29 @@ impl Fold {
     }
 
     fn broker_mut(&mut self, b: i32) -> &mut BrokerAcc {
-        let expiration_ms = self.expiration_ms.get(&b).copied();
         self.brokers.entry(b).or_insert_with(|| BrokerAcc {
             row: BrokerPressure {
                 broker: b,
-                expiration_ms,
                 ..Default::default()
             },
             ..Default::default()
         })
     }
 
-    fn topic_mut(&mut self, topic: &str) -> &mut TopicAcc {
+    fn topic_mut(&mut self, topic: &str) -> &mut TopicPressure {
         if !self.topics.contains_key(topic) {
             self.topics.insert(
                 topic.to_string(),
-                TopicAcc {
-                    row: TopicPressure {
-                        topic: topic.to_string(),
-                        max_epoch: -1,
-                        ..Default::default()
-                    },
+                TopicPressure {
+                    topic: topic.to_string(),
+                    max_epoch: -1,
+                    ..Default::default()
                 },
             );
         }
-        // inserted above when missing
         self.topics
             .get_mut(topic)
-            .unwrap_or_else(|| unreachable!("inserted"))
+            .unwrap_or_else(|| unreachable!("inserted above"))
     }
 
     /// Broker `b` was asked (it gets a row, with zeros until it answers).
@@ -486,49 +468,33 @@ impl Fold {
 
     /// What broker `b` holds for one partition of `topic`.
     pub fn add(&mut self, b: i32, topic: &str, producers: &[ProducerState]) {
-        let (now, near_from, idle_times) = (self.now_ms, self.near_from, self.idle_times);
+        let (now, near_from) = (self.now_ms, self.near_from);
         let acc = self.broker_mut(b);
         acc.answered += 1;
-        let bp = &mut acc.row;
         for p in producers {
-            bp.producer_ids += 1;
+            acc.row.producer_ids += 1;
             if is_transactional(p) {
-                bp.transactional += 1;
+                acc.row.transactional += 1;
             } else {
-                bp.idempotent += 1;
+                acc.row.idempotent += 1;
             }
             if let Some(idle) = age_ms(p.last_timestamp, now) {
-                bp.oldest_idle_ms = Some(bp.oldest_idle_ms.map_or(idle, |o| o.max(idle)));
-                if idle_times {
-                    acc.idles.push(idle);
+                if p.current_txn_start_offset >= 0 {
+                    acc.idle_open.push(idle);
+                } else {
+                    acc.idle_closed.push(idle);
                 }
-            }
-            match expiry(p, bp.expiration_ms, now) {
-                Expiry::Past => bp.past_expiration += 1,
-                Expiry::In(left) => {
-                    if left <= HOUR_MS {
-                        bp.expiring_within_hour += 1;
-                    }
-                    if left <= DAY_MS {
-                        bp.expiring_within_day += 1;
-                    }
-                }
-                Expiry::OpenTransaction | Expiry::Unknown => {}
             }
         }
-        let tp = &mut self.topic_mut(topic).row;
+        let tp = self.topic_mut(topic);
         tp.producer_ids += producers.len() as u64;
         for p in producers {
             tp.max_epoch = tp.max_epoch.max(p.producer_epoch);
         }
-        let ids = match self.held.entry(b).or_default().get_mut(topic) {
+        let by_topic = self.held.entry(b).or_default();
+        let ids = match by_topic.get_mut(topic) {
             Some(ids) => ids,
-            None => self
-                .held
-                .entry(b)
-                .or_default()
-                .entry(topic.to_string())
-                .or_default(),
+            None => by_topic.entry(topic.to_string()).or_default(),
         };
         ids.extend(producers.iter().map(|p| p.producer_id));
         for p in producers.iter().filter(|p| p.producer_epoch >= near_from) {
@@ -544,7 +510,7 @@ impl Fold {
     /// and the topic's are lower bounds.
     pub fn failed_partition(&mut self, b: i32, topic: &str) {
         self.broker_mut(b).incomplete = true;
-        self.topic_mut(topic).row.partial = true;
+        self.topic_mut(topic).partial = true;
         let topics = self.unanswered.entry(b).or_default();
         if !topics.contains(topic) {
             topics.insert(topic.to_string());
@@ -568,26 +534,25 @@ impl Fold {
         self.lost += 1;
     }
 
-    /// The report. `transactional_ids` names producers near the end of
-    /// their epochs and makes the prefixes; `top` topics are ranked.
+    /// The report. `expiration_ms`: each broker's
+    /// `producer.id.expiration.ms` where known (its expiry forecast is
+    /// empty otherwise); `transactional_ids` names producers near the end
+    /// of their epochs and makes the prefixes; `top` topics are ranked.
     pub fn finish(
         self,
+        expiration_ms: &BTreeMap<i32, i64>,
         transactional_ids: &BTreeMap<i64, String>,
         top: usize,
         epoch_fences: &[EpochFence],
     ) -> Pressure {
         let mut held = self.held;
-        let mut distinct: std::collections::HashMap<&str, Vec<i64>> = Default::default();
-        for topics in held.values_mut() {
-            for ids in topics.values_mut() {
-                ids.sort_unstable();
-                ids.dedup();
-            }
+        for ids in held.values_mut().flat_map(|t| t.values_mut()) {
+            ids.sort_unstable();
+            ids.dedup();
         }
-        for topics in held.values() {
-            for (t, ids) in topics {
-                distinct.entry(t.as_str()).or_default().extend(ids);
-            }
+        let mut distinct: std::collections::HashMap<&str, Vec<i64>> = Default::default();
+        for (t, ids) in held.values().flatten() {
+            distinct.entry(t.as_str()).or_default().extend(ids);
         }
         let mut epochs_near: Vec<NearEpoch> = self
             .near
@@ -604,18 +569,15 @@ impl Fold {
             .collect();
         epochs_near.sort_by_key(|n| (n.epochs_left, n.producer_id));
         let mut near_per_topic: std::collections::HashMap<&str, u64> = Default::default();
-        for n in &epochs_near {
-            for t in &n.topics {
-                *near_per_topic.entry(t.as_str()).or_default() += 1;
-            }
+        for t in epochs_near.iter().flat_map(|n| &n.topics) {
+            *near_per_topic.entry(t.as_str()).or_default() += 1;
         }
         // a broker that failed as a whole may host any topic
         let some_broker_failed = self.brokers.values().any(|b| b.failed) || self.lost > 0;
         let mut topics: Vec<TopicPressure> = self
             .topics
             .into_values()
-            .map(|mut t| {
-                let tp = &mut t.row;
+            .map(|mut tp| {
                 if let Some(ids) = distinct.get_mut(tp.topic.as_str()) {
                     ids.sort_unstable();
                     ids.dedup();
@@ -623,7 +585,7 @@ impl Fold {
                 }
                 tp.near_exhaustion = near_per_topic.get(tp.topic.as_str()).copied().unwrap_or(0);
                 tp.partial |= some_broker_failed;
-                t.row
+                tp
             })
             .collect();
         drop(distinct);
@@ -641,12 +603,25 @@ impl Fold {
             .map(|mut acc| {
                 // a broker with failures and no answer at all answered nothing
                 let failed = acc.failed || (acc.incomplete && acc.answered == 0);
-                acc.row.answered = !failed;
-                acc.row.complete = !failed && !acc.incomplete;
-                acc.row.median_idle_ms = median(&mut acc.idles);
-                if !acc.row.answered {
-                    acc.row.oldest_idle_ms = None;
+                let row = &mut acc.row;
+                row.answered = !failed;
+                row.complete = !failed && !acc.incomplete;
+                row.expiration_ms = expiration_ms.get(&row.broker).copied();
+                if let Some(exp) = row.expiration_ms {
+                    for &idle in &acc.idle_closed {
+                        let left = exp.saturating_sub(idle);
+                        if left <= 0 {
+                            row.past_expiration += 1;
+                        } else {
+                            row.expiring_within_hour += u64::from(left <= HOUR_MS);
+                            row.expiring_within_day += u64::from(left <= DAY_MS);
+                        }
+                    }
                 }
+                let mut idles = acc.idle_closed;
+                idles.append(&mut acc.idle_open);
+                row.oldest_idle_ms = idles.iter().copied().max();
+                row.median_idle_ms = median(&mut idles);
                 acc.row
             })
             .collect();
@@ -674,12 +649,7 @@ impl Fold {
 /// [`Fold`] the scan streams into).
 pub fn pressure(inp: &Inputs<'_>) -> Pressure {
     let kept = |b: &i32| inp.only_brokers.is_empty() || inp.only_brokers.contains(b);
-    let mut fold = Fold::new(
-        inp.now_ms,
-        inp.epoch_margin,
-        inp.expiration_ms.clone(),
-        true,
-    );
+    let mut fold = Fold::new(inp.now_ms, inp.epoch_margin);
     for &b in inp.brokers.iter().filter(|b| kept(b)) {
         fold.broker(b);
         if inp.failed.contains(&b) {
@@ -697,7 +667,12 @@ pub fn pressure(inp: &Inputs<'_>) -> Pressure {
     for _ in 0..inp.lost {
         fold.lost();
     }
-    fold.finish(&inp.transactional_ids, inp.top, &inp.epoch_fences)
+    fold.finish(
+        &inp.expiration_ms,
+        &inp.transactional_ids,
+        inp.top,
+        &inp.epoch_fences,
+    )
 }
 
 /// Transactional ids grouped by [`prefix`], most ids first.

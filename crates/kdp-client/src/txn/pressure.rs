@@ -34,9 +34,6 @@ pub struct ScanOptions {
     pub top: usize,
     /// Ask only these brokers (empty: all).
     pub only_brokers: BTreeSet<i32>,
-    /// Keep every idle time for the brokers' median (8 bytes per id held,
-    /// until the end of the scan).
-    pub idle_times: bool,
     /// List the transactional ids (prefixes, names of producers near the
     /// end of their epochs, fences past their timeout).
     pub transactions: bool,
@@ -48,7 +45,6 @@ impl Default for ScanOptions {
             epoch_margin: crate::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
             top: 10,
             only_brokers: BTreeSet::new(),
-            idle_times: true,
             transactions: true,
         }
     }
@@ -71,7 +67,11 @@ pub struct Scan {
 
 /// Scans the partitions `opts` selects on every broker (or those of
 /// `options.only_brokers`). `Err`: the cluster could not be listed.
-pub async fn scan(client: &SharedClient, opts: &DescribeOptions, options: &ScanOptions) -> Result<Scan> {
+pub async fn scan(
+    client: &SharedClient,
+    opts: &DescribeOptions,
+    options: &ScanOptions,
+) -> Result<Scan> {
     let deadline = opts.deadline();
     let opts = DescribeOptions {
         deadline: Some(deadline),
@@ -81,29 +81,7 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions, options: &ScanO
     let mut s = Scan::default();
     let only: Vec<i32> = options.only_brokers.iter().copied().collect();
     let kept = |b: &i32| only.is_empty() || only.contains(b);
-    // the settings first: the fold forecasts expiry as the answers stream by
-    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts).await?;
-    let mut expiration_ms = BTreeMap::new();
-    let mut configs_failed = Vec::new();
-    for (b, c) in configs.into_iter().filter(|(b, _)| kept(b)) {
-        match c {
-            Ok(c) => {
-                if let Some(ms) = c
-                    .get(PRODUCER_ID_EXPIRATION_MS)
-                    .and_then(|v| v.as_deref()?.parse::<i64>().ok())
-                {
-                    expiration_ms.insert(b, ms);
-                }
-            }
-            Err(e) => configs_failed.push((b, format!("DescribeConfigs: {}", e.name()))),
-        }
-    }
-    let fold = Arc::new(Mutex::new(Fold::new(
-        now_ms(),
-        options.epoch_margin,
-        expiration_ms,
-        options.idle_times,
-    )));
+    let fold = Arc::new(Mutex::new(Fold::new(now_ms(), options.epoch_margin)));
     let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let replicas = {
         let (fold, answered) = (fold.clone(), answered.clone());
@@ -114,6 +92,9 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions, options: &ScanO
                 .add(b, &topic, &ps);
         })
     };
+    // the settings beside the producers: a broker slow to answer them
+    // costs its expiry forecast, not the scan
+    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts);
     let listing = async {
         if options.transactions {
             Some(list_transactions(client, &ListFilters::default(), &dopts).await)
@@ -121,19 +102,35 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions, options: &ScanO
             None
         }
     };
-    let (replicas, listing) = tokio::join!(replicas, listing);
+    let (replicas, configs, listing) = tokio::join!(replicas, configs, listing);
     let (asked, errors) = replicas?;
     let mut fold = std::mem::replace(
         &mut *fold.lock().unwrap_or_else(PoisonError::into_inner),
-        Fold::new(0, 0, BTreeMap::new(), false),
+        Fold::new(0, 0),
     );
     s.answered = answered.load(std::sync::atomic::Ordering::Relaxed);
     for b in asked {
         fold.broker(b);
     }
-    for (b, why) in configs_failed {
-        fold.incomplete(b);
-        s.incomplete.entry(b).or_default().push(why);
+    let mut expiration_ms = BTreeMap::new();
+    for (b, c) in configs?.into_iter().filter(|(b, _)| kept(b)) {
+        match c {
+            Ok(c) => {
+                if let Some(ms) = c
+                    .get(PRODUCER_ID_EXPIRATION_MS)
+                    .and_then(|v| v.as_deref()?.parse::<i64>().ok())
+                {
+                    expiration_ms.insert(b, ms);
+                }
+            }
+            Err(e) => {
+                fold.incomplete(b);
+                s.incomplete
+                    .entry(b)
+                    .or_default()
+                    .push(format!("DescribeConfigs: {}", e.name()));
+            }
+        }
     }
     for e in errors {
         match e {
@@ -209,7 +206,7 @@ pub async fn scan(client: &SharedClient, opts: &DescribeOptions, options: &ScanO
             }
         }
     }
-    s.pressure = fold.finish(&transactional_ids, options.top, &fences);
+    s.pressure = fold.finish(&expiration_ms, &transactional_ids, options.top, &fences);
     // a broker that answered nothing at all: its failures are the whole scan's
     for b in s.pressure.brokers.iter().filter(|b| !b.answered) {
         if let Some(why) = s.incomplete.remove(&b.broker) {

@@ -28,6 +28,8 @@ pub(super) struct ClusterFile {
     pub(super) acls: AclsFile,
     #[serde(default)]
     pub(super) sasl: SaslFile,
+    #[serde(default)]
+    pub(super) producer_generators: Vec<super::generate::GeneratorFile>,
 }
 
 /// `"sasl": {"users": [...]}`: who may authenticate, and how.

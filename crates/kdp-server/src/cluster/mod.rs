@@ -9,9 +9,11 @@
 //!   JSON path of the offending value.
 
 mod file;
+mod generate;
 mod model;
 mod validate;
 
+pub use generate::{Generator, Kind as GeneratorKind, BLOCK as GENERATOR_BLOCK};
 pub use model::*;
 pub use validate::{validate_topic_name, ClusterError};
 

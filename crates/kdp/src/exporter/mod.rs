@@ -7,6 +7,8 @@
 //!   fenced, diverged, blocked) and the [`diagnosis::Diagnose`] sources.
 //! - [`findings`]: the real diagnosis, from the scan's own answers.
 //! - [`metrics`]: the metric catalogue (names, types, help) and snapshots.
+//! - [`pressure`]: producer-id pressure per broker and topic
+//!   (`--producer-ids`: every replica asked).
 //! - [`exposition`]: content negotiation and the two text formats.
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, bounded against hostile
 //!   clients by [`slots`] (eviction of the least recently active) and
@@ -18,6 +20,7 @@ pub mod exposition;
 pub mod findings;
 pub mod http;
 pub mod metrics;
+pub mod pressure;
 pub mod scan;
 pub mod slots;
 pub mod stall;
