@@ -380,6 +380,26 @@ fn median(v: &mut [i64]) -> Option<i64> {
     Some(*v.select_nth_unstable(mid).1)
 }
 
+/// Distinct values over sorted, repeat-free lists (a merge: nothing is
+/// allocated per value).
+fn count_distinct(mut lists: Vec<&[i64]>) -> u64 {
+    let mut n = 0u64;
+    loop {
+        lists.retain(|l| !l.is_empty());
+        let Some(min) = lists.iter().filter_map(|l| l.first()).min().copied() else {
+            return n;
+        };
+        n += 1;
+        for l in &mut lists {
+            if let Some((&first, rest)) = l.split_first() {
+                if first == min {
+                    *l = rest;
+                }
+            }
+        }
+    }
+}
+
 /// One broker while folding.
 #[derive(Debug, Default)]
 struct BrokerAcc {
@@ -549,11 +569,18 @@ impl Fold {
         for ids in held.values_mut().flat_map(|t| t.values_mut()) {
             ids.sort_unstable();
             ids.dedup();
+            // kept (by --since and the exporter) past this scan: no growth slack
+            ids.shrink_to_fit();
         }
-        let mut distinct: std::collections::HashMap<&str, Vec<i64>> = Default::default();
+        // each topic's lists, one per broker, merged to count distinct ids
+        let mut lists: std::collections::HashMap<&str, Vec<&[i64]>> = Default::default();
         for (t, ids) in held.values().flatten() {
-            distinct.entry(t.as_str()).or_default().extend(ids);
+            lists.entry(t.as_str()).or_default().push(ids);
         }
+        let distinct: std::collections::HashMap<&str, u64> = lists
+            .into_iter()
+            .map(|(t, l)| (t, count_distinct(l)))
+            .collect();
         let mut epochs_near: Vec<NearEpoch> = self
             .near
             .into_iter()
@@ -578,11 +605,7 @@ impl Fold {
             .topics
             .into_values()
             .map(|mut tp| {
-                if let Some(ids) = distinct.get_mut(tp.topic.as_str()) {
-                    ids.sort_unstable();
-                    ids.dedup();
-                    tp.distinct_producers = ids.len() as u64;
-                }
+                tp.distinct_producers = distinct.get(tp.topic.as_str()).copied().unwrap_or(0);
                 tp.near_exhaustion = near_per_topic.get(tp.topic.as_str()).copied().unwrap_or(0);
                 tp.partial |= some_broker_failed;
                 tp

@@ -106,8 +106,10 @@ pub async fn describe_every_replica(
 
 /// [`describe_every_replica`], streaming: each replica's producers go to
 /// `sink` (broker, topic, partition, producers) as its broker's answer
-/// arrives and are not kept, so memory follows one response per broker,
-/// not the cluster. Only the brokers in `only` are asked (empty: all).
+/// arrives and are not kept, so memory follows the responses in flight,
+/// not the cluster: `opts.max_concurrent_brokers` brokers are asked at
+/// once (each in chunks of `max_partitions_per_request`). Only the brokers
+/// in `only` are asked (empty: all).
 /// Returns the brokers asked and what could not be asked.
 pub async fn each_replica<F>(
     client: &Arc<Client>,
@@ -127,6 +129,9 @@ where
         brokers.retain(|b| only.contains(b));
     }
     let sink = Arc::new(sink);
+    let permits = Arc::new(tokio::sync::Semaphore::new(
+        opts.max_concurrent_brokers.max(1),
+    ));
     let mut scans = tokio::task::JoinSet::new();
     for &broker in &brokers {
         let opts = DescribeOptions {
@@ -135,8 +140,10 @@ where
             deadline: Some(deadline),
             ..opts.clone()
         };
-        let (client, sink) = (client.clone(), sink.clone());
+        let (client, sink, permits) = (client.clone(), sink.clone(), permits.clone());
         scans.spawn(async move {
+            // never closed: a permit always comes
+            let _permit = permits.acquire_owned().await.ok();
             let mut errors = Vec::new();
             let r = describe_producers(client, &opts, |ev| {
                 let DescribeEvent::Results { outcomes, .. } = ev else {

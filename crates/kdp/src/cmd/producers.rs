@@ -362,10 +362,12 @@ fn render(
 ) -> io::Result<()> {
     if args.output != Output::Table && args.output != Output::Wide {
         let doc = Doc { pressure: p, churn };
+        // stdout is line-buffered: the held ids would be a write per line
+        let mut out = io::BufWriter::with_capacity(1 << 16, &mut *out);
         if args.output == Output::Json {
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            serde_json::to_writer_pretty(&mut out, &doc)?;
         } else {
-            serde_json::to_writer(&mut *out, &doc)?;
+            serde_json::to_writer(&mut out, &doc)?;
         }
         out.write_all(b"\n")?;
         return out.flush();
