@@ -11,7 +11,7 @@ use kdp_wire::ErrorCode;
 
 use crate::admin::{AllBrokers, KeyError, TopicPartition};
 use crate::client::Client;
-use crate::describe::{describe_producers, DescribeEvent, DescribeOptions};
+use crate::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
 use crate::diagnose::replicas::{compare, Difference, Verdict};
 use crate::error::{Error, Result};
 
@@ -121,54 +121,103 @@ where
     F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
 {
     let deadline = opts.deadline();
-    let per_request = deadline.bound(opts.per_request_timeout());
-    let mut brokers = deadline
-        .run("Metadata", AllBrokers::keys_within(client, per_request))
-        .await?;
-    if !only.is_empty() {
-        brokers.retain(|b| only.contains(b));
-    }
+    // one deadline for every broker's scan, not one each from its start
+    let opts = DescribeOptions {
+        broker_id: None,
+        deadline: Some(deadline),
+        ..opts.clone()
+    };
+    // one metadata lookup for all the brokers, not one each
+    let resolved = crate::describe::resolve(client, &opts).await?;
     let sink = Arc::new(sink);
     let permits = Arc::new(tokio::sync::Semaphore::new(
         opts.max_concurrent_brokers.max(1),
     ));
     let mut scans = tokio::task::JoinSet::new();
-    for &broker in &brokers {
-        let opts = DescribeOptions {
-            broker_id: Some(broker),
-            // one deadline for every broker's scan, not one each from its start
-            deadline: Some(deadline),
-            ..opts.clone()
-        };
-        let (client, sink, permits) = (client.clone(), sink.clone(), permits.clone());
-        scans.spawn(async move {
-            // never closed: a permit always comes
-            let _permit = permits.acquire_owned().await.ok();
-            let mut errors = Vec::new();
-            let r = describe_producers(client, &opts, |ev| {
-                let DescribeEvent::Results { outcomes, .. } = ev else {
-                    return;
-                };
-                for o in outcomes {
-                    match o.result {
-                        Ok(ps) => sink(broker, o.topic, o.partition, ps),
-                        Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
-                        Err(error) => errors.push(ReplicaError::Partition {
-                            partition: (o.topic, o.partition),
+    let mut settled = Vec::new();
+    let brokers = match resolved.metadata {
+        Some(md) => {
+            let mut brokers: Vec<i32> = md.brokers.keys().copied().collect();
+            if !only.is_empty() {
+                brokers.retain(|b| only.contains(b));
+            }
+            let mut hosted: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
+            for tp in resolved.partitions {
+                let replicas = md
+                    .topics
+                    .get(&tp.0)
+                    .and_then(|t| t.partitions.get(&tp.1))
+                    .map(|p| p.replicas.as_slice())
+                    .unwrap_or_default();
+                for b in replicas.iter().filter(|b| brokers.contains(b)) {
+                    hosted.entry(*b).or_default().push(tp.clone());
+                }
+            }
+            for (broker, partitions) in hosted {
+                let (client, sink, permits, opts, md) = (
+                    client.clone(),
+                    sink.clone(),
+                    permits.clone(),
+                    opts.clone(),
+                    md.clone(),
+                );
+                scans.spawn(async move {
+                    // never closed: a permit always comes
+                    let _permit = permits.acquire_owned().await.ok();
+                    let mut errors = Vec::new();
+                    describe_on(&client, &opts, broker, partitions, md, |ev| {
+                        replica_results(ev, broker, &*sink, &mut errors)
+                    })
+                    .await;
+                    errors
+                });
+            }
+            // what metadata settled (an unknown topic) each broker would answer alike
+            for o in resolved.settled {
+                if let Err(e) = o.result {
+                    for &broker in &brokers {
+                        settled.push(ReplicaError::Partition {
+                            partition: (o.topic.clone(), o.partition),
                             broker,
-                            error,
-                        }),
+                            error: e.clone(),
+                        });
                     }
                 }
-            })
-            .await;
-            match r {
-                Ok(_) => errors,
-                Err(error) => vec![ReplicaError::Broker { broker, error }],
             }
-        });
-    }
-    let mut errors = Vec::new();
+            brokers
+        }
+        // the selection took several lookups: each broker resolves it again
+        None => {
+            let per_request = deadline.bound(opts.per_request_timeout());
+            let mut brokers = deadline
+                .run("Metadata", AllBrokers::keys_within(client, per_request))
+                .await?;
+            if !only.is_empty() {
+                brokers.retain(|b| only.contains(b));
+            }
+            for &broker in &brokers {
+                let opts = DescribeOptions {
+                    broker_id: Some(broker),
+                    ..opts.clone()
+                };
+                let (client, sink, permits) = (client.clone(), sink.clone(), permits.clone());
+                scans.spawn(async move {
+                    let _permit = permits.acquire_owned().await.ok();
+                    let mut errors = Vec::new();
+                    let r = describe_producers(client, &opts, |ev| {
+                        replica_results(ev, broker, &*sink, &mut errors)
+                    })
+                    .await;
+                    match r {
+                        Ok(_) => errors,
+                        Err(error) => vec![ReplicaError::Broker { broker, error }],
+                    }
+                });
+            }
+            brokers
+        }
+    };
+    let mut errors = settled;
     while let Some(joined) = scans.join_next().await {
         match joined {
             Ok(e) => errors.extend(e),
@@ -176,4 +225,26 @@ where
         }
     }
     Ok((brokers, errors))
+}
+
+/// One broker's answers: producers to `sink`, failures to `errors` (a
+/// broker that is not a replica is not one).
+fn replica_results<S>(ev: DescribeEvent, broker: i32, sink: &S, errors: &mut Vec<ReplicaError>)
+where
+    S: Fn(i32, String, i32, Vec<ProducerState>) + ?Sized,
+{
+    let DescribeEvent::Results { outcomes, .. } = ev else {
+        return;
+    };
+    for o in outcomes {
+        match o.result {
+            Ok(ps) => sink(broker, o.topic, o.partition, ps),
+            Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
+            Err(error) => errors.push(ReplicaError::Partition {
+                partition: (o.topic, o.partition),
+                broker,
+                error,
+            }),
+        }
+    }
 }
