@@ -14,6 +14,7 @@ use crate::client::Client;
 use crate::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
 use crate::diagnose::replicas::{compare, Difference, Verdict};
 use crate::error::{Error, Result};
+use crate::metadata::ClusterMetadata;
 
 /// Each partition's producers, by the broker that answered.
 pub type Replicas = BTreeMap<TopicPartition, BTreeMap<i32, Vec<ProducerState>>>;
@@ -153,6 +154,7 @@ where
                     hosted.entry(*b).or_default().push(tp.clone());
                 }
             }
+            let md = Arc::new(md);
             for (broker, partitions) in hosted {
                 let (client, sink, permits, opts, md) = (
                     client.clone(),
@@ -164,6 +166,8 @@ where
                 scans.spawn(async move {
                     // never closed: a permit always comes
                     let _permit = permits.acquire_owned().await.ok();
+                    // only what routing to this broker needs, made once it is asked
+                    let md = hosted_metadata(&md, &partitions);
                     let mut errors = Vec::new();
                     describe_on(&client, &opts, broker, partitions, md, |ev| {
                         replica_results(ev, broker, &*sink, &mut errors)
@@ -225,6 +229,24 @@ where
         }
     }
     Ok((brokers, errors))
+}
+
+/// `md` with only the topics of `partitions` (the brokers all).
+fn hosted_metadata(md: &ClusterMetadata, partitions: &[TopicPartition]) -> ClusterMetadata {
+    let mut topics = BTreeMap::new();
+    for (t, _) in partitions {
+        if !topics.contains_key(t) {
+            if let Some(info) = md.topics.get(t) {
+                topics.insert(t.clone(), info.clone());
+            }
+        }
+    }
+    ClusterMetadata {
+        cluster_id: md.cluster_id.clone(),
+        controller_id: md.controller_id,
+        brokers: md.brokers.clone(),
+        topics,
+    }
 }
 
 /// One broker's answers: producers to `sink`, failures to `errors` (a
