@@ -9,6 +9,12 @@
 #
 # Node 1: process.roles=broker,controller (the only controller, dynamic quorum, formatted
 # --standalone); nodes 2 and 3: process.roles=broker (formatted --no-initial-controllers).
+# Each node serves JMX on a port of its own (127.0.0.1 only, no authentication: a test
+# cluster), KDP_IT_JMX in cluster.env, for the brokers' own gauges (ProducerIdCount).
+# producer.id.expiration.check.interval.ms (read at start): 1 s on nodes 1 and 2, a day on
+# node 3, so that once a test shortens producer.id.expiration.ms (dynamic) nodes 1 and 2
+# expire idle producer ids at once and node 3 keeps them past it. With Kafka's default
+# producer.id.expiration.ms (a day) neither changes what a test sees.
 # Use the environment with:  set -a; . target/kafka-it/cluster.env; set +a
 #
 # Knobs (environment): KDP_IT_JAVA (default java), KDP_IT_READY_TIMEOUT (s, default 90),
@@ -176,6 +182,8 @@ EOF
 
 write_props() {
     local n="$1" port="$2" cport="$3" f="$STATE/node$1/node.properties"
+    local check=1000
+    [[ "$n" == 3 ]] && check=86400000
     {
         echo "node.id=$n"
         if [[ "$n" == 1 ]]; then
@@ -218,6 +226,9 @@ broker.session.timeout.ms=6000
 controller.quorum.fetch.timeout.ms=2000
 controller.socket.timeout.ms=5000
 log.flush.offset.checkpoint.interval.ms=5000
+
+# how often idle producer ids are removed (see the top of kafka-cluster.sh)
+producer.id.expiration.check.interval.ms=$check
 EOF
     } >"$f"
 }
@@ -250,9 +261,10 @@ cmd_start() {
     rm -rf "$STATE"
     mkdir -p "$STATE"
 
-    local ports; read -r -a ports <<<"$(free_ports 4)"
+    local ports; read -r -a ports <<<"$(free_ports 7)"
     local cport="${ports[3]}"
     local -A bport=([1]="${ports[0]}" [2]="${ports[1]}" [3]="${ports[2]}")
+    local -A jport=([1]="${ports[4]}" [2]="${ports[5]}" [3]="${ports[6]}")
     for n in "${NODES[@]}"; do
         mkdir -p "$STATE/node$n/data"
         write_props "$n" "${bport[$n]}" "$cport"
@@ -280,6 +292,10 @@ cmd_start() {
         setsid bash -c 'echo $$ >"$1/pid"; shift; exec "$@"' _ "$d" \
             "$JAVA" -Xms256m -Xmx"$HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
             -Djava.awt.headless=true \
+            -Dcom.sun.management.jmxremote -Dcom.sun.management.jmxremote.port="${jport[$n]}" \
+            -Dcom.sun.management.jmxremote.rmi.port="${jport[$n]}" -Dcom.sun.management.jmxremote.host=127.0.0.1 \
+            -Djava.rmi.server.hostname=127.0.0.1 -Dcom.sun.management.jmxremote.authenticate=false \
+            -Dcom.sun.management.jmxremote.ssl=false \
             "$LOG_OPT" -Dkafka.logs.dir="$d" \
             -cp "$LIB/*" kafka.Kafka "$d/node.properties" \
             </dev/null >"$d/stdout.log" 2>&1 &
@@ -313,6 +329,7 @@ cmd_start() {
     cat >"$STATE/cluster.env" <<EOF
 KDP_IT_BOOTSTRAP=$bootstrap
 KDP_IT_BROKERS="1=127.0.0.1:${bport[1]} 2=127.0.0.1:${bport[2]} 3=127.0.0.1:${bport[3]}"
+KDP_IT_JMX="1=127.0.0.1:${jport[1]} 2=127.0.0.1:${jport[2]} 3=127.0.0.1:${jport[3]}"
 KDP_IT_CLASSPATH=$cp
 KDP_IT_JAVA=$JAVA
 KDP_IT_CONTROLLER=127.0.0.1:$cport

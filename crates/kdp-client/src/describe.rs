@@ -215,13 +215,39 @@ where
         chosen_broker: opts.broker_id,
         explicit: selected.explicit,
     };
-    // the driver draws on what is left of the same deadline
-    let driver_opts = opts.driver_options().within(deadline);
-    let stats = drive(
+    let stats = drive_partitions(
         &client,
+        opts,
+        deadline,
         &handler,
         &mut strategy,
         selected.partitions,
+        &mut report,
+    )
+    .await;
+    let mut summary = report.summary;
+    summary.rounds = selected.rounds.max(stats.rounds);
+    summary.vanished = stats.dropped;
+    Ok(summary)
+}
+
+/// The admin driver over resolved partitions, results to `report`.
+async fn drive_partitions<F: FnMut(DescribeEvent)>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    deadline: Deadline,
+    handler: &Handler,
+    strategy: &mut PartitionLeader,
+    partitions: Vec<TopicPartition>,
+    report: &mut Report<F>,
+) -> crate::admin::driver::DriverStats {
+    // the driver draws on what is left of the same deadline
+    let driver_opts = opts.driver_options().within(deadline);
+    drive(
+        client,
+        handler,
+        strategy,
+        partitions,
         &driver_opts,
         |batch: Batch<TopicPartition, Vec<ProducerState>>| {
             let outcomes = batch
@@ -237,11 +263,82 @@ where
             report.results(batch.broker, batch.throttle_time_ms, outcomes);
         },
     )
+    .await
+}
+
+/// The selection of `opts` resolved as [`describe_producers`] resolves it
+/// (its `broker_id` ignored): the partitions, the metadata one lookup found
+/// them all in (`None`: it took several), and what was settled without a
+/// broker (a topic that does not exist, a partition it does not have).
+pub(crate) struct Resolved {
+    pub(crate) partitions: Vec<TopicPartition>,
+    pub(crate) metadata: Option<crate::metadata::ClusterMetadata>,
+    pub(crate) settled: Vec<PartitionOutcome>,
+}
+
+/// Resolves the selection once, for callers that then ask several brokers
+/// ([`describe_on`]) without a metadata lookup each.
+pub(crate) async fn resolve(client: &Client, opts: &DescribeOptions) -> Result<Resolved> {
+    let deadline = opts.deadline();
+    let opts = DescribeOptions {
+        broker_id: None,
+        ..opts.clone()
+    };
+    let mut settled = Vec::new();
+    let mut report = Report {
+        sink: |ev| {
+            if let DescribeEvent::Results { outcomes, .. } = ev {
+                settled.extend(outcomes);
+            }
+        },
+        summary: DescribeSummary::default(),
+    };
+    let selected = select::resolve(client, &opts, deadline, &mut report).await?;
+    Ok(Resolved {
+        partitions: selected.partitions,
+        metadata: selected.metadata,
+        settled,
+    })
+}
+
+/// DescribeProducers of `partitions` on `broker` (a follower answers from
+/// its own state), routed from `metadata` without a lookup of its own;
+/// results to `sink` as they arrive. Draws on `opts`' deadline.
+pub(crate) async fn describe_on<F: FnMut(DescribeEvent)>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    broker: i32,
+    partitions: Vec<TopicPartition>,
+    metadata: crate::metadata::ClusterMetadata,
+    sink: F,
+) -> DescribeSummary {
+    let deadline = opts.deadline();
+    let mut report = Report {
+        sink,
+        summary: DescribeSummary::default(),
+    };
+    if !partitions.is_empty() {
+        report.planned(partitions.len());
+    }
+    let mut strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
+    let handler = Handler {
+        chosen_broker: Some(broker),
+        explicit: BTreeSet::new(),
+    };
+    let stats = drive_partitions(
+        client,
+        opts,
+        deadline,
+        &handler,
+        &mut strategy,
+        partitions,
+        &mut report,
+    )
     .await;
     let mut summary = report.summary;
-    summary.rounds = selected.rounds.max(stats.rounds);
+    summary.rounds = stats.rounds;
     summary.vanished = stats.dropped;
-    Ok(summary)
+    summary
 }
 
 /// Passes events on and counts them.

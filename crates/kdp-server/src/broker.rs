@@ -115,6 +115,9 @@ pub struct Shared {
     pub clock: Arc<dyn Clock>,
     /// When expired transactional ids were last removed (ms since the epoch).
     last_cleanup_ms: AtomicI64,
+    /// When the cluster's generated producers change next (ms since the
+    /// epoch; `i64::MIN`: not known yet, `i64::MAX`: never).
+    generators_due_ms: AtomicI64,
     /// Position in `advertised` by broker id (the first, if one repeats).
     address_index: HashMap<i32, usize>,
 }
@@ -138,6 +141,7 @@ impl Shared {
             max_response_size,
             clock: Arc::new(SystemClock),
             last_cleanup_ms: AtomicI64::new(i64::MIN),
+            generators_due_ms: AtomicI64::new(i64::MIN),
             address_index,
         }
     }
@@ -166,6 +170,26 @@ impl Shared {
             return 0;
         }
         self.write().expire_transactional_ids(now_ms)
+    }
+
+    /// Brings generated producers (`producer_generators`) to `now_ms` when
+    /// something about them changed since the last time; a request between
+    /// two changes costs a comparison.
+    pub fn advance_generators(&self, now_ms: i64) {
+        let due = self.generators_due_ms.load(Ordering::Relaxed);
+        if now_ms < due {
+            return;
+        }
+        // One request brings them on; the others go on with what is there.
+        if self
+            .generators_due_ms
+            .compare_exchange(due, i64::MAX, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        let next = self.write().advance_generators(now_ms).unwrap_or(i64::MAX);
+        self.generators_due_ms.store(next, Ordering::Relaxed);
     }
 
     /// The cluster, for reading. A panic while it was written (none is
@@ -242,6 +266,7 @@ pub fn handle_request_as(
         client_address,
     };
     shared.remove_expired_transactional_ids(shared.clock.now_ms());
+    shared.advance_generators(shared.clock.now_ms());
     if key == api::API_VERSIONS
         && !(ApiVersionsRequest::LOWEST_VERSION..=ApiVersionsRequest::HIGHEST_VERSION)
             .contains(&version)

@@ -34,6 +34,63 @@ use crate::cluster::{Cluster, ClusterError};
 /// The demo cluster file (JSON, see `docs/CLUSTER_FILE.md`).
 pub const DEMO_CLUSTER_JSON: &str = include_str!("demo_cluster.json");
 
+/// What `kdp demo --producers` adds to the demo cluster (JSON, merged by
+/// [`producers_cluster_json`]): a Flink-like sink that makes a transactional
+/// id every 20 seconds (`ingest-flink-{n}`, for a day) on `checkpoints`,
+/// whose replicas are all on broker 2, the one broker left at Kafka's
+/// default `producer.id.expiration.ms` of a day (1 and 3 expire ids after an
+/// hour), so broker 2 holds about 4,300 producer ids and the others about
+/// 90; a function that makes a transactional id per request
+/// (`receipt-fn-{uuid}`, two a second for the last five minutes) on
+/// `receipts`; a steady idempotent service on `events`; and
+/// `settlement-writer` on
+/// `settlements`, a transactional id using an epoch a second (a transaction
+/// a second under protocol v2) from 32000, near the end of its epochs.
+pub const DEMO_PRODUCERS_JSON: &str = include_str!("demo_producers.json");
+
+/// The demo cluster file with [`DEMO_PRODUCERS_JSON`] merged in: its
+/// brokers' configs set by id, its topics, generators and allowed
+/// transactional-id prefixes added.
+pub fn producers_cluster_json() -> String {
+    let mut base: serde_json::Value = match serde_json::from_str(DEMO_CLUSTER_JSON) {
+        Ok(v) => v,
+        Err(_) => return DEMO_CLUSTER_JSON.to_string(),
+    };
+    let Ok(extra) = serde_json::from_str::<serde_json::Value>(DEMO_PRODUCERS_JSON) else {
+        return DEMO_CLUSTER_JSON.to_string();
+    };
+    for b in extra["brokers"].as_array().into_iter().flatten() {
+        let into = base["brokers"]
+            .as_array_mut()
+            .and_then(|bs| bs.iter_mut().find(|x| x["id"] == b["id"]));
+        if let (Some(into), Some(configs)) = (into, b["configs"].as_object()) {
+            for (k, v) in configs {
+                into["configs"][k] = v.clone();
+            }
+        }
+    }
+    let allow = "transactional_id_describe_allow";
+    if let (Some(list), Some(add)) = (
+        base["acls"][allow].as_array_mut(),
+        extra["acls"][allow].as_array(),
+    ) {
+        list.extend(add.iter().cloned());
+    }
+    for key in ["topics", "producer_generators"] {
+        let add = extra[key].as_array().cloned().unwrap_or_default();
+        match base[key].as_array_mut() {
+            Some(list) => list.extend(add),
+            None => base[key] = serde_json::Value::Array(add),
+        }
+    }
+    serde_json::to_string_pretty(&base).unwrap_or_else(|_| DEMO_CLUSTER_JSON.to_string())
+}
+
+/// The demo cluster with [`DEMO_PRODUCERS_JSON`], resolved against now.
+pub fn producers_cluster() -> Result<Cluster, ClusterError> {
+    Cluster::from_json(&producers_cluster_json())
+}
+
 /// The demo cluster, with relative timestamps resolved against now.
 pub fn cluster() -> Result<Cluster, ClusterError> {
     cluster_at(SystemTime::now())
@@ -49,6 +106,39 @@ mod tests {
     use super::*;
     use kdp_wire::ErrorCode;
     use std::time::{Duration, UNIX_EPOCH};
+
+    /// The producers overlay: broker 2 under pressure, the others not,
+    /// settlement-writer near the end of its epochs, and the demo's own
+    /// topics as they were.
+    #[test]
+    fn the_producers_overlay_puts_broker_2_under_pressure() {
+        let c = Cluster::from_json(&producers_cluster_json()).unwrap();
+        let held = |b: i32| -> usize {
+            c.topics
+                .iter()
+                .flat_map(|t| &t.partitions)
+                .filter(|p| p.is_replica(b) && !p.is_offline_on(b))
+                .map(|p| p.producers_on(b).len())
+                .sum()
+        };
+        assert!(held(2) > 4000, "{}", held(2));
+        for b in [1, 3] {
+            assert!(held(b) < 1000, "broker {b}: {}", held(b));
+        }
+        let settle = c.partition("settlements", 0).unwrap().producers_on(3)[0].clone();
+        assert!(settle.producer_epoch >= 32000 && settle.producer_epoch < 32767 - 700);
+        assert_eq!(
+            c.transaction("settlement-writer").unwrap().producer_id,
+            settle.producer_id
+        );
+        assert!(c.transaction("ingest-flink-4000").is_some());
+        let plain = cluster().unwrap();
+        assert_eq!(c.partition("orders", 3), plain.partition("orders", 3));
+        assert_eq!(
+            c.transactions.len(),
+            plain.transactions.len() + 4321 + 601 + 1
+        );
+    }
 
     #[test]
     fn parses_and_holds_the_seed_example() {

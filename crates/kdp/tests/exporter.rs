@@ -350,7 +350,10 @@ fn promtool(args: &[&str], stdin: Option<&str>) -> (bool, String) {
 #[test]
 #[ignore = "needs promtool (Debian package prometheus); scripts/test.sh runs it"]
 fn promtool_check_metrics_accepts_the_output_per_topic_and_per_partition() {
-    for extra in [&[][..], &["--per-partition"][..]] {
+    for extra in [
+        &["--producer-ids"][..],
+        &["--per-partition", "--producer-ids"][..],
+    ] {
         let dir = TempDir::new("promtool");
         let (_b, _e, _addr, m) = fed_metrics(&dir, extra);
         // every family has series here, the diagnosis' included
@@ -366,6 +369,14 @@ fn promtool_check_metrics_accepts_the_output_per_topic_and_per_partition() {
             "kdp_group_blocked_partitions{",
             "kdp_group_blocked_records{",
             "kdp_group_members{",
+            "kdp_broker_producer_ids{",
+            "kdp_broker_producer_ids_expiring_within_hour{",
+            "kdp_broker_producer_ids_past_expiration{",
+            "kdp_topic_producer_ids{",
+            "kdp_topic_max_producer_epoch{",
+            "kdp_topic_producers_near_epoch_exhaustion{",
+            "kdp_broker_new_producer_ids_total{",
+            "kdp_topic_new_producer_ids_total{",
         ] {
             assert!(m.contains(name), "{name} missing:\n{m}");
         }
@@ -468,7 +479,7 @@ fn promtool_checks_and_unit_tests_the_rules() {
 #[test]
 fn rules_and_dashboard_use_only_served_metrics() {
     let dir = TempDir::new("names");
-    let (_b, _e, _addr, m) = fed_metrics(&dir, &[]);
+    let (_b, _e, _addr, m) = fed_metrics(&dir, &["--producer-ids"]);
     let served: Vec<&str> = m
         .lines()
         .filter_map(|l| l.strip_prefix("# TYPE "))
@@ -1262,4 +1273,65 @@ fn a_scrape_is_served_while_64_idle_and_64_non_reading_clients_hold_connections(
         (1..=2).contains(&lines),
         "{lines} lines about refused or evicted connections:\n{text}"
     );
+}
+
+/// `--producer-ids` in front of a mock whose generator makes a producer id
+/// every 100 ms: the new-ids counter grows scan by scan, is held while the
+/// mock is down (scans fail), and once the mock is back (its generator made
+/// again from the file) it goes on from there, every sample read never
+/// below the one before; the broker's count and the topic's come back.
+#[test]
+fn new_producer_ids_only_grow_across_a_restart_of_the_mock() {
+    let dir = TempDir::new("pid-churn");
+    let file = dir.write(
+        "cluster.json",
+        r#"{"brokers": [{"id": 1}], "topics": [{"name": "sink", "partitions": [
+              {"partition": 0, "leader": 1, "replicas": [1]},
+              {"partition": 1, "leader": 1, "replicas": [1]}]}],
+            "producer_generators": [{"topic": "sink", "every": "100ms", "start": "now-5s"}]}"#,
+    );
+    let port = free_port();
+    let (broker, bootstrap) = mock(&file, port);
+    let (_exp, addr) = exporter(
+        &bootstrap,
+        &["--interval", "200ms", "--timeout", "5s", "--producer-ids"],
+        &dir.0.join("exporter.log"),
+    );
+    const NEW: &str = r#"kdp_broker_new_producer_ids_total{broker="1"}"#;
+    const TOPIC_NEW: &str = r#"kdp_topic_new_producer_ids_total{topic="sink"}"#;
+    let mut seen = 0.0;
+    let mut read = |m: &str| {
+        let v = sample(m, NEW).unwrap_or(0.0);
+        assert!(v >= seen, "the counter went from {seen} to {v}:\n{m}");
+        seen = v;
+        v
+    };
+    let m = wait_until("ids made while the exporter runs", || {
+        let m = metrics(&addr);
+        (read(&m) >= 5.0).then_some(m)
+    });
+    assert_eq!(
+        sample(&m, TOPIC_NEW),
+        sample(&m, NEW),
+        "one broker, one replica"
+    );
+    let held = sample(&m, r#"kdp_broker_producer_ids{broker="1"}"#).expect("a count");
+    assert!(held >= 50.0, "{m}");
+    drop(broker);
+    let m = after_scans(&addr, &m, "failed", 2.0);
+    let before = read(&m);
+    let (_broker, _) = mock(&file, port);
+    let m = wait_until("the counter going on after the restart", || {
+        let m = metrics(&addr);
+        (read(&m) >= before + 5.0).then_some(m)
+    });
+    assert!(
+        sample(&m, r#"kdp_broker_producer_ids{broker="1"}"#).is_some(),
+        "{m}"
+    );
+    assert!(
+        sample(&m, r#"kdp_topic_producer_ids{topic="sink"}"#).is_some(),
+        "{m}"
+    );
+    assert!(sample(&m, TOPIC_NEW) >= sample(&m, NEW), "{m}");
 }

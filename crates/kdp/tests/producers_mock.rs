@@ -249,12 +249,129 @@ fn a_broker_that_does_not_answer_makes_the_totals_partial() {
         .output()
         .expect("run kdp");
     let text = String::from_utf8_lossy(&table.stdout);
-    assert!(text.contains("(partial)"), "{text}");
+    assert!(text.contains("Producer ids per broker (partial)"), "{text}");
     let row = text
         .lines()
         .find(|l| l.starts_with("2 "))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(row.contains("no answer"), "{row}");
+    // t has a replica on broker 2: its count is a lower bound, and says so
+    assert_eq!(out["Topics"][0]["Partial"], true, "{out}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("t "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("1 (partial)"), "{row}");
+}
+
+/// The forecast one minute either side of each boundary, on a broker
+/// expiring ids after a day (broker 2): a minute's margin, so the time
+/// between loading the mock and the scan cannot move an id across one.
+#[test]
+fn expiry_forecast_a_minute_either_side_of_each_boundary() {
+    let m = mock(&cluster(
+        vec![
+            producer(1, 0, "now-22h 59m", -1), // 1h 1m left: within the day only
+            producer(2, 0, "now-23h 1m", -1),  // 59m left: within the hour
+            producer(3, 0, "now-23h 59m", -1), // 1m left: within the hour
+            producer(4, 0, "now-1d 1m", -1),   // past
+            producer(5, 0, "now-1m", -1),      // 23h 59m left: within the day
+            json!({"ProducerId": 6, "LastTimestamp": "now-2d", "CurrentTxnStartOffset": 4,
+                   "CoordinatorEpoch": 0}), // open: does not expire
+            json!({"ProducerId": 7}),          // no timestamp: unknown
+        ],
+        vec![],
+    ));
+    let (code, doc, stderr) = m.producers(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    let b2 = broker(&doc, 2);
+    assert_eq!(b2["ProducerIds"], 7);
+    assert_eq!(b2["ExpiringWithinHour"], 2, "{b2}");
+    assert_eq!(b2["ExpiringWithinDay"], 4, "{b2}");
+    assert_eq!(b2["PastExpiration"], 1, "{b2}");
+    // broker 1 expires after an hour: 5 within it, 1 to 4 past, 6 open
+    let b1 = broker(&doc, 1);
+    assert_eq!(
+        (
+            b1["ExpiringWithinHour"].clone(),
+            b1["PastExpiration"].clone()
+        ),
+        (json!(1), json!(4)),
+        "{b1}"
+    );
+}
+
+/// A cluster file's churning generator makes ids while the mock runs:
+/// two scans a second apart count them as new on the broker, and a rate
+/// threshold below it exits 4.
+#[test]
+fn a_generators_new_ids_are_churn_between_two_scans() {
+    let doc = json!({
+        "brokers": [{"id": 1}],
+        "topics": [{"name": "sink", "partitions": [
+            {"partition": 0, "leader": 1, "replicas": [1]},
+            {"partition": 1, "leader": 1, "replicas": [1]}]}],
+        "producer_generators": [{"topic": "sink", "every": "100ms", "start": "now-1m",
+                                 "transactional_id": "flink-{n}", "coordinator": 1},
+                                {"topic": "sink", "count": 2}]
+    });
+    let m = mock(&doc);
+    let (code, out, stderr) = m.producers(&["--interval", "1s", "--max-new-per-second", "0.5"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("broker 1 gained"), "{stderr}");
+    let new: i64 = out["Churn"]
+        .as_array()
+        .expect("churn")
+        .iter()
+        .map(|c| c["New"].as_i64().unwrap_or(0))
+        .sum();
+    // at least one second between the scans: at least 9 made in it
+    assert!(new >= 9, "{out}");
+    let b1 = broker(&out, 1);
+    // the steady pair on both partitions, and the minute's churn
+    assert!(b1["ProducerIds"].as_i64().unwrap() >= 4 + 600, "{b1}");
+    let flink = out["Prefixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["Prefix"] == "flink")
+        .cloned()
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(flink["Tail"], "counter");
+}
+
+/// `kdp demo --producers`: broker 2 under pressure (above the demo's
+/// threshold, exit 4), the others not; settlement-writer near the end of
+/// its epochs with a measured rate; the Flink-like prefix one id per task.
+#[test]
+fn demo_producers_shows_a_broker_under_pressure_and_an_epoch_near_its_end() {
+    let mut kdp = Command::new(KDP);
+    kdp.args(["demo", "--producers", "--output", "json"]);
+    let out = kdp.output().expect("run kdp demo");
+    common::schema::check_command(&kdp, &out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("broker 2 holds"), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let ids = |b: i64| broker(&doc, b)["ProducerIds"].as_i64().unwrap();
+    assert!(ids(2) > 1000, "{doc}");
+    assert!(ids(1) < 1000 && ids(3) < 1000, "{doc}");
+    let near = &doc["EpochsNearExhaustion"][0];
+    assert_eq!(near["TransactionalId"], "settlement-writer", "{doc}");
+    assert!(near["EpochsLeft"].as_i64().unwrap() < 1000);
+    assert!(near["EpochsPerHour"].as_f64().is_some(), "{near}");
+    let flink = &doc["Prefixes"][0];
+    assert_eq!(
+        (flink["Prefix"].clone(), flink["Tail"].clone()),
+        (json!("ingest-flink"), json!("counter"))
+    );
+    let help = Command::new(KDP)
+        .args(["demo", "--help"])
+        .output()
+        .expect("kdp demo --help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--producers"), "{help}");
+    assert!(help.contains("broker 2"), "{help}");
 }
 
 #[test]

@@ -151,7 +151,8 @@ pub fn prefix(id: &str) -> (&str, Tail) {
     (rest, tail)
 }
 
-/// What the pressure report is computed from.
+/// What the pressure report is computed from, all at once (the scan folds
+/// the same as it streams: [`Fold`]).
 #[derive(Debug, Clone, Default)]
 pub struct Inputs<'a> {
     /// Each partition's producers by the broker that answered.
@@ -225,6 +226,9 @@ pub struct TopicPressure {
     pub max_epoch: i32,
     /// Its producers whose epoch is near the end.
     pub near_exhaustion: u64,
+    /// Some replica of it did not answer: its counts are lower bounds.
+    #[serde(default)]
+    pub partial: bool,
 }
 
 /// A producer whose epoch is near [`MAX_EPOCH`].
@@ -315,13 +319,29 @@ pub struct Pressure {
     pub total_producer_ids: u64,
     /// Some broker did not answer, or not fully: totals are lower bounds.
     pub partial: bool,
-    /// The ids held, per broker and topic (what `--since` compares).
-    pub held: BTreeMap<i32, BTreeMap<String, BTreeSet<i64>>>,
+    /// The ids held, per broker and topic, each list sorted without
+    /// repeats (what `--since` compares).
+    pub held: BTreeMap<i32, BTreeMap<String, Vec<i64>>>,
     /// When this was computed (ms since the epoch).
     pub scanned_at_ms: i64,
     /// Transactions in `PrepareEpochFence` longer than their timeout.
     #[serde(default)]
     pub epoch_fences_past_timeout: Vec<EpochFence>,
+    /// Topics a broker answered for in part, by broker: their ids in
+    /// [`Pressure::held`] are not all it holds.
+    #[serde(default)]
+    pub unanswered: BTreeMap<i32, BTreeSet<String>>,
+}
+
+impl Pressure {
+    /// Sorts each list of [`Pressure::held`] and removes repeats, as
+    /// [`churn`] needs (a report read back from a file may not be).
+    pub fn normalize(&mut self) {
+        for ids in self.held.values_mut().flat_map(|t| t.values_mut()) {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+    }
 }
 
 /// Sets each near-exhaustion producer's rate and forecast from `before`
@@ -351,159 +371,331 @@ pub fn epoch_rates(before: &Pressure, now: &mut Pressure) {
     }
 }
 
+/// The median of `v` (the lower one of an even count), reordering it.
 fn median(v: &mut [i64]) -> Option<i64> {
     if v.is_empty() {
         return None;
     }
-    v.sort_unstable();
-    Some(v[(v.len() - 1) / 2])
+    let mid = (v.len() - 1) / 2;
+    Some(*v.select_nth_unstable(mid).1)
 }
 
-/// Computes the report.
-pub fn pressure(inp: &Inputs<'_>) -> Pressure {
-    let near_from = MAX_EPOCH.saturating_sub(inp.epoch_margin.max(0));
-    let mut brokers: BTreeMap<i32, (BrokerPressure, Vec<i64>)> = BTreeMap::new();
-    let kept = |b: &i32| inp.only_brokers.is_empty() || inp.only_brokers.contains(b);
-    for &b in inp.brokers.iter().filter(|b| kept(b)) {
-        brokers.insert(
-            b,
-            (
-                BrokerPressure {
-                    broker: b,
-                    answered: !inp.failed.contains(&b),
-                    complete: !inp.failed.contains(&b) && !inp.incomplete.contains(&b),
-                    expiration_ms: inp.expiration_ms.get(&b).copied(),
-                    ..Default::default()
-                },
-                Vec::new(),
-            ),
-        );
-    }
-    let mut topics: BTreeMap<String, (TopicPressure, BTreeSet<i64>)> = BTreeMap::new();
-    let mut epochs: BTreeMap<i64, (i32, BTreeSet<String>)> = BTreeMap::new();
-    let mut held: BTreeMap<i32, BTreeMap<String, BTreeSet<i64>>> = BTreeMap::new();
-    for ((topic, _), by_broker) in inp.replicas.into_iter().flatten() {
-        if !by_broker.keys().any(kept) {
-            continue;
-        }
-        let (tp, distinct) = topics.entry(topic.clone()).or_insert_with(|| {
-            (
-                TopicPressure {
-                    topic: topic.clone(),
-                    max_epoch: -1,
-                    ..Default::default()
-                },
-                BTreeSet::new(),
-            )
-        });
-        for (&b, producers) in by_broker.iter().filter(|(b, _)| kept(b)) {
-            let (bp, idles) = brokers.entry(b).or_insert_with(|| {
-                (
-                    BrokerPressure {
-                        broker: b,
-                        answered: !inp.failed.contains(&b),
-                        complete: !inp.failed.contains(&b) && !inp.incomplete.contains(&b),
-                        expiration_ms: inp.expiration_ms.get(&b).copied(),
-                        ..Default::default()
-                    },
-                    Vec::new(),
-                )
-            });
-            let ids = held.entry(b).or_default().entry(topic.clone()).or_default();
-            for p in producers {
-                bp.producer_ids += 1;
-                if is_transactional(p) {
-                    bp.transactional += 1;
-                } else {
-                    bp.idempotent += 1;
-                }
-                if let Some(idle) = age_ms(p.last_timestamp, inp.now_ms) {
-                    idles.push(idle);
-                }
-                match expiry(p, bp.expiration_ms, inp.now_ms) {
-                    Expiry::Past => bp.past_expiration += 1,
-                    Expiry::In(left) => {
-                        if left <= HOUR_MS {
-                            bp.expiring_within_hour += 1;
-                        }
-                        if left <= DAY_MS {
-                            bp.expiring_within_day += 1;
-                        }
-                    }
-                    Expiry::OpenTransaction | Expiry::Unknown => {}
-                }
-                tp.producer_ids += 1;
-                distinct.insert(p.producer_id);
-                tp.max_epoch = tp.max_epoch.max(p.producer_epoch);
-                ids.insert(p.producer_id);
-                if p.producer_epoch >= near_from {
-                    let e = epochs.entry(p.producer_id).or_default();
-                    e.0 = e.0.max(p.producer_epoch);
-                    e.1.insert(topic.clone());
+/// Distinct values over sorted, repeat-free lists (a merge: nothing is
+/// allocated per value).
+fn count_distinct(mut lists: Vec<&[i64]>) -> u64 {
+    let mut n = 0u64;
+    loop {
+        lists.retain(|l| !l.is_empty());
+        let Some(min) = lists.iter().filter_map(|l| l.first()).min().copied() else {
+            return n;
+        };
+        n += 1;
+        for l in &mut lists {
+            if let Some((&first, rest)) = l.split_first() {
+                if first == min {
+                    *l = rest;
                 }
             }
         }
     }
-    let mut epochs_near: Vec<NearEpoch> = epochs
-        .into_iter()
-        .map(|(pid, (epoch, topics))| NearEpoch {
-            producer_id: pid,
-            producer_epoch: epoch,
-            epochs_left: MAX_EPOCH.saturating_sub(epoch).max(0),
-            transactional_id: inp.transactional_ids.get(&pid).cloned(),
-            topics,
-            epochs_per_hour: None,
-            exhausted_at_ms: None,
-        })
-        .collect();
-    epochs_near.sort_by_key(|n| (n.epochs_left, n.producer_id));
-    let topics: Vec<TopicPressure> = topics
-        .into_values()
-        .map(|(mut tp, distinct)| {
-            tp.distinct_producers = distinct.len() as u64;
-            tp.near_exhaustion = epochs_near
-                .iter()
-                .filter(|n| n.topics.contains(&tp.topic))
-                .count() as u64;
-            tp
-        })
-        .collect();
-    let mut ranked: Vec<&TopicPressure> = topics.iter().collect();
-    ranked.sort_by(|a, b| {
-        b.producer_ids
-            .cmp(&a.producer_ids)
-            .then(a.topic.cmp(&b.topic))
-    });
-    let top_topics = ranked
-        .iter()
-        .take(inp.top)
-        .map(|t| t.topic.clone())
-        .collect();
-    let brokers: Vec<BrokerPressure> = brokers
-        .into_values()
-        .map(|(mut bp, mut idles)| {
-            bp.oldest_idle_ms = idles.iter().copied().max();
-            bp.median_idle_ms = median(&mut idles);
-            bp
-        })
-        .collect();
-    Pressure {
-        total_producer_ids: brokers.iter().map(|b| b.producer_ids).sum(),
-        partial: inp.lost > 0 || brokers.iter().any(|b| !b.complete),
-        brokers,
-        topics,
-        top_topics,
-        epochs_near_exhaustion: epochs_near,
-        prefixes: prefixes(inp.transactional_ids.values().map(String::as_str)),
-        held,
-        scanned_at_ms: inp.now_ms,
-        epoch_fences_past_timeout: inp
-            .epoch_fences
-            .iter()
-            .filter(|f| f.past_timeout(inp.now_ms))
-            .cloned()
-            .collect(),
+}
+
+/// One broker while folding.
+#[derive(Debug, Default)]
+struct BrokerAcc {
+    row: BrokerPressure,
+    /// Idle times of the ids with no open transaction (those expire), then
+    /// of the others: the expiry forecast is made once the broker's setting
+    /// is known, at the end, and the median over both.
+    idle_closed: Vec<i64>,
+    idle_open: Vec<i64>,
+    /// Partitions it answered for.
+    answered: usize,
+    /// It failed some request.
+    incomplete: bool,
+    /// Its whole scan failed.
+    failed: bool,
+}
+
+/// The report, folded from answers as they arrive, so that a scan of
+/// millions of producers keeps counts, the ids held and their idle times
+/// (8 bytes each per broker), never the producers themselves. [`pressure`]
+/// is the same fold over answers already in memory.
+///
+/// Usage: [`Fold::broker`] for each broker asked, [`Fold::add`] for each
+/// partition a broker answered, [`Fold::failed_partition`],
+/// [`Fold::failed_broker`], [`Fold::incomplete`] and [`Fold::lost`] for
+/// what it did not, then [`Fold::finish`] with each broker's
+/// `producer.id.expiration.ms` (which may arrive after the producers).
+#[derive(Debug)]
+pub struct Fold {
+    now_ms: i64,
+    near_from: i32,
+    brokers: BTreeMap<i32, BrokerAcc>,
+    topics: std::collections::HashMap<String, TopicPressure>,
+    near: std::collections::HashMap<i64, (i32, BTreeSet<String>)>,
+    held: BTreeMap<i32, BTreeMap<String, Vec<i64>>>,
+    unanswered: BTreeMap<i32, BTreeSet<String>>,
+    lost: usize,
+}
+
+impl Fold {
+    /// A fold at `now_ms`, epochs within `epoch_margin` of [`MAX_EPOCH`]
+    /// near their end.
+    pub fn new(now_ms: i64, epoch_margin: i32) -> Fold {
+        Fold {
+            now_ms,
+            near_from: MAX_EPOCH.saturating_sub(epoch_margin.max(0)),
+            brokers: BTreeMap::new(),
+            topics: Default::default(),
+            near: Default::default(),
+            held: BTreeMap::new(),
+            unanswered: BTreeMap::new(),
+            lost: 0,
+        }
     }
+
+    fn broker_mut(&mut self, b: i32) -> &mut BrokerAcc {
+        self.brokers.entry(b).or_insert_with(|| BrokerAcc {
+            row: BrokerPressure {
+                broker: b,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    fn topic_mut(&mut self, topic: &str) -> &mut TopicPressure {
+        if !self.topics.contains_key(topic) {
+            self.topics.insert(
+                topic.to_string(),
+                TopicPressure {
+                    topic: topic.to_string(),
+                    max_epoch: -1,
+                    ..Default::default()
+                },
+            );
+        }
+        self.topics
+            .get_mut(topic)
+            .unwrap_or_else(|| unreachable!("inserted above"))
+    }
+
+    /// Broker `b` was asked (it gets a row, with zeros until it answers).
+    pub fn broker(&mut self, b: i32) {
+        self.broker_mut(b);
+    }
+
+    /// What broker `b` holds for one partition of `topic`.
+    pub fn add(&mut self, b: i32, topic: &str, producers: &[ProducerState]) {
+        let (now, near_from) = (self.now_ms, self.near_from);
+        let acc = self.broker_mut(b);
+        acc.answered += 1;
+        for p in producers {
+            acc.row.producer_ids += 1;
+            if is_transactional(p) {
+                acc.row.transactional += 1;
+            } else {
+                acc.row.idempotent += 1;
+            }
+            if let Some(idle) = age_ms(p.last_timestamp, now) {
+                if p.current_txn_start_offset >= 0 {
+                    acc.idle_open.push(idle);
+                } else {
+                    acc.idle_closed.push(idle);
+                }
+            }
+        }
+        let tp = self.topic_mut(topic);
+        tp.producer_ids += producers.len() as u64;
+        for p in producers {
+            tp.max_epoch = tp.max_epoch.max(p.producer_epoch);
+        }
+        let by_topic = self.held.entry(b).or_default();
+        let ids = match by_topic.get_mut(topic) {
+            Some(ids) => ids,
+            None => by_topic.entry(topic.to_string()).or_default(),
+        };
+        ids.extend(producers.iter().map(|p| p.producer_id));
+        for p in producers.iter().filter(|p| p.producer_epoch >= near_from) {
+            let e = self.near.entry(p.producer_id).or_default();
+            e.0 = e.0.max(p.producer_epoch);
+            if !e.1.contains(topic) {
+                e.1.insert(topic.to_string());
+            }
+        }
+    }
+
+    /// Broker `b` did not answer for a partition of `topic`: its counts
+    /// and the topic's are lower bounds.
+    pub fn failed_partition(&mut self, b: i32, topic: &str) {
+        self.broker_mut(b).incomplete = true;
+        self.topic_mut(topic).partial = true;
+        let topics = self.unanswered.entry(b).or_default();
+        if !topics.contains(topic) {
+            topics.insert(topic.to_string());
+        }
+    }
+
+    /// Broker `b` answered, but some other request to it failed (its
+    /// configs, its transactions).
+    pub fn incomplete(&mut self, b: i32) {
+        self.broker_mut(b).incomplete = true;
+    }
+
+    /// Broker `b`'s whole scan failed: which partitions it hosts is not
+    /// known, so every topic's counts may be lower bounds.
+    pub fn failed_broker(&mut self, b: i32) {
+        self.broker_mut(b).failed = true;
+    }
+
+    /// A scan ended without saying which broker it was.
+    pub fn lost(&mut self) {
+        self.lost += 1;
+    }
+
+    /// The report. `expiration_ms`: each broker's
+    /// `producer.id.expiration.ms` where known (its expiry forecast is
+    /// empty otherwise); `transactional_ids` names producers near the end
+    /// of their epochs and makes the prefixes; `top` topics are ranked.
+    pub fn finish(
+        self,
+        expiration_ms: &BTreeMap<i32, i64>,
+        transactional_ids: &BTreeMap<i64, String>,
+        top: usize,
+        epoch_fences: &[EpochFence],
+    ) -> Pressure {
+        let mut held = self.held;
+        for ids in held.values_mut().flat_map(|t| t.values_mut()) {
+            ids.sort_unstable();
+            ids.dedup();
+            // kept (by --since and the exporter) past this scan: no growth slack
+            ids.shrink_to_fit();
+        }
+        // each topic's lists, one per broker, merged to count distinct ids
+        let mut lists: std::collections::HashMap<&str, Vec<&[i64]>> = Default::default();
+        for (t, ids) in held.values().flatten() {
+            lists.entry(t.as_str()).or_default().push(ids);
+        }
+        let distinct: std::collections::HashMap<&str, u64> = lists
+            .into_iter()
+            .map(|(t, l)| (t, count_distinct(l)))
+            .collect();
+        let mut epochs_near: Vec<NearEpoch> = self
+            .near
+            .into_iter()
+            .map(|(pid, (epoch, topics))| NearEpoch {
+                producer_id: pid,
+                producer_epoch: epoch,
+                epochs_left: MAX_EPOCH.saturating_sub(epoch).max(0),
+                transactional_id: transactional_ids.get(&pid).cloned(),
+                topics,
+                epochs_per_hour: None,
+                exhausted_at_ms: None,
+            })
+            .collect();
+        epochs_near.sort_by_key(|n| (n.epochs_left, n.producer_id));
+        let mut near_per_topic: std::collections::HashMap<&str, u64> = Default::default();
+        for t in epochs_near.iter().flat_map(|n| &n.topics) {
+            *near_per_topic.entry(t.as_str()).or_default() += 1;
+        }
+        // a broker that failed as a whole may host any topic
+        let some_broker_failed = self.brokers.values().any(|b| b.failed) || self.lost > 0;
+        let mut topics: Vec<TopicPressure> = self
+            .topics
+            .into_values()
+            .map(|mut tp| {
+                tp.distinct_producers = distinct.get(tp.topic.as_str()).copied().unwrap_or(0);
+                tp.near_exhaustion = near_per_topic.get(tp.topic.as_str()).copied().unwrap_or(0);
+                tp.partial |= some_broker_failed;
+                tp
+            })
+            .collect();
+        drop(distinct);
+        topics.sort_by(|a, b| a.topic.cmp(&b.topic));
+        let mut ranked: Vec<&TopicPressure> = topics.iter().collect();
+        ranked.sort_by(|a, b| {
+            b.producer_ids
+                .cmp(&a.producer_ids)
+                .then(a.topic.cmp(&b.topic))
+        });
+        let top_topics = ranked.iter().take(top).map(|t| t.topic.clone()).collect();
+        let brokers: Vec<BrokerPressure> = self
+            .brokers
+            .into_values()
+            .map(|mut acc| {
+                // a broker with failures and no answer at all answered nothing
+                let failed = acc.failed || (acc.incomplete && acc.answered == 0);
+                let row = &mut acc.row;
+                row.answered = !failed;
+                row.complete = !failed && !acc.incomplete;
+                row.expiration_ms = expiration_ms.get(&row.broker).copied();
+                if let Some(exp) = row.expiration_ms {
+                    for &idle in &acc.idle_closed {
+                        let left = exp.saturating_sub(idle);
+                        if left <= 0 {
+                            row.past_expiration += 1;
+                        } else {
+                            row.expiring_within_hour += u64::from(left <= HOUR_MS);
+                            row.expiring_within_day += u64::from(left <= DAY_MS);
+                        }
+                    }
+                }
+                let mut idles = acc.idle_closed;
+                idles.append(&mut acc.idle_open);
+                row.oldest_idle_ms = idles.iter().copied().max();
+                row.median_idle_ms = median(&mut idles);
+                acc.row
+            })
+            .collect();
+        Pressure {
+            total_producer_ids: brokers.iter().map(|b| b.producer_ids).sum(),
+            partial: self.lost > 0 || brokers.iter().any(|b| !b.complete),
+            brokers,
+            topics,
+            top_topics,
+            epochs_near_exhaustion: epochs_near,
+            prefixes: prefixes(transactional_ids.values().map(String::as_str)),
+            held,
+            scanned_at_ms: self.now_ms,
+            epoch_fences_past_timeout: epoch_fences
+                .iter()
+                .filter(|f| f.past_timeout(self.now_ms))
+                .cloned()
+                .collect(),
+            unanswered: self.unanswered,
+        }
+    }
+}
+
+/// Computes the report from answers already in memory (the same
+/// [`Fold`] the scan streams into).
+pub fn pressure(inp: &Inputs<'_>) -> Pressure {
+    let kept = |b: &i32| inp.only_brokers.is_empty() || inp.only_brokers.contains(b);
+    let mut fold = Fold::new(inp.now_ms, inp.epoch_margin);
+    for &b in inp.brokers.iter().filter(|b| kept(b)) {
+        fold.broker(b);
+        if inp.failed.contains(&b) {
+            fold.failed_broker(b);
+        }
+        if inp.incomplete.contains(&b) {
+            fold.incomplete(b);
+        }
+    }
+    for ((topic, _), by_broker) in inp.replicas.into_iter().flatten() {
+        for (&b, producers) in by_broker.iter().filter(|(b, _)| kept(b)) {
+            fold.add(b, topic, producers);
+        }
+    }
+    for _ in 0..inp.lost {
+        fold.lost();
+    }
+    fold.finish(
+        &inp.expiration_ms,
+        &inp.transactional_ids,
+        inp.top,
+        &inp.epoch_fences,
+    )
 }
 
 /// Transactional ids grouped by [`prefix`], most ids first.
@@ -545,22 +737,54 @@ pub struct Churn {
     pub new_per_second: Option<f64>,
 }
 
-/// Churn per broker and topic from `before` to `now`. Brokers that did not
-/// answer now are left out (their ids are unknown, not gone).
+/// How many of the sorted, repeat-free `a` are not in the sorted `b`.
+pub fn count_missing(a: &[i64], b: &[i64]) -> u64 {
+    let (mut i, mut j, mut n) = (0, 0, 0u64);
+    while i < a.len() {
+        match b.get(j) {
+            Some(&y) if y < a[i] => j += 1,
+            Some(&y) if y == a[i] => {
+                i += 1;
+                j += 1;
+            }
+            _ => {
+                n += 1;
+                i += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Churn per broker and topic from `before` to `now`. A broker that did
+/// not answer in either scan is left out (its ids are unknown, not new or
+/// gone), and so is a topic a broker did not fully answer for in either.
 pub fn churn(before: &Pressure, now: &Pressure) -> Vec<Churn> {
     let secs = (now.scanned_at_ms - before.scanned_at_ms) as f64 / 1000.0;
     let empty = BTreeMap::new();
-    let empty_set = BTreeSet::new();
+    let no_topics = BTreeSet::new();
     let mut out = Vec::new();
     for bp in now.brokers.iter().filter(|b| b.answered) {
+        if before
+            .brokers
+            .iter()
+            .any(|b| b.broker == bp.broker && !b.answered)
+        {
+            continue;
+        }
         let was = before.held.get(&bp.broker).unwrap_or(&empty);
         let is = now.held.get(&bp.broker).unwrap_or(&empty);
+        let u1 = before.unanswered.get(&bp.broker).unwrap_or(&no_topics);
+        let u2 = now.unanswered.get(&bp.broker).unwrap_or(&no_topics);
         let topics: BTreeSet<&String> = was.keys().chain(is.keys()).collect();
         for t in topics {
-            let a = was.get(t).unwrap_or(&empty_set);
-            let b = is.get(t).unwrap_or(&empty_set);
-            let new = b.difference(a).count() as u64;
-            let gone = a.difference(b).count() as u64;
+            if u1.contains(t) || u2.contains(t) {
+                continue;
+            }
+            let a = was.get(t).map_or(&[][..], Vec::as_slice);
+            let b = is.get(t).map_or(&[][..], Vec::as_slice);
+            let new = count_missing(b, a);
+            let gone = count_missing(a, b);
             out.push(Churn {
                 broker: bp.broker,
                 topic: t.clone(),

@@ -1,179 +1,217 @@
-//! The scan behind [`crate::diagnose::pressure`]: every replica's producers
-//! (DescribeProducers of each broker), each broker's
-//! `producer.id.expiration.ms` (DescribeConfigs) and the transactional ids
-//! (ListTransactions), all on one deadline.
+//! The scan behind [`crate::diagnose::pressure`]: each broker's
+//! `producer.id.expiration.ms` (DescribeConfigs), then every replica's
+//! producers (DescribeProducers of each broker) folded as they arrive, and
+//! the transactional ids (ListTransactions), all on one deadline.
+//!
+//! Cost in requests: one DescribeConfigs per broker; per broker, one
+//! DescribeProducers per `max_partitions_per_request` partition replicas it
+//! hosts (so the replication factor times a leaders-only describe); with
+//! [`ScanOptions::transactions`], one ListTransactions per broker and one
+//! DescribeTransactions per coordinator of an id in `PrepareEpochFence`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::describe::DescribeOptions;
 use kdp_wire::TxnState;
 
-use crate::diagnose::pressure::{EpochFence, Inputs};
+use crate::diagnose::pressure::{EpochFence, Fold, Pressure};
 use crate::error::Result;
 use crate::time::known_ms;
 use crate::txn::configs::{broker_configs, PRODUCER_ID_EXPIRATION_MS};
 use crate::txn::describe::describe_transactions;
+use crate::txn::join::now_ms;
 use crate::txn::list::{list_transactions, ListFilters};
-use crate::txn::replicas::{describe_every_replica, ReplicaError, Replicas};
+use crate::txn::replicas::{each_replica, ReplicaError};
 use crate::txn::SharedClient;
 
-/// What the brokers answered, and which failed at what.
+/// What to compute besides the counts.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Epochs within this many of 32767 are near their end.
+    pub epoch_margin: i32,
+    /// How many topics [`Pressure::top_topics`] ranks.
+    pub top: usize,
+    /// Ask only these brokers (empty: all).
+    pub only_brokers: BTreeSet<i32>,
+    /// List the transactional ids (prefixes, names of producers near the
+    /// end of their epochs, fences past their timeout).
+    pub transactions: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            epoch_margin: crate::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+            top: 10,
+            only_brokers: BTreeSet::new(),
+            transactions: true,
+        }
+    }
+}
+
+/// The report, and which broker failed at what.
 #[derive(Debug, Default)]
 pub struct Scan {
-    /// Every replica's producers.
-    pub replicas: Replicas,
-    /// The brokers of the cluster.
-    pub brokers: BTreeSet<i32>,
+    /// The report.
+    pub pressure: Pressure,
     /// Brokers whose whole scan failed, and why.
     pub failed: BTreeMap<i32, Vec<String>>,
     /// Brokers that failed some request (a partition, configs, listing).
     pub incomplete: BTreeMap<i32, Vec<String>>,
     /// Scans that ended without saying which broker (a lost task).
     pub lost: usize,
-    /// Each broker's `producer.id.expiration.ms`.
-    pub expiration_ms: BTreeMap<i32, i64>,
-    /// Transactional id by producer id.
-    pub transactional_ids: BTreeMap<i64, String>,
-    /// Transactions listed in `PrepareEpochFence`, with their start and
-    /// timeout from DescribeTransactions.
-    pub epoch_fences: Vec<EpochFence>,
+    /// Partition replicas that answered.
+    pub answered: usize,
 }
 
-/// Scans the partitions `opts` selects on every broker. `Err`: the cluster
-/// could not be listed.
-pub async fn scan(client: &SharedClient, opts: &DescribeOptions) -> Result<Scan> {
+/// Scans the partitions `opts` selects on every broker (or those of
+/// `options.only_brokers`). `Err`: the cluster could not be listed.
+pub async fn scan(
+    client: &SharedClient,
+    opts: &DescribeOptions,
+    options: &ScanOptions,
+) -> Result<Scan> {
     let deadline = opts.deadline();
     let opts = DescribeOptions {
         deadline: Some(deadline),
         ..opts.clone()
     };
-    let (replicas, errors) = describe_every_replica(client, &opts).await?;
-    let mut s = Scan {
-        replicas,
-        ..Default::default()
-    };
-    for e in errors {
-        match e {
-            ReplicaError::Broker { broker, error } => s
-                .failed
-                .entry(broker)
-                .or_default()
-                .push(format!("DescribeProducers: {error}")),
-            ReplicaError::Partition {
-                partition: (t, p),
-                broker,
-                error,
-            } => s
-                .incomplete
-                .entry(broker)
-                .or_default()
-                .push(format!("DescribeProducers {t}-{p}: {}", error.name())),
-            ReplicaError::Lost => s.lost += 1,
-        }
-    }
     let dopts = opts.driver_options();
-    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts).await?;
-    for (b, c) in configs {
-        s.brokers.insert(b);
+    let mut s = Scan::default();
+    let only: Vec<i32> = options.only_brokers.iter().copied().collect();
+    let kept = |b: &i32| only.is_empty() || only.contains(b);
+    let fold = Arc::new(Mutex::new(Fold::new(now_ms(), options.epoch_margin)));
+    let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let replicas = {
+        let (fold, answered) = (fold.clone(), answered.clone());
+        each_replica(client, &opts, &only, move |b, topic, _, ps| {
+            answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            fold.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add(b, &topic, &ps);
+        })
+    };
+    // the settings beside the producers: a broker slow to answer them
+    // costs its expiry forecast, not the scan
+    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts);
+    let listing = async {
+        if options.transactions {
+            Some(list_transactions(client, &ListFilters::default(), &dopts).await)
+        } else {
+            None
+        }
+    };
+    let (replicas, configs, listing) = tokio::join!(replicas, configs, listing);
+    let (asked, errors) = replicas?;
+    let mut fold = std::mem::replace(
+        &mut *fold.lock().unwrap_or_else(PoisonError::into_inner),
+        Fold::new(0, 0),
+    );
+    s.answered = answered.load(std::sync::atomic::Ordering::Relaxed);
+    for b in asked {
+        fold.broker(b);
+    }
+    let mut expiration_ms = BTreeMap::new();
+    for (b, c) in configs?.into_iter().filter(|(b, _)| kept(b)) {
         match c {
             Ok(c) => {
                 if let Some(ms) = c
                     .get(PRODUCER_ID_EXPIRATION_MS)
                     .and_then(|v| v.as_deref()?.parse::<i64>().ok())
                 {
-                    s.expiration_ms.insert(b, ms);
+                    expiration_ms.insert(b, ms);
                 }
             }
-            Err(e) => s
-                .incomplete
-                .entry(b)
-                .or_default()
-                .push(format!("DescribeConfigs: {}", e.name())),
+            Err(e) => {
+                fold.incomplete(b);
+                s.incomplete
+                    .entry(b)
+                    .or_default()
+                    .push(format!("DescribeConfigs: {}", e.name()));
+            }
         }
     }
-    let mut fencing = Vec::new();
-    for (b, l) in list_transactions(client, &ListFilters::default(), &dopts).await? {
-        s.brokers.insert(b);
-        match l {
-            Ok(l) => {
-                for t in l.transactions {
-                    if t.transaction_state.parse() == Ok(TxnState::PrepareEpochFence) {
-                        fencing.push((t.transactional_id.clone(), t.producer_id, b));
+    for e in errors {
+        match e {
+            ReplicaError::Broker { broker, error } => {
+                fold.failed_broker(broker);
+                s.failed
+                    .entry(broker)
+                    .or_default()
+                    .push(format!("DescribeProducers: {error}"));
+            }
+            ReplicaError::Partition {
+                partition: (t, p),
+                broker,
+                error,
+            } => {
+                fold.failed_partition(broker, &t);
+                s.incomplete
+                    .entry(broker)
+                    .or_default()
+                    .push(format!("DescribeProducers {t}-{p}: {}", error.name()));
+            }
+            ReplicaError::Lost => {
+                fold.lost();
+                s.lost += 1;
+            }
+        }
+    }
+    let mut transactional_ids = BTreeMap::new();
+    let mut fences = Vec::new();
+    if let Some(listing) = listing {
+        let mut fencing = Vec::new();
+        for (b, l) in listing? {
+            match l {
+                Ok(l) => {
+                    for t in l.transactions {
+                        if t.transaction_state.parse() == Ok(TxnState::PrepareEpochFence) {
+                            fencing.push((t.transactional_id.clone(), t.producer_id, b));
+                        }
+                        transactional_ids.insert(t.producer_id, t.transactional_id);
                     }
-                    s.transactional_ids
-                        .insert(t.producer_id, t.transactional_id);
+                }
+                Err(e) => {
+                    if kept(&b) {
+                        fold.incomplete(b);
+                        s.incomplete
+                            .entry(b)
+                            .or_default()
+                            .push(format!("ListTransactions: {}", e.name()));
+                    }
                 }
             }
-            Err(e) => s
-                .incomplete
-                .entry(b)
-                .or_default()
-                .push(format!("ListTransactions: {}", e.name())),
         }
-    }
-    if !fencing.is_empty() {
-        let ids = fencing.iter().map(|f| f.0.clone()).collect();
-        let described = describe_transactions(client, ids, &dopts).await;
-        for (id, producer_id, coordinator) in fencing {
-            match described.get(&id).map(|d| &d.result) {
-                Some(Ok(t)) => s.epoch_fences.push(EpochFence {
-                    transactional_id: id,
-                    producer_id,
-                    coordinator,
-                    transaction_start_time_ms: known_ms(t.transaction_start_time_ms),
-                    transaction_timeout_ms: t.transaction_timeout_ms,
-                }),
-                Some(Err(e)) => s
-                    .incomplete
-                    .entry(coordinator)
-                    .or_default()
-                    .push(format!("DescribeTransactions {id}: {}", e.name())),
-                None => s
-                    .incomplete
-                    .entry(coordinator)
-                    .or_default()
-                    .push(format!("DescribeTransactions {id}: no answer")),
+        if !fencing.is_empty() {
+            let ids = fencing.iter().map(|f| f.0.clone()).collect();
+            let described = describe_transactions(client, ids, &dopts).await;
+            for (id, producer_id, coordinator) in fencing {
+                let why = match described.get(&id).map(|d| &d.result) {
+                    Some(Ok(t)) => {
+                        fences.push(EpochFence {
+                            transactional_id: id,
+                            producer_id,
+                            coordinator,
+                            transaction_start_time_ms: known_ms(t.transaction_start_time_ms),
+                            transaction_timeout_ms: t.transaction_timeout_ms,
+                        });
+                        continue;
+                    }
+                    Some(Err(e)) => format!("DescribeTransactions {id}: {}", e.name()),
+                    None => format!("DescribeTransactions {id}: no answer"),
+                };
+                fold.incomplete(coordinator);
+                s.incomplete.entry(coordinator).or_default().push(why);
             }
         }
     }
-    // a broker whose every partition failed answered nothing at all
-    let answered: std::collections::BTreeSet<i32> = s
-        .replicas
-        .values()
-        .flat_map(|by| by.keys().copied())
-        .collect();
-    let silent: Vec<i32> = s
-        .incomplete
-        .keys()
-        .copied()
-        .filter(|b| !answered.contains(b))
-        .collect();
-    for b in silent {
-        if let Some(why) = s.incomplete.remove(&b) {
-            s.failed.entry(b).or_default().extend(why);
+    s.pressure = fold.finish(&expiration_ms, &transactional_ids, options.top, &fences);
+    // a broker that answered nothing at all: its failures are the whole scan's
+    for b in s.pressure.brokers.iter().filter(|b| !b.answered) {
+        if let Some(why) = s.incomplete.remove(&b.broker) {
+            s.failed.entry(b.broker).or_default().extend(why);
         }
     }
-    s.brokers.extend(s.failed.keys().copied());
-    s.brokers.extend(s.incomplete.keys().copied());
     Ok(s)
-}
-
-impl Scan {
-    /// The pressure report's inputs at `now_ms`.
-    pub fn inputs(&self, now_ms: i64, epoch_margin: i32, top: usize) -> Inputs<'_> {
-        Inputs {
-            replicas: Some(&self.replicas),
-            brokers: self.brokers.clone(),
-            failed: self.failed.keys().copied().collect(),
-            incomplete: self.incomplete.keys().copied().collect(),
-            lost: self.lost,
-            expiration_ms: self.expiration_ms.clone(),
-            transactional_ids: self.transactional_ids.clone(),
-            now_ms,
-            epoch_margin,
-            top,
-            only_brokers: BTreeSet::new(),
-            epoch_fences: self.epoch_fences.clone(),
-        }
-    }
 }

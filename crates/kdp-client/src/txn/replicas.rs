@@ -11,9 +11,10 @@ use kdp_wire::ErrorCode;
 
 use crate::admin::{AllBrokers, KeyError, TopicPartition};
 use crate::client::Client;
-use crate::describe::{describe_producers, DescribeEvent, DescribeOptions};
+use crate::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
 use crate::diagnose::replicas::{compare, Difference, Verdict};
 use crate::error::{Error, Result};
+use crate::metadata::ClusterMetadata;
 
 /// Each partition's producers, by the broker that answered.
 pub type Replicas = BTreeMap<TopicPartition, BTreeMap<i32, Vec<ProducerState>>>;
@@ -86,61 +87,186 @@ pub async fn describe_every_replica(
     client: &Arc<Client>,
     opts: &DescribeOptions,
 ) -> Result<(Replicas, Vec<ReplicaError>)> {
+    let replicas = Arc::new(std::sync::Mutex::new(Replicas::new()));
+    let into = replicas.clone();
+    let (_, errors) = each_replica(client, opts, &[], move |broker, topic, partition, ps| {
+        into.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry((topic, partition))
+            .or_default()
+            .insert(broker, ps);
+    })
+    .await?;
+    let replicas = std::mem::take(
+        &mut *replicas
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    Ok((replicas, errors))
+}
+
+/// [`describe_every_replica`], streaming: each replica's producers go to
+/// `sink` (broker, topic, partition, producers) as its broker's answer
+/// arrives and are not kept, so memory follows the responses in flight,
+/// not the cluster: `opts.max_concurrent_brokers` brokers are asked at
+/// once (each in chunks of `max_partitions_per_request`). Only the brokers
+/// in `only` are asked (empty: all).
+/// Returns the brokers asked and what could not be asked.
+pub async fn each_replica<F>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    only: &[i32],
+    sink: F,
+) -> Result<(Vec<i32>, Vec<ReplicaError>)>
+where
+    F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
+{
     let deadline = opts.deadline();
-    let per_request = deadline.bound(opts.per_request_timeout());
-    let brokers = deadline
-        .run("Metadata", AllBrokers::keys_within(client, per_request))
-        .await?;
+    // one deadline for every broker's scan, not one each from its start
+    let opts = DescribeOptions {
+        broker_id: None,
+        deadline: Some(deadline),
+        ..opts.clone()
+    };
+    // one metadata lookup for all the brokers, not one each
+    let resolved = crate::describe::resolve(client, &opts).await?;
+    let sink = Arc::new(sink);
+    let permits = Arc::new(tokio::sync::Semaphore::new(
+        opts.max_concurrent_brokers.max(1),
+    ));
     let mut scans = tokio::task::JoinSet::new();
-    for broker in brokers {
-        let opts = DescribeOptions {
-            broker_id: Some(broker),
-            // one deadline for every broker's scan, not one each from its start
-            deadline: Some(deadline),
-            ..opts.clone()
-        };
-        let client = client.clone();
-        scans.spawn(async move {
-            let mut outcomes = Vec::new();
-            let r = describe_producers(client, &opts, |ev| {
-                if let DescribeEvent::Results { outcomes: o, .. } = ev {
-                    outcomes.extend(o);
-                }
-            })
-            .await;
-            (broker, r.map(|_| outcomes))
-        });
-    }
-    let mut replicas = Replicas::new();
-    let mut errors = Vec::new();
-    while let Some(joined) = scans.join_next().await {
-        let Ok((broker, result)) = joined else {
-            errors.push(ReplicaError::Lost);
-            continue;
-        };
-        let outcomes = match result {
-            Ok(o) => o,
-            Err(error) => {
-                errors.push(ReplicaError::Broker { broker, error });
-                continue;
+    let mut settled = Vec::new();
+    let brokers = match resolved.metadata {
+        Some(md) => {
+            let mut brokers: Vec<i32> = md.brokers.keys().copied().collect();
+            if !only.is_empty() {
+                brokers.retain(|b| only.contains(b));
             }
-        };
-        for o in outcomes {
-            match o.result {
-                Ok(ps) => {
-                    replicas
-                        .entry((o.topic, o.partition))
-                        .or_default()
-                        .insert(broker, ps);
+            let mut hosted: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
+            for tp in resolved.partitions {
+                let replicas = md
+                    .topics
+                    .get(&tp.0)
+                    .and_then(|t| t.partitions.get(&tp.1))
+                    .map(|p| p.replicas.as_slice())
+                    .unwrap_or_default();
+                for b in replicas.iter().filter(|b| brokers.contains(b)) {
+                    hosted.entry(*b).or_default().push(tp.clone());
                 }
-                Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
-                Err(error) => errors.push(ReplicaError::Partition {
-                    partition: (o.topic, o.partition),
-                    broker,
-                    error,
-                }),
+            }
+            let md = Arc::new(md);
+            for (broker, partitions) in hosted {
+                let (client, sink, permits, opts, md) = (
+                    client.clone(),
+                    sink.clone(),
+                    permits.clone(),
+                    opts.clone(),
+                    md.clone(),
+                );
+                scans.spawn(async move {
+                    // never closed: a permit always comes
+                    let _permit = permits.acquire_owned().await.ok();
+                    // only what routing to this broker needs, made once it is asked
+                    let md = hosted_metadata(&md, &partitions);
+                    let mut errors = Vec::new();
+                    describe_on(&client, &opts, broker, partitions, md, |ev| {
+                        replica_results(ev, broker, &*sink, &mut errors)
+                    })
+                    .await;
+                    errors
+                });
+            }
+            // what metadata settled (an unknown topic) each broker would answer alike
+            for o in resolved.settled {
+                if let Err(e) = o.result {
+                    for &broker in &brokers {
+                        settled.push(ReplicaError::Partition {
+                            partition: (o.topic.clone(), o.partition),
+                            broker,
+                            error: e.clone(),
+                        });
+                    }
+                }
+            }
+            brokers
+        }
+        // the selection took several lookups: each broker resolves it again
+        None => {
+            let per_request = deadline.bound(opts.per_request_timeout());
+            let mut brokers = deadline
+                .run("Metadata", AllBrokers::keys_within(client, per_request))
+                .await?;
+            if !only.is_empty() {
+                brokers.retain(|b| only.contains(b));
+            }
+            for &broker in &brokers {
+                let opts = DescribeOptions {
+                    broker_id: Some(broker),
+                    ..opts.clone()
+                };
+                let (client, sink, permits) = (client.clone(), sink.clone(), permits.clone());
+                scans.spawn(async move {
+                    let _permit = permits.acquire_owned().await.ok();
+                    let mut errors = Vec::new();
+                    let r = describe_producers(client, &opts, |ev| {
+                        replica_results(ev, broker, &*sink, &mut errors)
+                    })
+                    .await;
+                    match r {
+                        Ok(_) => errors,
+                        Err(error) => vec![ReplicaError::Broker { broker, error }],
+                    }
+                });
+            }
+            brokers
+        }
+    };
+    let mut errors = settled;
+    while let Some(joined) = scans.join_next().await {
+        match joined {
+            Ok(e) => errors.extend(e),
+            Err(_) => errors.push(ReplicaError::Lost),
+        }
+    }
+    Ok((brokers, errors))
+}
+
+/// `md` with only the topics of `partitions` (the brokers all).
+fn hosted_metadata(md: &ClusterMetadata, partitions: &[TopicPartition]) -> ClusterMetadata {
+    let mut topics = BTreeMap::new();
+    for (t, _) in partitions {
+        if !topics.contains_key(t) {
+            if let Some(info) = md.topics.get(t) {
+                topics.insert(t.clone(), info.clone());
             }
         }
     }
-    Ok((replicas, errors))
+    ClusterMetadata {
+        cluster_id: md.cluster_id.clone(),
+        controller_id: md.controller_id,
+        brokers: md.brokers.clone(),
+        topics,
+    }
+}
+
+/// One broker's answers: producers to `sink`, failures to `errors` (a
+/// broker that is not a replica is not one).
+fn replica_results<S>(ev: DescribeEvent, broker: i32, sink: &S, errors: &mut Vec<ReplicaError>)
+where
+    S: Fn(i32, String, i32, Vec<ProducerState>) + ?Sized,
+{
+    let DescribeEvent::Results { outcomes, .. } = ev else {
+        return;
+    };
+    for o in outcomes {
+        match o.result {
+            Ok(ps) => sink(broker, o.topic, o.partition, ps),
+            Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
+            Err(error) => errors.push(ReplicaError::Partition {
+                partition: (o.topic, o.partition),
+                broker,
+                error,
+            }),
+        }
+    }
 }

@@ -31,6 +31,8 @@ pub(super) struct ClusterFile {
     /// The finalized `transaction.version` ApiVersions reports (0: none).
     #[serde(default)]
     pub(super) transaction_version: i16,
+    #[serde(default)]
+    pub(super) producer_generators: Vec<super::generate::GeneratorFile>,
 }
 
 /// `"sasl": {"users": [...]}`: who may authenticate, and how.

@@ -9,11 +9,13 @@
 //!   JSON path of the offending value.
 
 mod file;
+mod generate;
 pub mod log;
 mod model;
 mod txn_log;
 mod validate;
 
+pub use generate::{Generator, Kind as GeneratorKind, BLOCK as GENERATOR_BLOCK};
 pub use log::{AbortedTxn, AppendError, LogBatch, PartitionLog, SimpleRecord};
 pub use model::*;
 pub use validate::{validate_topic_name, ClusterError};

@@ -196,6 +196,9 @@ pub struct Cluster {
     pub(super) by_broker_id: HashMap<i32, usize>,
     /// The next producer id InitProducerId hands out.
     pub(super) next_producer_id: i64,
+    /// Producers made by the clock (`producer_generators`), brought to the
+    /// present by [`Cluster::advance_generators`].
+    pub generators: Vec<super::generate::Generator>,
 }
 
 impl Cluster {

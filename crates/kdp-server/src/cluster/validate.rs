@@ -272,6 +272,7 @@ impl ClusterFile {
             by_transactional_id: HashMap::new(),
             by_group_id: HashMap::new(),
             next_producer_id: 0,
+            generators: Vec::new(),
         };
         for (i, mut t) in self.transactions.into_iter().enumerate() {
             let path = format!("transactions[{i}]");
@@ -328,6 +329,19 @@ impl ClusterFile {
             .max()
             .unwrap_or(-1);
         cluster.next_producer_id = max_file_id.saturating_add(1).max(1000);
+        // each generator's block of ids above the file's, then InitProducerId's
+        if !self.producer_generators.is_empty() {
+            let block = super::generate::BLOCK;
+            let mut first = (cluster.next_producer_id / block + 1).saturating_mul(block);
+            for (i, g) in self.producer_generators.into_iter().enumerate() {
+                let path = format!("producer_generators[{i}]");
+                let g = g.validate(&path, &cluster, i, first, now_ms)?;
+                cluster.generators.push(g);
+                first = first.saturating_add(block);
+            }
+            cluster.next_producer_id = first;
+            cluster.advance_generators(now_ms);
+        }
         Ok(cluster)
     }
 }

@@ -8,7 +8,7 @@ use kdp_server::{MockCluster, MockConfig};
 
 use crate::cmd::cluster::ClusterArgs;
 use crate::cmd::repair::ConfirmArgs;
-use crate::cmd::{batches, blocked, describe, find_hanging, history};
+use crate::cmd::{batches, blocked, describe, find_hanging, history, producers};
 use crate::exit;
 use crate::output::Output;
 
@@ -30,7 +30,19 @@ sequences twice, as a retry the broker did not catch) and a gap (25 sequences mi
 broker answers with OutOfOrderSequence); `kdp demo --batches` shows them as `kdp batches`
 does. To serve the same cluster and point other tools at it:
   kdp demo --print-cluster-file > demo.json && kdp mock-broker --cluster demo.json
-(the format: docs/CLUSTER_FILE.md).")]
+(the format: docs/CLUSTER_FILE.md).
+
+`kdp demo --producers` adds producer-id pressure and shows what `kdp producers` finds, two scans 2 s
+apart: a Flink-like sink makes a transactional id every 20 s (ingest-flink-<n>) on topic
+checkpoints, whose replicas are all on broker 2; broker 2 keeps Kafka's default
+producer.id.expiration.ms (a day) while 1 and 3 expire ids after an hour, so broker 2 holds about
+4,900 producer ids (above the demo's --max-producer-ids-per-broker 1000: exit 4) and the others
+about 700. A function makes a transactional id per request (receipt-fn-<uuid>, two a second: the
+churn between the scans), a steady idempotent service writes events, and settlement-writer, a
+transactional id using an epoch a second, is about 760 epochs from 32767, with its rate and when
+it gets there.
+`kdp demo --producers --print-cluster-file` prints that cluster (producer_generators make the
+producers from the clock).")]
 pub struct Args {
     /// Output format (as for `kdp describe`).
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
@@ -43,6 +55,11 @@ pub struct Args {
     /// Print the built-in cluster file (for `kdp mock-broker --cluster`) and exit.
     #[arg(long, conflicts_with_all = ["output", "show_empty"])]
     pub print_cluster_file: bool,
+
+    /// Add producer-id pressure to the demo and show what `kdp producers` finds: a broker holding
+    /// thousands of ids from a Flink-like sink, and a transactional id near the end of its epochs.
+    #[arg(long, conflicts_with_all = ["show_empty", "repair_dry_run", "blocked", "batches", "history"])]
+    pub producers: bool,
 
     /// Show what `kdp find-hanging --repair --dry-run` would do to the demo cluster.
     #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file"])]
@@ -64,7 +81,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> i32 {
     if args.print_cluster_file {
-        print!("{}", kdp_server::demo::DEMO_CLUSTER_JSON);
+        if args.producers {
+            println!("{}", kdp_server::demo::producers_cluster_json());
+        } else {
+            print!("{}", kdp_server::demo::DEMO_CLUSTER_JSON);
+        }
         return exit::OK;
     }
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -81,7 +102,12 @@ pub fn run(args: Args) -> i32 {
 }
 
 pub async fn run_async(args: Args) -> i32 {
-    let cluster = match kdp_server::demo::cluster() {
+    let built = if args.producers {
+        kdp_server::demo::producers_cluster()
+    } else {
+        kdp_server::demo::cluster()
+    };
+    let cluster = match built {
         Ok(c) => c,
         Err(e) => {
             // The file is built in and tested; this is a bug.
@@ -125,6 +151,24 @@ pub async fn run_async(args: Args) -> i32 {
         };
         let stdout = std::io::stdout();
         let code = batches::run_to(b, &mut stdout.lock()).await;
+        mock.shutdown_within(Duration::from_secs(2)).await;
+        return code;
+    }
+    if args.producers {
+        let p = producers::Args {
+            cluster,
+            topic: Vec::new(),
+            broker_id: Vec::new(),
+            since: None,
+            interval: Some(Duration::from_secs(2)),
+            max_producer_ids_per_broker: Some(1000),
+            max_new_per_second: None,
+            epoch_margin: kdp_client::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+            top: 5,
+            output: args.output,
+        };
+        let stdout = std::io::stdout();
+        let code = producers::run_to(p, &mut stdout.lock()).await;
         mock.shutdown_within(Duration::from_secs(2)).await;
         return code;
     }

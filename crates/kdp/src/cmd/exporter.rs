@@ -13,6 +13,7 @@ use crate::cmd::cluster::{client_config, selection as topic_selection};
 use crate::exit;
 use crate::exporter::diagnosis::{Diagnose, FileDiagnosis};
 use crate::exporter::findings::ClusterDiagnosis;
+use crate::exporter::pressure::PressureConfig;
 use crate::exporter::scan::ScanConfig;
 use crate::exporter::{self, Config, StartError};
 use crate::properties;
@@ -53,6 +54,14 @@ Metrics (labels: topic; topic and partition with --per-partition):
   made: kdp_diagnosis_available is 0 and the scan partial when a request of the diagnosis failed,
   and a group kdp could not fully check has no blocked series. A LastTimestamp of 0 or below
   gives no age.
+  With --producer-ids, producer-id pressure (what kdp producers reports): kdp_broker_producer_ids
+  {broker} (one per partition replica and producer, as the broker's ProducerIdCount gauge counts),
+  kdp_broker_producer_ids_expiring_within_hour, kdp_broker_producer_ids_past_expiration,
+  kdp_topic_producer_ids{topic}, kdp_topic_max_producer_epoch,
+  kdp_topic_producers_near_epoch_exhaustion (within --epoch-margin of 32767) and the counters
+  kdp_broker_new_producer_ids_total{broker} and kdp_topic_new_producer_ids_total{topic} (ids held
+  that the previous answer did not hold; they only grow). A broker or topic some replica of which
+  did not answer has no series that scan (the scan is partial), never a count of part of it.
 
 A failed scan keeps the last values (kdp_scan_stale 1, kdp_scan_errors_total counts it); a partial
 one keeps the last values of the topics it could not describe. Scans never overlap: one longer than
@@ -61,7 +70,8 @@ stdout as one line. Rules, a dashboard and a systemd unit are in deploy/.
 
 Examples:
   kdp exporter --bootstrap-server localhost:9092
-  kdp exporter --bootstrap-server b1:9092,b2:9092 --listen 0.0.0.0:9308 --interval 30s --log-format json")]
+  kdp exporter --bootstrap-server b1:9092,b2:9092 --listen 0.0.0.0:9308 --interval 30s --log-format json
+  kdp exporter --bootstrap-server localhost:9092 --producer-ids --epoch-margin 2000")]
 pub struct Args {
     /// Brokers to bootstrap from, tried in order. Without it: KDP_BOOTSTRAP_SERVER,
     /// then the context's (--context, KDP_CONTEXT, `kdp context use`), then
@@ -106,6 +116,16 @@ pub struct Args {
     /// and DescribeGroups of every group each scan).
     #[arg(long)]
     pub no_groups: bool,
+    /// Also ask every replica each scan for producer-id pressure per broker
+    /// and topic (kdp_broker_producer_ids and the rest; see below). Costs, on
+    /// top of the leaders' scan, about the replication factor times its
+    /// DescribeProducers requests and bytes, and one DescribeConfigs per broker.
+    #[arg(long)]
+    pub producer_ids: bool,
+    /// With --producer-ids: epochs within this many of 32767 are near exhaustion.
+    #[arg(long, value_name = "N", default_value_t = kdp_client::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+          value_parser = clap::value_parser!(i32).range(0..=32767), requires = "producer_ids")]
+    pub epoch_margin: i32,
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -180,6 +200,9 @@ pub fn run(args: Args) -> i32 {
             topics: topic_selection(&args.topic, &[]),
             per_partition: args.per_partition,
             max_partitions_per_request: args.max_partitions_per_request as usize,
+            producer_ids: args.producer_ids.then_some(PressureConfig {
+                epoch_margin: args.epoch_margin,
+            }),
         },
         listen,
         diagnose,

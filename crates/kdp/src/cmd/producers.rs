@@ -6,8 +6,7 @@
 use std::io::{self, Write};
 
 use kdp_client::diagnose::pressure::{self, churn, Churn, Pressure, DEFAULT_EPOCH_MARGIN};
-use kdp_client::txn::join::now_ms;
-use kdp_client::txn::pressure::scan;
+use kdp_client::txn::pressure::{scan, ScanOptions};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -155,7 +154,11 @@ macro_rules! record {
 struct TopicRow<'a>(&'a pressure::TopicPressure);
 record!(TopicRow<'_>, |r| vec![
     r.0.topic.clone(),
-    r.0.producer_ids.to_string(),
+    if r.0.partial {
+        format!("{} (partial)", r.0.producer_ids)
+    } else {
+        r.0.producer_ids.to_string()
+    },
     r.0.distinct_producers.to_string(),
     if r.0.max_epoch < 0 {
         "-".into()
@@ -229,7 +232,10 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
                 .map_err(|e| e.to_string())
                 .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()));
             match read {
-                Ok(p) => Some(p),
+                Ok(mut p) => {
+                    Pressure::normalize(&mut p);
+                    Some(p)
+                }
                 Err(e) => {
                     fail!(
                         "--since {}: not a `kdp producers --output json`: {e}",
@@ -248,22 +254,25 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
+    let options = ScanOptions {
+        epoch_margin: args.epoch_margin,
+        top: args.top,
+        only_brokers: args.broker_id.iter().copied().collect(),
+        ..ScanOptions::default()
+    };
     let mut before = before;
     if let Some(every) = args.interval {
         // the first of two scans: the baseline, as --since would read it
-        let first = match scan(&conn.client, &opts).await {
-            Ok(s) => s,
+        let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
+        match scan(&conn.client, &opts, &options).await {
+            Ok(s) => before = Some(s.pressure),
             Err(e) => return exit::report(&e),
         };
-        let mut inputs = first.inputs(now_ms(), args.epoch_margin, args.top);
-        inputs.only_brokers = args.broker_id.iter().copied().collect();
-        before = Some(pressure::pressure(&inputs));
         tokio::time::sleep(every).await;
     }
     // the second scan has a budget of its own, as the first had
     let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
-    let s = match scan(&conn.client, &opts).await {
+    let mut s = match scan(&conn.client, &opts, &options).await {
         Ok(s) => s,
         Err(e) => return exit::report(&e),
     };
@@ -275,10 +284,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     if s.lost > 0 {
         fail!("{} broker scan(s) ended without an answer", s.lost);
     }
-    let now = now_ms();
-    let mut inputs = s.inputs(now, args.epoch_margin, args.top);
-    inputs.only_brokers = args.broker_id.iter().copied().collect();
-    let mut p = pressure::pressure(&inputs);
+    let mut p = std::mem::take(&mut s.pressure);
     if let Some(b) = &before {
         pressure::epoch_rates(b, &mut p);
     }
@@ -333,7 +339,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             }
         }
     }
-    if s.replicas.is_empty() {
+    if s.answered == 0 {
         fail!("nothing was scanned: no replica answered for any selected partition");
         return exit::PARTIAL;
     }
@@ -356,10 +362,12 @@ fn render(
 ) -> io::Result<()> {
     if args.output != Output::Table && args.output != Output::Wide {
         let doc = Doc { pressure: p, churn };
+        // stdout is line-buffered: the held ids would be a write per line
+        let mut out = io::BufWriter::with_capacity(1 << 16, &mut *out);
         if args.output == Output::Json {
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            serde_json::to_writer_pretty(&mut out, &doc)?;
         } else {
-            serde_json::to_writer(&mut *out, &doc)?;
+            serde_json::to_writer(&mut out, &doc)?;
         }
         out.write_all(b"\n")?;
         return out.flush();

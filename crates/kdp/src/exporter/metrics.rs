@@ -69,7 +69,7 @@ impl Health {
     fn register(&self, r: &mut Registry) {
         r.register(
             "kdp_scans",
-            "Scans finished, by result: ok, partial (some partitions failed, or the diagnosis did not run or some of its requests failed) or failed (the cluster could not be scanned)",
+            "Scans finished, by result: ok, partial (some partitions failed, the diagnosis did not run or some of its requests failed, or with --producer-ids some replica or broker setting could not be read) or failed (the cluster could not be scanned)",
             self.scans.clone(),
         );
         r.register(

@@ -8,6 +8,8 @@
 //! - [`findings`]: the real diagnosis, from the scan's own answers.
 //! - [`groups`]: consumer groups held back by open transactions, per group.
 //! - [`metrics`]: the metric catalogue (names, types, help) and snapshots.
+//! - [`pressure`]: producer-id pressure per broker and topic
+//!   (`--producer-ids`: every replica asked).
 //! - [`exposition`]: content negotiation and the two text formats.
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, bounded against hostile
 //!   clients by [`slots`] (eviction of the least recently active) and
@@ -20,6 +22,7 @@ pub mod findings;
 pub mod groups;
 pub mod http;
 pub mod metrics;
+pub mod pressure;
 pub mod scan;
 pub mod slots;
 pub mod stall;

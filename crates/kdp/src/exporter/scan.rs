@@ -27,6 +27,7 @@ use tokio::time::Instant;
 use super::aggregate::{Aggregate, Counts, Key};
 use super::diagnosis::{Diagnose, Diagnosis, Scanned};
 use super::metrics::{self, Health};
+use super::pressure::{self, PressureConfig, Tracker};
 use super::Shared;
 
 /// What to scan and how.
@@ -43,6 +44,9 @@ pub struct ScanConfig {
     /// is the responses in flight (one per broker), so this, not the size of
     /// the cluster, bounds it.
     pub max_partitions_per_request: usize,
+    /// `--producer-ids`: every replica asked for producer-id pressure
+    /// ([`super::pressure`]), beside the diagnosis.
+    pub producer_ids: Option<PressureConfig>,
 }
 
 /// Scans every `interval` (measured start to start; a scan longer than the
@@ -54,6 +58,7 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut scanner = Scanner {
+        pressure: config.producer_ids.map(Tracker::new),
         config,
         shared,
         diagnose,
@@ -80,6 +85,8 @@ struct Scanner {
     diagnose: Arc<dyn Diagnose>,
     client: Option<Arc<Client>>,
     previous: BTreeMap<Key, Counts>,
+    /// With `--producer-ids`: what producer-id pressure keeps across scans.
+    pressure: Option<Tracker>,
 }
 
 /// Counts scans in flight; a second one at the same time is an overlap.
@@ -218,7 +225,31 @@ impl Scanner {
             partitions: kept,
             summary,
         };
-        let diagnosis = self.diagnose.diagnose(client, scanned, deadline).await;
+        let diagnosis = self.diagnose.diagnose(client.clone(), scanned, deadline);
+        // every replica's producer ids, beside the diagnosis, on the same deadline
+        let pressure_opts = DescribeOptions {
+            topics: self.config.topics.clone(),
+            timeout: deadline.saturating_duration_since(Instant::now()),
+            request_timeout: self.config.request_timeout,
+            max_partitions_per_request: self.config.max_partitions_per_request,
+            ..DescribeOptions::default()
+        };
+        let producer_ids = async {
+            match self.pressure.as_mut() {
+                Some(t) => {
+                    let scan = t.scan(&client, &pressure_opts);
+                    tokio::time::timeout_at(deadline + Duration::from_secs(5), scan)
+                        .await
+                        .ok()
+                        .or(Some(pressure::Scanned::Failed))
+                }
+                None => None,
+            }
+        };
+        let (diagnosis, producer_ids) = tokio::join!(diagnosis, producer_ids);
+        let pressure_partial = producer_ids
+            .as_ref()
+            .is_some_and(pressure::Scanned::partial);
         let health = &self.shared.health;
         for (error, n) in &agg.errors {
             health
@@ -239,7 +270,7 @@ impl Scanner {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
-        let registry = metrics::snapshot_of_scan(
+        let mut registry = metrics::snapshot_of_scan(
             &counts,
             diagnosis.as_ref(),
             &unchecked,
@@ -247,6 +278,9 @@ impl Scanner {
             now.as_millis() as i64,
             health,
         );
+        if let Some(tracker) = &self.pressure {
+            pressure::register(&mut registry, producer_ids.as_ref(), tracker);
+        }
         let diagnosed = diagnosis.as_ref().is_some_and(Diagnosis::is_complete);
         // published before the shared gauges say what it holds: a scrape
         // that sees them new also sees this snapshot
@@ -264,7 +298,7 @@ impl Scanner {
             keys = self.previous.len(),
             "scan done"
         );
-        if failed > 0 || !diagnosed {
+        if failed > 0 || !diagnosed || pressure_partial {
             Outcome::Partial
         } else {
             Outcome::Ok
@@ -299,3 +333,6 @@ fn error_name(e: &kdp_client::Error) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod pressure_tests;

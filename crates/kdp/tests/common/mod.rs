@@ -22,6 +22,9 @@ pub struct Env {
     pub state_dir: String,
     /// broker id -> host:port
     pub brokers: Vec<(i32, String)>,
+    /// `KDP_IT_JMX`: each broker's JMX port, as `ID=HOST:PORT ...` (empty
+    /// when the cluster was started without it).
+    pub jmx: String,
     /// The Apache Kafka version the cluster (and the tools on the classpath) run:
     /// `KDP_IT_KAFKA_VERSION`, e.g. "4.4.0" or "3.9.2".
     pub kafka_version: String,
@@ -53,6 +56,7 @@ pub fn env() -> Env {
         java: std::env::var("KDP_IT_JAVA").unwrap_or_else(|_| "java".into()),
         state_dir: need("KDP_IT_STATE_DIR"),
         brokers,
+        jmx: std::env::var("KDP_IT_JMX").unwrap_or_default(),
         kafka_version: need("KDP_IT_KAFKA_VERSION"),
         txn_version: match need("KDP_IT_TXN_VERSION").as_str() {
             "1" => 1,

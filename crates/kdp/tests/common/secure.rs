@@ -89,6 +89,7 @@ impl Secure {
             java: self.java.clone(),
             state_dir: self.dir.clone(),
             brokers: vec![(1, self.plaintext.clone())],
+            jmx: String::new(),
             kafka_version: std::env::var("KDP_SECURE_KAFKA_VERSION").unwrap_or_default(),
             txn_version: if tv >= 2 { 2 } else { 1 },
         }

@@ -333,3 +333,50 @@ fn an_epoch_fence_counts_only_past_its_timeout_and_with_a_known_start() {
     let p = pressure(&inp);
     assert_eq!(p.epoch_fences_past_timeout, vec![fence(Some(0))]);
 }
+
+#[test]
+fn sorted_lists_are_merged_without_repeats() {
+    assert_eq!(count_distinct(vec![&[1, 3, 5], &[2, 3, 6], &[], &[5]]), 5);
+    assert_eq!(count_distinct(vec![]), 0);
+    assert_eq!(count_missing(&[1, 2, 5, 9], &[2, 3, 9]), 2);
+    assert_eq!(count_missing(&[], &[1]), 0);
+    assert_eq!(count_missing(&[4], &[]), 1);
+}
+
+/// A topic a broker answered for in part, in either scan, has no churn on
+/// that broker (its missing ids are unknown, not gone); the others do.
+#[test]
+fn churn_leaves_out_what_either_scan_did_not_fully_see() {
+    let r = cluster();
+    let before = pressure(&inputs(&r));
+    let mut now = before.clone();
+    now.scanned_at_ms += 1_000;
+    now.held
+        .get_mut(&1)
+        .unwrap()
+        .get_mut("orders")
+        .unwrap()
+        .clear();
+    now.held
+        .get_mut(&1)
+        .unwrap()
+        .get_mut("audit")
+        .unwrap()
+        .push(99);
+    now.unanswered.insert(1, ["orders".to_string()].into());
+    let c = churn(&before, &now);
+    assert!(
+        c.iter().all(|c| !(c.broker == 1 && c.topic == "orders")),
+        "{c:?}"
+    );
+    let audit = c
+        .iter()
+        .find(|c| c.broker == 1 && c.topic == "audit")
+        .unwrap();
+    assert_eq!((audit.new, audit.gone), (1, 0));
+    // a broker that did not answer before: nothing it holds now is new
+    let mut was_silent = before.clone();
+    was_silent.brokers[1].answered = false;
+    was_silent.held.remove(&2);
+    assert!(churn(&was_silent, &now).iter().all(|c| c.broker != 2));
+}

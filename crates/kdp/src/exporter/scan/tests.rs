@@ -39,6 +39,7 @@ async fn scanner(cluster: &StallCluster, per_partition: bool) -> Scanner {
             topics: None,
             per_partition,
             max_partitions_per_request: 10_000,
+            producer_ids: None,
         },
         shared: Arc::new(Shared::new(Health::new(60.0), per_partition)),
         diagnose: Arc::new(ClusterDiagnosis {
@@ -52,6 +53,7 @@ async fn scanner(cluster: &StallCluster, per_partition: bool) -> Scanner {
         }),
         client: Some(Arc::new(connected)),
         previous: BTreeMap::new(),
+        pressure: None,
     }
 }
 

@@ -110,6 +110,9 @@ public final class Scenario {
                 case "group-consume": s.groupConsume(); break;
                 case "write-batches": s.writeBatches(); break;
                 case "txn-churn": s.txnChurn(); break;
+                case "producer-burst": s.producerBurst(); break;
+                case "jmx-gauge": s.jmxGauge(); break;
+                case "broker-config": s.brokerConfig(); break;
                 default:
                     System.err.println("unknown subcommand: " + cmd);
                     usage();
@@ -186,6 +189,15 @@ public final class Scenario {
             "                [--state-partitions C --state-partition S]: K producers (ids PREFIX-<n>, chosen so that",
             "                abs(id.hashCode()) % C == S: all on one __transaction_state partition) each commit",
             "                N transactions of one record to P (about 3 log records a transaction)",
+            "  producer-burst --topic T --producers N [--transactional-prefix P] [--threads K (default 8)]:",
+            "                N new producers, each writing one record to every partition of T (acks=all)",
+            "                and closed; with P each is transactional with its own id P-<i> (one",
+            "                committed transaction); prints their producer ids",
+            "  jmx-gauge     --jmx \"ID=HOST:PORT ...\" [--mbean NAME (default ReplicaManager's",
+            "                ProducerIdCount)] [--attribute A (default Value)]: each broker's value over JMX",
+            "  broker-config --name CONFIG (--set VALUE | --delete true) [--broker ID (default: the",
+            "                cluster-wide default)] [--brokers \"ID ...\"]: incrementalAlterConfigs, then waits",
+            "                until DescribeConfigs of every broker shows it",
             "stdout: exactly one JSON line; logs/errors: stderr"));
     }
 
@@ -1155,6 +1167,120 @@ public final class Scenario {
         p.put(AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, "100");
         p.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "500");
         return Admin.create(p);
+    }
+
+    /**
+     * N new producers (the burst a client making a producer per task makes), in K threads: each
+     * writes one record to every partition of the topic and is closed; transactional ones get
+     * their own transactional id under the prefix and commit one transaction.
+     */
+    private void producerBurst() throws Exception {
+        String topic = req("topic");
+        int n = reqInt("producers");
+        int threads = optInt("threads", 8);
+        String prefix = opts.get("transactional-prefix");
+        if (n < 1 || threads < 1) throw new UsageException("--producers and --threads must be >= 1");
+        int partitions;
+        try (Admin admin = admin(bootstrap)) {
+            partitions = describeTopic(admin, topic).partitions().size();
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        List<java.util.concurrent.Future<Long>> ids = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            final int task = i;
+            ids.add(pool.submit(() -> {
+                Properties p = prefix == null ? producerProps() : txnProps(prefix + "-" + task, 60_000);
+                p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+                    if (prefix != null) {
+                        producer.initTransactions();
+                        producer.beginTransaction();
+                    }
+                    List<Future<RecordMetadata>> fs = new ArrayList<>(partitions);
+                    for (int part = 0; part < partitions; part++) {
+                        byte[] v = ("burst-" + task).getBytes(StandardCharsets.UTF_8);
+                        fs.add(producer.send(new ProducerRecord<>(topic, part, null, v)));
+                    }
+                    if (prefix != null) producer.commitTransaction();
+                    else producer.flush();
+                    for (Future<RecordMetadata> f : fs) f.get();
+                    return (Long) field(producerIdAndEpoch(producer), "producerId");
+                }
+            }));
+        }
+        pool.shutdown();
+        List<Long> out = new ArrayList<>(n);
+        for (java.util.concurrent.Future<Long> f : ids) out.add(f.get());
+        emit(new Json().put("topic", topic).put("partitions", partitions).put("producers", n)
+            .put("transactional", prefix != null).put("producerIds", out));
+    }
+
+    /** A JMX attribute of each broker (default: kafka.server ReplicaManager's ProducerIdCount). */
+    private void jmxGauge() throws Exception {
+        String mbean = opts.getOrDefault("mbean", "kafka.server:type=ReplicaManager,name=ProducerIdCount");
+        String attribute = opts.getOrDefault("attribute", "Value");
+        Map<String, Object> values = new TreeMap<>();
+        for (String kv : req("jmx").trim().split("\\s+")) {
+            String[] idAddr = kv.split("=", 2);
+            if (idAddr.length != 2) throw new UsageException("--jmx: want ID=HOST:PORT, got " + kv);
+            javax.management.remote.JMXServiceURL url = new javax.management.remote.JMXServiceURL(
+                "service:jmx:rmi:///jndi/rmi://" + idAddr[1] + "/jmxrmi");
+            try (javax.management.remote.JMXConnector c = javax.management.remote.JMXConnectorFactory.connect(url)) {
+                Object v = c.getMBeanServerConnection().getAttribute(new javax.management.ObjectName(mbean), attribute);
+                values.put(idAddr[0], v);
+            }
+        }
+        emit(new Json().put("mbean", mbean).put("attribute", attribute).put("values", values));
+    }
+
+    /**
+     * Sets (or deletes) a dynamic broker config, cluster-wide or for one broker, then waits until
+     * every broker of --brokers (default: all) reports it through DescribeConfigs.
+     */
+    private void brokerConfig() throws Exception {
+        String name = req("name");
+        String value = opts.get("set");
+        boolean delete = Boolean.parseBoolean(opts.getOrDefault("delete", "false"));
+        if ((value == null) == !delete) throw new UsageException("give --set VALUE or --delete true");
+        String broker = opts.getOrDefault("broker", "");
+        org.apache.kafka.common.config.ConfigResource target = new org.apache.kafka.common.config.ConfigResource(
+            org.apache.kafka.common.config.ConfigResource.Type.BROKER, broker);
+        org.apache.kafka.clients.admin.AlterConfigOp op = new org.apache.kafka.clients.admin.AlterConfigOp(
+            new org.apache.kafka.clients.admin.ConfigEntry(name, value),
+            delete ? org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE
+                   : org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET);
+        try (Admin admin = admin(bootstrap)) {
+            admin.incrementalAlterConfigs(Map.of(target, List.of(op))).all().get();
+            List<String> brokers = new ArrayList<>();
+            if (opts.containsKey("brokers")) {
+                brokers.addAll(List.of(opts.get("brokers").trim().split("\\s+")));
+            } else if (!broker.isEmpty()) {
+                brokers.add(broker);
+            } else {
+                for (Node node : admin.describeCluster().nodes().get()) brokers.add(String.valueOf(node.id()));
+            }
+            Map<String, Object> seen = new TreeMap<>();
+            Throwable last = null;
+            while (true) {
+                boolean all = true;
+                for (String b : brokers) {
+                    org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
+                        org.apache.kafka.common.config.ConfigResource.Type.BROKER, b);
+                    org.apache.kafka.clients.admin.ConfigEntry e = admin.describeConfigs(List.of(r)).all().get().get(r).get(name);
+                    String now = e == null ? null : e.value();
+                    boolean dynamic = e != null && (e.source() == org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG
+                        || e.source() == org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+                    seen.put(b, new Json().put("value", now).put("source", e == null ? null : e.source().toString()));
+                    if (delete ? dynamic : !Objects.equals(now, value)) {
+                        all = false;
+                        last = new IllegalStateException("broker " + b + " reports " + name + "=" + now + " (" + (e == null ? "-" : e.source()) + ")");
+                    }
+                }
+                if (all) break;
+                sleepOrFail(200, "broker config " + name, last);
+            }
+            emit(new Json().put("name", name).put("set", value).put("deleted", delete).put("broker", broker).put("brokers", seen));
+        }
     }
 
     // ------------------------------------------------------------------ reflection on client internals

@@ -1,0 +1,281 @@
+//! Producer-id pressure, scan by scan (`kdp exporter --producer-ids`): what
+//! `kdp producers` reports, as series per broker and per topic, never per
+//! producer id.
+//!
+//! A broker's count is one per partition replica and producer (what its
+//! `ProducerIdCount` gauge counts), so every replica is asked, not only the
+//! leaders: each scan sends every broker DescribeProducers for the
+//! partition replicas it hosts (one request per
+//! `--max-partitions-per-request` of them, so about the replication factor
+//! times the leaders' scan in requests and bytes, on top of it) and one
+//! DescribeConfigs (`producer.id.expiration.ms`). It runs beside the
+//! diagnosis, on the same deadline, folding each answer as it arrives
+//! (kdp-client's [`kdp_client::txn::pressure::scan`]): memory is the ids
+//! held per broker and topic (8 bytes each, kept from one scan to the next
+//! for the new-ids counters), never the producers.
+//!
+//! Never a count from part of the replicas published as if whole: a broker
+//! that did not answer for every partition it hosts has no series, a topic
+//! with a replica that did not answer has none, and a broker whose
+//! `producer.id.expiration.ms` could not be read has no expiry series; the
+//! scan is then partial. The new-ids counters count, per broker and topic,
+//! the ids held now that the last answer of that broker for that topic did
+//! not hold; a broker's first answer is the baseline, and what a broker did
+//! not answer is compared with its last answer once it does, so they only
+//! grow, across broker restarts and failed scans alike.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::AtomicI64;
+use std::sync::Arc;
+
+use kdp_client::diagnose::pressure::{count_missing, Pressure, DEFAULT_EPOCH_MARGIN};
+use kdp_client::txn::pressure::{scan, ScanOptions};
+use kdp_client::{Client, DescribeOptions};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+type Labels = Vec<(&'static str, String)>;
+type IntGauge = Gauge<i64, AtomicI64>;
+
+/// `--producer-ids`: what to compute.
+#[derive(Debug, Clone, Copy)]
+pub struct PressureConfig {
+    /// Epochs within this many of 32767 are near their end.
+    pub epoch_margin: i32,
+}
+
+impl Default for PressureConfig {
+    fn default() -> Self {
+        PressureConfig {
+            epoch_margin: DEFAULT_EPOCH_MARGIN,
+        }
+    }
+}
+
+/// What is kept from one scan to the next: the ids each broker last held
+/// per topic, and the counters.
+pub struct Tracker {
+    config: PressureConfig,
+    last: HashMap<(i32, String), Vec<i64>>,
+    baselined: BTreeSet<i32>,
+    /// Topics with a `kdp_topic_new_producer_ids_total` series.
+    counted_topics: BTreeSet<String>,
+    /// `kdp_broker_new_producer_ids_total{broker}`
+    pub broker_new: Family<Labels, Counter>,
+    /// `kdp_topic_new_producer_ids_total{topic}`
+    pub topic_new: Family<Labels, Counter>,
+}
+
+/// One scan's result: the report, or why there is none.
+pub enum Scanned {
+    /// The report (partial or not).
+    Report(Box<Pressure>),
+    /// The brokers could not be listed: nothing was asked.
+    Failed,
+}
+
+impl Scanned {
+    /// Whether this scan's pressure is short of something.
+    pub fn partial(&self) -> bool {
+        match self {
+            Scanned::Report(p) => p.partial,
+            Scanned::Failed => true,
+        }
+    }
+}
+
+impl Tracker {
+    pub fn new(config: PressureConfig) -> Tracker {
+        Tracker {
+            config,
+            last: HashMap::new(),
+            baselined: BTreeSet::new(),
+            counted_topics: BTreeSet::new(),
+            broker_new: Family::default(),
+            topic_new: Family::default(),
+        }
+    }
+
+    /// Asks every replica (bounded by `opts`' deadline), counts the new
+    /// ids, and returns the report to publish.
+    pub async fn scan(&mut self, client: &Arc<Client>, opts: &DescribeOptions) -> Scanned {
+        let options = ScanOptions {
+            epoch_margin: self.config.epoch_margin,
+            top: 0,
+            only_brokers: BTreeSet::new(),
+            transactions: false,
+        };
+        match scan(client, opts, &options).await {
+            Ok(s) => {
+                for (b, why) in s.failed.iter().chain(&s.incomplete) {
+                    tracing::warn!(broker = b, errors = ?why, "producer ids: a broker did not answer fully; its series are left out this scan");
+                }
+                let mut p = s.pressure;
+                self.count_new(&mut p);
+                Scanned::Report(Box::new(p))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "producer ids: cannot list the brokers; no producer-id series this scan");
+                Scanned::Failed
+            }
+        }
+    }
+
+    /// Counts the ids each broker holds now that its last answer for the
+    /// same topic did not, and keeps this answer for the next scan. Takes
+    /// the held ids out of `p` (they are not published).
+    pub fn count_new(&mut self, p: &mut Pressure) {
+        let mut held = std::mem::take(&mut p.held);
+        let no_topics = BTreeSet::new();
+        for b in p.brokers.iter().filter(|b| b.answered) {
+            let broker = b.broker;
+            let unanswered = p.unanswered.get(&broker).unwrap_or(&no_topics);
+            let baselined = self.baselined.contains(&broker);
+            let topics = held.remove(&broker).unwrap_or_default();
+            // a topic this broker answered for wholly, and no longer holds
+            // (deleted, or moved away): gone from the comparison
+            self.last.retain(|(lb, t), _| {
+                *lb != broker || unanswered.contains(t) || topics.contains_key(t)
+            });
+            let mut total = 0u64;
+            for (topic, ids) in topics {
+                if unanswered.contains(&topic) {
+                    continue;
+                }
+                let key = (broker, topic);
+                let new = match self.last.get(&key) {
+                    Some(before) => count_missing(&ids, before),
+                    None if baselined => ids.len() as u64,
+                    None => 0,
+                };
+                if !self.counted_topics.contains(&key.1) {
+                    self.counted_topics.insert(key.1.clone());
+                }
+                // created at 0 on the baseline: the series exists from then on
+                self.topic_new
+                    .get_or_create(&vec![("topic", key.1.clone())])
+                    .inc_by(new);
+                total += new;
+                self.last.insert(key, ids);
+            }
+            self.broker_new
+                .get_or_create(&vec![("broker", broker.to_string())])
+                .inc_by(total);
+            self.baselined.insert(broker);
+        }
+        // a complete scan that saw no replica of a topic: the topic is gone
+        if !p.partial {
+            let present: BTreeSet<&str> = p.topics.iter().map(|t| t.topic.as_str()).collect();
+            let gone: Vec<String> = self
+                .counted_topics
+                .iter()
+                .filter(|t| !present.contains(t.as_str()))
+                .cloned()
+                .collect();
+            for t in gone {
+                self.counted_topics.remove(&t);
+                self.topic_new.remove(&vec![("topic", t)]);
+            }
+        }
+    }
+}
+
+/// The per-scan families of one snapshot.
+#[derive(Default)]
+struct Families {
+    broker_ids: Family<Labels, IntGauge>,
+    broker_expiring: Family<Labels, IntGauge>,
+    broker_past: Family<Labels, IntGauge>,
+    topic_ids: Family<Labels, IntGauge>,
+    topic_max_epoch: Family<Labels, IntGauge>,
+    topic_near: Family<Labels, IntGauge>,
+}
+
+fn clamp(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// Registers the producer-id families into a snapshot: this scan's gauges
+/// (`scanned`, `None` before the first scan with `--producer-ids`) and the
+/// tracker's counters.
+pub fn register(r: &mut Registry, scanned: Option<&Scanned>, tracker: &Tracker) {
+    let f = Families::default();
+    if let Some(Scanned::Report(p)) = scanned {
+        for b in p.brokers.iter().filter(|b| b.answered) {
+            if p.unanswered.contains_key(&b.broker) {
+                continue;
+            }
+            let labels = vec![("broker", b.broker.to_string())];
+            f.broker_ids
+                .get_or_create(&labels)
+                .set(clamp(b.producer_ids));
+            if b.expiration_ms.is_some() {
+                f.broker_expiring
+                    .get_or_create(&labels)
+                    .set(clamp(b.expiring_within_hour));
+                f.broker_past
+                    .get_or_create(&labels)
+                    .set(clamp(b.past_expiration));
+            }
+        }
+        for t in p.topics.iter().filter(|t| !t.partial) {
+            let labels = vec![("topic", t.topic.clone())];
+            f.topic_ids
+                .get_or_create(&labels)
+                .set(clamp(t.producer_ids));
+            f.topic_near
+                .get_or_create(&labels)
+                .set(clamp(t.near_exhaustion));
+            if t.max_epoch >= 0 {
+                f.topic_max_epoch
+                    .get_or_create(&labels)
+                    .set(i64::from(t.max_epoch));
+            }
+        }
+    }
+    r.register(
+        "kdp_broker_producer_ids",
+        "Producer ids the broker holds, one per partition replica and producer (what its ProducerIdCount gauge counts), every replica asked (--producer-ids); no series for a broker that did not answer for every partition it hosts",
+        f.broker_ids,
+    );
+    r.register(
+        "kdp_broker_producer_ids_expiring_within_hour",
+        "Producer ids the broker holds with no open transaction that reach its producer.id.expiration.ms within the next hour; no series where the setting or some replica could not be read",
+        f.broker_expiring,
+    );
+    r.register(
+        "kdp_broker_producer_ids_past_expiration",
+        "Producer ids idle longer than the broker's producer.id.expiration.ms and still held (its expiration check, producer.id.expiration.check.interval.ms, has not removed them yet)",
+        f.broker_past,
+    );
+    r.register(
+        "kdp_topic_producer_ids",
+        "Producer ids held for the topic, over every replica of every partition; no series when some replica of it did not answer",
+        f.topic_ids,
+    );
+    r.register(
+        "kdp_topic_max_producer_epoch",
+        "The largest producer epoch any replica of the topic holds (32767 is the last; under transaction protocol v2 every transaction uses one)",
+        f.topic_max_epoch,
+    );
+    r.register(
+        "kdp_topic_producers_near_epoch_exhaustion",
+        "Producers of the topic whose epoch is within --epoch-margin of 32767",
+        f.topic_near,
+    );
+    r.register(
+        "kdp_broker_new_producer_ids",
+        "Producer ids a broker holds that its previous answer did not, summed scan by scan (a broker's first answer is the baseline); rate() of it is the producer-id churn",
+        tracker.broker_new.clone(),
+    );
+    r.register(
+        "kdp_topic_new_producer_ids",
+        "kdp_broker_new_producer_ids by topic, summed over the brokers holding its replicas",
+        tracker.topic_new.clone(),
+    );
+}
+
+#[cfg(test)]
+mod tests;
