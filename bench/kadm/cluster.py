@@ -26,6 +26,17 @@ def producer(pid, i, open_txn, epoch=None):
             "CurrentTxnStartOffset": pid * 7 if open_txn else -1}
 
 
+def group(g, topic, partitions):
+    """Consumer group g, reading `topic` (offsets filled in by the caller)."""
+    out = {"group_id": "group-%05d" % g, "n": g, "offsets": {topic: {}}}
+    if g % 5 == 0:
+        out["type"] = "consumer"
+    if g % 3 != 0:
+        out["members"] = [{"member_id": "m-%05d" % g, "client_id": "c-%05d" % g,
+                           "assignment": {topic: list(range(partitions))}}]
+    return out
+
+
 def main():
     topics, partitions, per_partition = (int(a) for a in sys.argv[1:4])
     brokers = 3
@@ -33,6 +44,7 @@ def main():
     out.write('{"cluster_id": "kdp-bench", "brokers": %s, "topics": [\n'
               % json.dumps([{"id": b} for b in range(1, brokers + 1)]))
     txns = []
+    groups = {}
     pid = 10_000
     n = 0
     for t in range(topics):
@@ -62,11 +74,29 @@ def main():
                 follower[0]["ProducerEpoch"] = max(0, follower[0]["ProducerEpoch"] - 1)
                 part["replica_producers"] = {str(replicas[1]): follower}
             parts.append(json.dumps(part, separators=(",", ":")))
+            if t % 4 != 3:
+                lso, hw = pid * 7, pid * 7 + 1000  # the open transaction is the last producer's
+                for g in (2 * t, 2 * t + 1):
+                    if g not in groups:
+                        groups[g] = group(g, name, partitions)
+                    at = [lso, lso - 5, lso + 10, None][(g + p) % 4]
+                    if at is not None:
+                        groups[g]["offsets"][name][str(p)] = at
         out.write('%s{"name":"%s","partitions":[%s]}\n' % ("," if t else "", name, ",".join(parts)))
+    groups = list(groups.values())
+    for g in groups[::2]:
+        g["offsets"]["plain"] = {str(g["n"] % 10): 5_000 + g["n"]}
+    parts = ['{"partition":%d,"leader":%d,"replicas":[%d],"high_watermark":%d}'
+             % (p, p % brokers + 1, p % brokers + 1, 10_000 + p) for p in range(10)]
+    out.write(',{"name":"plain","partitions":[%s]}\n' % ",".join(parts))
     parts = ['{"partition":%d,"leader":%d,"replicas":[%d]}' % (p, p % brokers + 1, p % brokers + 1)
              for p in range(50)]
-    out.write(',{"name":"__transaction_state","internal":true,"partitions":[%s]}\n' % ",".join(parts))
-    out.write('], "transactions": %s}\n' % json.dumps(txns, separators=(",", ":")))
+    for internal in ("__transaction_state", "__consumer_offsets"):
+        out.write(',{"name":"%s","internal":true,"partitions":[%s]}\n' % (internal, ",".join(parts)))
+    for g in groups:
+        del g["n"]
+    out.write('], "transactions": %s,\n' % json.dumps(txns, separators=(",", ":")))
+    out.write('"groups": %s}\n' % json.dumps(groups, separators=(",", ":")))
 
 
 if __name__ == "__main__":
