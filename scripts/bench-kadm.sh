@@ -39,5 +39,5 @@ for _ in $(seq 600); do  # up to a minute: the large file takes seconds to load
 done
 bootstrap=$(head -1 "$work/mock.out")
 [ -n "$bootstrap" ] || { echo "the mock did not start" >&2; exit 1; }
-echo "$size: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(len(p.get("producers",[])) for t in d["topics"] for p in t["partitions"]), "producers,", len(d["transactions"]), "transactions")' "$work/$size.json"); mock at $bootstrap; $runs pairs" >&2
+echo "$size: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(len(p.get("producers",[])) for t in d["topics"] for p in t["partitions"]), "producers,", len(d["transactions"]), "transactions,", len(d.get("groups", [])), "groups")' "$work/$size.json"); mock at $bootstrap; $runs pairs" >&2
 python3 bench/kadm/pairs.py "$bootstrap" "$KDP" "$work/kadm-bench" "$runs" "$@"

@@ -12,6 +12,7 @@
 //	transactions-describe  kdp transactions describe --transactional-id ID... --output json (IDs as arguments)
 //	find-hanging           kdp find-hanging --output json
 //	compare-replicas       kdp compare-replicas --output json
+//	blocked                kdp blocked --output json (exit 4 when a group is blocked, as kdp)
 package main
 
 import (
@@ -64,14 +65,21 @@ func main() {
 		err = findHanging(ctx, adm, out)
 	case "compare-replicas":
 		err = compareReplicas(ctx, cl, adm, out)
+	case "blocked":
+		err = blocked(ctx, adm, out, *bootstrap)
 	default:
 		err = fmt.Errorf("unknown command %q", flag.Arg(0))
 	}
-	if err == nil {
+	found := errors.Is(err, errFound)
+	if err == nil || found {
 		err = out.Flush()
 	}
 	if err != nil {
 		fail(err)
+	}
+	if found {
+		cl.Close()
+		os.Exit(4)
 	}
 }
 
