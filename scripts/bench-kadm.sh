@@ -8,8 +8,10 @@
 #   cargo build --release -p kdp
 #   bash scripts/bench-kadm.sh medium|large [RUNS] [COMMAND...]
 #
-# medium: 100 topics x 10 partitions x 10 producers (10,000 producers);
-# large: 1,000 x 10 x 10 (100,000 producers). KDP (default
+# medium: 100 topics x 10 partitions x 10 producers (10,000 producers,
+# 1,000 pinned partitions, 150 consumer groups); large: 1,000 x 10 x 10
+# (100,000 producers, 10,000 pinned partitions, 1,500 groups). COMMAND is a
+# row name of the table (e.g. blocked, find-hanging). KDP (default
 # target/release/kdp) is the client measured and also serves the mock.
 set -euo pipefail
 cd "$(dirname "$0")/.."

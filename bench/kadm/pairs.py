@@ -4,7 +4,10 @@ one running `kdp mock-broker`: each command's two outputs are checked to be
 the same first, then the two are timed as interleaved pairs (kdp, kadm,
 kdp, kadm, ...; the first pair is a warm-up) and a Markdown table is printed.
 Client CPU (user + system) and peak RSS come from wait4's rusage of each
-child, output to /dev/null. Run by scripts/bench-kadm.sh.
+child, output to /dev/null. The time-dependent fields (VOLATILE) are left
+out of the comparison; both programs must exit 0 (or kdp 4 where it found
+something), and for `blocked` with the same status. Run by
+scripts/bench-kadm.sh.
 
     pairs.py BOOTSTRAP KDP KADM RUNS [COMMAND...]
 """
