@@ -3,7 +3,10 @@
 # scan duration and the exporter's resident memory every 10 scans, to see that
 # memory stays flat (nothing grows with the number of scans).
 #
-#   python3 scripts/scale-cluster.py 1000 10 100 50 > /tmp/scale50.json   # 50 brokers, 1,000,000 producers
+#   # 50 brokers, 1,000,000 producers, and the internal topics a cluster that has run
+#   # transactions and consumers has (without them every scan waits on FindCoordinator's
+#   # COORDINATOR_NOT_AVAILABLE, as a real cluster does until it has created them)
+#   python3 scripts/scale-cluster.py 1000 10 100 50 10 50 --offsets-partitions 50 > /tmp/scale50.json
 #   cargo build --release -p kdp
 #   bash scripts/exporter-soak.sh /tmp/scale50.json 100 --producer-ids [EXTRA EXPORTER FLAGS...]
 #

@@ -16,7 +16,8 @@ every 10th producer has a transaction open (OPEN_EVERY), idle for days, so
 have coordinators (default 0: none).
 
 --groups N adds N consumer groups (and a `__consumer_offsets` topic of P
-partitions, default one per broker, so they have coordinators), each with M
+partitions, default one per broker, so they have coordinators; P alone adds
+the topic without groups, as on a cluster whose groups are gone), each with M
 committed offsets (default 100): group g reads topic g % TOPICS from
 partition 0 on, so each topic is read by N / TOPICS groups. On a partition
 an open transaction pins (its last stable offset below its high watermark),
@@ -80,7 +81,7 @@ def main():
         parts = ['{"partition":%d,"leader":%d,"replicas":[%d]}' % (p, p % brokers + 1, p % brokers + 1)
                  for p in range(txn_state)]
         out.write(',{"name":"__transaction_state","partitions":[%s]}\n' % ",".join(parts))
-    if a.groups:
+    if a.groups or a.offsets_partitions:
         n = a.offsets_partitions or brokers
         parts = ['{"partition":%d,"leader":%d,"replicas":[%d]}' % (p, p % brokers + 1, p % brokers + 1)
                  for p in range(n)]
