@@ -79,6 +79,10 @@ pub struct CoordinatorView {
     /// authorization error). Only then does an unlisted producer id mean the
     /// coordinator has no transaction for it.
     pub may_describe_any: bool,
+    /// The error of that probe when it failed for another reason than
+    /// authorization (e.g. COORDINATOR_NOT_AVAILABLE): an unlisted producer
+    /// is then unknown for that reason, not for a missing ACL.
+    pub probe_failed: Option<&'static str>,
     /// DescribeTransactions of each listed id.
     pub descriptions: HashMap<String, Description>,
 }
@@ -210,6 +214,8 @@ fn coordinator_verdict(
             Verdict::Unknown(UnknownReason::ListingIncomplete)
         } else if view.may_describe_any {
             Verdict::Hanging(HangingReason::NoTransaction)
+        } else if let Some(name) = view.probe_failed {
+            Verdict::Unknown(UnknownReason::DescribeFailed(name))
         } else {
             Verdict::Unknown(UnknownReason::NotAuthorized)
         };
@@ -358,6 +364,16 @@ mod tests {
             Verdict::Unknown(UnknownReason::NotAuthorized)
         );
         assert!(kafka_says_hanging(&t, &hidden), "Kafka's false positive");
+        // a probe that failed for another reason says so, not "not authorized"
+        let unprobed = CoordinatorView {
+            may_describe_any: false,
+            probe_failed: Some("COORDINATOR_NOT_AVAILABLE"),
+            ..v.clone()
+        };
+        assert_eq!(
+            decide(&t, &unprobed, NOW, TIMEOUT),
+            Verdict::Unknown(UnknownReason::DescribeFailed("COORDINATOR_NOT_AVAILABLE"))
+        );
         let incomplete = CoordinatorView {
             listing_complete: false,
             ..v

@@ -549,6 +549,7 @@ async fn look_up(
     }
     let mut descriptions = HashMap::new();
     let mut may_describe_any = false;
+    let mut probe_failed = None;
     for (id, d) in described {
         let desc = match d.result {
             Ok(t) => Description::Described(t),
@@ -560,6 +561,9 @@ async fn look_up(
         };
         if id == probe {
             may_describe_any = desc == Description::NotFound;
+            if let Description::Failed(name) = desc {
+                probe_failed = Some(name);
+            }
         } else {
             descriptions.insert(id, desc);
         }
@@ -568,6 +572,7 @@ async fn look_up(
         listed,
         listing_complete: listing_errors.is_empty(),
         may_describe_any,
+        probe_failed,
         descriptions,
     };
     (Ok((view, listing_errors)), unfinished)

@@ -289,6 +289,12 @@ pub enum NotAsked {
     /// No id is listed, but ListTransactions hides the ids the caller may
     /// not describe, and it may not describe every id.
     MayBeHidden,
+    /// No id is listed, and whether ListTransactions hides ids could not be
+    /// checked: DescribeTransactions of an unused id failed with `error`.
+    ProbeFailed {
+        /// The Kafka error name.
+        error: &'static str,
+    },
     /// The coordinators were not asked about this producer (it has no open
     /// transaction the scan looked up).
     NotLookedUp,
@@ -309,6 +315,8 @@ impl CoordinatorAnswer {
                 }
             } else if view.may_describe_any {
                 CoordinatorAnswer::NotListed
+            } else if let Some(error) = view.probe_failed {
+                CoordinatorAnswer::NotAsked(NotAsked::ProbeFailed { error })
             } else {
                 CoordinatorAnswer::NotAsked(NotAsked::MayBeHidden)
             };
@@ -404,6 +412,12 @@ impl fmt::Display for NotAsked {
                 f,
                 "no transactional id is listed for the producer, but ListTransactions hides the \
                  ids this principal may not describe"
+            ),
+            NotAsked::ProbeFailed { error } => write!(
+                f,
+                "no transactional id is listed for the producer, and whether ListTransactions \
+                 hides ids from this principal could not be checked (DescribeTransactions of an \
+                 unused id failed with {error})"
             ),
             NotAsked::NotLookedUp => write!(f, "the coordinators were not asked"),
         }
