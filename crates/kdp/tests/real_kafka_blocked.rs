@@ -487,10 +487,19 @@ fn blocked_then_released(env: &Env, prefix: &str, protocol: &str) {
     let words: Vec<&str> = unblock.split(' ').collect();
     assert_eq!(words[..2], ["kdp", "force-terminate"], "{unblock}");
     let mut args = words[1..].to_vec();
-    args.push("--yes");
+    let audit = std::env::temp_dir().join(format!("kdp-audit-{topic}.jsonl"));
+    let _ = std::fs::remove_file(&audit);
+    let audit_arg = audit.display().to_string();
+    args.extend(["--yes", "--audit-log", &audit_arg]);
+    let before = offsets(env, &topic);
     let r = kdp(&args);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("unblocks 8 record(s)"), "{}", r.stdout);
+    let report = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        report.contains(&format!("{topic}-0: LSO moved {} -> ", before.1)),
+        "the report says the LSO moved: {report}"
+    );
     // the coordinator writes the abort markers after it answers: wait for
     // the LSO to move (a bound on the polls, not on time)
     let (hw, lso) = (0..60)
@@ -503,6 +512,34 @@ fn blocked_then_released(env: &Env, prefix: &str, protocol: &str) {
         .find(|(hw, lso)| lso == hw)
         .unwrap_or_else(|| panic!("the LSO of {topic}-0 never moved off 4"));
     assert!(lso > 4 && hw >= 13, "the abort marker: hw {hw}");
+    // the audit line: one action, the state before and after as Kafka's
+    // Admin reads it, and the groups that can now advance
+    let text = std::fs::read_to_string(&audit).expect("the audit log");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let l = &lines[0];
+    assert_eq!(l["Action"], "force-terminate", "{l}");
+    assert_eq!(l["TransactionalId"], tid.as_str(), "{l}");
+    assert_eq!(l["Result"], "done", "{l}");
+    let p = &l["Partitions"][0];
+    assert_eq!(p["Before"]["LastStableOffset"], before.1, "{l}");
+    assert_eq!(p["Before"]["HighWatermark"], before.0, "{l}");
+    // read when kdp saw the LSO move: at most what Admin reads now
+    let (after_hw, after_lso) = (
+        i(&p["After"], "HighWatermark"),
+        i(&p["After"], "LastStableOffset"),
+    );
+    assert!(after_lso > before.1 && after_lso <= lso, "{l}");
+    assert!(after_hw >= before.0 && after_hw <= hw, "{l}");
+    assert_eq!(p["LsoChange"], "moved", "{l}");
+    let advance = p["GroupsCanAdvance"].as_array().expect("groups");
+    for g in [&group, &classic] {
+        assert!(advance.iter().any(|a| a == g.as_str()), "{g}: {l}");
+    }
+    let _ = std::fs::remove_file(&audit);
 
     let after = member.resume();
     assert_eq!(after["memberId"], first["memberId"], "the same member");

@@ -118,4 +118,45 @@ fn a_group_the_user_may_not_describe_is_an_error_naming_the_acl() {
         "{}",
         r.stderr
     );
+    // the fix, as the admin over SASL_SSL (SCRAM), with an audit log: one
+    // JSON line naming the principal, the LSO moved, and no secret of the
+    // node anywhere in it (nor in the output)
+    let audit = format!("{}/audit-{topic}.jsonl", s.dir);
+    let admin = s.props("scram512");
+    let r = kdp(&[
+        "force-terminate",
+        "--bootstrap-server",
+        &s.sasl_ssl,
+        "--command-config",
+        &admin,
+        "--transactional-id",
+        &tid,
+        "--yes",
+        "--audit-log",
+        &audit,
+        "--timeout",
+        "60s",
+    ]);
+    s.assert_no_secret(&r);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let text = std::fs::read_to_string(&audit).expect("the audit log");
+    let token = std::fs::read_to_string(format!("{}/token.jwt", s.dir)).unwrap_or_default();
+    for secret in s.secrets.iter().map(String::as_str).chain([token.trim()]) {
+        assert!(
+            secret.is_empty() || !text.contains(secret),
+            "a secret is in the audit log"
+        );
+    }
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let l = &lines[0];
+    assert_eq!(l["Action"], "force-terminate", "{l}");
+    assert_eq!(l["TransactionalId"], tid.as_str(), "{l}");
+    assert_eq!(l["Principal"], "User:admin", "{l}");
+    let p = &l["Partitions"][0];
+    assert_eq!(p["Before"]["LastStableOffset"], 2, "{l}");
+    assert_eq!(p["LsoChange"], "moved", "{l}");
 }
