@@ -87,6 +87,37 @@ pub struct CoordinatorView {
     pub descriptions: HashMap<String, Description>,
 }
 
+/// What it means that no transactional id is listed for a producer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unlisted {
+    /// A broker did not answer ListTransactions: its coordinator may track it.
+    ListingIncomplete,
+    /// Every broker answered and the caller may describe any id: no
+    /// coordinator has a transaction for it.
+    NoTransaction,
+    /// Whether ListTransactions hides ids could not be checked: the probe
+    /// failed with this error.
+    ProbeFailed(&'static str),
+    /// ListTransactions may hide the id from this caller.
+    MayBeHidden,
+}
+
+impl CoordinatorView {
+    /// What an unlisted producer id means here: the one rule for the
+    /// verdicts and the repair plans.
+    pub fn unlisted(&self) -> Unlisted {
+        if !self.listing_complete {
+            Unlisted::ListingIncomplete
+        } else if self.may_describe_any {
+            Unlisted::NoTransaction
+        } else if let Some(name) = self.probe_failed {
+            Unlisted::ProbeFailed(name)
+        } else {
+            Unlisted::MayBeHidden
+        }
+    }
+}
+
 /// The verdict on one candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -210,14 +241,11 @@ fn coordinator_verdict(
     max_timeout_ms: i64,
 ) -> Verdict {
     let Some(id) = transactional_id(view, txn) else {
-        return if !view.listing_complete {
-            Verdict::Unknown(UnknownReason::ListingIncomplete)
-        } else if view.may_describe_any {
-            Verdict::Hanging(HangingReason::NoTransaction)
-        } else if let Some(name) = view.probe_failed {
-            Verdict::Unknown(UnknownReason::DescribeFailed(name))
-        } else {
-            Verdict::Unknown(UnknownReason::NotAuthorized)
+        return match view.unlisted() {
+            Unlisted::ListingIncomplete => Verdict::Unknown(UnknownReason::ListingIncomplete),
+            Unlisted::NoTransaction => Verdict::Hanging(HangingReason::NoTransaction),
+            Unlisted::ProbeFailed(name) => Verdict::Unknown(UnknownReason::DescribeFailed(name)),
+            Unlisted::MayBeHidden => Verdict::Unknown(UnknownReason::NotAuthorized),
         };
     };
     match view.descriptions.get(id) {

@@ -29,7 +29,7 @@ use crate::describe::{
     describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionOutcome,
 };
 use crate::diagnose::flags::Coordinator;
-use crate::diagnose::hanging::{is_candidate, CoordinatorView, Description};
+use crate::diagnose::hanging::{is_candidate, CoordinatorView, Description, Unlisted};
 use crate::diagnose::TxnProtocol;
 use crate::error::{Error, Result};
 use crate::txn::configs::{self, broker_configs};
@@ -224,8 +224,7 @@ impl Joined {
             Some(Description::Described(t)) => Coordinator::Known(t),
             Some(Description::NotFound) => Coordinator::Unknown,
             None if p.current_txn_start_offset >= 0
-                && self.view.may_describe_any
-                && self.view.listing_complete =>
+                && self.view.unlisted() == Unlisted::NoTransaction =>
             {
                 Coordinator::Unknown
             }

@@ -8,7 +8,7 @@ use kdp_wire::ErrorCode;
 use kdp_wire::TxnState;
 
 use crate::admin::{KeyError, TopicPartition};
-use crate::diagnose::hanging::{Description, UnknownReason};
+use crate::diagnose::hanging::{Description, UnknownReason, Unlisted};
 use crate::diagnose::includes;
 use crate::txn::join::Joined;
 
@@ -305,20 +305,20 @@ impl CoordinatorAnswer {
     pub fn of(joined: &Joined, producer_id: i64) -> CoordinatorAnswer {
         let view = &joined.view;
         let Some(id) = view.listed.get(&producer_id) else {
-            return if !view.listing_complete {
-                if joined.listing_errors.is_empty() {
+            return match view.unlisted() {
+                Unlisted::ListingIncomplete if joined.listing_errors.is_empty() => {
                     CoordinatorAnswer::NotAsked(NotAsked::NotLookedUp)
-                } else {
+                }
+                Unlisted::ListingIncomplete => {
                     CoordinatorAnswer::NotAsked(NotAsked::ListingIncomplete {
                         brokers: joined.listing_errors.iter().map(|(b, _)| *b).collect(),
                     })
                 }
-            } else if view.may_describe_any {
-                CoordinatorAnswer::NotListed
-            } else if let Some(error) = view.probe_failed {
-                CoordinatorAnswer::NotAsked(NotAsked::ProbeFailed { error })
-            } else {
-                CoordinatorAnswer::NotAsked(NotAsked::MayBeHidden)
+                Unlisted::NoTransaction => CoordinatorAnswer::NotListed,
+                Unlisted::ProbeFailed(error) => {
+                    CoordinatorAnswer::NotAsked(NotAsked::ProbeFailed { error })
+                }
+                Unlisted::MayBeHidden => CoordinatorAnswer::NotAsked(NotAsked::MayBeHidden),
             };
         };
         let transactional_id = id.clone();
