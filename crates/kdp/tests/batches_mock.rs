@@ -19,7 +19,14 @@ fn demo() -> (MockBroker, std::path::PathBuf) {
         .args(["demo", "--print-cluster-file"])
         .output()
         .expect("kdp demo --print-cluster-file");
-    let dir = std::env::temp_dir().join(format!("kdp-batches-{}", std::process::id()));
+    // one directory per call: the tests run in parallel, and a shared file
+    // could be truncated by one while the other's mock reads it
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "kdp-batches-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("cluster.json");
     std::fs::write(&file, &out.stdout).unwrap();
