@@ -25,5 +25,9 @@ if [[ $code != 0 ]] || ! grep -q "ProducerId" "$tmp/demo.out"; then
     cat "$tmp/demo.err" >&2
     exit 1
 fi
+# the README's run command itself, in the clone (the debug build `cargo install --debug` made)
+(cd "$tmp/src" && CARGO_TARGET_DIR="$OLDPWD/target" cargo run --quiet --locked -p kdp -- demo >"$tmp/run.out" 2>"$tmp/run.err") ||
+    { echo "install-check: cargo run -p kdp -- demo failed" >&2; cat "$tmp/run.err" >&2; exit 1; }
+grep -q "ProducerId" "$tmp/run.out" || { echo "install-check: cargo run -p kdp -- demo printed no producers" >&2; exit 1; }
 "$kdp" completions bash | grep -q "complete -F" || { echo "install-check: no bash completions" >&2; exit 1; }
 echo "install-check: cargo install --path crates/kdp from a clean clone works ($("$kdp" --version))"
