@@ -17,6 +17,9 @@ use crate::metadata::{BrokerInfo, ClusterMetadata};
 use crate::retry::{OnRetry, Retrying};
 use crate::transport::{BrokerAddress, Connector, TcpConnector};
 
+/// A client shared between tasks, as the admin driver takes it.
+pub type SharedClient = Arc<Client>;
+
 /// Responses that carry a ThrottleTimeMs, which the client honours.
 pub trait ThrottleTime {
     /// The throttle time the broker asked for, in ms (0: none).

@@ -31,18 +31,14 @@ use kdp_wire::messages::{
 };
 use kdp_wire::ErrorCode;
 
-use crate::admin::{
-    drive, AdminHandler, Batch, DriverOptions, KeyOutcome, PartitionLeader, TopicPartition,
-};
+use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
+
+use crate::admin::{drive, AdminHandler, Batch, DriverOptions, KeyOutcome, PartitionLeader};
 use crate::client::Client;
 use crate::deadline::Deadline;
 use crate::error::Result;
 
 mod select;
-
-/// A partition that could not be described: a broker's error code, or a
-/// client-side failure expressed as the closest Kafka error code.
-pub use crate::admin::KeyError as PartitionError;
 
 /// Some partitions of one topic, or all of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,21 +130,6 @@ impl Default for DescribeOptions {
     }
 }
 
-/// The answer for one partition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionOutcome {
-    /// The topic name.
-    pub topic: String,
-    /// `-1` for an error about a whole topic whose partitions are unknown
-    /// (e.g. the topic does not exist and no partition was named).
-    pub partition: i32,
-    /// The broker that answered (or was asked last); `None` when no broker
-    /// was asked (metadata settled it).
-    pub broker_id: Option<i32>,
-    /// The partition's `ActiveProducers`, or why they are unknown.
-    pub result: std::result::Result<Vec<ProducerState>, PartitionError>,
-}
-
 /// What the sink receives, in order.
 #[derive(Debug, Clone)]
 pub enum DescribeEvent {
@@ -168,23 +149,6 @@ pub enum DescribeEvent {
         /// One outcome per partition answered.
         outcomes: Vec<PartitionOutcome>,
     },
-}
-
-/// Counts over a finished describe.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DescribeSummary {
-    /// Partitions reported (with producers, without, or with an error).
-    pub partitions: usize,
-    /// Partitions reported with an error.
-    pub failed: usize,
-    /// The largest `ThrottleTimeMs` any broker answered.
-    pub max_throttle_time_ms: i32,
-    /// Rounds taken: of requests, or of metadata lookups resolving the
-    /// topics if those took more.
-    pub rounds: u32,
-    /// Partitions picked as part of a topic or the cluster whose topic was
-    /// deleted during the scan (not reported).
-    pub vanished: usize,
 }
 
 /// Describes the producers of the selected partitions. Results go to `sink`

@@ -67,7 +67,6 @@ pub mod client;
 pub mod connection;
 pub mod deadline;
 pub mod describe;
-pub mod diagnose;
 pub mod error;
 pub mod fetch;
 pub mod groups;
@@ -76,19 +75,18 @@ pub mod metadata;
 pub mod retry;
 pub mod security;
 pub mod setup;
-pub mod time;
 pub mod transport;
 pub mod txn;
 pub mod versions;
 
+pub use kdp_domain::{diagnose, time};
+
 pub use client::{Client, ClientConfig, ThrottleTime};
 pub use connection::{Connection, ConnectionConfig};
 pub use deadline::Deadline;
-pub use describe::{
-    describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionError,
-    PartitionOutcome, TopicSelection,
-};
+pub use describe::{describe_producers, DescribeEvent, DescribeOptions, TopicSelection};
 pub use error::{Error, Result};
+pub use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use retry::{OnRetry, Retrying};
 pub use setup::{ConnectionSetup, NoSetup, SetupFuture};

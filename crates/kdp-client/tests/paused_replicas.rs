@@ -29,7 +29,10 @@ async fn connected(cluster: &StallCluster) -> Arc<Client> {
 /// the client is connected; its answer and how long it took.
 async fn compare_with(
     stall: impl FnOnce(&StallCluster),
-) -> (Result<(Replicas, Vec<ReplicaError>), Error>, Duration) {
+) -> (
+    Result<(Replicas, Vec<ReplicaError<Error>>), Error>,
+    Duration,
+) {
     let cluster = StallCluster::demo();
     let client = connected(&cluster).await;
     stall(&cluster);
@@ -50,7 +53,7 @@ fn answering(replicas: &Replicas) -> BTreeSet<i32> {
 
 /// The demo cluster's own failure: payments-2's replica on broker 3 has a
 /// storage error.
-fn demo_own(f: &ReplicaError) -> bool {
+fn demo_own(f: &ReplicaError<Error>) -> bool {
     matches!(f, ReplicaError::Partition { partition, broker: 3, error }
         if partition.0 == "payments" && partition.1 == 2
             && error.code == ErrorCode::KAFKA_STORAGE_ERROR)
@@ -60,7 +63,7 @@ fn demo_own(f: &ReplicaError) -> bool {
 /// `api`, and every partition is among them (each has a replica there).
 fn assert_only_broker_failed(
     replicas: &Replicas,
-    failures: &[ReplicaError],
+    failures: &[ReplicaError<Error>],
     broker: i32,
     api: &str,
 ) {

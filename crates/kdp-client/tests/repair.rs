@@ -61,13 +61,13 @@ mod automated {
     use std::time::Duration;
 
     use kdp_client::admin::DriverOptions;
-    use kdp_client::diagnose::hanging::Description;
-    use kdp_client::txn::join::Joined;
     use kdp_client::txn::repair::{
         abort, execute, join_partitions, plan_abort, plan_abort_from, AbortTarget, Action, Changed,
         CoordinatorAnswer, Done, NotAsked, Outcome, PlanError, Refusal, RepairOptions,
     };
     use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions};
+    use kdp_domain::coordinator::Description;
+    use kdp_domain::joined::Joined;
     use kdp_server::{MockCluster, MockConfig};
 
     async fn demo() -> (MockCluster, Arc<Client>) {

@@ -35,54 +35,13 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use kdp_domain::key_error::KeyError;
+
 use crate::admin::lookup::{LookupStrategy, Route};
 use crate::client::{Client, ThrottleTime};
 use crate::deadline::Deadline;
 use crate::error::{fmt_duration, Error, Result};
 use crate::retry::Retrying;
-
-/// Why a key could not be done: a broker's error code, or a client-side
-/// failure expressed as the closest Kafka error code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyError {
-    /// The Kafka error code, e.g. `NOT_LEADER_OR_FOLLOWER`'s 6.
-    pub code: ErrorCode,
-    /// The broker's `ErrorMessage`, or what kdp saw go wrong.
-    pub message: Option<String>,
-    /// True when kdp, not a broker, produced this error (connection failure,
-    /// timeout, metadata says the key does not exist, ...).
-    pub client_side: bool,
-}
-
-impl KeyError {
-    /// A broker's error code and message.
-    pub fn broker(code: ErrorCode, message: Option<String>) -> Self {
-        KeyError {
-            code,
-            message,
-            client_side: false,
-        }
-    }
-
-    /// An error kdp itself produced, as the closest Kafka error code.
-    pub fn client(code: ErrorCode, message: impl Into<String>) -> Self {
-        KeyError {
-            code,
-            message: Some(message.into()),
-            client_side: true,
-        }
-    }
-
-    /// A client error as a key's answer, coded with [`Error::kafka_code`].
-    pub fn from_error(e: &Error) -> Self {
-        KeyError::client(e.kafka_code(), e.to_string())
-    }
-
-    /// Kafka's name of the code, e.g. `NOT_LEADER_OR_FOLLOWER`.
-    pub fn name(&self) -> &'static str {
-        self.code.label()
-    }
-}
 
 /// What became of one key in one response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -384,7 +343,7 @@ where
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, "lookup failed");
-                    let err = KeyError::from_error(&e);
+                    let err = e.key_error();
                     if !e.is_retriable() {
                         // no later round would do better: that is the answer
                         let results = st
@@ -497,6 +456,18 @@ where
     st.stats
 }
 
+/// A sink that collects every key's result of a driver run into `into`:
+/// the key, the broker that answered, and the answer.
+pub fn collect<K, V>(
+    into: &mut Vec<(K, Option<i32>, Result<V, KeyError>)>,
+) -> impl FnMut(Batch<K, V>) + '_ {
+    move |batch| {
+        for r in batch.results {
+            into.push((r.key, r.broker, r.result));
+        }
+    }
+}
+
 /// Settles the key at index `at` with `outcome`, if it is still open.
 fn settle<K: Clone + Hash + Eq, V>(
     st: &mut State<K>,
@@ -596,7 +567,7 @@ fn absorb<H, F>(
             emit(sink, Some(broker), throttle, done);
         }
         Err(e) => {
-            let err = KeyError::from_error(&e);
+            let err = e.key_error();
             let retry = reroutes
                 && e.is_retriable()
                 && (e.is_connection_error() || matches!(e, Error::UnknownBroker(_)));

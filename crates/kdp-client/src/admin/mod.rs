@@ -6,9 +6,11 @@ pub mod driver;
 pub mod lookup;
 
 pub use driver::{
-    drive, AdminHandler, Batch, DriverOptions, DriverStats, KeyError, KeyOutcome, KeyResult,
+    collect, drive, AdminHandler, Batch, DriverOptions, DriverStats, KeyOutcome, KeyResult,
 };
+pub use kdp_domain::key_error::KeyError;
+pub use kdp_domain::partition::TopicPartition;
 pub use lookup::{
     AllBrokers, ChosenBroker, Coordinator, CoordinatorFuture, CoordinatorLookup, LookupStrategy,
-    PartitionLeader, Route, TopicPartition,
+    PartitionLeader, Route,
 };

@@ -11,11 +11,10 @@ use std::collections::BTreeSet;
 
 use kdp_wire::ErrorCode;
 
-use super::{
-    DescribeEvent, DescribeOptions, PartitionError, PartitionOutcome, Report, TopicSelection,
-};
+use kdp_domain::partition::{PartitionError, PartitionOutcome, TopicPartition};
+
+use super::{DescribeEvent, DescribeOptions, Report, TopicSelection};
 use crate::admin::lookup::{missing_partition, unknown_topic};
-use crate::admin::TopicPartition;
 use crate::client::Client;
 use crate::deadline::Deadline;
 use crate::error::{Error, Result};
@@ -110,13 +109,13 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
                 Ok(Ok(md)) => md,
                 Ok(Err(e)) if !e.is_retriable() => {
                     for u in &mut unresolved {
-                        u.last_error = PartitionError::from_error(&e);
+                        u.last_error = e.key_error();
                     }
                     break;
                 }
                 Ok(Err(e)) => {
                     for u in &mut unresolved {
-                        u.last_error = PartitionError::from_error(&e);
+                        u.last_error = e.key_error();
                     }
                     continue;
                 }

@@ -8,10 +8,12 @@ use kdp_wire::records::{Batch, BatchError, BatchHeader, Batches};
 use kdp_wire::ErrorCode;
 
 use super::request::{fetch_once, FetchSettings, FetchedChunk};
-use crate::admin::{DriverOptions, KeyError, TopicPartition};
+use crate::admin::DriverOptions;
+use crate::client::SharedClient;
 use crate::metadata::ClusterMetadata;
 use crate::txn::offsets::list_offsets;
-use crate::txn::SharedClient;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::partition::TopicPartition;
 
 /// One whole batch of a partition, owning its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]

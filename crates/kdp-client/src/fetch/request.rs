@@ -12,11 +12,11 @@ use kdp_wire::messages::{
 };
 use kdp_wire::{ErrorCode, Uuid};
 
-use crate::admin::{
-    drive, AdminHandler, DriverOptions, KeyError, KeyOutcome, PartitionLeader, TopicPartition,
-};
+use crate::admin::{drive, AdminHandler, DriverOptions, KeyOutcome, PartitionLeader};
+use crate::client::SharedClient;
 use crate::metadata::ClusterMetadata;
-use crate::txn::SharedClient;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::partition::TopicPartition;
 
 /// What a broker answered for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,7 +207,7 @@ pub async fn fetch_once(
             let lookup = client.metadata_within(Some(&topics), opts.per_request_timeout());
             match tokio::time::timeout_at(opts.deadline().at(), lookup).await {
                 Ok(Ok(md)) => *metadata = md,
-                Ok(Err(e)) => return Err(KeyError::from_error(&e)),
+                Ok(Err(e)) => return Err(e.key_error()),
                 Err(_) => {
                     return Err(KeyError::client(
                         ErrorCode::REQUEST_TIMED_OUT,

@@ -16,11 +16,13 @@ use kdp_wire::messages::{
 };
 use kdp_wire::ErrorCode;
 
-use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::client::SharedClient;
 use crate::error::Result;
 use crate::groups::coordinator::GroupCoordinators;
-use crate::groups::state::{GroupState, GroupType};
-use crate::txn::{collect, SharedClient};
+use kdp_domain::groups::state::{GroupState, GroupType};
+use kdp_domain::key_error::KeyError;
 
 /// What a group's coordinator says of it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,10 +8,12 @@ use std::collections::BTreeMap;
 
 use kdp_wire::messages::{ListGroupsRequest, ListGroupsResponse};
 
-use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyOutcome};
+use crate::client::SharedClient;
 use crate::error::{Error, Result};
-use crate::groups::state::{GroupState, GroupType};
-use crate::txn::{collect, SharedClient};
+use kdp_domain::groups::state::{GroupState, GroupType};
+use kdp_domain::key_error::KeyError;
 
 /// What to list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,7 +1,6 @@
-//! Consumer groups across a cluster, each API one user of the [admin
-//! driver](crate::admin::driver):
+//! Consumer groups across a cluster, one module per Kafka API, each one
+//! user of the [admin driver](crate::admin::driver):
 //!
-//! - [`state`]: a group's state and type, typed from Kafka's names.
 //! - [`list`]: ListGroups on every broker, merged.
 //! - [`coordinator`]: FindCoordinator for group ids (key type 0, batched
 //!   from v4).
@@ -9,17 +8,19 @@
 //!   request from v8, Kafka 3.0).
 //! - [`describe`]: DescribeGroups and ConsumerGroupDescribe, for members.
 //! - [`read`]: all together, each group with its state, members and offsets.
+//!
+//! A group's state and type, its committed offsets and what a read found
+//! are [`kdp_domain::groups`]'.
 
 pub mod coordinator;
 pub mod describe;
 pub mod list;
 pub mod offsets;
 pub mod read;
-pub mod state;
 
 pub use coordinator::GroupCoordinators;
 pub use describe::{describe_groups, describe_groups_at, Description, Descriptions};
+pub use kdp_domain::groups::*;
 pub use list::{list_groups, GroupFilters, Listed, Listings};
-pub use offsets::{advice, committed_offsets, committed_offsets_at, Committed, GroupOffsets};
-pub use read::{read_groups, GroupAnswer, GroupsRead, ReadOptions, Visibility};
-pub use state::{GroupState, GroupType};
+pub use offsets::{committed_offsets, committed_offsets_at};
+pub use read::{read_groups, ReadOptions};

@@ -11,11 +11,15 @@ use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, REA
 use kdp_wire::records::DEFAULT_MAX_DECOMPRESSED;
 use kdp_wire::ErrorCode;
 
-use super::{missing_acl, HistoryError, IdHistory, PartitionScan};
-use crate::admin::{DriverOptions, KeyError, TopicPartition};
+use kdp_domain::history::id::{missing_acl, HistoryError, IdHistory};
+use kdp_domain::history::scan::PartitionScan;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::partition::TopicPartition;
+
+use crate::admin::DriverOptions;
+use crate::client::SharedClient;
 use crate::fetch::{read_batches, FetchSettings, ReadError, ReadFrom, ReadRequest};
 use crate::txn::offsets::list_offsets;
-use crate::txn::SharedClient;
 
 /// How to read.
 #[derive(Debug, Clone, Default)]

@@ -7,9 +7,11 @@ use kdp_wire::messages::{
     DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResponse,
 };
 
-use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyOutcome};
+use crate::client::SharedClient;
 use crate::error::Result;
-use crate::txn::{collect, SharedClient};
+use kdp_domain::key_error::KeyError;
 
 /// `transaction.max.timeout.ms`: the longest timeout a producer may ask for.
 pub const TRANSACTION_MAX_TIMEOUT_MS: &str = "transaction.max.timeout.ms";

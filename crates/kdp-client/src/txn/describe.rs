@@ -10,9 +10,11 @@ use kdp_wire::messages::{
 };
 use kdp_wire::ErrorCode;
 
-use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::client::SharedClient;
 use crate::txn::coordinator::TransactionCoordinators;
-use crate::txn::{collect, SharedClient};
+use kdp_domain::key_error::KeyError;
 
 /// One id's description: the coordinator that answered, and its state.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! Producer state joined with what the transaction coordinators know: the
-//! data behind `find-hanging` and `describe --with-transactions`.
+//! The join: producer state joined with what the transaction coordinators
+//! know ([`Joined`]), gathered over the wire.
 //!
 //! One scan: DescribeProducers of the selected partitions; the cluster's
 //! settings (DescribeConfigs) and transaction protocol (ApiVersions);
@@ -19,28 +19,26 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use kdp_wire::messages::{ProducerState, TransactionState};
-use kdp_wire::ErrorCode;
+use kdp_domain::coordinator::{CoordinatorView, Description};
+use kdp_domain::diagnose::hanging::is_candidate;
+pub use kdp_domain::joined::{
+    max_timeout, JoinPhase, Joined, TimeoutSource, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+};
+use kdp_domain::key_error::KeyError;
+use kdp_domain::partition::{DescribeSummary, PartitionOutcome, TopicPartition};
+use kdp_domain::protocol::TxnProtocol;
+use kdp_wire::messages::ProducerState;
 
-use crate::admin::{DriverOptions, KeyError, TopicPartition};
+use crate::admin::DriverOptions;
 use crate::client::Client;
 use crate::deadline::Deadline;
-use crate::describe::{
-    describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionOutcome,
-};
-use crate::diagnose::flags::Coordinator;
-use crate::diagnose::hanging::{is_candidate, CoordinatorView, Description, Unlisted};
-use crate::diagnose::TxnProtocol;
+use crate::describe::{describe_producers, DescribeEvent, DescribeOptions};
 use crate::error::{Error, Result};
 use crate::txn::configs::{self, broker_configs};
 use crate::txn::describe::describe_transactions;
-use crate::txn::driver_options;
 use crate::txn::features::transaction_protocol;
 use crate::txn::list::{list_transactions, ListFilters};
-use crate::txn::offsets::{offsets, Offsets};
-
-/// Kafka's default `transaction.max.timeout.ms`, used when no broker says.
-pub const DEFAULT_MAX_TRANSACTION_TIMEOUT_MS: i64 = 900_000;
+use crate::txn::offsets::offsets;
 
 /// Producer ids up to this many are sent as a ListTransactions filter;
 /// more, and every transaction is listed and filtered here.
@@ -97,182 +95,6 @@ impl JoinOptions {
             lookups: Lookups::Candidates { max_timeout_ms },
             ..self
         }
-    }
-}
-
-/// One step of the join, named by the Kafka API it waits on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum JoinPhase {
-    /// The producers of each partition.
-    DescribeProducers,
-    /// The brokers' `transaction.max.timeout.ms` and `producer.id.expiration.ms`.
-    DescribeConfigs,
-    /// The cluster's transaction protocol (`transaction.version`, from ApiVersions).
-    ApiVersions,
-    /// Every broker's transactions.
-    ListTransactions,
-    /// The coordinators' state of each listed transactional id.
-    DescribeTransactions,
-    /// The high watermark and LSO of partitions with an open transaction.
-    ListOffsets,
-}
-
-impl JoinPhase {
-    /// The Kafka API's name.
-    pub fn api(self) -> &'static str {
-        match self {
-            JoinPhase::DescribeProducers => "DescribeProducers",
-            JoinPhase::DescribeConfigs => "DescribeConfigs",
-            JoinPhase::ApiVersions => "ApiVersions",
-            JoinPhase::ListTransactions => "ListTransactions",
-            JoinPhase::DescribeTransactions => "DescribeTransactions",
-            JoinPhase::ListOffsets => "ListOffsets",
-        }
-    }
-}
-
-impl std::fmt::Display for JoinPhase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.api())
-    }
-}
-
-/// Where the maximum transaction timeout came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeoutSource {
-    /// Given by the caller.
-    Given,
-    /// The brokers' `transaction.max.timeout.ms`.
-    Cluster,
-    /// Kafka's default; no broker said.
-    Default,
-}
-
-impl TimeoutSource {
-    /// Where the threshold came from, for a person.
-    pub fn describe(self) -> &'static str {
-        match self {
-            TimeoutSource::Given => "--max-transaction-timeout",
-            TimeoutSource::Cluster => "the brokers' transaction.max.timeout.ms",
-            TimeoutSource::Default => "Kafka's default (no broker said)",
-        }
-    }
-}
-
-/// The candidate threshold: `given`, else the brokers' largest
-/// `transaction.max.timeout.ms`, else Kafka's default.
-pub fn max_timeout(given: Option<i64>, cluster: Option<i64>) -> (i64, TimeoutSource) {
-    match (given, cluster) {
-        (Some(ms), _) => (ms, TimeoutSource::Given),
-        (None, Some(ms)) => (ms, TimeoutSource::Cluster),
-        (None, None) => (DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, TimeoutSource::Default),
-    }
-}
-
-/// Everything the scan learned.
-#[derive(Debug, Clone)]
-pub struct Joined {
-    /// When the scan started (ms since the epoch).
-    pub now_ms: i64,
-    /// Each partition's producers, or its error.
-    pub partitions: Vec<PartitionOutcome>,
-    /// The describe's counts.
-    pub summary: DescribeSummary,
-    /// The cluster's transaction protocol.
-    pub protocol: TxnProtocol,
-    /// The largest `transaction.max.timeout.ms` of the brokers, if any said.
-    pub cluster_max_timeout_ms: Option<i64>,
-    /// The largest `producer.id.expiration.ms`, if any broker said.
-    pub producer_id_expiration_ms: Option<i64>,
-    /// What the coordinators know.
-    pub view: CoordinatorView,
-    /// High watermark and LSO of partitions with an open transaction.
-    pub offsets: BTreeMap<TopicPartition, std::result::Result<Offsets, KeyError>>,
-    /// Brokers that did not answer ListTransactions, with why.
-    pub listing_errors: Vec<(i32, KeyError)>,
-    /// Phases that ran out of time (some of their requests unanswered when
-    /// the deadline passed), in the order of [`JoinPhase`]; empty when the
-    /// scan finished.
-    pub unfinished: Vec<JoinPhase>,
-    /// With [`Lookups::Candidates`], the threshold that chose what was
-    /// looked up: producers that are no candidate by it were not.
-    pub candidates_only: Option<i64>,
-}
-
-impl Joined {
-    /// The coordinator's state for producer `p`, if described.
-    pub fn coordinator_state(&self, producer_id: i64) -> Option<&TransactionState> {
-        let id = self.view.listed.get(&producer_id)?;
-        match self.view.descriptions.get(id)? {
-            Description::Described(t) => Some(t),
-            _ => None,
-        }
-    }
-
-    /// What the coordinators say about producer `p`, as the flags take it:
-    /// described; unknown (the id is not found, or an open transaction's
-    /// producer has no description although every id is visible and every
-    /// broker answered); or unseen (kdp cannot tell).
-    pub fn coordinator(&self, p: &ProducerState) -> Coordinator<'_> {
-        if let Some(t) = self.candidates_only {
-            if !is_candidate(p, self.now_ms, t) {
-                return Coordinator::Unseen;
-            }
-        }
-        let id = self.view.listed.get(&p.producer_id);
-        match id.and_then(|id| self.view.descriptions.get(id)) {
-            Some(Description::Described(t)) => Coordinator::Known(t),
-            Some(Description::NotFound) => Coordinator::Unknown,
-            None if p.current_txn_start_offset >= 0
-                && self.view.unlisted() == Unlisted::NoTransaction =>
-            {
-                Coordinator::Unknown
-            }
-            _ => Coordinator::Unseen,
-        }
-    }
-
-    /// The fence verdict of producer `p`: `log` is what kdp knows of its
-    /// transactional id's transaction log (see [`crate::diagnose::fence`]).
-    pub fn fence_verdict(
-        &self,
-        p: &ProducerState,
-        log: crate::diagnose::fence::LogView<'_>,
-    ) -> crate::diagnose::fence::FenceVerdict {
-        crate::diagnose::fence::verdict(
-            p,
-            self.coordinator_state(p.producer_id),
-            self.protocol,
-            log,
-        )
-    }
-
-    /// Each partition's outcome by topic and partition, for lookups in a
-    /// loop (a scan of [`Joined::partitions`] per lookup is quadratic on a
-    /// big cluster).
-    pub fn by_partition(&self) -> HashMap<(&str, i32), &PartitionOutcome> {
-        self.partitions
-            .iter()
-            .map(|o| ((o.topic.as_str(), o.partition), o))
-            .collect()
-    }
-
-    /// Every (topic, partition, producer) with an open transaction.
-    pub fn open_transactions(&self) -> impl Iterator<Item = (&str, i32, &ProducerState)> {
-        self.producers()
-            .filter(|(_, _, p)| p.current_txn_start_offset >= 0)
-    }
-
-    /// Every (topic, partition, producer) described.
-    pub fn producers(&self) -> impl Iterator<Item = (&str, i32, &ProducerState)> {
-        self.partitions.iter().flat_map(|o| {
-            o.result
-                .as_ref()
-                .map(|ps| ps.as_slice())
-                .unwrap_or(&[])
-                .iter()
-                .map(move |p| (o.topic.as_str(), o.partition, p))
-        })
     }
 }
 
@@ -337,7 +159,7 @@ pub async fn join_described(
         deadline: Some(deadline),
         ..opts.describe.clone()
     };
-    let dopts = driver_options(&describe);
+    let dopts = describe.driver_options();
     let mut unfinished = Vec::new();
 
     let mut joined = Joined {
@@ -550,14 +372,7 @@ async fn look_up(
     let mut may_describe_any = false;
     let mut probe_failed = None;
     for (id, d) in described {
-        let desc = match d.result {
-            Ok(t) => Description::Described(t),
-            Err(e) if e.code == ErrorCode::TRANSACTIONAL_ID_NOT_FOUND => Description::NotFound,
-            Err(e) if e.code == ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {
-                Description::Denied
-            }
-            Err(e) => Description::Failed(e.code.label()),
-        };
+        let desc = Description::of(d.result);
         if id == probe {
             may_describe_any = desc == Description::NotFound;
             if let Description::Failed(name) = desc {

@@ -8,9 +8,11 @@ use kdp_wire::messages::{ListTransactionsRequest, ListTransactionsResponse, List
 use kdp_wire::ErrorCode;
 use kdp_wire::TxnState;
 
-use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyOutcome};
+use crate::client::SharedClient;
 use crate::error::{Error, Result};
-use crate::txn::{collect, SharedClient};
+use kdp_domain::key_error::KeyError;
 
 /// What to list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -10,28 +10,12 @@ use kdp_wire::messages::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
 
-use crate::admin::{
-    drive, AdminHandler, DriverOptions, KeyError, KeyOutcome, PartitionLeader, TopicPartition,
-};
-use crate::txn::{collect, SharedClient};
-
-/// A partition's high watermark and LSO.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Offsets {
-    /// The high watermark.
-    pub high_watermark: i64,
-    /// The last stable offset.
-    pub last_stable_offset: i64,
-}
-
-impl Offsets {
-    /// Records between the LSO and the high watermark.
-    pub fn blocked(&self) -> i64 {
-        self.high_watermark
-            .saturating_sub(self.last_stable_offset)
-            .max(0)
-    }
-}
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, DriverOptions, KeyOutcome, PartitionLeader};
+use crate::client::SharedClient;
+use kdp_domain::key_error::KeyError;
+pub use kdp_domain::offsets::Offsets;
+use kdp_domain::partition::TopicPartition;
 
 struct Handler {
     isolation_level: i8,

@@ -1,4 +1,4 @@
-//! The scan behind [`crate::diagnose::pressure`]: each broker's
+//! The scan behind [`kdp_domain::diagnose::pressure`]: each broker's
 //! `producer.id.expiration.ms` (DescribeConfigs), then every replica's
 //! producers (DescribeProducers of each broker) folded as they arrive, and
 //! the transactional ids (ListTransactions), all on one deadline.
@@ -15,15 +15,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::describe::DescribeOptions;
 use kdp_wire::TxnState;
 
-use crate::diagnose::pressure::{EpochFence, Fold, Pressure};
 use crate::error::Result;
-use crate::time::known_ms;
 use crate::txn::configs::{broker_configs, PRODUCER_ID_EXPIRATION_MS};
 use crate::txn::describe::describe_transactions;
 use crate::txn::join::now_ms;
 use crate::txn::list::{list_transactions, ListFilters};
-use crate::txn::replicas::{each_replica, ReplicaError};
-use crate::txn::SharedClient;
+use kdp_domain::diagnose::pressure::{EpochFence, Fold, Pressure};
+use kdp_domain::diagnose::replicas::ReplicaError;
+use kdp_domain::time::known_ms;
+
+use crate::client::SharedClient;
+use crate::txn::replicas::each_replica;
 
 /// What to compute besides the counts.
 #[derive(Debug, Clone)]
@@ -42,7 +44,7 @@ pub struct ScanOptions {
 impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
-            epoch_margin: crate::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+            epoch_margin: kdp_domain::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
             top: 10,
             only_brokers: BTreeSet::new(),
             transactions: true,

@@ -9,71 +9,23 @@ use std::sync::Arc;
 use kdp_wire::messages::ProducerState;
 use kdp_wire::ErrorCode;
 
-use crate::admin::{AllBrokers, KeyError, TopicPartition};
+pub use kdp_domain::diagnose::replicas::{Comparison, ReplicaError, Replicas};
+use kdp_domain::partition::TopicPartition;
+
+use crate::admin::AllBrokers;
 use crate::client::Client;
 use crate::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
-use crate::diagnose::replicas::{compare, Difference, Verdict};
 use crate::error::{Error, Result};
 use crate::metadata::ClusterMetadata;
 
-/// Each partition's producers, by the broker that answered.
-pub type Replicas = BTreeMap<TopicPartition, BTreeMap<i32, Vec<ProducerState>>>;
-
-/// What could not be asked.
-#[derive(Debug)]
-pub enum ReplicaError {
-    /// A broker's whole scan failed.
-    Broker {
-        /// The broker.
-        broker: i32,
-        /// Why.
-        error: Error,
-    },
-    /// A broker's scan ended without an answer (its task failed).
-    Lost,
-    /// One partition on one broker.
-    Partition {
-        /// The partition.
-        partition: TopicPartition,
-        /// The broker.
-        broker: i32,
-        /// Its error.
-        error: KeyError,
-    },
-}
-
-/// A whole comparison: each difference with its partition, how many
-/// partitions were compared, and what could not be asked.
-#[derive(Debug)]
-pub struct Comparison {
-    /// The differences, by partition, then producer id and field.
-    pub differences: Vec<(TopicPartition, Difference)>,
-    /// The partitions at least one replica answered for.
-    pub partitions: usize,
-    /// What could not be asked.
-    pub failures: Vec<ReplicaError>,
-}
-
-impl Comparison {
-    /// What the comparison says (see [`Verdict`]).
-    pub fn verdict(&self) -> Verdict {
-        Verdict::of(self.partitions, self.differences.len(), self.failures.len())
-    }
-}
-
 /// [`describe_every_replica`], then [`compare`] on each partition: what
 /// `kdp compare-replicas` answers. `Err` as for [`describe_every_replica`].
-pub async fn compare_replicas(client: &Arc<Client>, opts: &DescribeOptions) -> Result<Comparison> {
+pub async fn compare_replicas(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+) -> Result<Comparison<Error>> {
     let (replicas, failures) = describe_every_replica(client, opts).await?;
-    let differences = replicas
-        .iter()
-        .flat_map(|(tp, by_broker)| compare(by_broker).into_iter().map(move |d| (tp.clone(), d)))
-        .collect();
-    Ok(Comparison {
-        differences,
-        partitions: replicas.len(),
-        failures,
-    })
+    Ok(Comparison::of(&replicas, failures))
 }
 
 /// Asks every broker of the cluster for the producers of its replicas of
@@ -86,7 +38,7 @@ pub async fn compare_replicas(client: &Arc<Client>, opts: &DescribeOptions) -> R
 pub async fn describe_every_replica(
     client: &Arc<Client>,
     opts: &DescribeOptions,
-) -> Result<(Replicas, Vec<ReplicaError>)> {
+) -> Result<(Replicas, Vec<ReplicaError<Error>>)> {
     let replicas = Arc::new(std::sync::Mutex::new(Replicas::new()));
     let into = replicas.clone();
     let (_, errors) = each_replica(client, opts, &[], move |broker, topic, partition, ps| {
@@ -117,7 +69,7 @@ pub async fn each_replica<F>(
     opts: &DescribeOptions,
     only: &[i32],
     sink: F,
-) -> Result<(Vec<i32>, Vec<ReplicaError>)>
+) -> Result<(Vec<i32>, Vec<ReplicaError<Error>>)>
 where
     F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
 {
@@ -251,8 +203,12 @@ fn hosted_metadata(md: &ClusterMetadata, partitions: &[TopicPartition]) -> Clust
 
 /// One broker's answers: producers to `sink`, failures to `errors` (a
 /// broker that is not a replica is not one).
-fn replica_results<S>(ev: DescribeEvent, broker: i32, sink: &S, errors: &mut Vec<ReplicaError>)
-where
+fn replica_results<S>(
+    ev: DescribeEvent,
+    broker: i32,
+    sink: &S,
+    errors: &mut Vec<ReplicaError<Error>>,
+) where
     S: Fn(i32, String, i32, Vec<ProducerState>) + ?Sized,
 {
     let DescribeEvent::Results { outcomes, .. } = ev else {

@@ -264,8 +264,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             max_timestamp: h.max_timestamp,
             max_time: Rfc3339::at(h.max_timestamp),
             partition_leader_epoch: h.partition_leader_epoch,
-            sequence: verdict.map(SequenceVerdict::name),
-            broker_rule: verdict.map(|v| v.rule().name()),
+            sequence: verdict.map(SequenceVerdict::label),
+            broker_rule: verdict.map(|v| v.rule().label()),
             note: verdict.map(SequenceVerdict::explain),
             now_ms,
         });

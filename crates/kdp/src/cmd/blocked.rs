@@ -248,7 +248,7 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                     .map(|t| t.name().to_string()),
                 members: group.and_then(|g| g.members),
                 committed_offset: group.and_then(|g| g.committed),
-                verdict: group.map(|g| g.verdict.kind()),
+                verdict: group.map(|g| g.verdict.label()),
                 error: match group.map(|g| g.verdict) {
                     Some(GroupVerdict::Unread(code)) => Some(code.label()),
                     _ => None,

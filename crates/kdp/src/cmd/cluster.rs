@@ -253,8 +253,8 @@ pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
 pub(crate) mod tests {
     use std::collections::BTreeMap;
 
-    use kdp_client::diagnose::TxnProtocol;
     use kdp_client::txn::join::JoinPhase;
+    use kdp_domain::protocol::TxnProtocol;
 
     use super::*;
 

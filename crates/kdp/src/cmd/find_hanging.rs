@@ -191,10 +191,8 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) 
             producer: p.clone(),
         };
         let state = joined.coordinator_state(p.producer_id);
-        let tracked = state.filter(|t| kdp_client::diagnose::includes(t, topic, partition));
-        let start = tracked
-            .and_then(|t| kdp_client::time::known_ms(t.transaction_start_time_ms))
-            .unwrap_or(p.last_timestamp);
+        let tracked = joined.tracked(topic, partition, p.producer_id);
+        let start = hanging::transaction_start_ms(tracked, p);
         rows.push(Row {
             topic: topic.to_string(),
             partition,
@@ -207,7 +205,7 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) 
             transactional_id: hanging::transactional_id(&joined.view, &txn).map(str::to_string),
             coordinator_state: state.map(|t| t.transaction_state.clone()),
             transaction_start_time_ms: tracked.map(|t| t.transaction_start_time_ms),
-            transaction_age_ms: kdp_client::time::age_ms(start, joined.now_ms),
+            transaction_age_ms: kdp_domain::time::age_ms(start, joined.now_ms),
             blocked_records: joined
                 .offsets
                 .get(&(topic.to_string(), partition))
@@ -216,7 +214,7 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) 
             blocked_groups: held
                 .of(topic, partition, p.producer_id)
                 .map(<[String]>::to_vec),
-            verdict: verdict.kind(),
+            verdict: verdict.kind().label(),
             reason: verdict.explain(),
             kafka_says_hanging: hanging::kafka_says_hanging(&txn, &joined.view),
             judged: verdict.clone(),
@@ -353,9 +351,9 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
 mod tests {
     use std::collections::BTreeMap;
 
-    use kdp_client::diagnose::hanging::{CoordinatorView, Description};
-    use kdp_client::diagnose::TxnProtocol;
     use kdp_client::{DescribeSummary, PartitionOutcome};
+    use kdp_domain::coordinator::{CoordinatorView, Description};
+    use kdp_domain::protocol::TxnProtocol;
     use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
 
     use super::*;

@@ -193,7 +193,7 @@ impl ChangeRow {
             partitions_added: tp(&c.partitions_added),
             from_producer_id: from.map(|f| f.producer_id),
             from_producer_epoch: from.map(|f| f.epoch),
-            cause: c.cause().map(|c| c.as_str()),
+            cause: c.cause().map(|c| c.label()),
             instance: c.instance,
             instance_change: c.instance_change,
             gap_before: c.gap_before,

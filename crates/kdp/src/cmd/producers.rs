@@ -199,7 +199,7 @@ record!(FenceRow<'_>, |r| vec![
 struct PrefixRow<'a>(&'a pressure::PrefixCount);
 record!(PrefixRow<'_>, |r| vec![
     r.0.prefix.clone(),
-    r.0.tail.as_str().to_string(),
+    r.0.tail.label().to_string(),
     r.0.transactional_ids.to_string(),
     if r.0.one_per_task() {
         "yes".into()

@@ -22,123 +22,13 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use kdp_client::diagnose::TxnProtocol;
 use kdp_client::{Client, DescribeSummary, PartitionOutcome};
+use kdp_domain::diagnose::findings::Holder;
+use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
+use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
 use serde::Deserialize;
 use tokio::time::Instant;
-
-/// Why a transaction is reported. A closed set: it becomes the `reason`
-/// label, and labels must stay bounded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    /// Hanging: the coordinator has no transaction for this producer.
-    NoTransaction,
-    /// Hanging: the partition is not in the coordinator's transaction.
-    PartitionNotInTransaction,
-    /// Stuck: PrepareCommit for longer than the timeout, markers not written.
-    PrepareCommit,
-    /// Stuck: PrepareAbort for longer than the timeout, markers not written.
-    PrepareAbort,
-}
-
-impl Reason {
-    pub const ALL: [Reason; 4] = [
-        Reason::NoTransaction,
-        Reason::PartitionNotInTransaction,
-        Reason::PrepareCommit,
-        Reason::PrepareAbort,
-    ];
-
-    /// The `reason` label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            Reason::NoTransaction => "no_transaction",
-            Reason::PartitionNotInTransaction => "partition_not_in_transaction",
-            Reason::PrepareCommit => "prepare_commit",
-            Reason::PrepareAbort => "prepare_abort",
-        }
-    }
-
-    /// Stuck (the coordinator still has it, its markers never landed) rather
-    /// than hanging (the coordinator does not know it).
-    pub fn is_stuck(self) -> bool {
-        matches!(self, Reason::PrepareCommit | Reason::PrepareAbort)
-    }
-}
-
-/// Why a candidate could not be judged (`find-hanging`'s `unknown`): the
-/// `reason` label of `kdp_unknown_transactions`, a closed set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UnknownReason {
-    /// The transactional id may be hidden from, or not describable by, the
-    /// caller (ACLs).
-    NotAuthorized,
-    /// Some broker did not answer ListTransactions.
-    ListingIncomplete,
-    /// DescribeTransactions of the id failed.
-    DescribeFailed,
-    /// The producer's LastTimestamp is unknown (0 or below): its age, and
-    /// so Kafka's candidate rule, cannot be applied, and no coordinator
-    /// tracks it.
-    UnknownTimestamp,
-}
-
-impl UnknownReason {
-    pub const ALL: [UnknownReason; 4] = [
-        UnknownReason::NotAuthorized,
-        UnknownReason::ListingIncomplete,
-        UnknownReason::DescribeFailed,
-        UnknownReason::UnknownTimestamp,
-    ];
-
-    /// The `reason` label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            UnknownReason::NotAuthorized => "not_authorized",
-            UnknownReason::ListingIncomplete => "listing_incomplete",
-            UnknownReason::DescribeFailed => "describe_failed",
-            UnknownReason::UnknownTimestamp => "unknown_timestamp",
-        }
-    }
-}
-
-/// The verdict on the open transaction that holds a partition's last stable
-/// offset: the `verdict` label of `kdp_blocked_records_by_verdict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Holder {
-    /// Hanging: no coordinator will end it.
-    Hanging,
-    /// Stuck: decided, markers not written.
-    Stuck,
-    /// A candidate kdp could not judge.
-    Unknown,
-    /// Open and tracked by its coordinator, or not idle long enough to be a
-    /// candidate.
-    Open,
-}
-
-impl Holder {
-    pub const ALL: [Holder; 4] = [
-        Holder::Hanging,
-        Holder::Stuck,
-        Holder::Unknown,
-        Holder::Open,
-    ];
-
-    /// The `verdict` label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            Holder::Hanging => "hanging",
-            Holder::Stuck => "stuck",
-            Holder::Unknown => "unknown",
-            Holder::Open => "open",
-        }
-    }
-}
 
 /// One open transaction the diagnosis reports as hanging or stuck.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -146,7 +36,7 @@ impl Holder {
 pub struct Finding {
     pub topic: String,
     pub partition: i32,
-    pub reason: Reason,
+    pub reason: Problem,
 }
 
 /// One candidate the diagnosis could not judge.
@@ -155,7 +45,7 @@ pub struct Finding {
 pub struct Undecided {
     pub topic: String,
     pub partition: i32,
-    pub reason: UnknownReason,
+    pub reason: UnknownKind,
 }
 
 /// A number about one partition.
@@ -323,11 +213,11 @@ mod tests {
                 "blocked_records": [{"topic": "t", "partition": 0, "value": 12}]}"#,
         )
         .unwrap();
-        assert_eq!(d.transactions[0].reason, Reason::PrepareAbort);
+        assert_eq!(d.transactions[0].reason, Problem::PrepareAbort);
         assert!(d.transactions[0].reason.is_stuck());
         assert_eq!(
             d.unknown_transactions[0].reason,
-            UnknownReason::ListingIncomplete
+            UnknownKind::ListingIncomplete
         );
         assert!(d.fenced_producers.is_empty());
         assert!(d.is_complete());

@@ -16,18 +16,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kdp_client::diagnose::fence::LogView;
-use kdp_client::diagnose::flags::{flags, Context, Flag};
-use kdp_client::diagnose::hanging::{HangingReason, UnknownReason as Why, Verdict};
-use kdp_client::diagnose::TxnProtocol;
-use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
+use kdp_client::diagnose::flags::{flags, Flag};
+use kdp_client::txn::join::Joined;
 use kdp_client::Client;
+use kdp_domain::diagnose::findings::Holder;
+use kdp_domain::diagnose::hanging::Verdict;
+use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
-use kdp_wire::TxnState;
 use tokio::time::Instant;
 
 use super::diagnosis::{
-    Diagnose, DiagnoseFuture, Diagnosis, Finding, HeldValue, Holder, PartitionRef, PartitionValue,
-    Reason, Scanned, Undecided, UnknownReason,
+    Diagnose, DiagnoseFuture, Diagnosis, Finding, HeldValue, PartitionRef, PartitionValue, Scanned,
+    Undecided,
 };
 
 /// The real diagnosis, after each scan: hanging and stuck transactions by
@@ -49,55 +49,18 @@ pub struct ClusterDiagnosis {
     pub groups_blocked_after_ms: Option<i64>,
 }
 
-/// The exporter's label for a verdict (`None`: no candidate).
-fn holder(verdict: Option<&Verdict>) -> Holder {
-    match verdict {
-        Some(Verdict::Hanging(_)) => Holder::Hanging,
-        Some(Verdict::Stuck { .. }) => Holder::Stuck,
-        Some(Verdict::Unknown(_)) => Holder::Unknown,
-        Some(Verdict::NotHanging) | None => Holder::Open,
-    }
-}
-
-/// The `reason` label of a hanging or stuck verdict.
-fn reason(verdict: &Verdict) -> Option<Reason> {
-    match verdict {
-        Verdict::Hanging(HangingReason::NoTransaction) => Some(Reason::NoTransaction),
-        Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
-            Some(Reason::PartitionNotInTransaction)
-        }
-        Verdict::Stuck {
-            state: TxnState::PrepareCommit,
-        } => Some(Reason::PrepareCommit),
-        Verdict::Stuck { .. } => Some(Reason::PrepareAbort),
-        Verdict::NotHanging | Verdict::Unknown(_) => None,
-    }
-}
-
-/// The `reason` label of an unknown verdict.
-fn unknown_reason(why: &Why) -> UnknownReason {
-    match why {
-        Why::NotAuthorized => UnknownReason::NotAuthorized,
-        Why::ListingIncomplete => UnknownReason::ListingIncomplete,
-        Why::DescribeFailed(_) => UnknownReason::DescribeFailed,
-        Why::UnknownTimestamp => UnknownReason::UnknownTimestamp,
-    }
-}
-
 /// The diagnosis of one joined scan (pure: tested without a cluster). The
 /// verdicts are kdp-client's one judgement
 /// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings)),
 /// the same as `kdp find-hanging`'s, counted under the exporter's labels.
 pub fn findings(joined: &Joined) -> Diagnosis {
-    use kdp_client::diagnose::hanging::Description;
+    use kdp_domain::coordinator::Description;
 
-    let max_timeout = joined
-        .cluster_max_timeout_ms
-        .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+    let max_timeout = joined.max_timeout_ms();
     let judged = kdp_client::diagnose::findings(joined, max_timeout);
     let mut out = Diagnosis::default();
     for (j, verdict) in judged.candidates() {
-        if let Some(reason) = reason(verdict) {
+        if let Some(reason) = verdict.problem() {
             out.transactions.push(Finding {
                 topic: j.topic.clone(),
                 partition: j.partition,
@@ -107,16 +70,11 @@ pub fn findings(joined: &Joined) -> Diagnosis {
             out.unknown_transactions.push(Undecided {
                 topic: j.topic.clone(),
                 partition: j.partition,
-                reason: unknown_reason(why),
+                reason: why.kind(),
             });
         }
     }
-    let cx = Context {
-        now_ms: joined.now_ms,
-        protocol: joined.protocol,
-        max_transaction_timeout_ms: max_timeout,
-        producer_id_expiration_ms: joined.producer_id_expiration_ms,
-    };
+    let cx = joined.flags_context();
     let mut fenced: BTreeMap<(String, i32), u64> = BTreeMap::new();
     for (topic, partition, p) in joined.producers() {
         let coordinator = joined.coordinator(p);
@@ -144,7 +102,7 @@ pub fn findings(joined: &Joined) -> Diagnosis {
                     partition: *partition,
                     value,
                 });
-                let verdict = holder(
+                let verdict = Holder::of(
                     judged
                         .lso_holder(topic, *partition)
                         .and_then(|h| h.verdict.as_ref()),
@@ -203,7 +161,7 @@ fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionV
 fn replicas_found(
     found: &mut Diagnosis,
     replicas: &kdp_client::txn::replicas::Replicas,
-    failures: &[kdp_client::txn::replicas::ReplicaError],
+    failures: &[kdp_client::txn::replicas::ReplicaError<kdp_client::Error>],
 ) {
     use kdp_client::txn::replicas::ReplicaError;
     found.failed_requests += u64::try_from(failures.len()).unwrap_or(u64::MAX);
@@ -356,8 +314,9 @@ impl Diagnose for ClusterDiagnosis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kdp_client::diagnose::hanging::CoordinatorView;
     use kdp_client::{DescribeSummary, PartitionOutcome};
+    use kdp_domain::coordinator::CoordinatorView;
+    use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
 
     const NOW: i64 = 10_000_000_000;
 
@@ -419,7 +378,7 @@ mod tests {
             vec![Undecided {
                 topic: "t".into(),
                 partition: 0,
-                reason: UnknownReason::ListingIncomplete
+                reason: UnknownKind::ListingIncomplete
             }]
         );
         assert_eq!(d.failed_requests, 1);
@@ -444,11 +403,11 @@ mod tests {
             vec![Finding {
                 topic: "t".into(),
                 partition: 0,
-                reason: Reason::NoTransaction
+                reason: Problem::NoTransaction
             }]
         );
         let unknown: Vec<_> = d.unknown_transactions.iter().map(|u| u.reason).collect();
-        assert_eq!(unknown, [UnknownReason::UnknownTimestamp; 2]);
+        assert_eq!(unknown, [UnknownKind::UnknownTimestamp; 2]);
         assert!(d.is_complete());
     }
 

@@ -208,11 +208,11 @@ pub fn register(r: &mut Registry, found: Option<&GroupsFound>) {
 #[cfg(test)]
 mod tests {
     use kdp_client::admin::KeyError;
-    use kdp_client::diagnose::hanging::CoordinatorView;
-    use kdp_client::diagnose::TxnProtocol;
     use kdp_client::groups::{GroupAnswer, GroupState, GroupType};
     use kdp_client::txn::offsets::Offsets;
     use kdp_client::{DescribeSummary, PartitionOutcome};
+    use kdp_domain::coordinator::CoordinatorView;
+    use kdp_domain::protocol::TxnProtocol;
     use kdp_wire::messages::ProducerState;
 
     use super::*;

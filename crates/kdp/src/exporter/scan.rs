@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kdp_client::diagnose::TxnProtocol;
 use kdp_client::{
     BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, PartitionOutcome,
     TopicSelection,
 };
+use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
 use tokio::sync::watch;
 use tokio::time::Instant;

@@ -1,23 +1,24 @@
 //! A repair plan: numbered, typed steps, each with what the plan saw, built
 //! from what the cluster answered. Nothing here sends anything.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use kdp_wire::messages::{ProducerState, TransactionState};
 use kdp_wire::ErrorCode;
 use kdp_wire::TxnState;
 
-use crate::admin::{KeyError, TopicPartition};
-use crate::diagnose::hanging::{Description, UnknownReason, Unlisted};
-use crate::diagnose::includes;
-use crate::txn::join::Joined;
-
-use super::levers::{advice, marker_coordinator_epoch, AbortSpec};
+use crate::coordinator::{includes, Description, Unlisted};
+use crate::diagnose::hanging::UnknownReason;
+use crate::joined::Joined;
+use crate::key_error::KeyError;
+use crate::partition::{PartitionOutcome, TopicPartition};
+use crate::repair::levers::{advice, marker_coordinator_epoch, AbortSpec};
 
 /// Numbered steps, in the order an operator reads them; a [`Report`]
 /// carries the same numbers.
 ///
-/// [`Report`]: super::Report
+/// [`Report`]: crate::repair::report::Report
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// The steps, numbered from 1.
@@ -43,6 +44,27 @@ impl Plan {
     /// Whether the plan has no step.
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
+    }
+
+    /// The partitions of its aborts: what is described again before they
+    /// are sent.
+    pub fn abort_partitions(&self) -> BTreeSet<TopicPartition> {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s.action, Action::Abort(_)))
+            .flat_map(|s| s.seen.partitions.iter().map(PartitionSeen::key))
+            .collect()
+    }
+
+    /// The transactional ids of its force-terminates, in step order.
+    pub fn force_terminate_ids(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .filter_map(|s| match &s.action {
+                Action::ForceTerminate { transactional_id } => Some(transactional_id.clone()),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -437,9 +459,9 @@ pub fn unblocks(joined: &Joined, topic: &str, partition: i32, producer_id: i64) 
 
 /// [`unblocks`] with the partition's outcome already found (`None`: not
 /// described).
-pub(crate) fn unblocks_in(
+pub fn unblocks_in(
     joined: &Joined,
-    outcome: Option<&crate::PartitionOutcome>,
+    outcome: Option<&PartitionOutcome>,
     producer_id: i64,
 ) -> Option<i64> {
     let o = outcome?;
@@ -823,4 +845,86 @@ pub fn plan_abort_from(joined: &Joined, target: &AbortTarget) -> Result<Plan, Re
     let mut plan = Plan::default();
     plan.push(Action::Abort(spec), seen);
     Ok(plan)
+}
+
+/// A force-terminate plan, and the ids left out of it.
+#[derive(Debug, Clone)]
+pub struct ForceTerminatePlan {
+    /// One step per id its coordinator described.
+    pub plan: Plan,
+    /// The ids no coordinator described, with the error when there is one:
+    /// nothing is planned (or sent) for them.
+    pub left_alone: Vec<(String, Option<KeyError>)>,
+}
+
+/// One force-terminate per id of `ids` (sorted, each once) its coordinator
+/// described (`described`: each id's DescribeTransactions answer), with the
+/// partitions of its transaction (their start offsets and what ending it
+/// releases unknown until [`place_partitions`]); the rest left alone.
+pub fn force_terminate_plan(
+    ids: &[String],
+    described: &BTreeMap<String, Result<TransactionState, KeyError>>,
+) -> ForceTerminatePlan {
+    let mut plan = Plan::default();
+    let mut left_alone = Vec::new();
+    for id in ids {
+        match described.get(id) {
+            Some(Ok(t)) => {
+                let partitions = t
+                    .topics
+                    .iter()
+                    .flat_map(|td| {
+                        td.partitions.iter().map(|p| PartitionSeen {
+                            topic: td.topic.clone(),
+                            partition: *p,
+                            start_offset: -1,
+                            unblocks: None,
+                        })
+                    })
+                    .collect();
+                plan.push(
+                    Action::ForceTerminate {
+                        transactional_id: id.clone(),
+                    },
+                    Seen {
+                        producer_id: t.producer_id,
+                        producer_epoch: i32::from(t.producer_epoch),
+                        partitions,
+                        coordinator: CoordinatorAnswer::Described(t.clone()),
+                    },
+                );
+            }
+            Some(Err(e)) => left_alone.push((id.clone(), Some(e.clone()))),
+            None => left_alone.push((id.clone(), None)),
+        }
+    }
+    ForceTerminatePlan { plan, left_alone }
+}
+
+/// Each step's partitions placed in `joined` (a join over them): where the
+/// producer's open transaction starts there and what ending it releases;
+/// a partition described without an open transaction of the producer
+/// releases nothing, one not described stays unknown.
+pub fn place_partitions(plan: &mut Plan, joined: &Joined) {
+    let by_partition = joined.by_partition();
+    for step in &mut plan.steps {
+        let pid = step.seen.producer_id;
+        for part in &mut step.seen.partitions {
+            let outcome = by_partition
+                .get(&(part.topic.as_str(), part.partition))
+                .copied();
+            let open = outcome
+                .and_then(|o| o.result.as_deref().ok())
+                .unwrap_or_default()
+                .iter()
+                .find(|ps| ps.producer_id == pid && ps.current_txn_start_offset >= 0);
+            if let Some(ps) = open {
+                part.start_offset = ps.current_txn_start_offset;
+                part.unblocks = unblocks_in(joined, outcome, pid);
+            } else if outcome.is_some_and(|o| o.result.is_ok()) {
+                // described, and no open transaction of the producer there
+                part.unblocks = Some(0);
+            }
+        }
+    }
 }

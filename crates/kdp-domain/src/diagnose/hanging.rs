@@ -25,13 +25,13 @@
 //! [`findings`](fn@super::findings::findings), which both `kdp find-hanging`
 //! and the exporter use.
 
-use std::collections::HashMap;
-
 use kdp_wire::messages::{ProducerState, TransactionState};
-
 use kdp_wire::TxnState;
+use serde::Deserialize;
 
-use super::includes as includes_partition;
+use crate::coordinator::{includes as includes_partition, CoordinatorView, Description, Unlisted};
+use crate::severity::Severity;
+use crate::time::{age_ms, known_ms};
 
 /// One producer's open transaction on one partition, as its replica
 /// reported it.
@@ -49,72 +49,6 @@ impl OpenTxn {
     /// How long ago the producer last wrote to the partition; Kafka's age.
     pub fn idle_ms(&self, now_ms: i64) -> i64 {
         now_ms.saturating_sub(self.producer.last_timestamp)
-    }
-}
-
-/// What the coordinators said about one transactional id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Description {
-    /// DescribeTransactions described it.
-    Described(TransactionState),
-    /// TRANSACTIONAL_ID_NOT_FOUND: the coordinator does not know it.
-    NotFound,
-    /// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
-    Denied,
-    /// Any other failure (the Kafka error name).
-    Failed(&'static str),
-}
-
-/// What the coordinators know, gathered before deciding.
-#[derive(Debug, Clone, Default)]
-pub struct CoordinatorView {
-    /// ListTransactions (filtered by the candidates' producer ids), merged
-    /// over every broker: producer id to transactional id.
-    pub listed: HashMap<i64, String>,
-    /// Whether every broker answered ListTransactions; if not, an unlisted
-    /// producer id may sit on a coordinator that did not answer.
-    pub listing_complete: bool,
-    /// Whether the caller may DESCRIBE any transactional id (a probe with an
-    /// id nobody uses answered TRANSACTIONAL_ID_NOT_FOUND rather than an
-    /// authorization error). Only then does an unlisted producer id mean the
-    /// coordinator has no transaction for it.
-    pub may_describe_any: bool,
-    /// The error of that probe when it failed for another reason than
-    /// authorization (e.g. COORDINATOR_NOT_AVAILABLE): an unlisted producer
-    /// is then unknown for that reason, not for a missing ACL.
-    pub probe_failed: Option<&'static str>,
-    /// DescribeTransactions of each listed id.
-    pub descriptions: HashMap<String, Description>,
-}
-
-/// What it means that no transactional id is listed for a producer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unlisted {
-    /// A broker did not answer ListTransactions: its coordinator may track it.
-    ListingIncomplete,
-    /// Every broker answered and the caller may describe any id: no
-    /// coordinator has a transaction for it.
-    NoTransaction,
-    /// Whether ListTransactions hides ids could not be checked: the probe
-    /// failed with this error.
-    ProbeFailed(&'static str),
-    /// ListTransactions may hide the id from this caller.
-    MayBeHidden,
-}
-
-impl CoordinatorView {
-    /// What an unlisted producer id means here: the one rule for the
-    /// verdicts and the repair plans.
-    pub fn unlisted(&self) -> Unlisted {
-        if !self.listing_complete {
-            Unlisted::ListingIncomplete
-        } else if self.may_describe_any {
-            Unlisted::NoTransaction
-        } else if let Some(name) = self.probe_failed {
-            Unlisted::ProbeFailed(name)
-        } else {
-            Unlisted::MayBeHidden
-        }
     }
 }
 
@@ -160,48 +94,193 @@ pub enum UnknownReason {
     UnknownTimestamp,
 }
 
-impl Verdict {
-    /// `hanging`, `stuck`, `unknown` or `ok`.
-    pub fn kind(&self) -> &'static str {
+impl UnknownReason {
+    /// The reason without its details: a closed set (a metric label).
+    pub fn kind(&self) -> UnknownKind {
         match self {
-            Verdict::NotHanging => "ok",
-            Verdict::Hanging(_) => "hanging",
-            Verdict::Stuck { .. } => "stuck",
-            Verdict::Unknown(_) => "unknown",
+            UnknownReason::NotAuthorized => UnknownKind::NotAuthorized,
+            UnknownReason::ListingIncomplete => UnknownKind::ListingIncomplete,
+            UnknownReason::DescribeFailed(_) => UnknownKind::DescribeFailed,
+            UnknownReason::UnknownTimestamp => UnknownKind::UnknownTimestamp,
+        }
+    }
+}
+
+/// Why a candidate could not be judged, without the details: the
+/// `reason` label of the exporter's `kdp_unknown_transactions`, a closed
+/// set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownKind {
+    /// The transactional id may be hidden from, or not describable by, the
+    /// caller (ACLs).
+    NotAuthorized,
+    /// Some broker did not answer ListTransactions.
+    ListingIncomplete,
+    /// DescribeTransactions of the id failed.
+    DescribeFailed,
+    /// The producer's LastTimestamp is unknown (0 or below).
+    UnknownTimestamp,
+}
+
+impl UnknownKind {
+    /// Every kind, in label order.
+    pub const ALL: [UnknownKind; 4] = [
+        UnknownKind::NotAuthorized,
+        UnknownKind::ListingIncomplete,
+        UnknownKind::DescribeFailed,
+        UnknownKind::UnknownTimestamp,
+    ];
+
+    /// The label: `not_authorized`, `listing_incomplete`,
+    /// `describe_failed`, `unknown_timestamp`.
+    pub fn label(self) -> &'static str {
+        match self {
+            UnknownKind::NotAuthorized => "not_authorized",
+            UnknownKind::ListingIncomplete => "listing_incomplete",
+            UnknownKind::DescribeFailed => "describe_failed",
+            UnknownKind::UnknownTimestamp => "unknown_timestamp",
+        }
+    }
+}
+
+/// The four verdicts without their reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum VerdictKind {
+    /// The coordinator still tracks it.
+    Ok,
+    /// No coordinator will end it.
+    Hanging,
+    /// Decided, its markers never written.
+    Stuck,
+    /// kdp cannot tell.
+    Unknown,
+}
+
+impl VerdictKind {
+    /// `ok`, `hanging`, `stuck` or `unknown`.
+    pub fn label(self) -> &'static str {
+        match self {
+            VerdictKind::Ok => "ok",
+            VerdictKind::Hanging => "hanging",
+            VerdictKind::Stuck => "stuck",
+            VerdictKind::Unknown => "unknown",
         }
     }
 
-    /// The verdict with its reason, as printed.
-    pub fn explain(&self) -> String {
+    /// Hanging needs action; stuck is worth a look (only its coordinator
+    /// may end it); unknown is undecided.
+    pub fn severity(self) -> Severity {
         match self {
-            Verdict::NotHanging => "ok: the coordinator still tracks this transaction".into(),
+            VerdictKind::Ok => Severity::Ok,
+            VerdictKind::Hanging => Severity::Problem,
+            VerdictKind::Stuck => Severity::Warning,
+            VerdictKind::Unknown => Severity::Unknown,
+        }
+    }
+}
+
+/// Why a transaction is reported (hanging or stuck), a closed set: the
+/// `reason` label of the exporter's hanging and stuck series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Problem {
+    /// Hanging: the coordinator has no transaction for this producer.
+    NoTransaction,
+    /// Hanging: the partition is not in the coordinator's transaction.
+    PartitionNotInTransaction,
+    /// Stuck: PrepareCommit for longer than the timeout, markers not written.
+    PrepareCommit,
+    /// Stuck: PrepareAbort (or PrepareEpochFence) for longer than the
+    /// timeout, markers not written.
+    PrepareAbort,
+}
+
+impl Problem {
+    /// Every problem, in label order.
+    pub const ALL: [Problem; 4] = [
+        Problem::NoTransaction,
+        Problem::PartitionNotInTransaction,
+        Problem::PrepareCommit,
+        Problem::PrepareAbort,
+    ];
+
+    /// The label: `no_transaction`, `partition_not_in_transaction`,
+    /// `prepare_commit`, `prepare_abort`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Problem::NoTransaction => "no_transaction",
+            Problem::PartitionNotInTransaction => "partition_not_in_transaction",
+            Problem::PrepareCommit => "prepare_commit",
+            Problem::PrepareAbort => "prepare_abort",
+        }
+    }
+
+    /// Stuck (the coordinator still has it, its markers never landed)
+    /// rather than hanging (the coordinator does not know it).
+    pub fn is_stuck(self) -> bool {
+        matches!(self, Problem::PrepareCommit | Problem::PrepareAbort)
+    }
+}
+
+impl Verdict {
+    /// The verdict without its reason.
+    pub fn kind(&self) -> VerdictKind {
+        match self {
+            Verdict::NotHanging => VerdictKind::Ok,
+            Verdict::Hanging(_) => VerdictKind::Hanging,
+            Verdict::Stuck { .. } => VerdictKind::Stuck,
+            Verdict::Unknown(_) => VerdictKind::Unknown,
+        }
+    }
+
+    /// The verdict with its reason, as printed: `hanging: ...`.
+    pub fn explain(&self) -> String {
+        let why = match self {
+            Verdict::NotHanging => "the coordinator still tracks this transaction".into(),
             Verdict::Hanging(HangingReason::NoTransaction) => {
-                "hanging: the coordinator has no transaction for this producer".into()
+                "the coordinator has no transaction for this producer".into()
             }
             Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
-                "hanging: the partition is not in the coordinator's transaction".into()
+                "the partition is not in the coordinator's transaction".into()
             }
             Verdict::Stuck { state } => {
-                format!("stuck: {state} for longer than the timeout, markers not written")
+                format!("{state} for longer than the timeout, markers not written")
             }
             Verdict::Unknown(UnknownReason::NotAuthorized) => {
-                "unknown: not authorized to describe the transactional id".into()
+                "not authorized to describe the transactional id".into()
             }
             Verdict::Unknown(UnknownReason::ListingIncomplete) => {
-                "unknown: a broker did not answer ListTransactions".into()
+                "a broker did not answer ListTransactions".into()
             }
             Verdict::Unknown(UnknownReason::DescribeFailed(name)) => {
-                format!("unknown: DescribeTransactions failed with {name}")
+                format!("DescribeTransactions failed with {name}")
             }
             Verdict::Unknown(UnknownReason::UnknownTimestamp) => {
-                "unknown: the producer's LastTimestamp is unknown, so its age cannot be told".into()
+                "the producer's LastTimestamp is unknown, so its age cannot be told".to_string()
             }
-        }
+        };
+        format!("{}: {why}", self.kind().label())
     }
 
     /// Whether this needs an operator (hanging or stuck).
     pub fn is_problem(&self) -> bool {
         matches!(self, Verdict::Hanging(_) | Verdict::Stuck { .. })
+    }
+
+    /// Why it is reported, when hanging or stuck.
+    pub fn problem(&self) -> Option<Problem> {
+        match self {
+            Verdict::Hanging(HangingReason::NoTransaction) => Some(Problem::NoTransaction),
+            Verdict::Hanging(HangingReason::PartitionNotInTransaction) => {
+                Some(Problem::PartitionNotInTransaction)
+            }
+            Verdict::Stuck {
+                state: TxnState::PrepareCommit,
+            } => Some(Problem::PrepareCommit),
+            Verdict::Stuck { .. } => Some(Problem::PrepareAbort),
+            Verdict::NotHanging | Verdict::Unknown(_) => None,
+        }
     }
 }
 
@@ -211,7 +290,18 @@ impl Verdict {
 /// transaction is a candidate too ([`decide`] never calls it hanging).
 pub fn is_candidate(p: &ProducerState, now_ms: i64, max_timeout_ms: i64) -> bool {
     p.current_txn_start_offset >= 0
-        && crate::time::age_ms(p.last_timestamp, now_ms).is_none_or(|age| age > max_timeout_ms)
+        && age_ms(p.last_timestamp, now_ms).is_none_or(|age| age > max_timeout_ms)
+}
+
+/// When an open transaction started, as far as kdp can tell: the
+/// coordinator's TransactionStartTimeMs when its transaction (`tracked`:
+/// the coordinator's state, when it holds the partition) says so, else the
+/// producer's LastTimestamp on the partition (which may be unknown: 0 or
+/// below; see [`crate::time::known_ms`]).
+pub fn transaction_start_ms(tracked: Option<&TransactionState>, p: &ProducerState) -> i64 {
+    tracked
+        .and_then(|t| known_ms(t.transaction_start_time_ms))
+        .unwrap_or(p.last_timestamp)
 }
 
 /// The transactional id listed for the candidate's producer, if any.
@@ -224,7 +314,7 @@ pub fn transactional_id<'a>(view: &'a CoordinatorView, txn: &OpenTxn) -> Option<
 /// kdp's verdict on one candidate (see the module docs).
 pub fn decide(txn: &OpenTxn, view: &CoordinatorView, now_ms: i64, max_timeout_ms: i64) -> Verdict {
     let verdict = coordinator_verdict(txn, view, now_ms, max_timeout_ms);
-    let timed = crate::time::known_ms(txn.producer.last_timestamp).is_some();
+    let timed = known_ms(txn.producer.last_timestamp).is_some();
     match verdict {
         // without an age, "no coordinator knows it" may be a transaction
         // that has just begun: Kafka's age filter cannot be applied

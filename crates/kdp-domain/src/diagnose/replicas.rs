@@ -7,6 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use kdp_wire::messages::ProducerState;
 
+use crate::key_error::KeyError;
+use crate::partition::TopicPartition;
+
 /// One difference, for one producer id on one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Difference {
@@ -120,6 +123,68 @@ impl Verdict {
         } else {
             Verdict::Agree { partitions }
         }
+    }
+}
+
+/// Each partition's producers, by the broker that answered.
+pub type Replicas = BTreeMap<TopicPartition, BTreeMap<i32, Vec<ProducerState>>>;
+
+/// What could not be asked; `E` is the error a broker's whole scan failed
+/// with (the client's).
+#[derive(Debug)]
+pub enum ReplicaError<E> {
+    /// A broker's whole scan failed.
+    Broker {
+        /// The broker.
+        broker: i32,
+        /// Why.
+        error: E,
+    },
+    /// A broker's scan ended without an answer (its task failed).
+    Lost,
+    /// One partition on one broker.
+    Partition {
+        /// The partition.
+        partition: TopicPartition,
+        /// The broker.
+        broker: i32,
+        /// Its error.
+        error: KeyError,
+    },
+}
+
+/// A whole comparison: each difference with its partition, how many
+/// partitions were compared, and what could not be asked.
+#[derive(Debug)]
+pub struct Comparison<E> {
+    /// The differences, by partition, then producer id and field.
+    pub differences: Vec<(TopicPartition, Difference)>,
+    /// The partitions at least one replica answered for.
+    pub partitions: usize,
+    /// What could not be asked.
+    pub failures: Vec<ReplicaError<E>>,
+}
+
+impl<E> Comparison<E> {
+    /// The comparison of every partition of `replicas` ([`compare`] on
+    /// each), with what could not be asked.
+    pub fn of(replicas: &Replicas, failures: Vec<ReplicaError<E>>) -> Self {
+        let differences = replicas
+            .iter()
+            .flat_map(|(tp, by_broker)| {
+                compare(by_broker).into_iter().map(move |d| (tp.clone(), d))
+            })
+            .collect();
+        Comparison {
+            differences,
+            partitions: replicas.len(),
+            failures,
+        }
+    }
+
+    /// What the comparison says (see [`Verdict`]).
+    pub fn verdict(&self) -> Verdict {
+        Verdict::of(self.partitions, self.differences.len(), self.failures.len())
     }
 }
 

@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 use kdp_wire::coordinator::txn_log::{TransactionLogValue, TxnLogEntry};
 use kdp_wire::TxnState;
 
-use crate::admin::TopicPartition;
+use crate::partition::TopicPartition;
 
 /// One record of the partition, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +127,7 @@ pub enum Cause {
 
 impl Cause {
     /// The short name printed in tables and JSON.
-    pub fn as_str(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Cause::InitProducerId(InitKind::NewInstance) => "init-producer-id",
             Cause::InitProducerId(InitKind::AdminFence) => "admin-fence",
@@ -464,7 +464,7 @@ pub(crate) mod tests {
     fn causes(changes: &[StateChange]) -> Vec<Option<&'static str>> {
         changes
             .iter()
-            .map(|c| c.cause().map(Cause::as_str))
+            .map(|c| c.cause().map(Cause::label))
             .collect()
     }
 

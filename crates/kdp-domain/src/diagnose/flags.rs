@@ -21,8 +21,10 @@
 
 use kdp_wire::messages::{ProducerState, TransactionState};
 
-use super::fence::FenceVerdict;
-use super::{includes, TxnProtocol};
+use crate::coordinator::includes;
+use crate::diagnose::fence::FenceVerdict;
+use crate::protocol::TxnProtocol;
+use crate::severity::Severity;
 
 /// One flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,12 +41,22 @@ pub enum Flag {
 
 impl Flag {
     /// The flag as printed.
-    pub fn as_str(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Flag::Fenced => "fenced",
             Flag::OpenTooLong => "open-too-long",
             Flag::Orphan => "orphan",
             Flag::Idle => "idle",
+        }
+    }
+
+    /// Fenced and orphaned producers need action (their writes are dead,
+    /// or their transaction pins the LSO for good); the others are worth a
+    /// look.
+    pub fn severity(self) -> Severity {
+        match self {
+            Flag::Fenced | Flag::Orphan => Severity::Problem,
+            Flag::OpenTooLong | Flag::Idle => Severity::Warning,
         }
     }
 }

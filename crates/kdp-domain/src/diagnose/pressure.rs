@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kdp_wire::messages::ProducerState;
 use serde::{Deserialize, Serialize};
 
+use crate::partition::is_transactional;
 use crate::time::age_ms;
 
 /// The largest producer epoch (an int16 in Kafka's log).
@@ -23,17 +24,6 @@ pub const DEFAULT_EPOCH_MARGIN: i32 = 1000;
 pub const HOUR_MS: i64 = 3_600_000;
 /// One day in ms.
 pub const DAY_MS: i64 = 24 * HOUR_MS;
-
-/// Whether a producer is transactional, as far as its partition state shows.
-///
-/// Rule: transactional when it has an open transaction
-/// (`current_txn_start_offset` ≥ 0) or has seen a transaction marker
-/// (`coordinator_epoch` ≥ 0). Limit: a transactional producer that has not
-/// yet finished a transaction on this partition and has none open there
-/// looks idempotent; nothing in DescribeProducers tells them apart.
-pub fn is_transactional(p: &ProducerState) -> bool {
-    p.coordinator_epoch >= 0 || p.current_txn_start_offset >= 0
-}
 
 /// When a held producer id expires, by the broker's rule: an id with no
 /// open transaction is removed once idle for `producer.id.expiration.ms`.
@@ -81,7 +71,7 @@ pub enum Tail {
 
 impl Tail {
     /// "counter", "uuid" or "none".
-    pub fn as_str(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Tail::Counter => "counter",
             Tail::Uuid => "uuid",
@@ -156,7 +146,7 @@ pub fn prefix(id: &str) -> (&str, Tail) {
 #[derive(Debug, Clone, Default)]
 pub struct Inputs<'a> {
     /// Each partition's producers by the broker that answered.
-    pub replicas: Option<&'a crate::txn::replicas::Replicas>,
+    pub replicas: Option<&'a crate::diagnose::replicas::Replicas>,
     /// Brokers asked (answered or not).
     pub brokers: BTreeSet<i32>,
     /// Brokers whose scan failed as a whole (no answer at all).

@@ -5,11 +5,12 @@
 use kdp_wire::messages::ProducerState;
 use kdp_wire::TxnState;
 
+use crate::diagnose::findings::findings as judge;
 use crate::diagnose::hanging::Verdict;
-use crate::txn::join::Joined;
+use crate::joined::Joined;
 
-use super::levers::{marker_coordinator_epoch, AbortSpec};
-use super::plan::{
+use crate::repair::levers::{marker_coordinator_epoch, AbortSpec};
+use crate::repair::plan::{
     unblocks_in, Action, CoordinatorAnswer, Manual, ManualReason, PartitionSeen, Plan, Seen,
     SkipReason,
 };
@@ -37,7 +38,7 @@ pub struct Finding {
 pub fn findings(joined: &Joined, max_timeout_ms: i64) -> Vec<Finding> {
     let by_partition = joined.by_partition();
     // the one judgement find-hanging and the exporter share
-    crate::diagnose::findings(joined, max_timeout_ms)
+    judge(joined, max_timeout_ms)
         .candidates()
         .map(|(j, verdict)| Finding {
             topic: j.topic.clone(),
@@ -147,7 +148,7 @@ mod tests {
 
     use super::*;
     use crate::diagnose::hanging::{HangingReason, UnknownReason};
-    use crate::txn::repair::plan::NotAsked;
+    use crate::repair::plan::NotAsked;
 
     fn finding(
         partition: i32,

@@ -1,34 +1,25 @@
-//! After a repair, whether it worked: each partition a step touched read
-//! again (high watermark and LSO with ListOffsets, the producers with
-//! DescribeProducers) and set beside what it was before the repair
-//! ([`snapshot`], taken before [`execute`](super::execute)), with the
-//! consumer groups that were blocked at the old LSO.
+//! Whether a repair worked, as data: each partition a step touched, read
+//! before the repair ([`Snapshot`]) and after it, set side by side
+//! ([`judge`], [`Proof::of`]), with the consumer groups that were blocked at
+//! the old LSO ([`groups_blocked_at`]).
 //!
 //! A force-terminate returns once the coordinator bumped the epoch; the
-//! coordinator writes the abort markers afterwards. So [`prove`] reads the
-//! partitions again until every LSO moved or the deadline (the command's
-//! one `--timeout`) passes, and a partition whose LSO did not move by then
-//! is reported as [`LsoChange::NotMoved`].
+//! coordinator writes the abort markers afterwards. So kdp-workflows'
+//! `repair::prove` reads the partitions again until every LSO moved or the
+//! deadline (the command's one `--timeout`) passes ([`Proof::settled`]),
+//! and a partition whose LSO did not move by then is reported as
+//! [`LsoChange::NotMoved`].
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::time::Duration;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::admin::{KeyError, TopicPartition};
-use crate::deadline::Deadline;
 use crate::diagnose::blocked::GroupVerdict;
-use crate::groups::{read_groups, Committed};
-use crate::txn::offsets::{offsets, Offsets};
-use crate::txn::{driver_options, SharedClient};
-
-use super::build::join_partitions;
-use super::execute::{Outcome, RepairOptions, Report};
-use super::plan::Plan;
-
-/// The first pause between two reads of the partitions after a repair;
-/// doubled up to [`POLL_MAX`].
-const POLL_FIRST: Duration = Duration::from_millis(100);
-/// The longest pause between two reads.
-const POLL_MAX: Duration = Duration::from_secs(1);
+use crate::groups::offsets::Committed;
+use crate::groups::read::GroupsRead;
+use crate::key_error::KeyError;
+use crate::offsets::Offsets;
+use crate::partition::TopicPartition;
+use crate::repair::plan::Plan;
+use crate::repair::report::{Outcome, Report};
 
 /// One partition as read at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,7 +152,10 @@ impl Proof {
 }
 
 /// The producers each partition's sending steps end there.
-fn touched(plan: &Plan, only: impl Fn(usize) -> bool) -> BTreeMap<TopicPartition, BTreeSet<i64>> {
+pub fn touched(
+    plan: &Plan,
+    only: impl Fn(usize) -> bool,
+) -> BTreeMap<TopicPartition, BTreeSet<i64>> {
     let mut out: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
     for s in plan
         .steps
@@ -175,68 +169,18 @@ fn touched(plan: &Plan, only: impl Fn(usize) -> bool) -> BTreeMap<TopicPartition
     out
 }
 
-fn not_described() -> KeyError {
+/// A partition that was not described.
+pub fn not_described() -> KeyError {
     KeyError::client(kdp_wire::ErrorCode::UNKNOWN_SERVER_ERROR, "not described")
 }
 
-/// Reads `partitions`: offsets and open transactions.
-async fn read(
-    client: &SharedClient,
-    partitions: &[TopicPartition],
-    opts: &RepairOptions,
-) -> BTreeMap<TopicPartition, PartitionState> {
-    let dopts = driver_options(&opts.describe);
-    let (read_offsets, joined) = tokio::join!(
-        offsets(client, partitions.to_vec(), &dopts),
-        join_partitions(client, partitions.iter().cloned(), &opts.describe),
-    );
-    // each partition's producers by key: a search per partition would be
-    // quadratic in a repair of many partitions
-    let described = joined.as_ref().map(|j| {
-        j.partitions
-            .iter()
-            .map(|o| ((o.topic.as_str(), o.partition), &o.result))
-            .collect::<HashMap<_, _>>()
-    });
-    partitions
-        .iter()
-        .map(|tp| {
-            let offsets = read_offsets.get(tp).cloned().unwrap_or_else(|| {
-                Err(KeyError::client(
-                    kdp_wire::ErrorCode::REQUEST_TIMED_OUT,
-                    "no ListOffsets answer",
-                ))
-            });
-            let open = match &described {
-                Err(e) => Err(KeyError::client(
-                    kdp_wire::ErrorCode::UNKNOWN_SERVER_ERROR,
-                    e.to_string(),
-                )),
-                Ok(described) => match described.get(&(tp.0.as_str(), tp.1)) {
-                    Some(Ok(ps)) => Ok(ps
-                        .iter()
-                        .filter(|p| p.current_txn_start_offset >= 0)
-                        .map(|p| (p.producer_id, p.current_txn_start_offset))
-                        .collect()),
-                    Some(Err(e)) => Err(e.clone()),
-                    None => Err(not_described()),
-                },
-            };
-            (tp.clone(), PartitionState { offsets, open })
-        })
-        .collect()
-}
-
-/// The groups with a committed offset at each partition's LSO.
-async fn blocked_groups(
-    client: &SharedClient,
+/// The groups with a committed offset at each partition's LSO (blocked
+/// for a read_committed consumer), from one read of the groups; `Err` when
+/// the read may have left groups out (a broker did not list its groups).
+pub fn groups_blocked_at(
+    read: &GroupsRead,
     states: &BTreeMap<TopicPartition, PartitionState>,
-    opts: &RepairOptions,
 ) -> Result<BTreeMap<TopicPartition, Vec<String>>, String> {
-    let dopts = driver_options(&opts.describe);
-    let read = read_groups(client, &Default::default(), &dopts)
-        .await
-        .map_err(|e| e.to_string())?;
     if let Some((broker, e)) = read.listing_failures.first() {
         return Err(format!(
             "broker {broker} did not list its groups: {}",
@@ -244,9 +188,9 @@ async fn blocked_groups(
         ));
     }
     let mut out: BTreeMap<TopicPartition, Vec<String>> = BTreeMap::new();
-    for answer in read.answers {
+    for answer in &read.answers {
         // a group kdp may not read is not claimed either way
-        let Ok(committed) = answer.offsets else {
+        let Ok(committed) = &answer.offsets else {
             continue;
         };
         for (tp, state) in states {
@@ -263,23 +207,6 @@ async fn blocked_groups(
         }
     }
     Ok(out)
-}
-
-/// Reads every partition the plan's sending steps touch, before the
-/// repair: offsets, open transactions and the groups blocked at the LSO.
-pub async fn snapshot(client: &SharedClient, plan: &Plan, opts: &RepairOptions) -> Snapshot {
-    let producers = touched(plan, |_| true);
-    if producers.is_empty() {
-        return Snapshot::default();
-    }
-    let keys: Vec<TopicPartition> = producers.keys().cloned().collect();
-    let partitions = read(client, &keys, opts).await;
-    let blocked_groups = blocked_groups(client, &partitions, opts).await;
-    Snapshot {
-        partitions,
-        producers,
-        blocked_groups,
-    }
 }
 
 /// How `after` stands against `before` for the repair of `producers`.
@@ -305,16 +232,11 @@ pub fn judge(before: &PartitionState, after: &PartitionState, producers: &[i64])
     LsoChange::NotMoved
 }
 
-/// The proof of a repair: the partitions of the steps the report says are
-/// done, read again until each LSO moved or `deadline` passes (pausing
-/// between reads on tokio's clock), set beside `before`.
-pub async fn prove(
-    client: &SharedClient,
-    before: &Snapshot,
-    report: &Report,
-    opts: &RepairOptions,
-    deadline: Deadline,
-) -> Proof {
+/// The partitions a repair's done steps touched, with the producers they
+/// end there: what [`Proof::of`] is about. A partition where the producer
+/// had no open transaction before is left out: not the repair's to move
+/// (a force-terminated transaction's other partitions).
+pub fn to_prove(before: &Snapshot, report: &Report) -> BTreeMap<TopicPartition, BTreeSet<i64>> {
     let done: BTreeSet<usize> = report
         .outcomes
         .iter()
@@ -325,89 +247,87 @@ pub async fn prove(
         steps: report.outcomes.iter().map(|o| o.step.clone()).collect(),
     };
     let mut wanted = touched(&plan, |n| done.contains(&n));
-    // a partition where the producer had no open transaction before is not
-    // the repair's to move (a force-terminated transaction's other partitions)
     wanted.retain(|tp, producers| {
         before
             .partitions
             .get(tp)
             .is_none_or(|s| producers.iter().any(|p| s.has_open(*p) != Some(false)))
     });
-    let groups_error = before.blocked_groups.as_ref().err().cloned();
-    if wanted.is_empty() {
-        return Proof {
-            groups_error,
-            ..Default::default()
-        };
-    }
-    let keys: Vec<TopicPartition> = wanted.keys().cloned().collect();
-    let opts = RepairOptions {
-        describe: crate::describe::DescribeOptions {
-            deadline: Some(deadline),
-            timeout: deadline.remaining(),
-            ..opts.describe.clone()
-        },
-        ..opts.clone()
-    };
-    let unknown = PartitionState {
-        offsets: Err(not_described()),
-        open: Err(not_described()),
-    };
-    let mut pause = POLL_FIRST;
-    let mut reads = 0;
-    let mut after;
-    loop {
-        after = read(client, &keys, &opts).await;
-        reads += 1;
-        let settled = wanted.iter().all(|(tp, ps)| {
+    wanted
+}
+
+impl Proof {
+    /// Whether every partition of `wanted` shows its repair took effect in
+    /// `after` (read again), against `before`.
+    pub fn settled(
+        before: &Snapshot,
+        after: &BTreeMap<TopicPartition, PartitionState>,
+        wanted: &BTreeMap<TopicPartition, BTreeSet<i64>>,
+    ) -> bool {
+        let unknown = unknown();
+        wanted.iter().all(|(tp, ps)| {
             let ps: Vec<i64> = ps.iter().copied().collect();
             let b = before.partitions.get(tp).unwrap_or(&unknown);
             let a = after.get(tp).unwrap_or(&unknown);
             judge(b, a, &ps).is_settled()
-        });
-        if settled || deadline.remaining() <= pause {
-            break;
-        }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(POLL_MAX);
-    }
-    let partitions = wanted
-        .into_iter()
-        .map(|(tp, ps)| {
-            let producer_ids: Vec<i64> = ps.into_iter().collect();
-            let b = before.partitions.get(&tp).unwrap_or(&unknown).clone();
-            let a = after.remove(&tp).unwrap_or_else(|| unknown.clone());
-            let change = judge(&b, &a, &producer_ids);
-            let transaction_gone = producer_ids
-                .iter()
-                .map(|p| a.has_open(*p).map(|open| !open))
-                .try_fold(true, |all, g| g.map(|g| all && g));
-            let groups_can_advance = if change == LsoChange::Moved {
-                before
-                    .blocked_groups
-                    .as_ref()
-                    .ok()
-                    .and_then(|g| g.get(&tp).cloned())
-                    .unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            PartitionProof {
-                topic: tp.0,
-                partition: tp.1,
-                producer_ids,
-                before: b,
-                after: a,
-                change,
-                transaction_gone,
-                groups_can_advance,
-            }
         })
-        .collect();
-    Proof {
-        partitions,
-        reads,
-        groups_error,
+    }
+
+    /// The proof of the repair of `wanted`: each partition as `before` and
+    /// the last read (`after`, the `reads`th) show it.
+    pub fn of(
+        before: &Snapshot,
+        mut after: BTreeMap<TopicPartition, PartitionState>,
+        wanted: BTreeMap<TopicPartition, BTreeSet<i64>>,
+        reads: usize,
+    ) -> Proof {
+        let unknown = unknown();
+        let partitions = wanted
+            .into_iter()
+            .map(|(tp, ps)| {
+                let producer_ids: Vec<i64> = ps.into_iter().collect();
+                let b = before.partitions.get(&tp).unwrap_or(&unknown).clone();
+                let a = after.remove(&tp).unwrap_or_else(|| unknown.clone());
+                let change = judge(&b, &a, &producer_ids);
+                let transaction_gone = producer_ids
+                    .iter()
+                    .map(|p| a.has_open(*p).map(|open| !open))
+                    .try_fold(true, |all, g| g.map(|g| all && g));
+                let groups_can_advance = if change == LsoChange::Moved {
+                    before
+                        .blocked_groups
+                        .as_ref()
+                        .ok()
+                        .and_then(|g| g.get(&tp).cloned())
+                        .unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                PartitionProof {
+                    topic: tp.0,
+                    partition: tp.1,
+                    producer_ids,
+                    before: b,
+                    after: a,
+                    change,
+                    transaction_gone,
+                    groups_can_advance,
+                }
+            })
+            .collect();
+        Proof {
+            partitions,
+            reads,
+            groups_error: before.blocked_groups.as_ref().err().cloned(),
+        }
+    }
+}
+
+/// A partition neither read before nor after.
+fn unknown() -> PartitionState {
+    PartitionState {
+        offsets: Err(not_described()),
+        open: Err(not_described()),
     }
 }
 

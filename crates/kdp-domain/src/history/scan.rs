@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use kdp_wire::coordinator::txn_log::{decode_entry, key_transactional_id};
 use kdp_wire::records::{Batch, BatchError, BatchHeader, TimestampType};
 
-use super::changes::{Hole, LogRecord};
-use super::{History, Reach, Undecoded};
+use crate::history::changes::{Hole, LogRecord};
+use crate::history::id::{History, Undecoded};
+use crate::history::reach::Reach;
 
 /// The scan of one partition.
 #[derive(Debug, Clone)]

@@ -13,10 +13,11 @@
 use std::collections::BTreeMap;
 
 use kdp_wire::messages::ProducerState;
+use serde::Deserialize;
 
-use super::hanging::{self, OpenTxn, Verdict};
-use crate::admin::TopicPartition;
-use crate::txn::join::Joined;
+use crate::diagnose::hanging::{self, OpenTxn, Verdict, VerdictKind};
+use crate::joined::Joined;
+use crate::partition::TopicPartition;
 
 /// One open transaction (CurrentTxnStartOffset set) on one partition, judged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +50,61 @@ pub struct LsoHolder {
     pub start_offset: i64,
     /// Its verdict (`None`: no candidate).
     pub verdict: Option<Verdict>,
+}
+
+impl LsoHolder {
+    /// Its verdict without the reason, as the exporter labels it.
+    pub fn holder(&self) -> Holder {
+        Holder::of(self.verdict.as_ref())
+    }
+}
+
+/// The verdict on the open transaction holding a partition's last stable
+/// offset, without its reason: the `verdict` label of the exporter's
+/// `kdp_blocked_records_by_verdict`, a closed set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Holder {
+    /// Hanging: no coordinator will end it.
+    Hanging,
+    /// Stuck: decided, markers not written.
+    Stuck,
+    /// A candidate kdp could not judge.
+    Unknown,
+    /// Open and tracked by its coordinator, or not idle long enough to be a
+    /// candidate.
+    Open,
+}
+
+impl Holder {
+    /// Every holder verdict, in label order.
+    pub const ALL: [Holder; 4] = [
+        Holder::Hanging,
+        Holder::Stuck,
+        Holder::Unknown,
+        Holder::Open,
+    ];
+
+    /// The holder verdict of a judged transaction (`None`: no candidate).
+    pub fn of(verdict: Option<&Verdict>) -> Holder {
+        match verdict.map(Verdict::kind) {
+            Some(VerdictKind::Hanging) => Holder::Hanging,
+            Some(VerdictKind::Stuck) => Holder::Stuck,
+            Some(VerdictKind::Unknown) => Holder::Unknown,
+            Some(VerdictKind::Ok) | None => Holder::Open,
+        }
+    }
+
+    /// `hanging`, `stuck` and `unknown` as the verdicts are named, and
+    /// `open` for the rest.
+    pub fn label(self) -> &'static str {
+        match self {
+            Holder::Hanging => VerdictKind::Hanging.label(),
+            Holder::Stuck => VerdictKind::Stuck.label(),
+            Holder::Unknown => VerdictKind::Unknown.label(),
+            Holder::Open => "open",
+        }
+    }
 }
 
 /// Every open transaction of a join, judged.
@@ -126,9 +182,10 @@ pub fn findings(joined: &Joined, max_timeout_ms: i64) -> Findings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::hanging::{CoordinatorView, HangingReason, UnknownReason};
-    use crate::diagnose::TxnProtocol;
-    use crate::{DescribeSummary, PartitionOutcome};
+    use crate::coordinator::CoordinatorView;
+    use crate::diagnose::hanging::{HangingReason, UnknownReason};
+    use crate::partition::{DescribeSummary, PartitionOutcome};
+    use crate::protocol::TxnProtocol;
 
     const NOW: i64 = 10_000_000_000;
     const TIMEOUT: i64 = 900_000;

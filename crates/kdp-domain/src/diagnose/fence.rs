@@ -18,8 +18,9 @@
 
 use kdp_wire::messages::{ProducerState, TransactionState};
 
-use crate::diagnose::TxnProtocol;
-use crate::history::{Cause, History, ProducerEpoch, StateChange};
+use crate::history::changes::{Cause, ProducerEpoch, StateChange};
+use crate::history::id::History;
+use crate::protocol::TxnProtocol;
 
 /// What proved a fence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,14 +92,61 @@ impl FenceVerdict {
         matches!(self, FenceVerdict::Fenced(_))
     }
 
-    /// Where the verdict came from: `log`, `epochs`, or `unknown`.
-    pub fn source(&self) -> &'static str {
+    /// `fenced`, `not-fenced` or `unknown`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            FenceVerdict::Fenced(_) => "fenced",
+            FenceVerdict::NotFenced { .. } => "not-fenced",
+            FenceVerdict::Unknown(_) => "unknown",
+        }
+    }
+
+    /// Where a known verdict came from; `None` when it is unknown.
+    pub fn source(&self) -> Option<FenceSource> {
         match self {
             FenceVerdict::Fenced(FenceProof::Log { .. })
-            | FenceVerdict::NotFenced { from_log: true } => "log",
+            | FenceVerdict::NotFenced { from_log: true } => Some(FenceSource::Log),
             FenceVerdict::Fenced(FenceProof::Epochs { .. })
-            | FenceVerdict::NotFenced { from_log: false } => "epochs",
-            FenceVerdict::Unknown(_) => "unknown",
+            | FenceVerdict::NotFenced { from_log: false } => Some(FenceSource::Epochs),
+            FenceVerdict::Unknown(_) => None,
+        }
+    }
+
+    /// Whether the verdict is one kdp should have been able to give and
+    /// could not: the log was unreadable, cut short by compaction or the
+    /// deadline, silent about the producer, or not read, where the epochs
+    /// prove nothing. A producer with no known transactional id is not one:
+    /// there is no log to read. A command whose answer has such a verdict
+    /// never exits 0.
+    pub fn is_unchecked(&self) -> bool {
+        matches!(
+            self,
+            FenceVerdict::Unknown(
+                FenceUnknown::LogUnreadable(_)
+                    | FenceUnknown::NotInLog
+                    | FenceUnknown::Gap { .. }
+                    | FenceUnknown::Unfinished { .. }
+                    | FenceUnknown::NotRead
+            )
+        )
+    }
+}
+
+/// What a known fence verdict was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceSource {
+    /// The transaction log (`__transaction_state`).
+    Log,
+    /// The epochs (transaction protocol v1 only).
+    Epochs,
+}
+
+impl FenceSource {
+    /// `log` or `epochs`.
+    pub fn label(self) -> &'static str {
+        match self {
+            FenceSource::Log => "log",
+            FenceSource::Epochs => "epochs",
         }
     }
 }
@@ -252,7 +300,7 @@ mod tests {
                 assert_eq!(offset, 4);
                 assert_eq!(
                     cause,
-                    Cause::InitProducerId(crate::history::InitKind::NewInstance)
+                    Cause::InitProducerId(crate::history::changes::InitKind::NewInstance)
                 );
                 assert_eq!(to, at(0, 2));
             }

@@ -27,6 +27,8 @@ use std::collections::{BTreeMap, VecDeque};
 use kdp_wire::records::header::{increment_sequence, NO_SEQUENCE};
 use kdp_wire::records::BatchHeader;
 
+use crate::severity::Severity;
+
 /// How many batches a broker keeps per producer to catch duplicates
 /// (`ProducerStateEntry.NUM_BATCHES_TO_RETAIN`).
 pub const BATCHES_RETAINED: usize = 5;
@@ -48,7 +50,7 @@ pub enum BrokerRule {
 impl BrokerRule {
     /// Kafka's name of the answer: `accept`, `duplicate`,
     /// `OutOfOrderSequence`, `InvalidProducerEpoch`.
-    pub fn name(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             BrokerRule::Accept => "accept",
             BrokerRule::Duplicate => "duplicate",
@@ -134,7 +136,7 @@ impl SequenceVerdict {
 
     /// A short name: `first`, `in-sequence`, `new-epoch`, `gap`,
     /// `duplicate`, `repeat`, `new-epoch-not-at-0`, `epoch-went-back`.
-    pub fn name(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             SequenceVerdict::First => "first",
             SequenceVerdict::InSequence { .. } => "in-sequence",
@@ -144,6 +146,17 @@ impl SequenceVerdict {
             SequenceVerdict::Repeat { .. } => "repeat",
             SequenceVerdict::NewEpochNotAtZero { .. } => "new-epoch-not-at-0",
             SequenceVerdict::EpochWentBack { .. } => "epoch-went-back",
+        }
+    }
+
+    /// What the broker's answer asks of an operator: a batch it would not
+    /// have appended as it is needs a look (a duplicate, retried by an
+    /// idempotent producer, is only worth one).
+    pub fn severity(self) -> Severity {
+        match self.rule() {
+            BrokerRule::Accept => Severity::Ok,
+            BrokerRule::Duplicate => Severity::Warning,
+            BrokerRule::OutOfOrderSequence | BrokerRule::InvalidProducerEpoch => Severity::Problem,
         }
     }
 
@@ -393,7 +406,7 @@ mod tests {
     fn names(headers: &[BatchHeader]) -> Vec<&'static str> {
         check_sequences(headers)
             .into_iter()
-            .map(|v| v.map_or("-", SequenceVerdict::name))
+            .map(|v| v.map_or("-", SequenceVerdict::label))
             .collect()
     }
 
@@ -487,6 +500,6 @@ mod tests {
             Some(SequenceVerdict::InSequence { wrapped: true })
         );
         let log = [batch(0, 7, 0, i32::MAX - 1, 2), batch(2, 7, 0, 1, 1)];
-        assert_eq!(check_sequences(&log)[1].unwrap().name(), "gap");
+        assert_eq!(check_sequences(&log)[1].unwrap().label(), "gap");
     }
 }

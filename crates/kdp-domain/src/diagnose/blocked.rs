@@ -33,15 +33,18 @@ use std::collections::HashMap;
 use kdp_wire::messages::ProducerState;
 use kdp_wire::TxnState;
 
-use crate::admin::{KeyError, TopicPartition};
-use crate::diagnose::findings::findings;
-use crate::diagnose::hanging::Verdict;
-use crate::groups::{Committed, GroupState, GroupType};
+use crate::diagnose::findings::{findings, LsoHolder};
+use crate::diagnose::hanging::{transaction_start_ms, Verdict};
+use crate::groups::offsets::Committed;
+use crate::groups::read::{GroupAnswer, GroupsRead};
+use crate::groups::state::{GroupState, GroupType};
+use crate::joined::Joined;
+use crate::key_error::KeyError;
+use crate::partition::TopicPartition;
+use crate::repair::findings::{findings as repair_findings, plan_findings};
+use crate::repair::plan::{Action, CoordinatorAnswer};
+use crate::severity::Severity;
 use crate::time::known_ms;
-use crate::txn::join::Joined;
-use crate::txn::repair::{findings as repair_findings, plan_findings, Action, CoordinatorAnswer};
-
-pub use crate::groups::GroupAnswer;
 
 /// `kdp blocked`'s default for [`BlockedOptions::blocked_after_ms`]: a
 /// minute, Kafka's default `transaction.timeout.ms` (a producer on the
@@ -79,7 +82,7 @@ pub enum GroupVerdict {
 
 impl GroupVerdict {
     /// The verdict's name as kdp prints it.
-    pub fn kind(&self) -> &'static str {
+    pub fn label(&self) -> &'static str {
         match self {
             GroupVerdict::Blocked => "blocked",
             GroupVerdict::Waiting => "waiting",
@@ -87,6 +90,17 @@ impl GroupVerdict {
             GroupVerdict::PastLso => "past the LSO",
             GroupVerdict::NoOffset => "no offset",
             GroupVerdict::Unread(_) => "unknown",
+        }
+    }
+
+    /// Blocked needs action; lagging and past the LSO are worth a look;
+    /// waiting is fine (a live transaction); an unread offset is unknown.
+    pub fn severity(&self) -> Severity {
+        match self {
+            GroupVerdict::Blocked => Severity::Problem,
+            GroupVerdict::Lagging { .. } | GroupVerdict::PastLso => Severity::Warning,
+            GroupVerdict::Waiting | GroupVerdict::NoOffset => Severity::Ok,
+            GroupVerdict::Unread(_) => Severity::Unknown,
         }
     }
 
@@ -315,7 +329,7 @@ impl HeldGroups {
 /// ([`any_pinned`]).
 pub fn held_groups(
     joined: &Joined,
-    groups: Option<&crate::groups::GroupsRead>,
+    groups: Option<&GroupsRead>,
     max_timeout_ms: i64,
 ) -> HeldGroups {
     let mut out = HeldGroups::default();
@@ -598,7 +612,7 @@ fn pinning(
     p: &ProducerState,
     topic: &str,
     partition: i32,
-    holder: Option<&crate::diagnose::findings::LsoHolder>,
+    holder: Option<&LsoHolder>,
     last_write: &HashMap<i64, i64>,
 ) -> Pinning {
     let answer = CoordinatorAnswer::of(joined, p.producer_id);
@@ -607,10 +621,7 @@ fn pinning(
         CoordinatorAnswer::Described(t) => Some(t),
         _ => None,
     };
-    let started_ms = described
-        .filter(|_| tracked)
-        .and_then(|t| known_ms(t.transaction_start_time_ms))
-        .or_else(|| known_ms(p.last_timestamp));
+    let started_ms = known_ms(transaction_start_ms(described.filter(|_| tracked), p));
     let auto_abort = match (answer.state(), tracked, &answer) {
         (Some(TxnState::Ongoing), true, CoordinatorAnswer::Described(t)) => {
             match known_ms(t.transaction_start_time_ms) {
@@ -711,10 +722,10 @@ mod tests {
     use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
 
     use super::*;
-    use crate::diagnose::hanging::{CoordinatorView, Description};
-    use crate::diagnose::TxnProtocol;
-    use crate::txn::offsets::Offsets;
-    use crate::{DescribeSummary, PartitionOutcome};
+    use crate::coordinator::{CoordinatorView, Description};
+    use crate::offsets::Offsets;
+    use crate::partition::{DescribeSummary, PartitionOutcome};
+    use crate::protocol::TxnProtocol;
 
     const NOW: i64 = 10_000_000_000;
     const TIMEOUT: i64 = 900_000;
@@ -1118,7 +1129,7 @@ mod tests {
 
     #[test]
     fn held_groups_name_the_groups_at_each_holders_lso() {
-        use crate::groups::{GroupsRead, Visibility};
+        use crate::groups::read::Visibility;
         let mut j = joined();
         // a second, later transaction on t-0 holds nothing
         if let Ok(ps) = &mut j.partitions[0].result {

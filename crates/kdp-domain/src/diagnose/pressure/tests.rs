@@ -1,5 +1,5 @@
 use super::*;
-use crate::txn::replicas::Replicas;
+use crate::diagnose::replicas::Replicas;
 
 const NOW: i64 = 1_800_000_000_000;
 
