@@ -26,12 +26,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
 use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, ProducerState, TopicRequest,
 };
 use kdp_wire::ErrorCode;
-
-use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
 
 use crate::admin::{drive, AdminHandler, Batch, DriverOptions, KeyOutcome, PartitionLeader};
 use crate::client::Client;
@@ -231,18 +230,21 @@ async fn drive_partitions<F: FnMut(DescribeEvent)>(
 }
 
 /// The selection of `opts` resolved as [`describe_producers`] resolves it
-/// (its `broker_id` ignored): the partitions, the metadata one lookup found
-/// them all in (`None`: it took several), and what was settled without a
-/// broker (a topic that does not exist, a partition it does not have).
-pub(crate) struct Resolved {
-    pub(crate) partitions: Vec<TopicPartition>,
-    pub(crate) metadata: Option<crate::metadata::ClusterMetadata>,
-    pub(crate) settled: Vec<PartitionOutcome>,
+/// (its `broker_id` ignored).
+#[derive(Debug)]
+pub struct Resolved {
+    /// The partitions, in the order found; each once.
+    pub partitions: Vec<TopicPartition>,
+    /// The metadata one lookup found them all in (`None`: it took several).
+    pub metadata: Option<crate::metadata::ClusterMetadata>,
+    /// What was settled without a broker (a topic that does not exist, a
+    /// partition it does not have).
+    pub settled: Vec<PartitionOutcome>,
 }
 
 /// Resolves the selection once, for callers that then ask several brokers
 /// ([`describe_on`]) without a metadata lookup each.
-pub(crate) async fn resolve(client: &Client, opts: &DescribeOptions) -> Result<Resolved> {
+pub async fn resolve(client: &Client, opts: &DescribeOptions) -> Result<Resolved> {
     let deadline = opts.deadline();
     let opts = DescribeOptions {
         broker_id: None,
@@ -268,7 +270,7 @@ pub(crate) async fn resolve(client: &Client, opts: &DescribeOptions) -> Result<R
 /// DescribeProducers of `partitions` on `broker` (a follower answers from
 /// its own state), routed from `metadata` without a lookup of its own;
 /// results to `sink` as they arrive. Draws on `opts`' deadline.
-pub(crate) async fn describe_on<F: FnMut(DescribeEvent)>(
+pub async fn describe_on<F: FnMut(DescribeEvent)>(
     client: &Arc<Client>,
     opts: &DescribeOptions,
     broker: i32,

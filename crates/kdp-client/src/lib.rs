@@ -70,7 +70,6 @@ pub mod describe;
 pub mod error;
 pub mod fetch;
 pub mod groups;
-pub mod history;
 pub mod metadata;
 pub mod retry;
 pub mod security;
@@ -79,14 +78,11 @@ pub mod transport;
 pub mod txn;
 pub mod versions;
 
-pub use kdp_domain::{diagnose, time};
-
 pub use client::{Client, ClientConfig, ThrottleTime};
 pub use connection::{Connection, ConnectionConfig};
 pub use deadline::Deadline;
 pub use describe::{describe_producers, DescribeEvent, DescribeOptions, TopicSelection};
 pub use error::{Error, Result};
-pub use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use retry::{OnRetry, Retrying};
 pub use setup::{ConnectionSetup, NoSetup, SetupFuture};

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use kdp_client::admin::{
     drive, AdminHandler, AllBrokers, Coordinator, CoordinatorFuture, CoordinatorLookup,
-    DriverOptions, KeyError, KeyOutcome, KeyResult,
+    DriverOptions, KeyOutcome, KeyResult,
 };
 use kdp_client::Client;
+use kdp_domain::KeyError;
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use kdp_wire::messages::{DescribeProducersRequest, DescribeProducersResponse, TopicRequest};

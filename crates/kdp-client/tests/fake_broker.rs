@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use kdp_client::{
     BrokerAddress, Client, ClientConfig, ConnectFuture, Connection, ConnectionConfig, Connector,
-    DescribeEvent, DescribeOptions, Error, PartitionOutcome, TopicSelection,
+    DescribeEvent, DescribeOptions, Error, TopicSelection,
 };
+use kdp_domain::PartitionOutcome;
 use kdp_wire::frame::io::read_frame;
 use kdp_wire::frame::{response_frame_to_vec, FrameReader, DEFAULT_MAX_FRAME_SIZE};
 use kdp_wire::messages::{

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use kdp_client::{
     Client, ClientConfig, Connection, ConnectionConfig, ConnectionSetup, DescribeEvent,
-    DescribeOptions, Error, PartitionOutcome, SetupFuture, TopicSelection,
+    DescribeOptions, Error, SetupFuture, TopicSelection,
 };
+use kdp_domain::PartitionOutcome;
 use kdp_test_support::{elect, Fault, StallCluster};
 use kdp_wire::messages::{
     ApiVersionsRequest, DescribeProducersRequest, MetadataRequest, PartitionResponse, TopicRequest,
@@ -329,10 +330,12 @@ mod one_deadline {
     use std::time::Duration;
 
     use kdp_client::admin::DriverOptions;
-    use kdp_client::txn::join::{join, JoinOptions, JoinPhase, Joined};
-    use kdp_client::txn::repair::{self, AbortSpec};
-    use kdp_client::txn::{describe::describe_transactions, list};
-    use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error};
+    use kdp_client::txn::describe::describe_transactions;
+    use kdp_client::txn::init_producer_id::force_terminate;
+    use kdp_client::txn::list;
+    use kdp_client::txn::write_txn_markers::abort;
+    use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions};
+    use kdp_domain::repair::AbortSpec;
     use kdp_test_support::StallCluster;
     use kdp_wire::api;
     use kdp_wire::ErrorCode;
@@ -346,93 +349,6 @@ mod one_deadline {
             ..Default::default()
         };
         Arc::new(Client::connect(cluster.bootstrap(), config).await.unwrap())
-    }
-
-    /// The join behind find-hanging (open transactions only) or describe
-    /// --with-transactions, with `api` stalled once the client is connected;
-    /// how long it took.
-    async fn join_with_stalled(api: i16, open_only: bool) -> (Result<Joined, Error>, Duration) {
-        let cluster = StallCluster::demo();
-        let client = connected(&cluster).await;
-        cluster.stall(api);
-        let start = Instant::now();
-        let opts = JoinOptions::within(
-            DescribeOptions::default(),
-            open_only,
-            Deadline::after(BUDGET),
-        );
-        let r = join(&client, &opts).await;
-        (r, start.elapsed())
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn the_join_ends_by_its_deadline_naming_the_phase_that_stalled() {
-        let cases = [
-            (api::DESCRIBE_PRODUCERS, JoinPhase::DescribeProducers),
-            (api::DESCRIBE_CONFIGS, JoinPhase::DescribeConfigs),
-            (api::LIST_TRANSACTIONS, JoinPhase::ListTransactions),
-            (api::FIND_COORDINATOR, JoinPhase::DescribeTransactions),
-            (api::DESCRIBE_TRANSACTIONS, JoinPhase::DescribeTransactions),
-            (api::LIST_OFFSETS, JoinPhase::ListOffsets),
-        ];
-        for open_only in [true, false] {
-            for (api, phase) in cases {
-                let (r, took) = join_with_stalled(api, open_only).await;
-                let joined = r.unwrap_or_else(|e| panic!("api {api}: {e}"));
-                assert!(took <= BUDGET, "api {api}: took {took:?}");
-                assert!(
-                    joined.unfinished.contains(&phase),
-                    "api {api}: {:?}",
-                    joined.unfinished
-                );
-            }
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_join_with_nothing_stalled_finishes_every_phase() {
-        let (r, took) = join_with_stalled(api::SASL_HANDSHAKE, true).await;
-        let joined = r.unwrap();
-        assert!(joined.unfinished.is_empty(), "{:?}", joined.unfinished);
-        assert!(took < BUDGET, "{took:?}");
-        assert!(joined.open_transactions().count() > 0);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn stalled_metadata_fails_the_join_and_the_describe_by_the_deadline() {
-        let (r, took) = join_with_stalled(api::METADATA, true).await;
-        let e = r.unwrap_err();
-        assert!(took <= BUDGET, "took {took:?}");
-        assert!(e.to_string().contains("Metadata"), "{e}");
-    }
-
-    /// ApiVersions stalls on brokers 2 and 3 (bootstrap went to broker 1):
-    /// their connections never open, and the partitions they lead end with
-    /// the deadline.
-    #[tokio::test(start_paused = true)]
-    async fn stalled_api_versions_on_other_brokers_end_by_the_deadline() {
-        let cluster = StallCluster::demo();
-        let client = connected(&cluster).await;
-        cluster.stall_on(2, api::API_VERSIONS);
-        cluster.stall_on(3, api::API_VERSIONS);
-        let start = Instant::now();
-        let opts = JoinOptions::within(DescribeOptions::default(), true, Deadline::after(BUDGET));
-        let joined = join(&client, &opts).await.unwrap();
-        assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
-        assert!(
-            joined.unfinished.contains(&JoinPhase::DescribeProducers),
-            "{:?}",
-            joined.unfinished
-        );
-        let failed: Vec<_> = joined
-            .partitions
-            .iter()
-            .filter_map(|o| o.result.as_ref().err())
-            .collect();
-        assert!(!failed.is_empty());
-        assert!(failed
-            .iter()
-            .all(|e| e.code == ErrorCode::REQUEST_TIMED_OUT));
     }
 
     #[tokio::test(start_paused = true)]
@@ -495,7 +411,7 @@ mod one_deadline {
     /// Each key's error after the driver ran out of time names the API.
     fn assert_named<V: std::fmt::Debug>(
         what: &str,
-        results: impl IntoIterator<Item = Result<V, kdp_client::admin::KeyError>>,
+        results: impl IntoIterator<Item = Result<V, kdp_domain::KeyError>>,
     ) {
         let mut n = 0;
         for r in results {
@@ -550,7 +466,7 @@ mod one_deadline {
             cluster.stall(api);
             let start = Instant::now();
             let ids = vec!["orders-app".to_string()];
-            let done = repair::force_terminate(&client, ids, 60_000, &driver_options()).await;
+            let done = force_terminate(&client, ids, 60_000, &driver_options()).await;
             assert!(start.elapsed() <= BUDGET, "{what}: {:?}", start.elapsed());
             assert_named(what, done.into_values());
         }
@@ -569,7 +485,7 @@ mod one_deadline {
             producer_epoch: 0,
             coordinator_epoch: 0,
         };
-        let done = repair::abort(&client, vec![spec], &driver_options()).await;
+        let done = abort(&client, vec![spec], &driver_options()).await;
         assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
         assert!(cluster.asked(api::WRITE_TXN_MARKERS) > 0);
         assert_named("WriteTxnMarkers", done.into_values());

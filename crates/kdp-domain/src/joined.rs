@@ -222,6 +222,16 @@ impl Joined {
         Some(self.fence_verdict(p, log))
     }
 
+    /// The transactional ids the coordinators listed for the producers
+    /// described, each once, sorted: whose transaction logs say more.
+    pub fn listed_ids(&self) -> Vec<String> {
+        let ids: std::collections::BTreeSet<&String> = self
+            .producers()
+            .filter_map(|(_, _, p)| self.view.listed.get(&p.producer_id))
+            .collect();
+        ids.into_iter().cloned().collect()
+    }
+
     /// Each partition's outcome by topic and partition, for lookups in a
     /// loop (a scan of [`Joined::partitions`] per lookup is quadratic on a
     /// big cluster).

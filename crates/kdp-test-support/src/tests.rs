@@ -83,7 +83,7 @@ async fn an_error_fault_sets_every_error_code_and_changes_nothing() {
     let before = cluster.cluster().clone();
     // a write answered with an error is not applied
     cluster.fault(api::WRITE_TXN_MARKERS, Fault::Error(code));
-    let spec = kdp_client::txn::repair::AbortSpec {
+    let spec = kdp_domain::repair::AbortSpec {
         topic: "t".into(),
         partition: 0,
         producer_id: 100,
@@ -95,7 +95,7 @@ async fn an_error_fault_sets_every_error_code_and_changes_nothing() {
         deadline: Some(kdp_client::Deadline::after(Duration::from_secs(5))),
         ..Default::default()
     };
-    let done = kdp_client::txn::repair::abort(&c, vec![spec], &opts).await;
+    let done = kdp_client::txn::write_txn_markers::abort(&c, vec![spec], &opts).await;
     assert!(done.values().all(|r| r.is_err()), "{done:?}");
     assert!(cluster.asked(api::WRITE_TXN_MARKERS) > 0);
     assert_eq!(*cluster.cluster(), before);

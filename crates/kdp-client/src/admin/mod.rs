@@ -8,8 +8,6 @@ pub mod lookup;
 pub use driver::{
     collect, drive, AdminHandler, Batch, DriverOptions, DriverStats, KeyOutcome, KeyResult,
 };
-pub use kdp_domain::key_error::KeyError;
-pub use kdp_domain::partition::TopicPartition;
 pub use lookup::{
     AllBrokers, ChosenBroker, Coordinator, CoordinatorFuture, CoordinatorLookup, LookupStrategy,
     PartitionLeader, Route,

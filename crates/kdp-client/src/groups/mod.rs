@@ -7,20 +7,17 @@
 //! - [`offsets`]: OffsetFetch, batched per coordinator (many groups per
 //!   request from v8, Kafka 3.0).
 //! - [`describe`]: DescribeGroups and ConsumerGroupDescribe, for members.
-//! - [`read`]: all together, each group with its state, members and offsets.
 //!
-//! A group's state and type, its committed offsets and what a read found
-//! are [`kdp_domain::groups`]'.
+//! A group's state and type, its committed offsets and what a read of every
+//! group found are [`kdp_domain::groups`]'; reading them all at once is
+//! kdp-workflows' (`groups`).
 
 pub mod coordinator;
 pub mod describe;
 pub mod list;
 pub mod offsets;
-pub mod read;
 
 pub use coordinator::GroupCoordinators;
 pub use describe::{describe_groups, describe_groups_at, Description, Descriptions};
-pub use kdp_domain::groups::*;
 pub use list::{list_groups, GroupFilters, Listed, Listings};
 pub use offsets::{committed_offsets, committed_offsets_at};
-pub use read::{read_groups, ReadOptions};

@@ -17,22 +17,6 @@ pub mod coordinator;
 pub mod describe;
 pub mod features;
 pub mod init_producer_id;
-pub mod join;
 pub mod list;
 pub mod offsets;
-pub mod pressure;
-pub mod repair;
-pub mod replicas;
 pub mod write_txn_markers;
-
-pub use crate::admin::driver::collect;
-pub use crate::client::SharedClient;
-
-use crate::admin::DriverOptions;
-use crate::describe::DescribeOptions;
-
-/// Driver bounds taken from a describe's options, so every command shares
-/// one `--timeout` and the same retry policy ([`DescribeOptions::driver_options`]).
-pub fn driver_options(opts: &DescribeOptions) -> DriverOptions {
-    opts.driver_options()
-}

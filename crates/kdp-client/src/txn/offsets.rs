@@ -5,6 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use kdp_domain::key_error::KeyError;
+use kdp_domain::offsets::Offsets;
+use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED};
 use kdp_wire::messages::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
@@ -13,9 +16,6 @@ use kdp_wire::messages::{
 use crate::admin::driver::collect;
 use crate::admin::{drive, AdminHandler, DriverOptions, KeyOutcome, PartitionLeader};
 use crate::client::SharedClient;
-use kdp_domain::key_error::KeyError;
-pub use kdp_domain::offsets::Offsets;
-use kdp_domain::partition::TopicPartition;
 
 struct Handler {
     isolation_level: i8,

@@ -399,6 +399,37 @@ pub fn held_groups(
     out
 }
 
+/// Why the blocked-groups column is unknown (`-`) for some holders: the
+/// first of these that applies to the read of the groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeldGap {
+    /// The groups could not be read at all.
+    NotRead,
+    /// Brokers did not list their groups.
+    ListingFailed {
+        /// How many.
+        brokers: usize,
+    },
+    /// The principal's ACLs may hide groups from the listing.
+    MayHide,
+    /// Some groups' or partitions' offsets were not read.
+    OffsetsNotRead,
+}
+
+impl HeldGap {
+    /// What left [`held_groups`] partial, from the read it was given.
+    pub fn of(read: Option<&GroupsRead>) -> HeldGap {
+        match read {
+            None => HeldGap::NotRead,
+            Some(r) if !r.listing_failures.is_empty() => HeldGap::ListingFailed {
+                brokers: r.listing_failures.len(),
+            },
+            Some(r) if r.visibility.may_hide() => HeldGap::MayHide,
+            Some(_) => HeldGap::OffsetsNotRead,
+        }
+    }
+}
+
 /// Whether any partition of `joined` is pinned (its LSO below its high
 /// watermark) or may be (its offsets were not read): only then do the
 /// groups need reading for [`held_groups`].

@@ -1,12 +1,12 @@
 //! `kdp batches`: a partition's record batches read over the wire (Fetch,
 //! read_uncommitted), each producer's sequence judged by the broker's own
-//! rules (`kdp_client::diagnose::sequence`). The CLI reads and renders;
+//! rules (`kdp_domain::diagnose::sequence`). The CLI reads and renders;
 //! the verdicts are the library's.
 
 use std::io::{self, Write};
 
-use kdp_client::diagnose::sequence::{check_sequences, summarize, SequenceVerdict};
 use kdp_client::fetch::{read_batches, FetchSettings, ReadFrom, ReadRequest};
+use kdp_domain::diagnose::sequence::{check_sequences, summarize, SequenceVerdict};
 use kdp_wire::records::{Compression, DEFAULT_MAX_DECOMPRESSED};
 use serde::Serialize;
 
@@ -217,7 +217,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     };
     let headers: Vec<_> = read.batches.iter().map(|b| *b.header()).collect();
     let verdicts = check_sequences(&headers);
-    let now_ms = kdp_client::txn::join::now_ms();
+    let now_ms = kdp_workflows::clock::now_ms();
     let mut bad_crc = 0;
     let mut rows = Vec::new();
     for ((b, h), verdict) in read.batches.iter().zip(&headers).zip(&verdicts) {

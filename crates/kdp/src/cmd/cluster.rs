@@ -2,15 +2,15 @@
 //! (named as in Kafka's tools), connecting within `--timeout`, and turning
 //! `--topic`/`--partition` into a selection.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::io::IsTerminal;
-
-use kdp_client::txn::join::{JoinOptions, Joined};
 use kdp_client::{
     BrokerAddress, Client, ClientConfig, Deadline, DescribeOptions, Retrying, TopicSelection,
 };
+use kdp_domain::joined::Joined;
+use kdp_workflows::join::JoinOptions;
 
 use crate::exit;
 use crate::properties;
@@ -193,9 +193,13 @@ pub async fn join_with(
     adjust: impl FnOnce(JoinOptions) -> JoinOptions,
 ) -> Result<Joined, i32> {
     let opts = adjust(JoinOptions::within(describe, open_only, conn.budget));
-    let joined = kdp_client::txn::join::join(&conn.client, &opts)
-        .await
-        .map_err(|e| exit::report(&e))?;
+    reported(conn, kdp_workflows::join::join(&conn.client, &opts).await)
+}
+
+/// A join's answer as the commands report it: the cluster that could not
+/// be reached as the exit status, each phase that ran out of time on stderr.
+pub fn reported(conn: &Connected, joined: kdp_client::Result<Joined>) -> Result<Joined, i32> {
+    let joined = joined.map_err(|e| exit::report(&e))?;
     for phase in &joined.unfinished {
         fail!(
             "{phase} did not answer within --timeout ({}): its results are partial",
@@ -253,7 +257,7 @@ pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
 pub(crate) mod tests {
     use std::collections::BTreeMap;
 
-    use kdp_client::txn::join::JoinPhase;
+    use kdp_domain::joined::JoinPhase;
     use kdp_domain::protocol::TxnProtocol;
 
     use super::*;

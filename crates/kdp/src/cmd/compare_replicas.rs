@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use kdp_client::diagnose::replicas::Verdict;
-use kdp_client::txn::replicas::{compare_replicas, ReplicaError};
+use kdp_domain::diagnose::replicas::ReplicaError;
+use kdp_domain::diagnose::replicas::Verdict;
+use kdp_workflows::replicas::compare_replicas;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};

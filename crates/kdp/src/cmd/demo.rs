@@ -163,7 +163,7 @@ pub async fn run_async(args: Args) -> i32 {
             interval: Some(Duration::from_secs(2)),
             max_producer_ids_per_broker: Some(1000),
             max_new_per_second: None,
-            epoch_margin: kdp_client::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+            epoch_margin: kdp_domain::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
             top: 5,
             output: args.output,
         };
@@ -178,7 +178,7 @@ pub async fn run_async(args: Args) -> i32 {
             group: Vec::new(),
             topic: Vec::new(),
             blocked_after: Duration::from_millis(
-                kdp_client::diagnose::blocked::DEFAULT_BLOCKED_AFTER_MS.unsigned_abs(),
+                kdp_domain::diagnose::blocked::DEFAULT_BLOCKED_AFTER_MS.unsigned_abs(),
             ),
             output: args.output,
             watch: Default::default(),

@@ -171,7 +171,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let client = conn.client.clone();
     let deadline = conn.budget.at();
 
-    let now_ms = kdp_client::txn::join::now_ms();
+    let now_ms = kdp_workflows::clock::now_ms();
     let mut render = Renderer::new(
         args.output,
         args.broker_id.is_some(),

@@ -1,21 +1,23 @@
 //! `kdp describe --with-transactions`: each producer joined with its
 //! transactional id and the coordinator's view, and flagged where the data
-//! proves something (see `kdp_client::diagnose::flags`). `fenced` comes from
-//! one verdict (`kdp_client::diagnose::fence`): the transaction log of each
+//! proves something (see `kdp_domain::diagnose::flags`). `fenced` comes from
+//! one verdict (`kdp_domain::diagnose::fence`): the transaction log of each
 //! producer's transactional id, read here, on both protocol generations, or
 //! the epochs under protocol v1.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use kdp_client::diagnose::blocked::HeldGroups;
-use kdp_client::diagnose::fence::{FenceProof, FenceSource, FenceUnknown, FenceVerdict};
-use kdp_client::diagnose::flags::{flags, Coordinator};
-use kdp_client::history::{read_histories, IdHistory, ReadOptions};
-use kdp_client::txn::join::Joined;
 use kdp_client::DescribeOptions;
+use kdp_domain::diagnose::blocked::HeldGroups;
+use kdp_domain::diagnose::fence::{FenceProof, FenceSource, FenceUnknown, FenceVerdict};
+use kdp_domain::diagnose::flags::{flags, Coordinator};
+use kdp_domain::history::IdHistory;
+use kdp_domain::joined::Joined;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
+use kdp_workflows::describe::{around, Around};
+use kdp_workflows::history::ReadOptions;
 
 use crate::cmd::blocked;
 use crate::cmd::cluster::{self, Connected};
@@ -234,24 +236,6 @@ fn write(out: &mut dyn Write, output: Output, joined: &Joined, rows: &[Row]) -> 
     }
 }
 
-/// The transaction logs of every transactional id the join knows.
-async fn histories(conn: &Connected, joined: &Joined) -> Vec<IdHistory> {
-    let ids: BTreeSet<String> = joined
-        .producers()
-        .filter_map(|(_, _, p)| joined.view.listed.get(&p.producer_id).cloned())
-        .collect();
-    if ids.is_empty() {
-        return Vec::new();
-    }
-    let ids: Vec<String> = ids.into_iter().collect();
-    let opts = ReadOptions {
-        driver: conn.describe_options(None, None).driver_options(),
-        since_ms: None,
-        principal: conn.principal.clone(),
-    };
-    read_histories(&conn.client, &ids, &opts).await
-}
-
 /// Runs the joined describe on a connected client.
 pub async fn run_to(
     conn: &Connected,
@@ -263,12 +247,15 @@ pub async fn run_to(
         Ok(j) => j,
         Err(code) => return code,
     };
-    let max_timeout_ms = joined.max_timeout_ms();
+    let logs = ReadOptions {
+        driver: conn.describe_options(None, None).driver_options(),
+        since_ms: None,
+        principal: conn.principal.clone(),
+    };
+    let groups = conn.describe_options(None, None).driver_options();
     // the logs and the groups do not wait for each other
-    let (histories, held) = tokio::join!(
-        histories(conn, &joined),
-        blocked::held_groups_of(conn, &joined, max_timeout_ms)
-    );
+    let Around { histories, held } = around(&conn.client, &joined, &logs, &groups).await;
+    let held = blocked::report_held(held);
     let rows = rows(&joined, &histories, &held);
     let failed = cluster::report_failed_partitions(&joined);
     // a verdict the log could not give is not "checked": never exit 0 on it

@@ -123,7 +123,7 @@ pub struct Args {
     #[arg(long)]
     pub producer_ids: bool,
     /// With --producer-ids: epochs within this many of 32767 are near exhaustion.
-    #[arg(long, value_name = "N", default_value_t = kdp_client::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+    #[arg(long, value_name = "N", default_value_t = kdp_domain::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
           value_parser = clap::value_parser!(i32).range(0..=32767), requires = "producer_ids")]
     pub epoch_margin: i32,
     /// Log format on stderr.

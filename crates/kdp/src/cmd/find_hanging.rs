@@ -4,10 +4,11 @@
 use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
-use kdp_client::diagnose::blocked::HeldGroups;
-use kdp_client::diagnose::hanging::{self, OpenTxn, Verdict};
-use kdp_client::txn::join::{max_timeout, Joined};
-use kdp_client::txn::repair::{findings, plan_findings};
+use kdp_domain::diagnose::blocked::HeldGroups;
+use kdp_domain::diagnose::hanging::{self, OpenTxn, Verdict};
+use kdp_domain::joined::{max_timeout, Joined};
+use kdp_domain::repair::{findings, plan_findings};
+use kdp_workflows::groups::held_groups;
 use serde::Serialize;
 
 use crate::cmd::blocked;
@@ -172,13 +173,13 @@ const HEADER: &[Column] = &[
     Column::text("Verdict", 0).styled(colour::verdict),
 ];
 
-/// The verdict rows of a joined scan, candidates only: kdp-client's one
+/// The verdict rows of a joined scan, candidates only: kdp-domain's one
 /// judgement
-/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings),
+/// ([`kdp_domain::diagnose::findings`](fn@kdp_domain::diagnose::findings),
 /// which the exporter counts too), rendered. A producer whose LastTimestamp
 /// is unknown is `unknown` (exit 1), never `hanging`, as in the exporter.
 pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) -> Vec<Row> {
-    let found = kdp_client::diagnose::findings(joined, max_timeout_ms);
+    let found = kdp_domain::diagnose::findings(joined, max_timeout_ms);
     let mut rows = Vec::new();
     for (judged, verdict) in found.candidates() {
         if *verdict == Verdict::NotHanging && !all {
@@ -259,7 +260,9 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let (max_timeout_ms, source) = max_timeout(given, joined.cluster_max_timeout_ms);
     let source = source.describe();
     tracing::info!(max_timeout_ms, source, "candidate threshold");
-    let held = blocked::held_groups_of(&conn, &joined, max_timeout_ms).await;
+    let dopts = conn.describe_options(None, None).driver_options();
+    let held =
+        blocked::report_held(held_groups(&conn.client, &joined, max_timeout_ms, &dopts).await);
     let rows = rows(&joined, max_timeout_ms, args.all, &held);
     for (broker, e) in &joined.listing_errors {
         fail!(
@@ -351,9 +354,9 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
 mod tests {
     use std::collections::BTreeMap;
 
-    use kdp_client::{DescribeSummary, PartitionOutcome};
     use kdp_domain::coordinator::{CoordinatorView, Description};
     use kdp_domain::protocol::TxnProtocol;
+    use kdp_domain::{DescribeSummary, PartitionOutcome};
     use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
 
     use super::*;

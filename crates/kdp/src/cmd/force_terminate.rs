@@ -3,8 +3,9 @@
 
 use std::io::{IsTerminal, Write};
 
-use kdp_client::txn::repair::{advice, plan_force_terminate, ForceTerminatePlan};
+use kdp_domain::repair::{advice, ForceTerminatePlan};
 use kdp_wire::TxnState;
+use kdp_workflows::repair::plan_force_terminate;
 
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::repair::{self, ConfirmArgs};

@@ -5,8 +5,8 @@
 
 use std::io::{self, Write};
 
-use kdp_client::diagnose::pressure::{self, churn, Churn, Pressure, DEFAULT_EPOCH_MARGIN};
-use kdp_client::txn::pressure::{scan, ScanOptions};
+use kdp_domain::diagnose::pressure::{self, churn, Churn, Pressure, DEFAULT_EPOCH_MARGIN};
+use kdp_workflows::pressure::{scan, ScanOptions};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kdp_client::PartitionOutcome;
+use kdp_domain::PartitionOutcome;
 
 /// What a series is labelled with: a topic, and the partition only with
 /// `--per-partition`.
@@ -129,7 +129,7 @@ impl Aggregate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kdp_client::PartitionError;
+    use kdp_domain::partition::PartitionError;
     use kdp_wire::messages::ProducerState;
     use kdp_wire::ErrorCode;
 

@@ -22,10 +22,11 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use kdp_client::{Client, DescribeSummary, PartitionOutcome};
+use kdp_client::Client;
 use kdp_domain::diagnose::findings::Holder;
 use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
 use kdp_domain::protocol::TxnProtocol;
+use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::ProducerState;
 use serde::Deserialize;
 use tokio::time::Instant;

@@ -1,13 +1,13 @@
 //! The exporter's real diagnosis: the lookups behind `kdp find-hanging`
-//! (kdp-client's `join_described`) fed with the scan's own DescribeProducers
+//! (kdp-workflows' `join_described`) fed with the scan's own DescribeProducers
 //! answers, so the cluster is described once per scan, and bounded by the
 //! scan's deadline. The scan keeps only the producers the lookups need (with
 //! an open transaction, and under transaction protocol v1 the transactional
 //! ones, which may be fenced), not every producer.
 //!
 //! The verdicts are not the exporter's own: [`findings`] counts
-//! kdp-client's one judgement
-//! ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings),
+//! kdp-domain's one judgement
+//! ([`kdp_domain::diagnose::findings`](fn@kdp_domain::diagnose::findings),
 //! the one `kdp find-hanging` lists), so the two never disagree on a
 //! transaction (an unknown LastTimestamp is `unknown_timestamp` in both).
 
@@ -15,12 +15,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_client::diagnose::fence::LogView;
-use kdp_client::diagnose::flags::{flags, Flag};
-use kdp_client::txn::join::Joined;
 use kdp_client::Client;
+use kdp_domain::diagnose::fence::LogView;
 use kdp_domain::diagnose::findings::Holder;
+use kdp_domain::diagnose::flags::{flags, Flag};
 use kdp_domain::diagnose::hanging::Verdict;
+use kdp_domain::joined::Joined;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
 use tokio::time::Instant;
@@ -50,14 +50,14 @@ pub struct ClusterDiagnosis {
 }
 
 /// The diagnosis of one joined scan (pure: tested without a cluster). The
-/// verdicts are kdp-client's one judgement
-/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings)),
+/// verdicts are kdp-domain's one judgement
+/// ([`kdp_domain::diagnose::findings`](fn@kdp_domain::diagnose::findings)),
 /// the same as `kdp find-hanging`'s, counted under the exporter's labels.
 pub fn findings(joined: &Joined) -> Diagnosis {
     use kdp_domain::coordinator::Description;
 
     let max_timeout = joined.max_timeout_ms();
-    let judged = kdp_client::diagnose::findings(joined, max_timeout);
+    let judged = kdp_domain::diagnose::findings(joined, max_timeout);
     let mut out = Diagnosis::default();
     for (j, verdict) in judged.candidates() {
         if let Some(reason) = verdict.problem() {
@@ -137,8 +137,8 @@ pub fn findings(joined: &Joined) -> Diagnosis {
 
 /// The producers whose state differs between replicas, per partition; a
 /// partition whose replicas agree has a zero.
-fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionValue> {
-    use kdp_client::diagnose::replicas::compare;
+fn divergences(replicas: &kdp_domain::diagnose::replicas::Replicas) -> Vec<PartitionValue> {
+    use kdp_domain::diagnose::replicas::compare;
     replicas
         .iter()
         .map(|((topic, partition), by_broker)| {
@@ -160,10 +160,10 @@ fn divergences(replicas: &kdp_client::txn::replicas::Replicas) -> Vec<PartitionV
 /// series at all. Each failure is a failed request.
 fn replicas_found(
     found: &mut Diagnosis,
-    replicas: &kdp_client::txn::replicas::Replicas,
-    failures: &[kdp_client::txn::replicas::ReplicaError<kdp_client::Error>],
+    replicas: &kdp_domain::diagnose::replicas::Replicas,
+    failures: &[kdp_domain::diagnose::replicas::ReplicaError<kdp_client::Error>],
 ) {
-    use kdp_client::txn::replicas::ReplicaError;
+    use kdp_domain::diagnose::replicas::ReplicaError;
     found.failed_requests += u64::try_from(failures.len()).unwrap_or(u64::MAX);
     let mut unknown = BTreeSet::new();
     for f in failures {
@@ -216,7 +216,7 @@ impl Diagnose for ClusterDiagnosis {
         deadline: Instant,
     ) -> DiagnoseFuture<'_> {
         Box::pin(async move {
-            let opts = kdp_client::txn::join::JoinOptions {
+            let opts = kdp_workflows::join::JoinOptions {
                 describe: self.bounded(deadline),
                 open_only: false,
                 lookups: Default::default(),
@@ -225,7 +225,7 @@ impl Diagnose for ClusterDiagnosis {
             // failed comes back as errors rather than as a cut-off scan
             let left = deadline.saturating_duration_since(Instant::now());
             let soft = deadline - (left / 10).min(Duration::from_secs(1));
-            let join = kdp_client::txn::join::join_described(
+            let join = kdp_workflows::join::join_described(
                 &client,
                 &opts,
                 scanned.now_ms,
@@ -236,15 +236,16 @@ impl Diagnose for ClusterDiagnosis {
             // the groups are read beside the lookups, by the same deadline
             let groups = async {
                 let blocked_after = self.groups_blocked_after_ms?;
-                let dopts = kdp_client::txn::driver_options(&kdp_client::DescribeOptions {
+                let dopts = kdp_client::DescribeOptions {
                     deadline: Some(kdp_client::Deadline::new(soft, left)),
                     ..self.bounded(deadline)
-                });
-                let read = kdp_client::groups::ReadOptions {
+                }
+                .driver_options();
+                let read = kdp_workflows::groups::ReadOptions {
                     members: true,
                     ..Default::default()
                 };
-                let r = kdp_client::groups::read_groups(&client, &read, &dopts);
+                let r = kdp_workflows::groups::read_groups(&client, &read, &dopts);
                 Some((tokio::time::timeout_at(deadline, r).await, blocked_after))
             };
             let (joined, groups) = tokio::join!(tokio::time::timeout_at(deadline, join), groups);
@@ -283,7 +284,7 @@ impl Diagnose for ClusterDiagnosis {
                 }
             }
             if self.compare_replicas {
-                use kdp_client::txn::replicas::describe_every_replica;
+                use kdp_workflows::replicas::describe_every_replica;
                 let bounded = self.bounded(deadline);
                 let every = describe_every_replica(&client, &bounded);
                 match tokio::time::timeout_at(deadline, every).await {
@@ -314,9 +315,9 @@ impl Diagnose for ClusterDiagnosis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kdp_client::{DescribeSummary, PartitionOutcome};
     use kdp_domain::coordinator::CoordinatorView;
     use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
+    use kdp_domain::{DescribeSummary, PartitionOutcome};
 
     const NOW: i64 = 10_000_000_000;
 
@@ -366,10 +367,7 @@ mod tests {
         );
         j.listing_errors.push((
             2,
-            kdp_client::admin::KeyError::broker(
-                kdp_wire::ErrorCode::COORDINATOR_NOT_AVAILABLE,
-                None,
-            ),
+            kdp_domain::KeyError::broker(kdp_wire::ErrorCode::COORDINATOR_NOT_AVAILABLE, None),
         ));
         let d = findings(&j);
         assert!(d.transactions.is_empty(), "{d:?}");
@@ -425,7 +423,7 @@ mod tests {
         );
         j.offsets.insert(
             ("t".into(), 0),
-            Ok(kdp_client::txn::offsets::Offsets {
+            Ok(kdp_domain::Offsets {
                 high_watermark: 100,
                 last_stable_offset: 12,
             }),

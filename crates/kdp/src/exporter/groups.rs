@@ -2,7 +2,7 @@
 //! exporter's side of `kdp blocked`. After each scan the groups are read
 //! once (ListGroups on every broker, every group's committed offsets and its
 //! members, at their coordinators) beside the diagnosis' own lookups, and
-//! judged by kdp-client's
+//! judged by kdp-domain's
 //! [`blocked`] against the scan's
 //! join (no second describe), so the exporter and `kdp blocked` never
 //! disagree on a group.
@@ -24,9 +24,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kdp_client::diagnose::blocked::{blocked, BlockedOptions, Gap, GroupVerdict};
-use kdp_client::groups::{Committed, GroupsRead, Visibility};
-use kdp_client::txn::join::Joined;
+use kdp_domain::diagnose::blocked::{blocked, BlockedOptions, Gap, GroupVerdict};
+use kdp_domain::groups::{Committed, GroupsRead, Visibility};
+use kdp_domain::joined::Joined;
 use kdp_wire::ErrorCode;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -70,7 +70,7 @@ pub struct GroupsFound {
 pub fn groups_found(joined: &Joined, read: &GroupsRead, blocked_after_ms: i64) -> GroupsFound {
     let max_timeout_ms = joined
         .cluster_max_timeout_ms
-        .unwrap_or(kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+        .unwrap_or(kdp_domain::joined::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
     let b = blocked(
         joined,
         &read.answers,
@@ -207,12 +207,12 @@ pub fn register(r: &mut Registry, found: Option<&GroupsFound>) {
 
 #[cfg(test)]
 mod tests {
-    use kdp_client::admin::KeyError;
-    use kdp_client::groups::{GroupAnswer, GroupState, GroupType};
-    use kdp_client::txn::offsets::Offsets;
-    use kdp_client::{DescribeSummary, PartitionOutcome};
     use kdp_domain::coordinator::CoordinatorView;
+    use kdp_domain::groups::{GroupAnswer, GroupState, GroupType};
     use kdp_domain::protocol::TxnProtocol;
+    use kdp_domain::KeyError;
+    use kdp_domain::Offsets;
+    use kdp_domain::{DescribeSummary, PartitionOutcome};
     use kdp_wire::messages::ProducerState;
 
     use super::*;

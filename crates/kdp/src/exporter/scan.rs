@@ -16,10 +16,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kdp_client::{
-    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, PartitionOutcome,
-    TopicSelection,
+    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, TopicSelection,
 };
 use kdp_domain::protocol::TxnProtocol;
+use kdp_domain::PartitionOutcome;
 use kdp_wire::messages::ProducerState;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -186,7 +186,7 @@ impl Scanner {
             max_partitions_per_request: self.config.max_partitions_per_request,
             ..DescribeOptions::default()
         };
-        let now_ms = kdp_client::txn::join::now_ms();
+        let now_ms = kdp_workflows::clock::now_ms();
         let mut agg = Aggregate::new(self.config.per_partition);
         // only what the diagnosis needs outlives its response
         let mut kept: Vec<PartitionOutcome> = Vec::new();

@@ -38,9 +38,9 @@ pub struct Rfc3339(SystemTime);
 
 impl Rfc3339 {
     /// `ms` since the epoch; `None` for an unknown time (0 or below: see
-    /// [`kdp_client::time`]).
+    /// [`kdp_domain::time`]).
     pub fn at(ms: i64) -> Option<Rfc3339> {
-        let ms = u64::try_from(kdp_client::time::known_ms(ms)?).ok()?;
+        let ms = u64::try_from(kdp_domain::time::known_ms(ms)?).ok()?;
         UNIX_EPOCH
             .checked_add(Duration::from_millis(ms))
             .map(Rfc3339)
@@ -64,7 +64,7 @@ impl serde::Serialize for Rfc3339 {
 /// How long ago `ms` was: `850ms ago`, `12s ago`, `3m12s ago`, `2h5m ago`,
 /// `4d3h ago`; `-` for an unknown time (0 or below).
 pub fn age(ms: i64, now_ms: i64) -> String {
-    let Some(diff) = kdp_client::time::age_ms(ms, now_ms) else {
+    let Some(diff) = kdp_domain::time::age_ms(ms, now_ms) else {
         return "-".into();
     };
     let (d, suffix_future) = if diff < 0 {

@@ -17,28 +17,26 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use kdp_client::admin::DriverOptions;
+use kdp_client::client::Client;
+use kdp_client::deadline::Deadline;
+use kdp_client::describe::{describe_producers, DescribeEvent, DescribeOptions};
+use kdp_client::error::{Error, Result};
+use kdp_client::txn::configs::{self, broker_configs};
+use kdp_client::txn::describe::describe_transactions;
+use kdp_client::txn::features::transaction_protocol;
+use kdp_client::txn::list::{list_transactions, ListFilters};
+use kdp_client::txn::offsets::offsets;
 use kdp_domain::coordinator::{CoordinatorView, Description};
 use kdp_domain::diagnose::hanging::is_candidate;
-pub use kdp_domain::joined::{
-    max_timeout, JoinPhase, Joined, TimeoutSource, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-};
+use kdp_domain::joined::{max_timeout, JoinPhase, Joined};
 use kdp_domain::key_error::KeyError;
 use kdp_domain::partition::{DescribeSummary, PartitionOutcome, TopicPartition};
 use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
 
-use crate::admin::DriverOptions;
-use crate::client::Client;
-use crate::deadline::Deadline;
-use crate::describe::{describe_producers, DescribeEvent, DescribeOptions};
-use crate::error::{Error, Result};
-use crate::txn::configs::{self, broker_configs};
-use crate::txn::describe::describe_transactions;
-use crate::txn::features::transaction_protocol;
-use crate::txn::list::{list_transactions, ListFilters};
-use crate::txn::offsets::offsets;
+use crate::clock::now_ms;
 
 /// Producer ids up to this many are sent as a ListTransactions filter;
 /// more, and every transaction is listed and filtered here.
@@ -96,13 +94,6 @@ impl JoinOptions {
             ..self
         }
     }
-}
-
-/// Milliseconds since the epoch, now.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// A transactional id nobody uses: DescribeTransactions of it answers

@@ -12,13 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_client::txn::repair::{
-    plan_abort, prove, snapshot, AbortTarget, Done, LsoChange, Outcome, Plan, RepairOptions,
-    Report, StepOutcome,
-};
 use kdp_client::{Client, Deadline, DescribeOptions};
+use kdp_domain::repair::{AbortTarget, Done, LsoChange, Outcome, Plan, Report, StepOutcome};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
+use kdp_workflows::repair::{plan_abort, prove, snapshot, RepairOptions};
 use tokio::time::Instant;
 
 fn bounds(deadline: Deadline) -> DescribeOptions {

@@ -1,25 +1,24 @@
 //! Reading the histories of transactional ids over the wire: Metadata for
 //! `__transaction_state`'s partition count, Kafka's hash rule for each id's
 //! partition, ListOffsets for the log's bounds (and `--since`), then the
-//! partition's batches through [`crate::fetch::read_batches`], in chunks,
+//! partition's batches through [`kdp_client::fetch::read_batches`], in chunks,
 //! into one [`PartitionScan`] per partition. One deadline for all of it.
 
 use std::collections::BTreeMap;
 
+use kdp_client::admin::DriverOptions;
+use kdp_client::client::SharedClient;
+use kdp_client::fetch::{read_batches, FetchSettings, ReadError, ReadFrom, ReadRequest};
+use kdp_client::txn::offsets::list_offsets;
+use kdp_domain::history::id::{missing_acl, HistoryError, IdHistory};
+use kdp_domain::history::scan::PartitionScan;
+use kdp_domain::joined::Joined;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::partition::TopicPartition;
 use kdp_wire::coordinator::txn_log::{partition_for, TRANSACTION_STATE_TOPIC};
 use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, READ_UNCOMMITTED};
 use kdp_wire::records::DEFAULT_MAX_DECOMPRESSED;
 use kdp_wire::ErrorCode;
-
-use kdp_domain::history::id::{missing_acl, HistoryError, IdHistory};
-use kdp_domain::history::scan::PartitionScan;
-use kdp_domain::key_error::KeyError;
-use kdp_domain::partition::TopicPartition;
-
-use crate::admin::DriverOptions;
-use crate::client::SharedClient;
-use crate::fetch::{read_batches, FetchSettings, ReadError, ReadFrom, ReadRequest};
-use crate::txn::offsets::list_offsets;
 
 /// How to read.
 #[derive(Debug, Clone, Default)]
@@ -278,4 +277,19 @@ async fn read_partition(
         }
     }
     Ok(scan)
+}
+
+/// The histories of every transactional id the coordinators listed for
+/// `joined`'s producers ([`Joined::listed_ids`]): what `describe
+/// --with-transactions` reads the fence verdicts from.
+pub async fn read_listed(
+    client: &SharedClient,
+    joined: &Joined,
+    opts: &ReadOptions,
+) -> Vec<IdHistory> {
+    let ids = joined.listed_ids();
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    read_histories(client, &ids, opts).await
 }

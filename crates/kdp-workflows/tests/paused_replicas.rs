@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_client::diagnose::replicas::Verdict;
-use kdp_client::txn::replicas::{compare_replicas, describe_every_replica, ReplicaError, Replicas};
 use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error, TopicSelection};
+use kdp_domain::diagnose::replicas::{ReplicaError, Replicas, Verdict};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use kdp_wire::ErrorCode;
+use kdp_workflows::replicas::{compare_replicas, describe_every_replica};
 use tokio::time::Instant;
 
 const BUDGET: Duration = Duration::from_secs(10);

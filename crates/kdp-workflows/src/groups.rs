@@ -7,15 +7,16 @@
 
 use std::collections::BTreeMap;
 
-use crate::admin::DriverOptions;
-use crate::error::Result;
-use crate::groups::describe::describe_groups_at;
-use crate::groups::offsets::committed_offsets_at;
+use kdp_client::admin::DriverOptions;
+use kdp_client::client::SharedClient;
+use kdp_client::error::Result;
+use kdp_client::groups::describe::describe_groups_at;
+use kdp_client::groups::list::list_groups;
+use kdp_client::groups::offsets::committed_offsets_at;
+use kdp_domain::diagnose::blocked::{any_pinned, held_groups as held_groups_of, HeldGroups};
 use kdp_domain::groups::read::{visibility, GroupAnswer, GroupsRead, Visibility};
 use kdp_domain::groups::state::{GroupState, GroupType};
-
-use crate::client::SharedClient;
-use crate::groups::list::list_groups;
+use kdp_domain::joined::Joined;
 
 /// What to read of each group.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub struct ReadOptions {
 fn probe_id() -> String {
     format!(
         "__kdp-acl-probe-{}-{}",
-        crate::txn::join::now_ms(),
+        crate::clock::now_ms(),
         std::process::id()
     )
 }
@@ -113,4 +114,38 @@ pub async fn read_groups(
         listing_failures,
         visibility,
     })
+}
+
+/// The blocked-groups column of `find-hanging` and `describe
+/// --with-transactions`: the groups the join's open transactions hold at
+/// the LSO, and the read they came from.
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// Each holder's groups; a holder kdp could not check is unknown.
+    pub groups: HeldGroups,
+    /// The read of the groups: `None` when nothing was pinned (no need to
+    /// read them), else the groups or why they could not be read.
+    pub read: Option<Result<GroupsRead>>,
+}
+
+/// The groups every open transaction of `joined` holds at the LSO, read
+/// once, and only when a partition is pinned ([`any_pinned`]); judged as
+/// `find-hanging` judges candidates (`max_timeout_ms`).
+pub async fn held_groups(
+    client: &SharedClient,
+    joined: &Joined,
+    max_timeout_ms: i64,
+    opts: &DriverOptions,
+) -> Held {
+    if !any_pinned(joined) {
+        return Held {
+            groups: held_groups_of(joined, None, max_timeout_ms),
+            read: None,
+        };
+    }
+    let read = read_groups(client, &ReadOptions::default(), opts).await;
+    Held {
+        groups: held_groups_of(joined, read.as_ref().ok(), max_timeout_ms),
+        read: Some(read),
+    }
 }

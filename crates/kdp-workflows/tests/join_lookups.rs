@@ -7,13 +7,14 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use kdp_client::describe::DescribeOptions;
-use kdp_client::diagnose::findings;
-use kdp_client::diagnose::flags::Coordinator;
-use kdp_client::diagnose::hanging::is_candidate;
-use kdp_client::txn::join::{join, max_timeout, JoinOptions, Joined, TimeoutSource};
 use kdp_client::Deadline;
+use kdp_domain::diagnose::findings;
+use kdp_domain::diagnose::flags::Coordinator;
+use kdp_domain::diagnose::hanging::is_candidate;
+use kdp_domain::joined::{max_timeout, Joined, TimeoutSource};
 use kdp_test_support::StallCluster;
 use kdp_wire::messages::{ListOffsetsRequest, ListTransactionsRequest};
+use kdp_workflows::join::{join, JoinOptions};
 
 const BUDGET: Duration = Duration::from_secs(30);
 

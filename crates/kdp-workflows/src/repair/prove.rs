@@ -12,6 +12,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use kdp_client::client::SharedClient;
+use kdp_client::deadline::Deadline;
+use kdp_client::txn::offsets::offsets;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::partition::TopicPartition;
 use kdp_domain::repair::plan::Plan;
@@ -20,12 +23,9 @@ use kdp_domain::repair::proof::{
 };
 use kdp_domain::repair::report::Report;
 
-use crate::client::SharedClient;
-use crate::deadline::Deadline;
 use crate::groups::read_groups;
-use crate::txn::offsets::offsets;
-use crate::txn::repair::build::join_partitions;
-use crate::txn::repair::execute::RepairOptions;
+use crate::repair::build::join_partitions;
+use crate::repair::execute::RepairOptions;
 
 /// The first pause between two reads of the partitions after a repair;
 /// doubled up to [`POLL_MAX`].
@@ -127,7 +127,7 @@ pub async fn prove(
     }
     let keys: Vec<TopicPartition> = wanted.keys().cloned().collect();
     let opts = RepairOptions {
-        describe: crate::describe::DescribeOptions {
+        describe: kdp_client::describe::DescribeOptions {
             deadline: Some(deadline),
             timeout: deadline.remaining(),
             ..opts.describe.clone()

@@ -1,59 +1,8 @@
-//! The raw abort against kdp-test-support's in-memory cluster (kdp-server's
-//! handling: only a partition's leader writes its marker) on tokio's paused
-//! clock: a leader that moves between the lookup and the WriteTxnMarkers
-//! request is looked up again and the marker lands on the new leader.
+//! A repair automated with the libraries alone, against the in-process
+//! mock serving the demo cluster: planned, checked again, carried out and
+//! reported with the plan's numbers; refused when it cannot be right.
 
-use std::sync::Arc;
-
-use kdp_client::admin::DriverOptions;
-use kdp_client::txn::repair::{abort, AbortSpec};
-use kdp_client::{Client, ClientConfig};
-use kdp_test_support::{elect, StallCluster};
-use kdp_wire::api;
-use kdp_wire::messages::WriteTxnMarkersRequest;
-
-#[tokio::test(start_paused = true)]
-async fn a_leader_that_moved_is_looked_up_again_and_the_new_one_gets_the_marker() {
-    let cluster = StallCluster::placed(2, &[("t", 0, 1)]);
-    let client = Client::connect(
-        cluster.bootstrap(),
-        ClientConfig {
-            connector: Arc::new(cluster.clone()),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    // the next Metadata answer still names broker 1; leadership moves right after
-    cluster.after_answer(api::METADATA, |c, _| {
-        elect(c, "t", 0, 2);
-    });
-    let spec = AbortSpec {
-        topic: "t".into(),
-        partition: 0,
-        producer_id: 7,
-        producer_epoch: 3,
-        coordinator_epoch: 0,
-    };
-    let results = abort(&Arc::new(client), vec![spec], &DriverOptions::default()).await;
-    assert_eq!(results.get(&("t".to_string(), 0)), Some(&Ok(())));
-    let calls = cluster.requests::<WriteTxnMarkersRequest>();
-    let brokers: Vec<i32> = calls.iter().map(|(b, _)| *b).collect();
-    assert_eq!(brokers, [1, 2], "asked the stale leader, then the new one");
-    let (_, req) = &calls[1];
-    let m = &req.markers[0];
-    assert_eq!(
-        (
-            m.producer_id,
-            m.producer_epoch,
-            m.transaction_result,
-            m.transaction_version
-        ),
-        (7, 3, false, 0)
-    );
-}
-
-/// A repair automated with kdp-client alone, against the in-process mock
+/// A repair automated with the libraries alone, against the in-process mock
 /// serving the demo cluster (payments-0: producer 7003's transaction open
 /// from 40112, 78 records held back).
 mod automated {
@@ -61,14 +10,16 @@ mod automated {
     use std::time::Duration;
 
     use kdp_client::admin::DriverOptions;
-    use kdp_client::txn::repair::{
-        abort, execute, join_partitions, plan_abort, plan_abort_from, AbortTarget, Action, Changed,
-        CoordinatorAnswer, Done, NotAsked, Outcome, PlanError, Refusal, RepairOptions,
-    };
+    use kdp_client::txn::write_txn_markers::abort;
     use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions};
     use kdp_domain::coordinator::Description;
     use kdp_domain::joined::Joined;
+    use kdp_domain::repair::{
+        plan_abort_from, AbortTarget, Action, Changed, CoordinatorAnswer, Done, NotAsked, Outcome,
+        Refusal,
+    };
     use kdp_server::{MockCluster, MockConfig};
+    use kdp_workflows::repair::{execute, join_partitions, plan_abort, PlanError, RepairOptions};
 
     async fn demo() -> (MockCluster, Arc<Client>) {
         let cluster = kdp_server::demo::cluster().expect("demo cluster");

@@ -6,17 +6,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use kdp_client::admin::AllBrokers;
+use kdp_client::client::Client;
+use kdp_client::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
+use kdp_client::error::{Error, Result};
+use kdp_client::metadata::ClusterMetadata;
+use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::ProducerState;
 use kdp_wire::ErrorCode;
 
 pub use kdp_domain::diagnose::replicas::{Comparison, ReplicaError, Replicas};
-use kdp_domain::partition::TopicPartition;
-
-use crate::admin::AllBrokers;
-use crate::client::Client;
-use crate::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
-use crate::error::{Error, Result};
-use crate::metadata::ClusterMetadata;
 
 /// [`describe_every_replica`], then [`compare`] on each partition: what
 /// `kdp compare-replicas` answers. `Err` as for [`describe_every_replica`].
@@ -81,7 +80,7 @@ where
         ..opts.clone()
     };
     // one metadata lookup for all the brokers, not one each
-    let resolved = crate::describe::resolve(client, &opts).await?;
+    let resolved = kdp_client::describe::resolve(client, &opts).await?;
     let sink = Arc::new(sink);
     let permits = Arc::new(tokio::sync::Semaphore::new(
         opts.max_concurrent_brokers.max(1),

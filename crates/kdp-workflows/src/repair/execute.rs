@@ -4,17 +4,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kdp_client::client::SharedClient;
+use kdp_client::describe::DescribeOptions;
+use kdp_client::txn::describe::describe_transactions;
+use kdp_client::txn::init_producer_id::force_terminate;
+use kdp_client::txn::write_txn_markers::abort;
 use kdp_domain::repair::levers::AbortSpec;
 use kdp_domain::repair::plan::{Action, Plan};
 use kdp_domain::repair::report::{Changed, Done, Failure, Outcome, Report, StepOutcome};
 use kdp_domain::repair::revalidate::recheck;
 
-use crate::client::SharedClient;
-use crate::describe::DescribeOptions;
-use crate::txn::describe::describe_transactions;
-use crate::txn::init_producer_id::force_terminate;
-use crate::txn::repair::build::join_partitions;
-use crate::txn::write_txn_markers::abort;
+use crate::repair::build::join_partitions;
 
 /// The bounds a repair runs within.
 #[derive(Debug, Clone)]

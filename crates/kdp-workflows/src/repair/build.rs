@@ -3,6 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use kdp_client::client::SharedClient;
+use kdp_client::describe::{DescribeOptions, TopicSelection};
+use kdp_client::txn::describe::describe_transactions;
 use kdp_domain::joined::Joined;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::repair::plan::{
@@ -11,17 +14,14 @@ use kdp_domain::repair::plan::{
 };
 use kdp_wire::messages::TransactionState;
 
-use crate::client::SharedClient;
-use crate::describe::{DescribeOptions, TopicSelection};
-use crate::txn::describe::describe_transactions;
-use crate::txn::join::{join, JoinOptions};
+use crate::join::{join, JoinOptions};
 
 /// Why [`plan_abort`] made no plan.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     /// The cluster could not be reached.
     #[error("cannot reach the cluster: {0}")]
-    Unreachable(#[from] crate::error::Error),
+    Unreachable(#[from] kdp_client::error::Error),
     /// The plan would not be right (see [`Refusal`]).
     #[error("{0}")]
     Refused(#[from] Refusal),
@@ -33,7 +33,7 @@ pub async fn join_partitions(
     client: &SharedClient,
     partitions: impl IntoIterator<Item = (String, i32)>,
     describe: &DescribeOptions,
-) -> crate::error::Result<Joined> {
+) -> kdp_client::error::Result<Joined> {
     let mut wanted: BTreeMap<String, Vec<i32>> = BTreeMap::new();
     for (t, p) in partitions {
         let ps = wanted.entry(t).or_default();

@@ -12,20 +12,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::describe::DescribeOptions;
-use kdp_wire::TxnState;
-
-use crate::error::Result;
-use crate::txn::configs::{broker_configs, PRODUCER_ID_EXPIRATION_MS};
-use crate::txn::describe::describe_transactions;
-use crate::txn::join::now_ms;
-use crate::txn::list::{list_transactions, ListFilters};
+use kdp_client::client::SharedClient;
+use kdp_client::describe::DescribeOptions;
+use kdp_client::error::Result;
+use kdp_client::txn::configs::{broker_configs, PRODUCER_ID_EXPIRATION_MS};
+use kdp_client::txn::describe::describe_transactions;
+use kdp_client::txn::list::{list_transactions, ListFilters};
 use kdp_domain::diagnose::pressure::{EpochFence, Fold, Pressure};
 use kdp_domain::diagnose::replicas::ReplicaError;
 use kdp_domain::time::known_ms;
+use kdp_wire::TxnState;
 
-use crate::client::SharedClient;
-use crate::txn::replicas::each_replica;
+use crate::clock::now_ms;
+use crate::replicas::each_replica;
 
 /// What to compute besides the counts.
 #[derive(Debug, Clone)]
