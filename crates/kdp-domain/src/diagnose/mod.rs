@@ -16,6 +16,8 @@
 //! - [`pressure`]: producer ids held per broker and topic, expiry, epochs.
 //! - [`replicas`]: field-by-field differences between a partition's
 //!   replicas, and what a scan of every replica found.
+//! - [`summary`]: one scan's diagnosis summed up per partition and group
+//!   (what the exporter publishes).
 //! - [`sequence`]: each producer's batches against the broker's sequence and
 //!   epoch rules (gaps, duplicates, epochs going back).
 
@@ -27,5 +29,6 @@ pub mod hanging;
 pub mod pressure;
 pub mod replicas;
 pub mod sequence;
+pub mod summary;
 
 pub use findings::{findings, Findings};

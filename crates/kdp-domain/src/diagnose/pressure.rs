@@ -727,6 +727,36 @@ pub struct Churn {
     pub new_per_second: Option<f64>,
 }
 
+/// One broker's churn between two reports, summed over its topics.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BrokerChurn {
+    /// Ids held now and not before.
+    pub new: u64,
+    /// Ids held before and not now.
+    pub gone: u64,
+    /// New ids per second between the reports (`None`: no time passed).
+    pub new_per_second: Option<f64>,
+}
+
+/// `broker`'s churn from `before` to `now`, out of their [`churn`].
+pub fn broker_churn(
+    before: &Pressure,
+    now: &Pressure,
+    churn: &[Churn],
+    broker: i32,
+) -> BrokerChurn {
+    let (new, gone) = churn
+        .iter()
+        .filter(|c| c.broker == broker)
+        .fold((0, 0), |a, c| (a.0 + c.new, a.1 + c.gone));
+    let secs = (now.scanned_at_ms - before.scanned_at_ms) as f64 / 1000.0;
+    BrokerChurn {
+        new,
+        gone,
+        new_per_second: (secs > 0.0).then(|| new as f64 / secs),
+    }
+}
+
 /// How many of the sorted, repeat-free `a` are not in the sorted `b`.
 pub fn count_missing(a: &[i64], b: &[i64]) -> u64 {
     let (mut i, mut j, mut n) = (0, 0, 0u64);

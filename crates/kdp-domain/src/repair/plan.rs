@@ -384,6 +384,14 @@ impl CoordinatorAnswer {
         }
     }
 
+    /// The coordinator's state when it decided the outcome (PrepareCommit
+    /// or PrepareAbort): it answers CONCURRENT_TRANSACTIONS to a
+    /// force-terminate until its markers are written.
+    pub fn decided(&self) -> Option<TxnState> {
+        self.state()
+            .filter(|s| matches!(s, TxnState::PrepareCommit | TxnState::PrepareAbort))
+    }
+
     /// The state as the coordinator named it, for display (also a name
     /// this version of kdp does not know).
     pub fn state_name(&self) -> Option<&str> {

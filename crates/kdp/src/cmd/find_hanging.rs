@@ -360,7 +360,7 @@ mod tests {
     use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
 
     use super::*;
-    use crate::exporter::findings::findings as exporter_findings;
+    use kdp_domain::diagnose::summary::Diagnosis;
 
     const NOW: i64 = 10_000_000_000;
     const TIMEOUT: i64 = 900_000;
@@ -468,7 +468,7 @@ mod tests {
             .iter()
             .map(|r| (r.topic.clone(), r.partition, r.verdict))
             .collect();
-        let d = exporter_findings(&j);
+        let d = Diagnosis::of(&j);
         let mut counted: Vec<(String, i32, &str)> = d
             .transactions
             .iter()

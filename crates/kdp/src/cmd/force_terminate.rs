@@ -4,7 +4,6 @@
 use std::io::{IsTerminal, Write};
 
 use kdp_domain::repair::{advice, ForceTerminatePlan};
-use kdp_wire::TxnState;
 use kdp_workflows::repair::plan_force_terminate;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -78,9 +77,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         return exit::USAGE;
     }
     for s in &plan.steps {
-        if let Some(state @ (TxnState::PrepareCommit | TxnState::PrepareAbort)) =
-            s.seen.coordinator.state()
-        {
+        if let Some(state) = s.seen.coordinator.decided() {
             fail!(
                 "warning: {} is in {state}: the coordinator answers CONCURRENT_TRANSACTIONS until its markers are written",
                 s.seen.transactional_id().unwrap_or("")

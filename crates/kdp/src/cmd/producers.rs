@@ -290,13 +290,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     }
     let churn = before.as_ref().map(|b| churn(b, &p)).unwrap_or_default();
     let per_broker_rate = |broker: i32| -> Option<(u64, u64, Option<f64>)> {
-        before.as_ref()?;
-        let mine = churn.iter().filter(|c| c.broker == broker);
-        let (new, gone) = mine
-            .clone()
-            .fold((0, 0), |a, c| (a.0 + c.new, a.1 + c.gone));
-        let secs = (p.scanned_at_ms - before.as_ref()?.scanned_at_ms) as f64 / 1000.0;
-        Some((new, gone, (secs > 0.0).then(|| new as f64 / secs)))
+        let c = pressure::broker_churn(before.as_ref()?, &p, &churn, broker);
+        Some((c.new, c.gone, c.new_per_second))
     };
     if let Err(e) = render(out, &args, &p, &churn, &per_broker_rate) {
         if e.kind() != io::ErrorKind::BrokenPipe {

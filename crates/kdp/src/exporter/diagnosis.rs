@@ -23,114 +23,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use kdp_client::Client;
-use kdp_domain::diagnose::findings::Holder;
-use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
+use kdp_domain::diagnose::summary::Diagnosis;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::ProducerState;
-use serde::Deserialize;
 use tokio::time::Instant;
-
-/// One open transaction the diagnosis reports as hanging or stuck.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Finding {
-    pub topic: String,
-    pub partition: i32,
-    pub reason: Problem,
-}
-
-/// One candidate the diagnosis could not judge.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Undecided {
-    pub topic: String,
-    pub partition: i32,
-    pub reason: UnknownKind,
-}
-
-/// A number about one partition.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PartitionValue {
-    pub topic: String,
-    pub partition: i32,
-    pub value: u64,
-}
-
-/// A partition's blocked records, with the verdict on the transaction that
-/// holds its last stable offset.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HeldValue {
-    pub topic: String,
-    pub partition: i32,
-    pub verdict: Holder,
-    pub value: u64,
-}
-
-/// A partition.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PartitionRef {
-    pub topic: String,
-    pub partition: i32,
-}
-
-/// What the diagnosis found after one scan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Diagnosis {
-    /// Hanging and stuck transactions, one entry each.
-    #[serde(default)]
-    pub transactions: Vec<Finding>,
-    /// Candidates that could not be judged, one entry each. A topic (or
-    /// partition) with any gets no zero hanging or stuck series: a zero
-    /// there would claim a check that was not made.
-    #[serde(default)]
-    pub unknown_transactions: Vec<Undecided>,
-    /// Producers still listed on a partition whose instance the coordinator
-    /// has fenced, counted per partition.
-    #[serde(default)]
-    pub fenced_producers: Vec<PartitionValue>,
-    /// Producers whose state differs between replicas, per partition;
-    /// `None` when the replicas were not asked (no series then, rather than
-    /// zeros that would claim they agree).
-    #[serde(default)]
-    pub replica_divergences: Option<Vec<PartitionValue>>,
-    /// Partitions with a replica that could not be asked: their topic (or
-    /// partition) gets no divergence series (the replicas that answered
-    /// agreeing proves nothing about the one that did not).
-    #[serde(default)]
-    pub replica_divergences_unknown: Vec<PartitionRef>,
-    /// Records between the last stable offset and the high watermark.
-    #[serde(default)]
-    pub blocked_records: Vec<PartitionValue>,
-    /// The same records, by the verdict on the transaction holding the LSO.
-    #[serde(default)]
-    pub blocked_records_by_verdict: Vec<HeldValue>,
-    /// Partitions with an open transaction whose offsets could not be read:
-    /// their topic (or partition) gets no blocked-records series.
-    #[serde(default)]
-    pub blocked_records_unknown: Vec<PartitionRef>,
-    /// The consumer groups held back, per group; `None` when the groups
-    /// were not read (no group series then).
-    #[serde(default)]
-    pub groups: Option<super::groups::GroupsFound>,
-    /// Requests of the diagnosis that failed (a broker's ListTransactions,
-    /// a transactional id's DescribeTransactions, a partition's offsets, a
-    /// replica's DescribeProducers).
-    /// Not 0: `kdp_diagnosis_available` is 0 and the scan counts as partial.
-    #[serde(default)]
-    pub failed_requests: u64,
-}
-
-impl Diagnosis {
-    /// Every request answered.
-    pub fn is_complete(&self) -> bool {
-        self.failed_requests == 0
-    }
-}
 
 /// What one scan described, kept for the diagnosis: each partition with
 /// only the producers [`Diagnose::keeps`] asked for.
@@ -204,6 +101,8 @@ impl Diagnose for FileDiagnosis {
 
 #[cfg(test)]
 mod tests {
+    use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
+
     use super::*;
 
     #[test]

@@ -21,7 +21,7 @@ use super::aggregate::{Counts, Key};
 use kdp_domain::diagnose::findings::Holder;
 use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
 
-use super::diagnosis::Diagnosis;
+use kdp_domain::diagnose::summary::Diagnosis;
 
 type Labels = Vec<(&'static str, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;
@@ -378,9 +378,9 @@ fn clamp(v: u64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::diagnosis::{Finding, PartitionValue, Undecided};
     use super::super::exposition::{encode, Format};
     use super::*;
+    use kdp_domain::diagnose::summary::{Finding, PartitionValue, Undecided};
 
     fn sample(out: &str, prefix: &str) -> Option<f64> {
         out.lines()

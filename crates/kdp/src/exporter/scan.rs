@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use kdp_client::{
     BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, TopicSelection,
 };
+use kdp_domain::diagnose::summary::Diagnosis;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::PartitionOutcome;
 use kdp_wire::messages::ProducerState;
@@ -25,7 +26,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::aggregate::{Aggregate, Counts, Key};
-use super::diagnosis::{Diagnose, Diagnosis, Scanned};
+use super::diagnosis::{Diagnose, Scanned};
 use super::metrics::{self, Health};
 use super::pressure::{self, PressureConfig, Tracker};
 use super::Shared;
