@@ -17,14 +17,14 @@
 //! client-side NETWORK_EXCEPTION / REQUEST_TIMED_OUT). Unlike the Admin
 //! client, a topic or partition that metadata says does not exist is reported
 //! as UNKNOWN_TOPIC_OR_PARTITION instead of being retried until the timeout.
-//! Retries back off exponentially and are bounded in number and by the
-//! overall timeout, so nothing waits past it; one request waits at most a
-//! third of that timeout ([`DriverOptions::per_request_timeout`]), so a broker
-//! that stops answering has its partitions re-routed in time.
+//! Retries follow the caller's [`TimeBound`]: they back off exponentially
+//! and are bounded in number and by its deadline, so nothing waits past it;
+//! one request waits at most [`TimeBound::request_timeout`] (a third of the
+//! budget at most), so a broker that stops answering has its partitions
+//! re-routed in time.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
 use kdp_wire::messages::{
@@ -33,8 +33,8 @@ use kdp_wire::messages::{
 use kdp_wire::ErrorCode;
 
 use crate::admin::{drive, AdminHandler, Batch, DriverOptions, KeyOutcome, PartitionLeader};
+use crate::bound::TimeBound;
 use crate::client::Client;
-use crate::deadline::Deadline;
 use crate::error::Result;
 
 mod select;
@@ -48,7 +48,8 @@ pub struct TopicSelection {
     pub partitions: Option<Vec<i32>>,
 }
 
-/// What to describe, where, and how patiently.
+/// What to describe, where, and how to batch. Time is the caller's
+/// [`TimeBound`], not an option.
 #[derive(Debug, Clone)]
 pub struct DescribeOptions {
     /// `None`: every partition of every topic, internal topics included.
@@ -57,57 +58,23 @@ pub struct DescribeOptions {
     /// implicitly (a whole topic, the whole cluster) are then only those with
     /// a replica on it; partitions named explicitly are all asked.
     pub broker_id: Option<i32>,
-    /// The whole operation's bound, from the call on, unless `deadline` is given.
-    pub timeout: Duration,
-    /// The budget the operation draws on, shared with the steps before and
-    /// after it (a command's `--timeout`); `None`: `timeout` from the call on.
-    pub deadline: Option<Deadline>,
-    /// Bound on one request, further bounded by a third of `timeout` (so a
-    /// broker that stops answering leaves time to re-route) and by what is
-    /// left of it.
-    pub request_timeout: Duration,
     /// Partitions in one DescribeProducers request at most; more are split.
     pub max_partitions_per_request: usize,
     /// Brokers asked at once at most.
     pub max_concurrent_brokers: usize,
-    /// Rounds at most (the first included): of metadata lookups to resolve
-    /// the topics, then of requests.
-    pub max_attempts: u32,
-    /// Pause before the second round, doubled each round after.
-    pub retry_backoff: Duration,
-    /// The longest pause between rounds.
-    pub retry_backoff_max: Duration,
     /// How many metadata lookups may say a topic does not exist before it is
     /// reported as unknown (a topic just created may not be known everywhere yet).
     pub unknown_topic_attempts: u32,
 }
 
 impl DescribeOptions {
-    /// The admin driver's bounds and retry policy these options give, so
-    /// that every command shares one `--timeout` and the same retries.
+    /// The admin driver's batching these options give (the requests after
+    /// a describe batch the same way).
     pub fn driver_options(&self) -> DriverOptions {
         DriverOptions {
-            timeout: self.timeout,
-            deadline: self.deadline,
-            request_timeout: self.request_timeout,
             max_keys_per_request: self.max_partitions_per_request,
             max_concurrent_brokers: self.max_concurrent_brokers,
-            max_attempts: self.max_attempts,
-            retry_backoff: self.retry_backoff,
-            retry_backoff_max: self.retry_backoff_max,
         }
-    }
-
-    /// The deadline of an operation started now: the one given, else
-    /// `timeout` from now.
-    pub fn deadline(&self) -> Deadline {
-        self.deadline
-            .unwrap_or_else(|| Deadline::after(self.timeout))
-    }
-
-    /// One request's bound: `request_timeout`, at most a third of the budget.
-    pub fn per_request_timeout(&self) -> Duration {
-        self.driver_options().per_request_timeout()
     }
 }
 
@@ -116,14 +83,8 @@ impl Default for DescribeOptions {
         DescribeOptions {
             topics: None,
             broker_id: None,
-            timeout: Duration::from_secs(30),
-            deadline: None,
-            request_timeout: Duration::from_secs(30),
             max_partitions_per_request: 10_000,
             max_concurrent_brokers: 8,
-            max_attempts: 10,
-            retry_backoff: Duration::from_millis(100),
-            retry_backoff_max: Duration::from_secs(2),
             unknown_topic_attempts: 2,
         }
     }
@@ -150,23 +111,24 @@ pub enum DescribeEvent {
     },
 }
 
-/// Describes the producers of the selected partitions. Results go to `sink`
-/// as they arrive; every selected partition is reported exactly once. Fails
-/// only when the first metadata lookup fails (the cluster is unreachable).
+/// Describes the producers of the selected partitions within `bound`.
+/// Results go to `sink` as they arrive; every selected partition is
+/// reported exactly once. Fails only when the first metadata lookup fails
+/// (the cluster is unreachable).
 pub async fn describe_producers<F>(
     client: Arc<Client>,
     opts: &DescribeOptions,
+    bound: &TimeBound,
     sink: F,
 ) -> Result<DescribeSummary>
 where
     F: FnMut(DescribeEvent),
 {
-    let deadline = opts.deadline();
     let mut report = Report {
         sink,
         summary: DescribeSummary::default(),
     };
-    let selected = select::resolve(&client, opts, deadline, &mut report).await?;
+    let selected = select::resolve(&client, opts, bound, &mut report).await?;
     let mut strategy = match opts.broker_id {
         Some(b) => PartitionLeader::chosen_broker(b),
         None => PartitionLeader::new(),
@@ -181,7 +143,7 @@ where
     let stats = drive_partitions(
         &client,
         opts,
-        deadline,
+        bound,
         &handler,
         &mut strategy,
         selected.partitions,
@@ -198,20 +160,19 @@ where
 async fn drive_partitions<F: FnMut(DescribeEvent)>(
     client: &Arc<Client>,
     opts: &DescribeOptions,
-    deadline: Deadline,
+    bound: &TimeBound,
     handler: &Handler,
     strategy: &mut PartitionLeader,
     partitions: Vec<TopicPartition>,
     report: &mut Report<F>,
 ) -> crate::admin::driver::DriverStats {
-    // the driver draws on what is left of the same deadline
-    let driver_opts = opts.driver_options().within(deadline);
     drive(
         client,
         handler,
         strategy,
         partitions,
-        &driver_opts,
+        &opts.driver_options(),
+        bound,
         |batch: Batch<TopicPartition, Vec<ProducerState>>| {
             let outcomes = batch
                 .results
@@ -244,8 +205,11 @@ pub struct Resolved {
 
 /// Resolves the selection once, for callers that then ask several brokers
 /// ([`describe_on`]) without a metadata lookup each.
-pub async fn resolve(client: &Client, opts: &DescribeOptions) -> Result<Resolved> {
-    let deadline = opts.deadline();
+pub async fn resolve(
+    client: &Client,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+) -> Result<Resolved> {
     let opts = DescribeOptions {
         broker_id: None,
         ..opts.clone()
@@ -259,7 +223,7 @@ pub async fn resolve(client: &Client, opts: &DescribeOptions) -> Result<Resolved
         },
         summary: DescribeSummary::default(),
     };
-    let selected = select::resolve(client, &opts, deadline, &mut report).await?;
+    let selected = select::resolve(client, &opts, bound, &mut report).await?;
     Ok(Resolved {
         partitions: selected.partitions,
         metadata: selected.metadata,
@@ -269,16 +233,16 @@ pub async fn resolve(client: &Client, opts: &DescribeOptions) -> Result<Resolved
 
 /// DescribeProducers of `partitions` on `broker` (a follower answers from
 /// its own state), routed from `metadata` without a lookup of its own;
-/// results to `sink` as they arrive. Draws on `opts`' deadline.
+/// results to `sink` as they arrive. Draws on `bound`.
 pub async fn describe_on<F: FnMut(DescribeEvent)>(
     client: &Arc<Client>,
     opts: &DescribeOptions,
+    bound: &TimeBound,
     broker: i32,
     partitions: Vec<TopicPartition>,
     metadata: crate::metadata::ClusterMetadata,
     sink: F,
 ) -> DescribeSummary {
-    let deadline = opts.deadline();
     let mut report = Report {
         sink,
         summary: DescribeSummary::default(),
@@ -294,7 +258,7 @@ pub async fn describe_on<F: FnMut(DescribeEvent)>(
     let stats = drive_partitions(
         client,
         opts,
-        deadline,
+        bound,
         &handler,
         &mut strategy,
         partitions,

@@ -28,8 +28,10 @@
 //! ```
 //! use std::sync::Arc;
 //!
+//! use std::time::Duration;
+//!
 //! use kdp_client::{describe_producers, BrokerAddress, Client, ClientConfig};
-//! use kdp_client::{DescribeEvent, DescribeOptions, TopicSelection};
+//! use kdp_client::{DescribeEvent, DescribeOptions, TimeBound, TopicSelection};
 //! use kdp_server::{demo, MockCluster, MockConfig};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -37,12 +39,15 @@
 //! let config = MockConfig { port: 0, ..MockConfig::default() };
 //! let mock = MockCluster::start(demo::cluster()?, config).await?;
 //!
+//! // one bound on time for everything below: connecting, retries included
+//! let bound = TimeBound::after(Duration::from_secs(30));
 //! let bootstrap = BrokerAddress::parse_list(&mock.bootstrap())?;
-//! let client = Arc::new(Client::connect(bootstrap, ClientConfig::default()).await?);
+//! let config = ClientConfig::default();
+//! let client = Arc::new(Client::connect_within(bootstrap, config, &bound).await?);
 //! let payments = TopicSelection { name: "payments".to_string(), partitions: Some(vec![0]) };
 //! let opts = DescribeOptions { topics: Some(vec![payments]), ..DescribeOptions::default() };
 //! let mut open_transactions = Vec::new();
-//! let summary = describe_producers(client, &opts, |event| {
+//! let summary = describe_producers(client, &opts, &bound, |event| {
 //!     if let DescribeEvent::Results { outcomes, .. } = event {
 //!         for outcome in outcomes {
 //!             let producers = outcome.result.unwrap_or_default();
@@ -63,6 +68,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod bound;
 pub mod client;
 pub mod connection;
 pub mod deadline;
@@ -78,6 +84,7 @@ pub mod transport;
 pub mod txn;
 pub mod versions;
 
+pub use bound::{RetryPolicy, TimeBound};
 pub use client::{Client, ClientConfig, ThrottleTime};
 pub use connection::{Connection, ConnectionConfig};
 pub use deadline::Deadline;

@@ -6,11 +6,17 @@ use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::groups::{committed_offsets, describe_groups, list_groups, Description};
+use kdp_client::TimeBound;
 use kdp_client::{Client, ClientConfig};
 use kdp_domain::groups::{Committed, GroupState, GroupType};
 use kdp_test_support::{elect, StallCluster};
 use kdp_wire::api;
 use kdp_wire::messages::OffsetFetchRequest;
+
+/// The default bound: 30 s from now, Kafka's request timeout and retries.
+fn bound() -> TimeBound {
+    TimeBound::after(std::time::Duration::from_secs(30))
+}
 
 async fn connected(cluster: &StallCluster) -> Arc<Client> {
     let config = ClientConfig {
@@ -24,9 +30,14 @@ async fn connected(cluster: &StallCluster) -> Arc<Client> {
 async fn every_broker_lists_the_groups_it_coordinates() {
     let cluster = StallCluster::demo();
     let client = connected(&cluster).await;
-    let listings = list_groups(&client, &Default::default(), &DriverOptions::default())
-        .await
-        .unwrap();
+    let listings = list_groups(
+        &client,
+        &Default::default(),
+        &DriverOptions::default(),
+        &bound(),
+    )
+    .await
+    .unwrap();
     let mut groups: Vec<(String, i32, Option<GroupState>, Option<GroupType>)> = listings
         .into_values()
         .flat_map(|r| r.unwrap())
@@ -78,6 +89,7 @@ async fn committed_offsets_one_request_per_coordinator() {
         &client,
         groups.iter().map(|g| g.to_string()).collect(),
         &DriverOptions::default(),
+        &bound(),
     )
     .await
     .unwrap();
@@ -120,6 +132,7 @@ async fn a_coordinator_that_moves_is_found_again() {
         &client,
         vec!["payments-ledger".into()],
         &DriverOptions::default(),
+        &bound(),
     )
     .await
     .unwrap();
@@ -149,6 +162,7 @@ async fn each_group_is_described_by_its_protocols_api() {
             typed("nobody", None),
         ],
         &DriverOptions::default(),
+        &bound(),
     )
     .await
     .unwrap();
@@ -194,6 +208,7 @@ async fn an_untyped_consumer_group_is_described_by_consumer_group_describe() {
             ("payments-ledger".to_string(), None),
         ],
         &DriverOptions::default(),
+        &bound(),
     )
     .await
     .unwrap();

@@ -7,11 +7,17 @@ use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::txn::write_txn_markers::abort;
+use kdp_client::TimeBound;
 use kdp_client::{Client, ClientConfig};
 use kdp_domain::repair::AbortSpec;
 use kdp_test_support::{elect, StallCluster};
 use kdp_wire::api;
 use kdp_wire::messages::WriteTxnMarkersRequest;
+
+/// The default bound: 30 s from now, Kafka's request timeout and retries.
+fn bound() -> TimeBound {
+    TimeBound::after(std::time::Duration::from_secs(30))
+}
 
 #[tokio::test(start_paused = true)]
 async fn a_leader_that_moved_is_looked_up_again_and_the_new_one_gets_the_marker() {
@@ -36,7 +42,13 @@ async fn a_leader_that_moved_is_looked_up_again_and_the_new_one_gets_the_marker(
         producer_epoch: 3,
         coordinator_epoch: 0,
     };
-    let results = abort(&Arc::new(client), vec![spec], &DriverOptions::default()).await;
+    let results = abort(
+        &Arc::new(client),
+        vec![spec],
+        &DriverOptions::default(),
+        &bound(),
+    )
+    .await;
     assert_eq!(results.get(&("t".to_string(), 0)), Some(&Ok(())));
     let calls = cluster.requests::<WriteTxnMarkersRequest>();
     let brokers: Vec<i32> = calls.iter().map(|(b, _)| *b).collect();

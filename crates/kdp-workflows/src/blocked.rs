@@ -2,6 +2,7 @@
 //! every consumer group, at once, on one budget.
 
 use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::error::Result;
 use kdp_domain::groups::read::GroupsRead;
@@ -27,7 +28,11 @@ pub async fn gather(
     join_opts: &JoinOptions,
     groups: &ReadOptions,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Gathered {
-    let (joined, groups) = tokio::join!(join(client, join_opts), read_groups(client, groups, opts));
+    let (joined, groups) = tokio::join!(
+        join(client, join_opts, bound),
+        read_groups(client, groups, opts, bound)
+    );
     Gathered { joined, groups }
 }

@@ -3,6 +3,7 @@
 //! verdicts) and the consumer groups the open transactions hold.
 
 use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_domain::history::id::IdHistory;
 use kdp_domain::joined::Joined;
@@ -25,10 +26,11 @@ pub async fn around(
     joined: &Joined,
     logs: &ReadOptions,
     groups: &DriverOptions,
+    bound: &TimeBound,
 ) -> Around {
     let (histories, held) = tokio::join!(
-        read_listed(client, joined, logs),
-        held_groups(client, joined, joined.max_timeout_ms(), groups)
+        read_listed(client, joined, logs, bound),
+        held_groups(client, joined, joined.max_timeout_ms(), groups, bound)
     );
     Around { histories, held }
 }

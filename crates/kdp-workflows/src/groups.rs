@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::error::Result;
 use kdp_client::groups::describe::describe_groups_at;
@@ -44,11 +45,10 @@ pub async fn read_groups(
     client: &SharedClient,
     read: &ReadOptions,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<GroupsRead> {
-    let deadline = opts.deadline();
-    let opts = &opts.within(deadline);
     let only = &read.only;
-    let listings = list_groups(client, &Default::default(), opts).await?;
+    let listings = list_groups(client, &Default::default(), opts, bound).await?;
     let mut listed: BTreeMap<String, (Option<GroupState>, Option<GroupType>)> = BTreeMap::new();
     // the broker that lists a group coordinates it: no FindCoordinator
     let mut coordinators: BTreeMap<String, i32> = BTreeMap::new();
@@ -78,10 +78,10 @@ pub async fn read_groups(
     } else {
         Vec::new()
     };
-    let described = describe_groups_at(client, &typed, &coordinators, opts);
+    let described = describe_groups_at(client, &typed, &coordinators, opts, bound);
     wanted.extend(probe.clone());
     let (offsets, described) = tokio::join!(
-        committed_offsets_at(client, wanted, &coordinators, opts),
+        committed_offsets_at(client, wanted, &coordinators, opts, bound),
         described
     );
     let (mut offsets, mut described) = (offsets?, described?);
@@ -136,6 +136,7 @@ pub async fn held_groups(
     joined: &Joined,
     max_timeout_ms: i64,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Held {
     if !any_pinned(joined) {
         return Held {
@@ -143,7 +144,7 @@ pub async fn held_groups(
             read: None,
         };
     }
-    let read = read_groups(client, &ReadOptions::default(), opts).await;
+    let read = read_groups(client, &ReadOptions::default(), opts, bound).await;
     Held {
         groups: held_groups_of(joined, read.as_ref().ok(), max_timeout_ms),
         read: Some(read),

@@ -2,11 +2,13 @@
 //! `__transaction_state`'s partition count, Kafka's hash rule for each id's
 //! partition, ListOffsets for the log's bounds (and `--since`), then the
 //! partition's batches through [`kdp_client::fetch::read_batches`], in chunks,
-//! into one [`PartitionScan`] per partition. One deadline for all of it.
+//! into one [`PartitionScan`] per partition. One [`TimeBound`] for all of
+//! it.
 
 use std::collections::BTreeMap;
 
 use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::fetch::{read_batches, FetchSettings, ReadError, ReadFrom, ReadRequest};
 use kdp_client::txn::offsets::list_offsets;
@@ -23,7 +25,7 @@ use kdp_wire::ErrorCode;
 /// How to read.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
-    /// Timeouts, retries and the one deadline every request draws on.
+    /// How the requests batch.
     pub driver: DriverOptions,
     /// Only records written at or after this time (ms since the epoch).
     pub since_ms: Option<i64>,
@@ -92,9 +94,9 @@ pub async fn read_histories_with(
     client: &SharedClient,
     ids: &[String],
     opts: &ReadOptions,
+    bound: &TimeBound,
     mut progress: impl FnMut(ReadProgress),
 ) -> Vec<IdHistory> {
-    let driver = opts.driver.within(opts.driver.deadline());
     let principal = opts.principal.as_deref();
     let fail_all = |partition: Option<i32>, e: HistoryError| -> Vec<IdHistory> {
         ids.iter()
@@ -105,7 +107,7 @@ pub async fn read_histories_with(
             })
             .collect()
     };
-    let timeout = driver.deadline().bound(driver.request_timeout);
+    let timeout = bound.request_limit();
     let topic = TRANSACTION_STATE_TOPIC.to_string();
     let count = match client
         .metadata_within(Some(std::slice::from_ref(&topic)), timeout)
@@ -137,16 +139,7 @@ pub async fn read_histories_with(
     }
     let mut done: BTreeMap<String, IdHistory> = BTreeMap::new();
     for (partition, wanted) in by_partition {
-        let result = read_partition(
-            client,
-            partition,
-            &wanted,
-            opts.since_ms,
-            &driver,
-            principal,
-            &mut progress,
-        )
-        .await;
+        let result = read_partition(client, partition, &wanted, opts, bound, &mut progress).await;
         match result {
             Ok(scan) => {
                 for h in scan.finish() {
@@ -190,8 +183,9 @@ pub async fn read_histories(
     client: &SharedClient,
     ids: &[String],
     opts: &ReadOptions,
+    bound: &TimeBound,
 ) -> Vec<IdHistory> {
-    read_histories_with(client, ids, opts, |_| {}).await
+    read_histories_with(client, ids, opts, bound, |_| {}).await
 }
 
 /// One partition's scan, read from its start (or `since_ms`) to the high
@@ -200,16 +194,16 @@ async fn read_partition(
     client: &SharedClient,
     partition: i32,
     wanted: &[String],
-    since_ms: Option<i64>,
-    driver: &DriverOptions,
-    principal: Option<&str>,
+    opts: &ReadOptions,
+    bound: &TimeBound,
     progress: &mut impl FnMut(ReadProgress),
 ) -> Result<PartitionScan, HistoryError> {
+    let (since_ms, driver, principal) = (opts.since_ms, &opts.driver, opts.principal.as_deref());
     let tp: TopicPartition = (TRANSACTION_STATE_TOPIC.to_string(), partition);
     let one = |timestamp| {
         let keys = vec![tp.clone()];
         async move {
-            list_offsets(client, keys, timestamp, READ_UNCOMMITTED, driver)
+            list_offsets(client, keys, timestamp, READ_UNCOMMITTED, driver, bound)
                 .await
                 .into_values()
                 .next()
@@ -249,7 +243,7 @@ async fn read_partition(
             broker_id: None,
             settings: FetchSettings::default(),
         };
-        let read = match read_batches(client, &req, driver, |_| {}).await {
+        let read = match read_batches(client, &req, bound, |_| {}).await {
             Ok(r) => r,
             // out of time after some progress: what was read, said to be partial
             Err(e) if out_of_time(e.code()) && scan.next_offset() > start => break,
@@ -286,10 +280,11 @@ pub async fn read_listed(
     client: &SharedClient,
     joined: &Joined,
     opts: &ReadOptions,
+    bound: &TimeBound,
 ) -> Vec<IdHistory> {
     let ids = joined.listed_ids();
     if ids.is_empty() {
         return Vec::new();
     }
-    read_histories(client, &ids, opts).await
+    read_histories(client, &ids, opts, bound).await
 }

@@ -8,8 +8,8 @@
 //! coordinator; a probe of whether the caller may describe any id; and the
 //! high watermark and LSO of each partition with an open transaction.
 //!
-//! Every phase draws on one [`Deadline`] (the describe options' one, else
-//! their `timeout` from the call on): the describe first, then side by side
+//! Every phase draws on the caller's one [`TimeBound`]: the describe
+//! first, then side by side
 //! the settings (configs, protocol), the coordinators' view (listing, then
 //! descriptions) and the offsets, since none of these waits for another.
 //! When time runs out the scan still returns what it has, with the phases
@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
 use kdp_client::client::Client;
-use kdp_client::deadline::Deadline;
 use kdp_client::describe::{describe_producers, DescribeEvent, DescribeOptions};
 use kdp_client::error::{Error, Result};
 use kdp_client::txn::configs::{self, broker_configs};
@@ -45,8 +45,7 @@ const MAX_PRODUCER_ID_FILTERS: usize = 10_000;
 /// What the join covers.
 #[derive(Debug, Clone)]
 pub struct JoinOptions {
-    /// The partitions, broker and bounds, as for `describe`; its deadline
-    /// (or timeout) bounds the whole join.
+    /// The partitions, broker and batching, as for `describe`.
     pub describe: DescribeOptions,
     /// Only look up producers with an open transaction (find-hanging);
     /// otherwise every transactional producer seen (describe).
@@ -67,7 +66,7 @@ pub enum Lookups {
     /// transaction timeout, this one if given, else the brokers' (read
     /// first), else Kafka's default. Only their producers are looked up and
     /// only their partitions' offsets read; every other producer is
-    /// [`Coordinator::Unseen`].
+    /// [`Coordinator::Unseen`](kdp_domain::diagnose::flags::Coordinator::Unseen).
     Candidates {
         /// The threshold (ms), when the caller sets it.
         max_timeout_ms: Option<i64>,
@@ -75,13 +74,11 @@ pub enum Lookups {
 }
 
 impl JoinOptions {
-    /// A join over `describe`'s selection within `deadline`.
-    pub fn within(describe: DescribeOptions, open_only: bool, deadline: Deadline) -> Self {
+    /// A join over `describe`'s selection, every producer `open_only`
+    /// selects looked up.
+    pub fn new(describe: DescribeOptions, open_only: bool) -> Self {
         JoinOptions {
-            describe: DescribeOptions {
-                deadline: Some(deadline),
-                ..describe
-            },
+            describe,
             open_only,
             lookups: Lookups::All,
         }
@@ -103,24 +100,19 @@ fn probe_id(now_ms: i64) -> String {
     format!("__kdp-acl-probe-{now_ms}-{}", std::process::id())
 }
 
-/// Runs the scan within the describe options' deadline. Fails only if the
-/// cluster cannot be reached at all (the first metadata request).
-pub async fn join(client: &Arc<Client>, opts: &JoinOptions) -> Result<Joined> {
+/// Runs the scan within `bound`. Fails only if the cluster cannot be
+/// reached at all (the first metadata request).
+pub async fn join(client: &Arc<Client>, opts: &JoinOptions, bound: &TimeBound) -> Result<Joined> {
     let now_ms = now_ms();
-    let deadline = opts.describe.deadline();
-    let describe = DescribeOptions {
-        deadline: Some(deadline),
-        ..opts.describe.clone()
-    };
     let mut partitions = Vec::new();
-    let summary = describe_producers(client.clone(), &describe, |ev| {
+    let summary = describe_producers(client.clone(), &opts.describe, bound, |ev| {
         if let DescribeEvent::Results { outcomes, .. } = ev {
             partitions.extend(outcomes);
         }
     })
     .await?;
-    let described_out = ran_out(deadline.is_past(), partitions.iter().map(|o| &o.result));
-    let mut joined = join_described(client, opts, now_ms, partitions, summary, deadline).await?;
+    let described_out = ran_out(bound.is_past(), partitions.iter().map(|o| &o.result));
+    let mut joined = join_described(client, opts, now_ms, partitions, summary, bound).await?;
     if described_out {
         joined.unfinished.insert(0, JoinPhase::DescribeProducers);
     }
@@ -129,7 +121,7 @@ pub async fn join(client: &Arc<Client>, opts: &JoinOptions) -> Result<Joined> {
 
 /// [`join`] of partitions the caller has already described (the exporter's
 /// scan feeds its own DescribeProducers answers, so the cluster is described
-/// once): every lookup after the describe, by `deadline`. `partitions` may
+/// once): every lookup after the describe, within `bound`. `partitions` may
 /// hold only the producers the lookups need (those with an open
 /// transaction and, with `open_only` false, the transactional ones).
 /// `now_ms` is when the describe started.
@@ -137,20 +129,17 @@ pub async fn join(client: &Arc<Client>, opts: &JoinOptions) -> Result<Joined> {
 /// The phases that do not depend on each other run at once (the brokers'
 /// configs and protocol, the coordinators' view, the offsets). ListTransactions
 /// gets half of what is left, so a broker that never answers it leaves time
-/// for DescribeTransactions and comes back as a listing error by `deadline`.
+/// for DescribeTransactions and comes back as a listing error in time
+/// ([`TimeBound::share`]).
 pub async fn join_described(
     client: &Arc<Client>,
     opts: &JoinOptions,
     now_ms: i64,
     partitions: Vec<PartitionOutcome>,
     summary: DescribeSummary,
-    deadline: Deadline,
+    bound: &TimeBound,
 ) -> Result<Joined> {
-    let describe = DescribeOptions {
-        deadline: Some(deadline),
-        ..opts.describe.clone()
-    };
-    let dopts = describe.driver_options();
+    let dopts = opts.describe.driver_options();
     let mut unfinished = Vec::new();
 
     let mut joined = Joined {
@@ -177,7 +166,7 @@ pub async fn join_described(
         Lookups::Candidates {
             max_timeout_ms: None,
         } => {
-            let s = settings(client, &dopts, deadline).await;
+            let s = settings(client, &dopts, bound).await;
             let cluster = configs::max_ms(&s.0, configs::TRANSACTION_MAX_TIMEOUT_MS);
             let t = max_timeout(None, cluster).0;
             (Some(s), Some(t))
@@ -209,14 +198,14 @@ pub async fn join_described(
         if wanted.is_empty() {
             return (Ok((CoordinatorView::default(), Vec::new())), Vec::new());
         }
-        look_up(client, now_ms, &wanted, &dopts, deadline).await
+        look_up(client, now_ms, &wanted, &dopts, bound).await
     };
     let blocked = async {
         if open.is_empty() {
             return (BTreeMap::new(), false);
         }
-        let o = offsets(client, open, &dopts).await;
-        let out = ran_out(deadline.is_past(), o.values());
+        let o = offsets(client, open, &dopts, bound).await;
+        let out = ran_out(bound.is_past(), o.values());
         (o, out)
     };
     let ((configs, configs_out, protocol), (view, view_out), (offsets, offsets_out)) =
@@ -225,7 +214,7 @@ pub async fn join_described(
                 let (view, blocked) = tokio::join!(view, blocked);
                 (s, view, blocked)
             }
-            None => tokio::join!(settings(client, &dopts, deadline), view, blocked),
+            None => tokio::join!(settings(client, &dopts, bound), view, blocked),
         };
 
     if configs_out {
@@ -265,21 +254,21 @@ type BrokerConfigs = BTreeMap<i32, std::result::Result<configs::BrokerConfig, Ke
 async fn settings(
     client: &Arc<Client>,
     dopts: &DriverOptions,
-    deadline: Deadline,
+    bound: &TimeBound,
 ) -> (BrokerConfigs, bool, Result<TxnProtocol>) {
     let keys = [
         configs::TRANSACTION_MAX_TIMEOUT_MS,
         configs::PRODUCER_ID_EXPIRATION_MS,
     ];
     let configs = async {
-        let c = broker_configs(client, &keys, dopts).await;
+        let c = broker_configs(client, &keys, dopts, bound).await;
         let out = match &c {
-            Ok(c) => ran_out(deadline.is_past(), c.values()),
-            Err(_) => deadline.is_past(),
+            Ok(c) => ran_out(bound.is_past(), c.values()),
+            Err(_) => bound.is_past(),
         };
         (c.unwrap_or_default(), out)
     };
-    let protocol = deadline.run("ApiVersions", transaction_protocol(client));
+    let protocol = bound.run("ApiVersions", transaction_protocol(client));
     let ((configs, out), protocol) = tokio::join!(configs, protocol);
     (configs, out, protocol)
 }
@@ -305,7 +294,7 @@ async fn look_up(
     now_ms: i64,
     wanted: &BTreeSet<i64>,
     dopts: &DriverOptions,
-    deadline: Deadline,
+    bound: &TimeBound,
 ) -> LookedUp {
     let mut unfinished = Vec::new();
     let filters = ListFilters {
@@ -316,11 +305,8 @@ async fn look_up(
         },
         ..Default::default()
     };
-    let half = Deadline::new(
-        tokio::time::Instant::now() + deadline.remaining() / 2,
-        deadline.budget(),
-    );
-    let listings = match list_transactions(client, &filters, &dopts.within(half)).await {
+    let half = bound.share(1, 2);
+    let listings = match list_transactions(client, &filters, dopts, &half).await {
         Ok(l) => l,
         Err(e) if half.is_past() => {
             // out of time before any broker was asked: nothing is listed,
@@ -355,8 +341,8 @@ async fn look_up(
     if unlisted {
         to_describe.push(probe.clone());
     }
-    let described = describe_transactions(client, to_describe, dopts).await;
-    if ran_out(deadline.is_past(), described.values().map(|d| &d.result)) {
+    let described = describe_transactions(client, to_describe, dopts, bound).await;
+    if ran_out(bound.is_past(), described.values().map(|d| &d.result)) {
         unfinished.push(JoinPhase::DescribeTransactions);
     }
     let mut descriptions = HashMap::new();

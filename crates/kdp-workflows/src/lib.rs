@@ -14,6 +14,7 @@
 //! - [`history`]: transactional ids' histories from `__transaction_state`.
 //! - [`repair`]: plans made by asking the cluster, re-checked and carried
 //!   out, then proven.
+//! - [`diagnosis`]: what the exporter reads to diagnose each scan.
 //! - [`blocked`], [`describe`], [`transactions`]: what one command reads at
 //!   once (`kdp blocked`, `describe --with-transactions`, `kdp transactions
 //!   list`).
@@ -28,8 +29,9 @@
 //!
 //! ```
 //! use std::sync::Arc;
+//! use std::time::Duration;
 //!
-//! use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions, TopicSelection};
+//! use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions, TimeBound, TopicSelection};
 //! use kdp_domain::diagnose::findings;
 //! use kdp_domain::diagnose::hanging::VerdictKind;
 //! use kdp_server::{demo, MockCluster, MockConfig};
@@ -40,12 +42,12 @@
 //! let config = MockConfig { port: 0, ..MockConfig::default() };
 //! let mock = MockCluster::start(demo::cluster()?, config).await?;
 //!
+//! let bound = TimeBound::after(Duration::from_secs(30));
 //! let bootstrap = BrokerAddress::parse_list(&mock.bootstrap())?;
-//! let client = Arc::new(Client::connect(bootstrap, ClientConfig::default()).await?);
+//! let client = Arc::new(Client::connect_within(bootstrap, ClientConfig::default(), &bound).await?);
 //! let ledger = TopicSelection { name: "ledger".to_string(), partitions: Some(vec![0]) };
 //! let describe = DescribeOptions { topics: Some(vec![ledger]), ..DescribeOptions::default() };
-//! let opts = JoinOptions { describe, open_only: true, lookups: Default::default() };
-//! let joined = join(&client, &opts).await?;
+//! let joined = join(&client, &JoinOptions::new(describe, true), &bound).await?;
 //!
 //! let judged = findings(&joined, joined.max_timeout_ms());
 //! let hanging: Vec<i32> = judged
@@ -64,6 +66,7 @@
 pub mod blocked;
 pub mod clock;
 pub mod describe;
+pub mod diagnosis;
 pub mod groups;
 pub mod history;
 pub mod join;

@@ -1,7 +1,7 @@
 //! The scan behind [`kdp_domain::diagnose::pressure`]: each broker's
 //! `producer.id.expiration.ms` (DescribeConfigs), then every replica's
 //! producers (DescribeProducers of each broker) folded as they arrive, and
-//! the transactional ids (ListTransactions), all on one deadline.
+//! the transactional ids (ListTransactions), all within one [`TimeBound`].
 //!
 //! Cost in requests: one DescribeConfigs per broker; per broker, one
 //! DescribeProducers per `max_partitions_per_request` partition replicas it
@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::describe::DescribeOptions;
 use kdp_client::error::Result;
@@ -72,12 +73,8 @@ pub async fn scan(
     client: &SharedClient,
     opts: &DescribeOptions,
     options: &ScanOptions,
+    bound: &TimeBound,
 ) -> Result<Scan> {
-    let deadline = opts.deadline();
-    let opts = DescribeOptions {
-        deadline: Some(deadline),
-        ..opts.clone()
-    };
     let dopts = opts.driver_options();
     let mut s = Scan::default();
     let only: Vec<i32> = options.only_brokers.iter().copied().collect();
@@ -86,7 +83,7 @@ pub async fn scan(
     let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let replicas = {
         let (fold, answered) = (fold.clone(), answered.clone());
-        each_replica(client, &opts, &only, move |b, topic, _, ps| {
+        each_replica(client, opts, bound, &only, move |b, topic, _, ps| {
             answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             fold.lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -95,10 +92,10 @@ pub async fn scan(
     };
     // the settings beside the producers: a broker slow to answer them
     // costs its expiry forecast, not the scan
-    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts);
+    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts, bound);
     let listing = async {
         if options.transactions {
-            Some(list_transactions(client, &ListFilters::default(), &dopts).await)
+            Some(list_transactions(client, &ListFilters::default(), &dopts, bound).await)
         } else {
             None
         }
@@ -186,7 +183,7 @@ pub async fn scan(
         }
         if !fencing.is_empty() {
             let ids = fencing.iter().map(|f| f.0.clone()).collect();
-            let described = describe_transactions(client, ids, &dopts).await;
+            let described = describe_transactions(client, ids, &dopts, bound).await;
             for (id, producer_id, coordinator) in fencing {
                 let why = match described.get(&id).map(|d| &d.result) {
                     Some(Ok(t)) => {

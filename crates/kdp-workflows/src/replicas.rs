@@ -1,12 +1,13 @@
 //! Every replica of each partition asked for its producer state
 //! (DescribeProducers with a chosen broker, one scan per broker side by
 //! side): what `kdp compare-replicas` and the exporter's divergence metric
-//! compare with [`crate::diagnose::replicas::compare`].
+//! compare with [`kdp_domain::diagnose::replicas::compare`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kdp_client::admin::AllBrokers;
+use kdp_client::bound::TimeBound;
 use kdp_client::client::Client;
 use kdp_client::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
 use kdp_client::error::{Error, Result};
@@ -17,13 +18,15 @@ use kdp_wire::ErrorCode;
 
 pub use kdp_domain::diagnose::replicas::{Comparison, ReplicaError, Replicas};
 
-/// [`describe_every_replica`], then [`compare`] on each partition: what
+/// [`describe_every_replica`], then
+/// [`compare`](kdp_domain::diagnose::replicas::compare) on each partition: what
 /// `kdp compare-replicas` answers. `Err` as for [`describe_every_replica`].
 pub async fn compare_replicas(
     client: &Arc<Client>,
     opts: &DescribeOptions,
+    bound: &TimeBound,
 ) -> Result<Comparison<Error>> {
-    let (replicas, failures) = describe_every_replica(client, opts).await?;
+    let (replicas, failures) = describe_every_replica(client, opts, bound).await?;
     Ok(Comparison::of(&replicas, failures))
 }
 
@@ -37,16 +40,23 @@ pub async fn compare_replicas(
 pub async fn describe_every_replica(
     client: &Arc<Client>,
     opts: &DescribeOptions,
+    bound: &TimeBound,
 ) -> Result<(Replicas, Vec<ReplicaError<Error>>)> {
     let replicas = Arc::new(std::sync::Mutex::new(Replicas::new()));
     let into = replicas.clone();
-    let (_, errors) = each_replica(client, opts, &[], move |broker, topic, partition, ps| {
-        into.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .entry((topic, partition))
-            .or_default()
-            .insert(broker, ps);
-    })
+    let (_, errors) = each_replica(
+        client,
+        opts,
+        bound,
+        &[],
+        move |broker, topic, partition, ps| {
+            into.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry((topic, partition))
+                .or_default()
+                .insert(broker, ps);
+        },
+    )
     .await?;
     let replicas = std::mem::take(
         &mut *replicas
@@ -66,21 +76,19 @@ pub async fn describe_every_replica(
 pub async fn each_replica<F>(
     client: &Arc<Client>,
     opts: &DescribeOptions,
+    bound: &TimeBound,
     only: &[i32],
     sink: F,
 ) -> Result<(Vec<i32>, Vec<ReplicaError<Error>>)>
 where
     F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
 {
-    let deadline = opts.deadline();
-    // one deadline for every broker's scan, not one each from its start
     let opts = DescribeOptions {
         broker_id: None,
-        deadline: Some(deadline),
         ..opts.clone()
     };
     // one metadata lookup for all the brokers, not one each
-    let resolved = kdp_client::describe::resolve(client, &opts).await?;
+    let resolved = kdp_client::describe::resolve(client, &opts, bound).await?;
     let sink = Arc::new(sink);
     let permits = Arc::new(tokio::sync::Semaphore::new(
         opts.max_concurrent_brokers.max(1),
@@ -107,12 +115,14 @@ where
             }
             let md = Arc::new(md);
             for (broker, partitions) in hosted {
-                let (client, sink, permits, opts, md) = (
+                // one bound for every broker's scan, not one each from its start
+                let (client, sink, permits, opts, md, bound) = (
                     client.clone(),
                     sink.clone(),
                     permits.clone(),
                     opts.clone(),
                     md.clone(),
+                    *bound,
                 );
                 scans.spawn(async move {
                     // never closed: a permit always comes
@@ -120,7 +130,7 @@ where
                     // only what routing to this broker needs, made once it is asked
                     let md = hosted_metadata(&md, &partitions);
                     let mut errors = Vec::new();
-                    describe_on(&client, &opts, broker, partitions, md, |ev| {
+                    describe_on(&client, &opts, &bound, broker, partitions, md, |ev| {
                         replica_results(ev, broker, &*sink, &mut errors)
                     })
                     .await;
@@ -143,9 +153,11 @@ where
         }
         // the selection took several lookups: each broker resolves it again
         None => {
-            let per_request = deadline.bound(opts.per_request_timeout());
-            let mut brokers = deadline
-                .run("Metadata", AllBrokers::keys_within(client, per_request))
+            let mut brokers = bound
+                .run(
+                    "Metadata",
+                    AllBrokers::keys_within(client, bound.request_limit()),
+                )
                 .await?;
             if !only.is_empty() {
                 brokers.retain(|b| only.contains(b));
@@ -155,11 +167,12 @@ where
                     broker_id: Some(broker),
                     ..opts.clone()
                 };
-                let (client, sink, permits) = (client.clone(), sink.clone(), permits.clone());
+                let (client, sink, permits, bound) =
+                    (client.clone(), sink.clone(), permits.clone(), *bound);
                 scans.spawn(async move {
                     let _permit = permits.acquire_owned().await.ok();
                     let mut errors = Vec::new();
-                    let r = describe_producers(client, &opts, |ev| {
+                    let r = describe_producers(client, &opts, &bound, |ev| {
                         replica_results(ev, broker, &*sink, &mut errors)
                     })
                     .await;

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::error::Result;
 use kdp_client::txn::describe::{describe_transactions, Described};
@@ -26,8 +27,9 @@ pub async fn list(
     client: &SharedClient,
     filters: &ListFilters,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<Listed> {
-    let listings = list_transactions(client, filters, opts).await?;
+    let listings = list_transactions(client, filters, opts, bound).await?;
     let ids: Vec<String> = listings
         .values()
         .flat_map(|l| l.iter().flat_map(|l| &l.transactions))
@@ -36,7 +38,7 @@ pub async fn list(
     let described = if ids.is_empty() {
         BTreeMap::new()
     } else {
-        describe_transactions(client, ids, opts).await
+        describe_transactions(client, ids, opts, bound).await
     };
     Ok(Listed {
         listings,

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
-use kdp_client::{Client, ClientConfig};
+use kdp_client::{Client, ClientConfig, TimeBound};
 use kdp_domain::groups::Committed;
 use kdp_test_support::{elect, StallCluster};
 use kdp_wire::api;
@@ -36,6 +36,7 @@ async fn listed_groups_are_not_looked_up_again() {
             ..Default::default()
         },
         &DriverOptions::default(),
+        &TimeBound::after(std::time::Duration::from_secs(30)),
     )
     .await
     .unwrap();
@@ -73,6 +74,7 @@ async fn a_group_that_moves_after_its_listing_is_looked_up() {
             members: true,
         },
         &DriverOptions::default(),
+        &TimeBound::after(std::time::Duration::from_secs(30)),
     )
     .await
     .unwrap();

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use kdp_client::describe::DescribeOptions;
-use kdp_client::Deadline;
+use kdp_client::TimeBound;
 use kdp_domain::diagnose::findings;
 use kdp_domain::diagnose::flags::Coordinator;
 use kdp_domain::diagnose::hanging::is_candidate;
@@ -28,11 +28,13 @@ fn partitions_of(r: &ListOffsetsRequest) -> impl Iterator<Item = (String, i32)> 
 
 async fn joined(cluster: &StallCluster, given: Option<i64>, candidates: bool) -> Joined {
     let client = cluster.client().await;
-    let mut opts = JoinOptions::within(DescribeOptions::default(), true, Deadline::after(BUDGET));
+    let mut opts = JoinOptions::new(DescribeOptions::default(), true);
     if candidates {
         opts = opts.candidates_only(given);
     }
-    join(&client, &opts).await.expect("the join")
+    join(&client, &opts, &TimeBound::after(BUDGET))
+        .await
+        .expect("the join")
 }
 
 #[tokio::test(start_paused = true)]

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error};
+use kdp_client::{Client, ClientConfig, DescribeOptions, Error, TimeBound};
 use kdp_domain::joined::{JoinPhase, Joined};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
@@ -32,12 +32,8 @@ async fn join_with_stalled(api: i16, open_only: bool) -> (Result<Joined, Error>,
     let client = connected(&cluster).await;
     cluster.stall(api);
     let start = Instant::now();
-    let opts = JoinOptions::within(
-        DescribeOptions::default(),
-        open_only,
-        Deadline::after(BUDGET),
-    );
-    let r = join(&client, &opts).await;
+    let opts = JoinOptions::new(DescribeOptions::default(), open_only);
+    let r = join(&client, &opts, &TimeBound::after(BUDGET)).await;
     (r, start.elapsed())
 }
 
@@ -92,8 +88,10 @@ async fn stalled_api_versions_on_other_brokers_end_by_the_deadline() {
     cluster.stall_on(2, api::API_VERSIONS);
     cluster.stall_on(3, api::API_VERSIONS);
     let start = Instant::now();
-    let opts = JoinOptions::within(DescribeOptions::default(), true, Deadline::after(BUDGET));
-    let joined = join(&client, &opts).await.unwrap();
+    let opts = JoinOptions::new(DescribeOptions::default(), true);
+    let joined = join(&client, &opts, &TimeBound::after(BUDGET))
+        .await
+        .unwrap();
     assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
     assert!(
         joined.unfinished.contains(&JoinPhase::DescribeProducers),

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error, TopicSelection};
+use kdp_client::{Client, ClientConfig, DescribeOptions, Error, TimeBound, TopicSelection};
 use kdp_domain::diagnose::replicas::{ReplicaError, Replicas, Verdict};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
@@ -36,13 +36,9 @@ async fn compare_with(
     let cluster = StallCluster::demo();
     let client = connected(&cluster).await;
     stall(&cluster);
-    let opts = DescribeOptions {
-        timeout: BUDGET,
-        deadline: Some(Deadline::after(BUDGET)),
-        ..DescribeOptions::default()
-    };
+    let opts = DescribeOptions::default();
     let start = Instant::now();
-    let r = describe_every_replica(&client, &opts).await;
+    let r = describe_every_replica(&client, &opts, &TimeBound::after(BUDGET)).await;
     (r, start.elapsed())
 }
 
@@ -149,12 +145,12 @@ async fn ledger_verdict(stall: impl FnOnce(&StallCluster)) -> (Verdict, Duration
             name: "ledger".into(),
             partitions: None,
         }]),
-        timeout: BUDGET,
-        deadline: Some(Deadline::after(BUDGET)),
         ..DescribeOptions::default()
     };
     let start = Instant::now();
-    let c = compare_replicas(&client, &opts).await.unwrap();
+    let c = compare_replicas(&client, &opts, &TimeBound::after(BUDGET))
+        .await
+        .unwrap();
     (c.verdict(), start.elapsed())
 }
 

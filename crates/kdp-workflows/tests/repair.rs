@@ -11,7 +11,7 @@ mod automated {
 
     use kdp_client::admin::DriverOptions;
     use kdp_client::txn::write_txn_markers::abort;
-    use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions};
+    use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions, TimeBound};
     use kdp_domain::coordinator::Description;
     use kdp_domain::joined::Joined;
     use kdp_domain::repair::{
@@ -36,11 +36,9 @@ mod automated {
         (mock, Arc::new(client))
     }
 
-    fn bounds() -> DescribeOptions {
-        DescribeOptions {
-            timeout: Duration::from_secs(20),
-            ..Default::default()
-        }
+    /// 20 s from the call on, for each step.
+    fn bounds() -> TimeBound {
+        TimeBound::after(Duration::from_secs(20))
     }
 
     /// payments-0 as the mock holds it: (high watermark, LSO, 7003's start offset, epoch).
@@ -73,7 +71,7 @@ mod automated {
             partition: 0,
             start_offset: 40112,
         };
-        let plan = plan_abort(&client, &target, &bounds())
+        let plan = plan_abort(&client, &target, &DescribeOptions::default(), &bounds())
             .await
             .expect("a plan");
         assert_eq!(plan.steps.len(), 1);
@@ -92,7 +90,7 @@ mod automated {
         moved.steps[0].seen.partitions[0].start_offset = 40000;
         let before = payments(&mock);
         for p in [&stale, &moved] {
-            let report = execute(&client, p, &RepairOptions::new(bounds())).await;
+            let report = execute(&client, p, &RepairOptions::new(&bounds()), &bounds()).await;
             assert!(
                 matches!(
                     &report.outcomes[0].outcome,
@@ -104,7 +102,7 @@ mod automated {
         }
         assert_eq!(payments(&mock), before, "nothing was sent");
 
-        let report = execute(&client, &plan, &RepairOptions::new(bounds())).await;
+        let report = execute(&client, &plan, &RepairOptions::new(&bounds()), &bounds()).await;
         assert_eq!(report.outcomes[0].step.number, 1);
         assert_eq!(report.outcomes[0].outcome, Outcome::Done(Done::Aborted));
         assert!(report.all_sent_done());
@@ -116,7 +114,7 @@ mod automated {
         );
 
         // carried out again: the transaction ended, so it is refused, not sent
-        let report = execute(&client, &plan, &RepairOptions::new(bounds())).await;
+        let report = execute(&client, &plan, &RepairOptions::new(&bounds()), &bounds()).await;
         assert!(
             matches!(
                 &report.outcomes[0].outcome,
@@ -143,7 +141,8 @@ mod automated {
             producer_epoch: 6,
             coordinator_epoch: 2,
         };
-        let why = refused(plan_abort(&client, &ghost, &bounds()).await);
+        let why =
+            refused(plan_abort(&client, &ghost, &DescribeOptions::default(), &bounds()).await);
         let Refusal::NoOpenTransaction { found, .. } = &why else {
             panic!("{why:?}");
         };
@@ -156,13 +155,22 @@ mod automated {
                 plan_abort(
                     &client,
                     &payments_abort(epoch, coordinator_epoch),
+                    &DescribeOptions::default(),
                     &bounds(),
                 )
                 .await,
             );
             assert!(matches!(why, Refusal::EpochsDisagree { .. }), "{why:?}");
         }
-        let why = refused(plan_abort(&client, &payments_abort(0, 1), &bounds()).await);
+        let why = refused(
+            plan_abort(
+                &client,
+                &payments_abort(0, 1),
+                &DescribeOptions::default(),
+                &bounds(),
+            )
+            .await,
+        );
         assert_eq!(
             why.leader_would_answer(),
             Some(kdp_wire::ErrorCode::TRANSACTION_COORDINATOR_FENCED),
@@ -170,9 +178,14 @@ mod automated {
         );
         assert_eq!(payments(&mock), before, "nothing was sent");
         // the partition's own epochs are a plan
-        let plan = plan_abort(&client, &payments_abort(0, 2), &bounds())
-            .await
-            .expect("plan");
+        let plan = plan_abort(
+            &client,
+            &payments_abort(0, 2),
+            &DescribeOptions::default(),
+            &bounds(),
+        )
+        .await
+        .expect("plan");
         assert_eq!(plan.steps[0].seen.partitions[0].start_offset, 40112);
         mock.shutdown().await;
     }
@@ -184,9 +197,14 @@ mod automated {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn only_the_coordinators_answer_supports_a_claim_about_its_transaction() {
         let (mock, client) = demo().await;
-        let joined: Joined = join_partitions(&client, [("ledger".to_string(), 0)], &bounds())
-            .await
-            .expect("join");
+        let joined: Joined = join_partitions(
+            &client,
+            [("ledger".to_string(), 0)],
+            &DescribeOptions::default(),
+            &bounds(),
+        )
+        .await
+        .expect("join");
         let target = AbortTarget::StartOffset {
             topic: "ledger".into(),
             partition: 0,
@@ -223,14 +241,25 @@ mod automated {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_retried_marker_is_harmless() {
         let (mock, client) = demo().await;
-        let plan = plan_abort(&client, &payments_abort(0, 2), &bounds())
-            .await
-            .expect("plan");
+        let plan = plan_abort(
+            &client,
+            &payments_abort(0, 2),
+            &DescribeOptions::default(),
+            &bounds(),
+        )
+        .await
+        .expect("plan");
         let Action::Abort(spec) = &plan.steps[0].action else {
             panic!("{plan:?}");
         };
         for _ in 0..2 {
-            let results = abort(&client, vec![spec.clone()], &DriverOptions::default()).await;
+            let results = abort(
+                &client,
+                vec![spec.clone()],
+                &DriverOptions::default(),
+                &bounds(),
+            )
+            .await;
             assert_eq!(results.get(&spec.key()), Some(&Ok(())), "{results:?}");
             let (hw, lso, p7003) = payments(&mock);
             assert_eq!((lso, p7003), (hw, Some((-1, 0))));

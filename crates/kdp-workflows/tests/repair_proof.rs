@@ -12,30 +12,26 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_client::{Client, Deadline, DescribeOptions};
+use kdp_client::{Client, DescribeOptions, TimeBound};
 use kdp_domain::repair::{AbortTarget, Done, LsoChange, Outcome, Plan, Report, StepOutcome};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use kdp_workflows::repair::{plan_abort, prove, snapshot, RepairOptions};
 use tokio::time::Instant;
 
-fn bounds(deadline: Deadline) -> DescribeOptions {
-    DescribeOptions {
-        timeout: deadline.remaining(),
-        deadline: Some(deadline),
-        request_timeout: Duration::from_secs(2),
-        ..Default::default()
-    }
+/// The one bound of a test: `budget` from now, 2 s a request.
+fn bound(budget: Duration) -> TimeBound {
+    TimeBound::after(budget).with_request_timeout(Duration::from_secs(2))
 }
 
 /// payments-0's open transaction (producer 7003 from 40112), planned.
-async fn payments_plan(client: &Arc<Client>, deadline: Deadline) -> Plan {
+async fn payments_plan(client: &Arc<Client>, bound: &TimeBound) -> Plan {
     let target = AbortTarget::StartOffset {
         topic: "payments".into(),
         partition: 0,
         start_offset: 40112,
     };
-    plan_abort(client, &target, &bounds(deadline))
+    plan_abort(client, &target, &DescribeOptions::default(), bound)
         .await
         .expect("plan")
 }
@@ -68,11 +64,12 @@ fn end_7003(c: &mut kdp_server::Cluster) {
 #[tokio::test(start_paused = true)]
 async fn the_proof_waits_for_markers_written_after_the_answer() {
     let cluster = StallCluster::demo();
-    let deadline = Deadline::after(Duration::from_secs(30));
+    let bound = bound(Duration::from_secs(30));
+    let deadline = bound.deadline();
     let client = cluster.client().await;
-    let plan = payments_plan(&client, deadline).await;
-    let opts = RepairOptions::new(bounds(deadline));
-    let before = snapshot(&client, &plan, &opts).await;
+    let plan = payments_plan(&client, &bound).await;
+    let opts = RepairOptions::new(&bound);
+    let before = snapshot(&client, &plan, &opts, &bound).await;
     let old = before.partitions[&("payments".to_string(), 0)]
         .lso()
         .expect("LSO read");
@@ -86,7 +83,7 @@ async fn the_proof_waits_for_markers_written_after_the_answer() {
             end_7003(c);
         }
     });
-    let proof = prove(&client, &before, &done(&plan), &opts, deadline).await;
+    let proof = prove(&client, &before, &done(&plan), &opts, &bound).await;
     assert!(ended.load(Ordering::SeqCst));
     assert!(proof.reads > 1, "read once only: {proof:?}");
     let p = &proof.partitions[0];
@@ -108,13 +105,14 @@ async fn the_proof_waits_for_markers_written_after_the_answer() {
 #[tokio::test(start_paused = true)]
 async fn an_lso_that_never_moves_is_reported_by_the_deadline() {
     let cluster = StallCluster::demo();
-    let deadline = Deadline::after(Duration::from_secs(10));
+    let bound = bound(Duration::from_secs(10));
+    let deadline = bound.deadline();
     let client = cluster.client().await;
-    let plan = payments_plan(&client, deadline).await;
-    let opts = RepairOptions::new(bounds(deadline));
-    let before = snapshot(&client, &plan, &opts).await;
+    let plan = payments_plan(&client, &bound).await;
+    let opts = RepairOptions::new(&bound);
+    let before = snapshot(&client, &plan, &opts, &bound).await;
     // nothing ends the transaction: "done" was answered, nothing happened
-    let proof = prove(&client, &before, &done(&plan), &opts, deadline).await;
+    let proof = prove(&client, &before, &done(&plan), &opts, &bound).await;
     let p = &proof.partitions[0];
     assert_eq!(p.change, LsoChange::NotMoved, "{proof:?}");
     assert_eq!(p.transaction_gone, Some(false));

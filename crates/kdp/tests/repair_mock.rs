@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::txn::offsets::offsets;
-use kdp_client::{BrokerAddress, Client, ClientConfig};
+use kdp_client::{BrokerAddress, Client, ClientConfig, TimeBound};
 use kdp_domain::Offsets;
 use serde_json::Value;
 
@@ -109,7 +109,9 @@ impl Mock {
                     .expect("connect"),
             );
             let tp = (topic.to_string(), partition);
-            let mut all = offsets(&client, vec![tp.clone()], &DriverOptions::default()).await;
+            let bound = TimeBound::after(std::time::Duration::from_secs(30));
+            let mut all =
+                offsets(&client, vec![tp.clone()], &DriverOptions::default(), &bound).await;
             all.remove(&tp)
                 .expect("an answer")
                 .expect("offsets of the partition")
@@ -460,6 +462,7 @@ async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
             open_only: true,
             lookups: Default::default(),
         },
+        &TimeBound::after(std::time::Duration::from_secs(30)),
     )
     .await
     .expect("plan");
@@ -480,7 +483,8 @@ async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
         p.leader = 2;
         p.leader_epoch += 1;
     });
-    let results = abort(&client, vec![spec], &DriverOptions::default()).await;
+    let bound = TimeBound::after(std::time::Duration::from_secs(30));
+    let results = abort(&client, vec![spec], &DriverOptions::default(), &bound).await;
     assert_eq!(
         results.get(&("t".to_string(), 0)),
         Some(&Ok(())),

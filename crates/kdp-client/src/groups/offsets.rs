@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use kdp_wire::messages::{OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchResponse};
 
 use crate::admin::{drive, AdminHandler, AllBrokers, Coordinator, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
 use crate::error::{Error, Result};
 use kdp_domain::groups::offsets::{Committed, GroupOffsets};
 use kdp_domain::key_error::KeyError;
@@ -102,8 +103,9 @@ pub async fn committed_offsets(
     client: &SharedClient,
     groups: Vec<String>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<BTreeMap<String, std::result::Result<GroupOffsets, KeyError>>> {
-    committed_offsets_at(client, groups, &BTreeMap::new(), opts).await
+    committed_offsets_at(client, groups, &BTreeMap::new(), opts, bound).await
 }
 
 /// [`committed_offsets`] with the coordinators of some groups already known
@@ -114,22 +116,21 @@ pub async fn committed_offsets_at(
     groups: Vec<String>,
     known: &BTreeMap<String, i32>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<BTreeMap<String, std::result::Result<GroupOffsets, KeyError>>> {
-    let deadline = opts.deadline();
-    let mut opts = opts.within(deadline);
     if groups.is_empty() {
         return Ok(BTreeMap::new());
     }
     // Any broker may coordinate a group: the oldest decides the batching.
-    let brokers = deadline
+    let brokers = bound
         .run(
             "Metadata",
-            AllBrokers::keys_within(client, opts.per_request_timeout()),
+            AllBrokers::keys_within(client, bound.request_timeout()),
         )
         .await?;
     let mut oldest = i16::MAX;
     for &b in &brokers {
-        let conn = deadline.run("ApiVersions", client.broker(b)).await?;
+        let conn = bound.run("ApiVersions", client.broker(b)).await?;
         let have = conn.version_for::<OffsetFetchRequest>()?;
         if have < ALL_PARTITIONS {
             return Err(Error::FeatureUnsupported {
@@ -143,9 +144,11 @@ pub async fn committed_offsets_at(
         }
         oldest = oldest.min(have);
     }
-    if oldest < BATCHED {
-        opts.max_keys_per_request = 1;
-    }
+    let opts = if oldest < BATCHED {
+        opts.one_key_per_request()
+    } else {
+        *opts
+    };
     let mut results = Vec::new();
     drive(
         client,
@@ -156,6 +159,7 @@ pub async fn committed_offsets_at(
         ),
         groups,
         &opts,
+        bound,
         collect(&mut results),
     )
     .await;

@@ -12,6 +12,7 @@ use kdp_wire::ErrorCode;
 
 use crate::admin::driver::collect;
 use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
 use crate::client::SharedClient;
 use crate::txn::coordinator::TransactionCoordinators;
 use kdp_domain::key_error::KeyError;
@@ -72,6 +73,7 @@ pub async fn describe_transactions(
     client: &SharedClient,
     ids: Vec<String>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<String, Described> {
     let mut results = Vec::new();
     let mut strategy = Coordinator::new(TransactionCoordinators);
@@ -81,6 +83,7 @@ pub async fn describe_transactions(
         &mut strategy,
         ids,
         opts,
+        bound,
         collect(&mut results),
     )
     .await;

@@ -15,6 +15,7 @@ use kdp_wire::ErrorCode;
 
 use crate::admin::driver::collect;
 use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
 use crate::client::SharedClient;
 use crate::txn::coordinator::TransactionCoordinators;
 
@@ -83,9 +84,10 @@ pub async fn force_terminate(
     ids: Vec<String>,
     transaction_timeout_ms: i32,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<String, std::result::Result<Terminated, KeyError>> {
-    let mut opts = opts.clone();
-    opts.max_keys_per_request = 1;
+    // one id per request: InitProducerId carries one transactional id
+    let opts = opts.one_key_per_request();
     let mut results = Vec::new();
     drive(
         client,
@@ -95,6 +97,7 @@ pub async fn force_terminate(
         &mut Coordinator::new(TransactionCoordinators),
         ids,
         &opts,
+        bound,
         collect(&mut results),
     )
     .await;

@@ -15,6 +15,7 @@ use kdp_wire::messages::{
 
 use crate::admin::driver::collect;
 use crate::admin::{drive, AdminHandler, DriverOptions, KeyOutcome, PartitionLeader};
+use crate::bound::TimeBound;
 use crate::client::SharedClient;
 
 struct Handler {
@@ -79,6 +80,7 @@ pub async fn list_offsets(
     timestamp: i64,
     isolation_level: i8,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
     let leaders = PartitionLeader::new();
     list_offsets_via(
@@ -87,6 +89,7 @@ pub async fn list_offsets(
         timestamp,
         isolation_level,
         opts,
+        bound,
         leaders,
     )
     .await
@@ -99,6 +102,7 @@ async fn list_offsets_via(
     timestamp: i64,
     isolation_level: i8,
     opts: &DriverOptions,
+    bound: &TimeBound,
     mut leaders: PartitionLeader,
 ) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
     let mut results = Vec::new();
@@ -111,6 +115,7 @@ async fn list_offsets_via(
         &mut leaders,
         partitions,
         opts,
+        bound,
         collect(&mut results),
     )
     .await;
@@ -122,19 +127,18 @@ pub async fn offsets(
     client: &SharedClient,
     partitions: Vec<TopicPartition>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<TopicPartition, std::result::Result<Offsets, KeyError>> {
     // one Metadata for both isolation levels (their topics may hold 100,000
     // partitions); without it, each run looks its leaders up itself
-    let deadline = opts.deadline();
-    let opts = &opts.within(deadline);
     let mut topics: Vec<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
     topics.dedup();
     topics.sort();
     topics.dedup();
-    let leaders = match deadline
+    let leaders = match bound
         .run(
             "Metadata",
-            client.metadata_within(Some(&topics), opts.per_request_timeout()),
+            client.metadata_within(Some(&topics), bound.request_timeout()),
         )
         .await
     {
@@ -151,6 +155,7 @@ pub async fn offsets(
             LATEST_TIMESTAMP,
             READ_UNCOMMITTED,
             opts,
+            bound,
             leaders.0
         ),
         list_offsets_via(
@@ -159,6 +164,7 @@ pub async fn offsets(
             LATEST_TIMESTAMP,
             READ_COMMITTED,
             opts,
+            bound,
             leaders.1
         ),
     );

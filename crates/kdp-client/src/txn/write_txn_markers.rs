@@ -15,6 +15,7 @@ use kdp_wire::ErrorCode;
 
 use crate::admin::driver::collect;
 use crate::admin::{drive, AdminHandler, DriverOptions, KeyOutcome, PartitionLeader};
+use crate::bound::TimeBound;
 use crate::client::SharedClient;
 
 struct AbortHandler {
@@ -100,6 +101,7 @@ pub async fn abort(
     client: &SharedClient,
     specs: Vec<AbortSpec>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<TopicPartition, std::result::Result<(), KeyError>> {
     let specs: BTreeMap<TopicPartition, AbortSpec> =
         specs.into_iter().map(|s| (s.key(), s)).collect();
@@ -111,6 +113,7 @@ pub async fn abort(
         &mut PartitionLeader::new(),
         keys,
         opts,
+        bound,
         collect(&mut results),
     )
     .await;

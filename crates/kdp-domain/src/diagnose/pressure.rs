@@ -1,7 +1,7 @@
 //! Producer-id pressure: how many producer ids each broker holds, by topic,
 //! when they expire, which epochs near their end, and which transactional
 //! ids look like one per task. Pure functions over what every replica
-//! answered (see [`crate::txn::replicas::describe_every_replica`]).
+//! answered (kdp-workflows' `replicas::describe_every_replica`).
 //!
 //! Counting follows the broker's `ProducerIdCount` gauge: one id per
 //! partition replica and producer, leaders and followers alike, so a

@@ -21,7 +21,8 @@ pub struct GroupAnswer {
     /// Its type, when described or listed (ListGroups v5+).
     pub group_type: Option<GroupType>,
     /// Its members now (`Some(Ok(0))`: nobody consumes); `None` when not
-    /// asked ([`ReadOptions::members`] off, or a type kdp does not describe).
+    /// asked (the read did not ask for members, or a type kdp does not
+    /// describe).
     pub members: Option<std::result::Result<u32, KeyError>>,
     /// Its committed offsets, or why there are none.
     pub offsets: std::result::Result<GroupOffsets, KeyError>,

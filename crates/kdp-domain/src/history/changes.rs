@@ -1,6 +1,6 @@
 //! A transactional id's records in `__transaction_state`, turned into state
 //! changes with what caused each change of producer id or epoch. Pure: the
-//! records come from [`super::read`] (or a test).
+//! records come from kdp-workflows' `history` (or a test).
 //!
 //! Every cause is read off the records the way Kafka's transaction
 //! coordinator writes them (`TransactionMetadata`, `TransactionCoordinator`

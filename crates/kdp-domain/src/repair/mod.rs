@@ -1,8 +1,8 @@
 //! Repairs of partitions pinned by an open transaction, as data and rules:
-//! a [`Plan`](plan::Plan) of typed steps made from what the cluster
+//! a [`Plan`] of typed steps made from what the cluster
 //! answered (and refused when it cannot be right), the re-check of each
 //! step right before it is sent ([`revalidate`]), a
-//! [`Report`](report::Report) with one typed outcome per step, numbered as
+//! [`Report`] with one typed outcome per step, numbered as
 //! in the plan, and the [`proof`] that it worked.
 //!
 //! - [`levers`]: the two levers: a raw abort's marker ([`AbortSpec`]) and

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::describe::{DescribeOptions, TopicSelection};
 use kdp_client::txn::describe::describe_transactions;
@@ -33,6 +34,7 @@ pub async fn join_partitions(
     client: &SharedClient,
     partitions: impl IntoIterator<Item = (String, i32)>,
     describe: &DescribeOptions,
+    bound: &TimeBound,
 ) -> kdp_client::error::Result<Joined> {
     let mut wanted: BTreeMap<String, Vec<i32>> = BTreeMap::new();
     for (t, p) in partitions {
@@ -60,7 +62,7 @@ pub async fn join_partitions(
         open_only: true,
         lookups: Default::default(),
     };
-    join(client, &opts).await
+    join(client, &opts, bound).await
 }
 
 /// Describes the partition and plans the abort ([`plan_abort_from`]).
@@ -68,8 +70,9 @@ pub async fn plan_abort(
     client: &SharedClient,
     target: &AbortTarget,
     describe: &DescribeOptions,
+    bound: &TimeBound,
 ) -> Result<Plan, PlanError> {
-    let joined = join_partitions(client, [target.partition()], describe).await?;
+    let joined = join_partitions(client, [target.partition()], describe, bound).await?;
     Ok(plan_abort_from(&joined, target)?)
 }
 
@@ -81,12 +84,13 @@ pub async fn plan_force_terminate(
     client: &SharedClient,
     ids: &[String],
     describe: &DescribeOptions,
+    bound: &TimeBound,
 ) -> ForceTerminatePlan {
     let mut ids = ids.to_vec();
     ids.sort();
     ids.dedup();
     let described: BTreeMap<String, Result<TransactionState, KeyError>> =
-        describe_transactions(client, ids.clone(), &describe.driver_options())
+        describe_transactions(client, ids.clone(), &describe.driver_options(), bound)
             .await
             .into_iter()
             .map(|(id, d)| (id, d.result))
@@ -99,7 +103,7 @@ pub async fn plan_force_terminate(
         .flat_map(|s| s.seen.partitions.iter().map(PartitionSeen::key))
         .collect();
     if !wanted.is_empty() {
-        if let Ok(joined) = join_partitions(client, wanted, describe).await {
+        if let Ok(joined) = join_partitions(client, wanted, describe, bound).await {
             place_partitions(&mut planned.plan, &joined);
         }
     }

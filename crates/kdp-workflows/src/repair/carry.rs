@@ -3,10 +3,8 @@
 //! repair shows or time runs out. What `kdp abort`, `kdp force-terminate`
 //! and `kdp find-hanging --repair` run once the plan is confirmed.
 
-use std::time::Duration;
-
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
-use kdp_client::deadline::Deadline;
 use kdp_domain::repair::plan::Plan;
 use kdp_domain::repair::proof::{Proof, Snapshot};
 use kdp_domain::repair::report::Report;
@@ -26,18 +24,19 @@ pub struct Repaired {
 }
 
 /// Reads the partitions the plan touches, carries the plan out
-/// ([`execute`]: each step re-checked first) and proves it: a
-/// force-terminate's markers are written by the coordinator afterwards, so
-/// the proof reads again until every LSO moved or `deadline` passes.
+/// ([`execute`]: each step re-checked first) and proves it, all within
+/// `bound`: a force-terminate's markers are written by the coordinator
+/// afterwards, so the proof reads again until every LSO moved or the
+/// deadline passes.
 pub async fn carry_out(
     client: &SharedClient,
     plan: &Plan,
     opts: &RepairOptions,
-    deadline: Deadline,
+    bound: &TimeBound,
 ) -> Repaired {
-    let before = snapshot(client, plan, opts).await;
-    let report = execute(client, plan, opts).await;
-    let proof = prove(client, &before, &report, opts, deadline).await;
+    let before = snapshot(client, plan, opts, bound).await;
+    let report = execute(client, plan, opts, bound).await;
+    let proof = prove(client, &before, &report, opts, bound).await;
     Repaired {
         before,
         report,
@@ -45,11 +44,11 @@ pub async fn carry_out(
     }
 }
 
-/// The cluster's id, for an audit record: `None` when no broker says
-/// within `timeout`.
-pub async fn cluster_id(client: &SharedClient, timeout: Duration) -> Option<String> {
+/// The cluster's id, for an audit record: `None` when no broker says in
+/// time (one request of `bound`).
+pub async fn cluster_id(client: &SharedClient, bound: &TimeBound) -> Option<String> {
     client
-        .metadata_within(Some(&[]), timeout)
+        .metadata_within(Some(&[]), bound.request_limit())
         .await
         .ok()
         .and_then(|m| m.cluster_id)

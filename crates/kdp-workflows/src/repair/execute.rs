@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::describe::DescribeOptions;
 use kdp_client::txn::describe::describe_transactions;
@@ -16,11 +17,12 @@ use kdp_domain::repair::revalidate::recheck;
 
 use crate::repair::build::join_partitions;
 
-/// The bounds a repair runs within.
+/// How a repair batches, and what a force-terminate asks for. Time is the
+/// caller's [`TimeBound`].
 #[derive(Debug, Clone)]
 pub struct RepairOptions {
-    /// Timeouts and retries for the re-checks and the repairs (the topics
-    /// and broker are ignored: each step names its own).
+    /// Batching of the re-checks and the repairs (the topics and broker are
+    /// ignored: each step names its own).
     pub describe: DescribeOptions,
     /// What a force-terminate's InitProducerId asks the coordinator to
     /// record as the transaction timeout (Kafka's Admin sends its request
@@ -29,13 +31,13 @@ pub struct RepairOptions {
 }
 
 impl RepairOptions {
-    /// Bounds from `describe`, the force-terminate's transaction timeout
-    /// its request timeout (as Kafka's Admin).
-    pub fn new(describe: DescribeOptions) -> Self {
+    /// The default batching, the force-terminate's transaction timeout the
+    /// request timeout of `bound` (as Kafka's Admin).
+    pub fn new(bound: &TimeBound) -> Self {
         let transaction_timeout_ms =
-            i32::try_from(describe.request_timeout.as_millis()).unwrap_or(i32::MAX);
+            i32::try_from(bound.request_timeout_setting().as_millis()).unwrap_or(i32::MAX);
         RepairOptions {
-            describe,
+            describe: DescribeOptions::default(),
             transaction_timeout_ms,
         }
     }
@@ -49,13 +51,14 @@ pub async fn revalidate(
     client: &SharedClient,
     plan: &Plan,
     opts: &RepairOptions,
+    bound: &TimeBound,
 ) -> Vec<Result<(), Changed>> {
     let partitions = plan.abort_partitions();
     let producers = if partitions.is_empty() {
         None
     } else {
         Some(
-            join_partitions(client, partitions, &opts.describe)
+            join_partitions(client, partitions, &opts.describe, bound)
                 .await
                 .map_err(|e| e.to_string()),
         )
@@ -64,7 +67,7 @@ pub async fn revalidate(
     let described = if ids.is_empty() {
         BTreeMap::new()
     } else {
-        describe_transactions(client, ids, &opts.describe.driver_options())
+        describe_transactions(client, ids, &opts.describe.driver_options(), bound)
             .await
             .into_iter()
             .map(|(id, d)| (id, d.result))
@@ -80,8 +83,13 @@ pub async fn revalidate(
 /// each step still valid: aborts at the partitions' leaders (one per
 /// partition and round), then force-terminates at the coordinators. A step
 /// whose state changed is not sent.
-pub async fn execute(client: &SharedClient, plan: &Plan, opts: &RepairOptions) -> Report {
-    let checks = revalidate(client, plan, opts).await;
+pub async fn execute(
+    client: &SharedClient,
+    plan: &Plan,
+    opts: &RepairOptions,
+    bound: &TimeBound,
+) -> Report {
+    let checks = revalidate(client, plan, opts, bound).await;
     let dopts = opts.describe.driver_options();
     let mut outcomes: BTreeMap<usize, Outcome> = BTreeMap::new();
     let mut aborts: Vec<(usize, AbortSpec)> = Vec::new();
@@ -107,7 +115,8 @@ pub async fn execute(client: &SharedClient, plan: &Plan, opts: &RepairOptions) -
         let (now, later): (Vec<_>, Vec<_>) =
             aborts.into_iter().partition(|(_, s)| seen.insert(s.key()));
         aborts = later;
-        let results = abort(client, now.iter().map(|(_, s)| s.clone()).collect(), &dopts).await;
+        let specs = now.iter().map(|(_, s)| s.clone()).collect();
+        let results = abort(client, specs, &dopts, bound).await;
         for (number, spec) in now {
             let outcome = match results.get(&spec.key()) {
                 Some(Ok(())) => Outcome::Done(Done::Aborted),
@@ -119,7 +128,8 @@ pub async fn execute(client: &SharedClient, plan: &Plan, opts: &RepairOptions) -
     }
     if !terminates.is_empty() {
         let ids = terminates.iter().map(|(_, id)| id.clone()).collect();
-        let results = force_terminate(client, ids, opts.transaction_timeout_ms, &dopts).await;
+        let results =
+            force_terminate(client, ids, opts.transaction_timeout_ms, &dopts, bound).await;
         for (number, id) in terminates {
             let outcome = match results.get(&id) {
                 Some(Ok(t)) => Outcome::Done(Done::Terminated(*t)),

@@ -4,8 +4,8 @@
 //! refused when it cannot be right; the planners are kdp-domain's,
 //! [`kdp_domain::repair`]), a re-check against the cluster right before
 //! sending ([`revalidate`]), a [`Report`] with one typed [`Outcome`] per
-//! step, numbered as in the plan ([`execute`]), and the proof that it
-//! worked ([`snapshot`] before, [`prove`] after).
+//! step, numbered as in the plan ([`execute()`]), and the proof that it
+//! worked ([`snapshot`] before, [`prove()`] after).
 //!
 //! The two levers are kdp-client's, one handler per Kafka API:
 //!
@@ -27,7 +27,7 @@
 //!   such open transaction or its epochs are not the ones given.
 //! - [`plan_force_terminate`]: one force-terminate per id its coordinator
 //!   describes.
-//! - [`plan_findings`] over [`findings`]: what `find-hanging` found, with
+//! - [`plan_findings`] over [`findings()`]: what `find-hanging` found, with
 //!   skipped steps for decided transactions and [manual](Manual) steps (the
 //!   command, and why kdp did not run it) for the ones it cannot judge.
 //!
@@ -41,31 +41,29 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
+//! use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions, TimeBound};
 //! use kdp_workflows::repair::{
 //!     execute, plan_abort, AbortTarget, Outcome, PlanError, RepairOptions,
 //! };
-//! use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // one bound on time for the whole repair: the plan, its re-check, the abort
+//! let bound = TimeBound::after(Duration::from_secs(30));
 //! let bootstrap = BrokerAddress::parse_list("localhost:9092")?;
-//! let client = Arc::new(Client::connect(bootstrap, ClientConfig::default()).await?);
-//! let bounds = DescribeOptions {
-//!     timeout: Duration::from_secs(30),
-//!     ..Default::default()
-//! };
+//! let client = Arc::new(Client::connect_within(bootstrap, ClientConfig::default(), &bound).await?);
 //! let target = AbortTarget::StartOffset {
 //!     topic: "payments".into(),
 //!     partition: 0,
 //!     start_offset: 40112,
 //! };
-//! let plan = match plan_abort(&client, &target, &bounds).await {
+//! let plan = match plan_abort(&client, &target, &DescribeOptions::default(), &bound).await {
 //!     Ok(plan) => plan,
 //!     // nothing was sent; the refusal says what the partition has instead
 //!     Err(PlanError::Refused(why)) => return Err(why.into()),
 //!     Err(e) => return Err(e.into()),
 //! };
 //! // re-checked against the cluster right before anything is sent
-//! let report = execute(&client, &plan, &RepairOptions::new(bounds)).await;
+//! let report = execute(&client, &plan, &RepairOptions::new(&bound), &bound).await;
 //! for o in &report.outcomes {
 //!     match &o.outcome {
 //!         Outcome::Done(_) => println!("{}: done", o.step.number),

@@ -7,13 +7,13 @@
 //! A force-terminate returns once the coordinator bumped the epoch; the
 //! coordinator writes the abort markers afterwards. So [`prove`] reads the
 //! partitions again until every LSO moved or the deadline (the command's
-//! one `--timeout`) passes ([`Proof::settled`]).
+//! one `--timeout`, its [`TimeBound`]) passes ([`Proof::settled`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
-use kdp_client::deadline::Deadline;
 use kdp_client::txn::offsets::offsets;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::partition::TopicPartition;
@@ -38,11 +38,12 @@ async fn read(
     client: &SharedClient,
     partitions: &[TopicPartition],
     opts: &RepairOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<TopicPartition, PartitionState> {
     let dopts = opts.describe.driver_options();
     let (read_offsets, joined) = tokio::join!(
-        offsets(client, partitions.to_vec(), &dopts),
-        join_partitions(client, partitions.iter().cloned(), &opts.describe),
+        offsets(client, partitions.to_vec(), &dopts, bound),
+        join_partitions(client, partitions.iter().cloned(), &opts.describe, bound),
     );
     // each partition's producers by key: a search per partition would be
     // quadratic in a repair of many partitions
@@ -86,9 +87,10 @@ async fn blocked_groups(
     client: &SharedClient,
     states: &BTreeMap<TopicPartition, PartitionState>,
     opts: &RepairOptions,
+    bound: &TimeBound,
 ) -> Result<BTreeMap<TopicPartition, Vec<String>>, String> {
     let dopts = opts.describe.driver_options();
-    let read = read_groups(client, &Default::default(), &dopts)
+    let read = read_groups(client, &Default::default(), &dopts, bound)
         .await
         .map_err(|e| e.to_string())?;
     groups_blocked_at(&read, states)
@@ -96,14 +98,19 @@ async fn blocked_groups(
 
 /// Reads every partition the plan's sending steps touch, before the
 /// repair: offsets, open transactions and the groups blocked at the LSO.
-pub async fn snapshot(client: &SharedClient, plan: &Plan, opts: &RepairOptions) -> Snapshot {
+pub async fn snapshot(
+    client: &SharedClient,
+    plan: &Plan,
+    opts: &RepairOptions,
+    bound: &TimeBound,
+) -> Snapshot {
     let producers = touched(plan, |_| true);
     if producers.is_empty() {
         return Snapshot::default();
     }
     let keys: Vec<TopicPartition> = producers.keys().cloned().collect();
-    let partitions = read(client, &keys, opts).await;
-    let blocked_groups = blocked_groups(client, &partitions, opts).await;
+    let partitions = read(client, &keys, opts, bound).await;
+    let blocked_groups = blocked_groups(client, &partitions, opts, bound).await;
     Snapshot {
         partitions,
         producers,
@@ -112,35 +119,27 @@ pub async fn snapshot(client: &SharedClient, plan: &Plan, opts: &RepairOptions) 
 }
 
 /// The proof of a repair: the partitions of the steps the report says are
-/// done, read again until each LSO moved or `deadline` passes (pausing
-/// between reads on tokio's clock), set beside `before`.
+/// done, read again until each LSO moved or `bound`'s deadline passes
+/// (pausing between reads on tokio's clock), set beside `before`.
 pub async fn prove(
     client: &SharedClient,
     before: &Snapshot,
     report: &Report,
     opts: &RepairOptions,
-    deadline: Deadline,
+    bound: &TimeBound,
 ) -> Proof {
     let wanted = to_prove(before, report);
     if wanted.is_empty() {
         return Proof::of(before, BTreeMap::new(), wanted, 0);
     }
     let keys: Vec<TopicPartition> = wanted.keys().cloned().collect();
-    let opts = RepairOptions {
-        describe: kdp_client::describe::DescribeOptions {
-            deadline: Some(deadline),
-            timeout: deadline.remaining(),
-            ..opts.describe.clone()
-        },
-        ..opts.clone()
-    };
     let mut pause = POLL_FIRST;
     let mut reads = 0;
     let mut after;
     loop {
-        after = read(client, &keys, &opts).await;
+        after = read(client, &keys, opts, bound).await;
         reads += 1;
-        if Proof::settled(before, &after, &wanted) || deadline.remaining() <= pause {
+        if Proof::settled(before, &after, &wanted) || bound.remaining() <= pause {
             break;
         }
         tokio::time::sleep(pause).await;

@@ -181,12 +181,11 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         broker_id: args.broker_id,
         settings: FetchSettings::default(),
     };
-    let opts = conn.describe_options(None, None).driver_options();
     // Progress on a terminal's stderr for long reads: a line rewritten
     // every ten fetches, cleared at the end.
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut shown = false;
-    let read = read_batches(&conn.client, &req, &opts, |p| {
+    let read = read_batches(&conn.client, &req, &conn.bound, |p| {
         tracing::debug!(
             batches = p.batches,
             fetches = p.fetches,

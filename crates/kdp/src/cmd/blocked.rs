@@ -439,9 +439,10 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     // the groups do not wait for the producers: both at once, one budget
     let Gathered { joined, groups } = gather(
         &conn.client,
-        &JoinOptions::within(describe, true, conn.budget),
+        &JoinOptions::new(describe, true),
         &read,
         &dopts,
+        &conn.bound,
     )
     .await;
     let joined = match cluster::reported(conn, joined) {

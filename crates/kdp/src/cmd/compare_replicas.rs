@@ -83,7 +83,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Err(code) => return code,
     };
     let opts = conn.describe_options(cluster::selection(&args.topic, &args.partition), None);
-    let comparison = match compare_replicas(&conn.client, &opts).await {
+    let comparison = match compare_replicas(&conn.client, &opts, &conn.bound).await {
         Ok(c) => c,
         Err(e) => return exit::report(&e),
     };

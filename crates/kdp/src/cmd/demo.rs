@@ -133,9 +133,8 @@ pub async fn run_async(args: Args) -> i32 {
         mock.listeners().len()
     );
     let cluster = ClusterArgs {
-        bootstrap_server: bootstrap.clone(),
-        client: Default::default(),
         timeout: Duration::from_secs(20),
+        ..ClusterArgs::new(bootstrap.clone())
     };
     if args.batches {
         let b = batches::Args {
@@ -225,7 +224,7 @@ pub async fn run_async(args: Args) -> i32 {
     let mut describe_args = describe::Args::new(bootstrap.clone());
     describe_args.output = args.output;
     describe_args.show_empty = args.show_empty;
-    describe_args.timeout = Duration::from_secs(20);
+    describe_args.cluster.timeout = Duration::from_secs(20);
     let code = describe::run_against(&bootstrap, describe_args).await;
     mock.shutdown_within(Duration::from_secs(2)).await;
     code

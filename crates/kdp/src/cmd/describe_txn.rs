@@ -254,7 +254,8 @@ pub async fn run_to(
     };
     let groups = conn.describe_options(None, None).driver_options();
     // the logs and the groups do not wait for each other
-    let Around { histories, held } = around(&conn.client, &joined, &logs, &groups).await;
+    let Around { histories, held } =
+        around(&conn.client, &joined, &logs, &groups, &conn.bound).await;
     let held = blocked::report_held(held);
     let rows = rows(&joined, &histories, &held);
     let failed = cluster::report_failed_partitions(&joined);

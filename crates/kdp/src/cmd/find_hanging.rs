@@ -261,8 +261,9 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let source = source.describe();
     tracing::info!(max_timeout_ms, source, "candidate threshold");
     let dopts = conn.describe_options(None, None).driver_options();
-    let held =
-        blocked::report_held(held_groups(&conn.client, &joined, max_timeout_ms, &dopts).await);
+    let held = blocked::report_held(
+        held_groups(&conn.client, &joined, max_timeout_ms, &dopts, &conn.bound).await,
+    );
     let rows = rows(&joined, max_timeout_ms, args.all, &held);
     for (broker, e) in &joined.listing_errors {
         fail!(

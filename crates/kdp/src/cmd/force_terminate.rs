@@ -60,6 +60,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         &conn.client,
         &args.transactional_id,
         &conn.describe_options(None, None),
+        &conn.bound,
     )
     .await;
     for (id, e) in &left_alone {

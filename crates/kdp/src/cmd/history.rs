@@ -610,6 +610,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         &conn.client,
         &args.transactional_id,
         &opts,
+        &conn.bound,
         |p| bar.update(p),
     )
     .await;

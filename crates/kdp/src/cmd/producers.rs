@@ -264,7 +264,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     if let Some(every) = args.interval {
         // the first of two scans: the baseline, as --since would read it
         let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
-        match scan(&conn.client, &opts, &options).await {
+        match scan(&conn.client, &opts, &options, &conn.bound).await {
             Ok(s) => before = Some(s.pressure),
             Err(e) => return exit::report(&e),
         };
@@ -272,7 +272,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     }
     // the second scan has a budget of its own, as the first had
     let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
-    let mut s = match scan(&conn.client, &opts, &options).await {
+    let mut s = match scan(&conn.client, &opts, &options, &conn.bound).await {
         Ok(s) => s,
         Err(e) => return exit::report(&e),
     };

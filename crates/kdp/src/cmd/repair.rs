@@ -195,21 +195,21 @@ pub async fn carry_out(
         },
         None => None,
     };
-    let opts = RepairOptions::new(conn.describe_options(None, None));
+    let opts = RepairOptions::new(&conn.bound);
     // force-terminate's markers are written by the coordinator afterwards:
     // the proof reads again until the LSO moved or --timeout passes
     let Repaired {
         before,
         report,
         proof,
-    } = workflow::carry_out(&conn.client, &plan, &opts, conn.budget).await;
+    } = workflow::carry_out(&conn.client, &plan, &opts, &conn.bound).await;
     let mut code = render_report(out, &report);
     render_proof(out, &proof);
     if !proof.all_settled() && code != exit::PARTIAL {
         code = exit::PARTIAL;
     }
     if let (Some(file), Some(path)) = (audit_file.as_mut(), &args.audit_log) {
-        let cluster_id = cluster_id(&conn.client, conn.budget.bound(conn.request_timeout)).await;
+        let cluster_id = cluster_id(&conn.client, &conn.bound).await;
         let ctx = audit::Context {
             command,
             cluster_id: cluster_id.as_deref(),
@@ -410,7 +410,7 @@ mod tests {
     async fn an_lso_that_did_not_move_exits_1_and_is_recorded() {
         use std::time::Duration;
 
-        use kdp_client::Deadline;
+        use kdp_client::TimeBound;
         use kdp_domain::repair::AbortTarget;
         use kdp_wire::messages::list_offsets::READ_COMMITTED;
         use kdp_wire::messages::ListOffsetsRequest;
@@ -428,8 +428,8 @@ mod tests {
         });
         let conn = Connected {
             client: cluster.client().await,
-            request_timeout: Duration::from_secs(2),
-            budget: Deadline::after(Duration::from_secs(10)),
+            bound: TimeBound::after(Duration::from_secs(10))
+                .with_request_timeout(Duration::from_secs(2)),
             principal: Some("User:ops".into()),
         };
         let target = AbortTarget::StartOffset {
@@ -437,9 +437,14 @@ mod tests {
             partition: 0,
             start_offset: 40112,
         };
-        let plan = plan_abort(&conn.client, &target, &conn.describe_options(None, None))
-            .await
-            .expect("plan");
+        let plan = plan_abort(
+            &conn.client,
+            &target,
+            &conn.describe_options(None, None),
+            &conn.bound,
+        )
+        .await
+        .expect("plan");
         let dir = std::env::temp_dir().join(format!("kdp-not-moved-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let log = dir.join("audit.jsonl");
@@ -465,7 +470,7 @@ mod tests {
             serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
         assert_eq!(line["Partitions"][0]["LsoChange"], "not moved");
         assert_eq!(line["Principal"], "User:ops");
-        assert!(tokio::time::Instant::now() <= conn.budget.at());
+        assert!(tokio::time::Instant::now() <= conn.bound.deadline().at());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

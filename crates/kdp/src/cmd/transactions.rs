@@ -246,7 +246,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             let Listed {
                 listings,
                 described,
-            } = match list(&conn.client, &filters, &dopts).await {
+            } = match list(&conn.client, &filters, &dopts, &conn.bound).await {
                 Ok(l) => l,
                 Err(e) => {
                     fail!("{e}");
@@ -308,7 +308,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             let mut ids = transactional_id;
             ids.sort();
             ids.dedup();
-            let described = describe_transactions(&conn.client, ids, &dopts).await;
+            let described = describe_transactions(&conn.client, ids, &dopts, &conn.bound).await;
             let mut rows = Vec::new();
             let mut failed = 0;
             for (id, d) in described {

@@ -22,12 +22,11 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use kdp_client::Client;
+use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::Diagnosis;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::ProducerState;
-use tokio::time::Instant;
 
 /// What one scan described, kept for the diagnosis: each partition with
 /// only the producers [`Diagnose::keeps`] asked for.
@@ -54,13 +53,13 @@ pub trait Diagnose: Send + Sync {
     /// scan only then).
     fn needs_protocol(&self) -> bool;
 
-    /// The diagnosis of `scanned`, done by `deadline` (else `None`).
-    fn diagnose(
-        &self,
+    /// The diagnosis of `scanned`, within the scan's `bound` (`None`: none).
+    fn diagnose<'a>(
+        &'a self,
         client: Arc<Client>,
         scanned: Scanned,
-        deadline: Instant,
-    ) -> DiagnoseFuture<'_>;
+        bound: &'a TimeBound,
+    ) -> DiagnoseFuture<'a>;
 }
 
 /// A diagnosis read from a JSON file after each scan: the test hook behind
@@ -78,7 +77,12 @@ impl Diagnose for FileDiagnosis {
         false
     }
 
-    fn diagnose(&self, _client: Arc<Client>, _: Scanned, _: Instant) -> DiagnoseFuture<'_> {
+    fn diagnose<'a>(
+        &'a self,
+        _client: Arc<Client>,
+        _: Scanned,
+        _: &'a TimeBound,
+    ) -> DiagnoseFuture<'a> {
         Box::pin(async move {
             // a small file: read inline
             let text = match std::fs::read_to_string(&self.0) {

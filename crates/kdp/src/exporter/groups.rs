@@ -3,7 +3,7 @@
 //! once (ListGroups on every broker, every group's committed offsets and its
 //! members, at their coordinators) beside the diagnosis' own lookups, and
 //! judged by kdp-domain's
-//! [`blocked`] against the scan's
+//! [`blocked`](kdp_domain::diagnose::blocked::blocked) against the scan's
 //! join (no second describe), so the exporter and `kdp blocked` never
 //! disagree on a group.
 //!

@@ -28,7 +28,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 
-use kdp_client::{Client, DescribeOptions};
+use kdp_client::{Client, DescribeOptions, TimeBound};
 use kdp_domain::diagnose::pressure::{count_missing, Pressure, DEFAULT_EPOCH_MARGIN};
 use kdp_workflows::pressure::{scan, ScanOptions};
 use prometheus_client::metrics::counter::Counter;
@@ -98,16 +98,21 @@ impl Tracker {
         }
     }
 
-    /// Asks every replica (bounded by `opts`' deadline), counts the new
-    /// ids, and returns the report to publish.
-    pub async fn scan(&mut self, client: &Arc<Client>, opts: &DescribeOptions) -> Scanned {
+    /// Asks every replica (within the scan's `bound`), counts the new ids,
+    /// and returns the report to publish.
+    pub async fn scan(
+        &mut self,
+        client: &Arc<Client>,
+        opts: &DescribeOptions,
+        bound: &TimeBound,
+    ) -> Scanned {
         let options = ScanOptions {
             epoch_margin: self.config.epoch_margin,
             top: 0,
             only_brokers: BTreeSet::new(),
             transactions: false,
         };
-        match scan(client, opts, &options).await {
+        match scan(client, opts, &options, bound).await {
             Ok(s) => {
                 for (b, why) in s.failed.iter().chain(&s.incomplete) {
                     tracing::warn!(broker = b, errors = ?why, "producer ids: a broker did not answer fully; its series are left out this scan");
