@@ -262,7 +262,7 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(addr: &str, e: io::Error) -> Self {
-        if let Some(reason) = crate::security::tls::explain(&e) {
+        if let Some(reason) = crate::security::tls_words::explain(&e) {
             return Error::Tls {
                 addr: addr.to_string(),
                 reason,

@@ -79,7 +79,6 @@ pub mod groups;
 pub mod metadata;
 pub mod retry;
 pub mod security;
-pub mod setup;
 pub mod transport;
 pub mod txn;
 pub mod versions;
@@ -87,12 +86,12 @@ pub mod versions;
 pub use bound::{RetryPolicy, TimeBound};
 pub use client::{Client, ClientConfig, ThrottleTime};
 pub use connection::{Connection, ConnectionConfig};
+pub use connection::{ConnectionSetup, NoSetup, SetupFuture};
 pub use deadline::Deadline;
 pub use describe::{describe_producers, DescribeEvent, DescribeOptions, TopicSelection};
 pub use error::{Error, Result};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use retry::{OnRetry, Retrying};
-pub use setup::{ConnectionSetup, NoSetup, SetupFuture};
 pub use transport::{
     AsyncStream, BoxStream, BrokerAddress, ConnectFuture, Connector, TcpConnector,
 };

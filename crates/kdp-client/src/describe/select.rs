@@ -14,15 +14,16 @@ use kdp_wire::ErrorCode;
 
 use kdp_domain::partition::{PartitionError, PartitionOutcome, TopicPartition};
 
-use super::{DescribeEvent, DescribeOptions, Report, TopicSelection};
 use crate::admin::lookup::{missing_partition, unknown_topic};
 use crate::bound::TimeBound;
 use crate::client::Client;
+use crate::describe::options::{DescribeEvent, DescribeOptions, TopicSelection};
+use crate::describe::report::Report;
 use crate::error::{Error, Result};
 use crate::metadata::ClusterMetadata;
 
 /// What the selection resolved to.
-pub(super) struct Selected {
+pub(crate) struct Selected {
     /// In the order found; each once.
     pub partitions: Vec<TopicPartition>,
     /// Those named by the caller (not picked as part of a topic or the cluster).
@@ -41,7 +42,7 @@ struct Unresolved {
 /// Resolves the selection, announcing to `report` the partitions to be
 /// reported and reporting those answered from metadata. Fails only when the
 /// first metadata lookup fails.
-pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
+pub(crate) async fn resolve<F: FnMut(DescribeEvent)>(
     client: &Client,
     opts: &DescribeOptions,
     bound: &TimeBound,

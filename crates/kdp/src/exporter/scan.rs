@@ -33,7 +33,7 @@ use super::aggregate::{Aggregate, Counts, Key};
 use super::diagnosis::{Diagnose, Scanned};
 use super::metrics::{self, Health};
 use super::pressure::{self, PressureConfig, Tracker};
-use super::Shared;
+use super::shared::{stopped, Shared};
 
 /// What to scan and how.
 pub struct ScanConfig {
@@ -76,12 +76,12 @@ pub async fn run(
         let started = Instant::now();
         tokio::select! {
             _ = scanner.scan() => {}
-            _ = super::stopped(&mut shutdown) => break,
+            _ = stopped(&mut shutdown) => break,
         }
         let next = started + scanner.config.interval;
         tokio::select! {
             _ = tokio::time::sleep_until(next) => {}
-            _ = super::stopped(&mut shutdown) => break,
+            _ = stopped(&mut shutdown) => break,
         }
     }
 }

@@ -13,8 +13,9 @@ use kdp_wire::ErrorCode;
 use serde::Serialize;
 
 use super::colour::Style;
+use super::format::{age, Output, Rfc3339, BUFFER};
 use super::table::{self, Column};
-use super::{age, json, jsonl, Output, Rfc3339, BUFFER};
+use super::{json, jsonl};
 
 /// One line of `--output jsonl` for a producer.
 #[derive(Serialize)]
