@@ -1,20 +1,32 @@
-//! `kdp-client`: the async Kafka client under `kdp describe`.
+//! `kdp-client`: kdp's transport to Kafka, and nothing else: connections,
+//! negotiation, metadata, the one admin driver, and one handler per Kafka
+//! API. It speaks kdp-domain's vocabulary ([`KeyError`](kdp_domain::KeyError),
+//! [`PartitionOutcome`](kdp_domain::PartitionOutcome), ...), so what it
+//! answers goes straight to the domain's verdicts; the workflows that
+//! sequence its requests are kdp-workflows'.
 //!
 //! - [`Connection`]: one broker, any `AsyncRead + AsyncWrite` stream, size
 //!   framing with a maximum response size, correlation ids, many requests in
 //!   flight (a writer task and a reader task that routes responses by id),
-//!   request timeouts, ApiVersions negotiation, throttling.
+//!   request timeouts, ApiVersions negotiation, throttling, and a
+//!   [`ConnectionSetup`] run after ApiVersions (SASL).
 //! - [`Client`]: bootstrap from a list of `host:port`, metadata
 //!   ([`ClusterMetadata`]), a lazy connection per broker.
-//! - [`Deadline`]: one budget per operation that every I/O step draws on;
-//!   errors no retry can fix end it at once ([`Error::is_retriable`]), and
-//!   what is retried is told once ([`Retrying`]).
+//! - [`TimeBound`]: a command's one bound on time, passed by reference
+//!   through every run: its [`Deadline`], the request timeout (a third of
+//!   the budget at most, never past the deadline) and the [`RetryPolicy`].
+//!   Errors no retry can fix end a run at once ([`Error::is_retriable`]),
+//!   and what is retried is told once ([`Retrying`]).
 //! - [`admin::drive`]: the admin-request driver: keys routed by a lookup
 //!   strategy (partition leader, chosen broker, every broker, coordinator),
 //!   batched per broker, sent with bounded concurrency, retried with backoff
-//!   and re-lookup under one deadline, results streamed.
-//! - [`describe::describe_producers`]: DescribeProducers across a cluster,
-//!   one user of the driver.
+//!   and re-lookup within the bound, results streamed.
+//! - One handler per Kafka API, each one user of the driver:
+//!   [`describe`] (DescribeProducers), [`txn`] (ListTransactions,
+//!   FindCoordinator, DescribeTransactions, DescribeConfigs, ListOffsets,
+//!   the ApiVersions features, WriteTxnMarkers, InitProducerId), [`groups`]
+//!   (ListGroups, DescribeGroups, ConsumerGroupDescribe, OffsetFetch),
+//!   [`fetch`] (Fetch, and reading the batches of one partition).
 //! - [`security`]: Kafka client security properties, TLS (a [`Connector`])
 //!   and SASL (a [`ConnectionSetup`] run on each [`Connection`] after
 //!   ApiVersions).

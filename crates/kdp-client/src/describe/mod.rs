@@ -17,9 +17,10 @@
 //! client-side NETWORK_EXCEPTION / REQUEST_TIMED_OUT). Unlike the Admin
 //! client, a topic or partition that metadata says does not exist is reported
 //! as UNKNOWN_TOPIC_OR_PARTITION instead of being retried until the timeout.
-//! Retries follow the caller's [`TimeBound`]: they back off exponentially
+//! Retries follow the caller's [`TimeBound`](crate::bound::TimeBound): they back off exponentially
 //! and are bounded in number and by its deadline, so nothing waits past it;
-//! one request waits at most [`TimeBound::request_timeout`] (a third of the
+//! one request waits at most
+//! [`TimeBound::request_timeout`](crate::bound::TimeBound::request_timeout) (a third of the
 //! budget at most), so a broker that stops answering has its partitions
 //! re-routed in time.
 //!

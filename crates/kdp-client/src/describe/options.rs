@@ -14,7 +14,7 @@ pub struct TopicSelection {
 }
 
 /// What to describe, where, and how to batch. Time is the caller's
-/// [`TimeBound`], not an option.
+/// [`TimeBound`](crate::bound::TimeBound), not an option.
 #[derive(Debug, Clone)]
 pub struct DescribeOptions {
     /// `None`: every partition of every topic, internal topics included.

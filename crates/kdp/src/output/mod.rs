@@ -1,6 +1,7 @@
 //! Renderers shared by kdp's commands: aligned text tables ([`table`]), JSON
 //! documents ([`json`]) and JSON lines ([`jsonl`]), and the formats they
-//! share ([`format`]: `--output`, the time formats). What a command's rows hold lives beside them (e.g. [`producers`]), so
+//! share ([`format`](mod@format): `--output`, the time formats). What a
+//! command's rows hold lives beside them (e.g. [`producers`]), so
 //! the next command adds a file, not a fourth copy of the layout code.
 
 pub mod colour;
