@@ -1,27 +1,8 @@
-//! DescribeProducers across a cluster, as one user of the [admin
-//! driver](crate::admin::driver).
-//!
-//! The selection is resolved against metadata into partitions; the driver
-//! routes them (each partition's leader, or one broker given by id: a
-//! follower answers from its own producer state), sends one request per
-//! broker (split into chunks of at most `max_partitions_per_request`), brokers
-//! in parallel with bounded concurrency, and results go to a sink as each
-//! response arrives, so a caller can stream them.
-//!
-//! Retries follow Kafka's Admin client (DescribeProducersHandler): after a
-//! metadata refresh, NOT_LEADER_OR_FOLLOWER is retried (unless a broker id was
-//! given: then it is the answer) and so is UNKNOWN_TOPIC_OR_PARTITION; every
-//! other partition error, authorization errors included, is the answer. A
-//! broker that cannot be reached or stops answering gets its partitions
-//! re-routed after a metadata refresh (or, with a broker id, reported with a
-//! client-side NETWORK_EXCEPTION / REQUEST_TIMED_OUT). Unlike the Admin
-//! client, a topic or partition that metadata says does not exist is reported
-//! as UNKNOWN_TOPIC_OR_PARTITION instead of being retried until the timeout.
-//! Retries follow the caller's [`TimeBound`]: they back off exponentially
-//! and are bounded in number and by its deadline, so nothing waits past it;
-//! one request waits at most [`TimeBound::request_timeout`] (a third of the
-//! budget at most), so a broker that stops answering has its partitions
-//! re-routed in time.
+//! The runs of a describe: [`describe_producers`] over a selection (the
+//! module's [rules](crate::describe) of routing and retry, within the
+//! caller's [`TimeBound`]), and the two pieces the every-replica scans reuse:
+//! [`resolve`] (a selection into partitions and their replicas, after
+//! metadata) and [`describe_on`] (one broker's answer for given partitions).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
