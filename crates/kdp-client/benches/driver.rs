@@ -12,6 +12,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kdp_client::admin::DriverOptions;
 use kdp_client::txn::offsets::offsets;
+use kdp_client::TimeBound;
 use kdp_test_support::StallCluster;
 use std::hint::black_box;
 
@@ -31,7 +32,9 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::from_parameter(n), &keys, |b, keys| {
             b.iter(|| {
-                let answers = rt.block_on(offsets(&client, keys.clone(), &opts));
+                // each run with its own bound, as each command has
+                let bound = TimeBound::after(std::time::Duration::from_secs(30));
+                let answers = rt.block_on(offsets(&client, keys.clone(), &opts, &bound));
                 assert_eq!(answers.len(), keys.len());
                 black_box(answers)
             })

@@ -10,12 +10,15 @@ use tokio::time::Instant;
 use kdp_wire::messages::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
 use kdp_wire::Request;
 
+use crate::bound::TimeBound;
 use crate::connection::{Connection, ConnectionConfig};
-use crate::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::metadata::{BrokerInfo, ClusterMetadata};
 use crate::retry::{OnRetry, Retrying};
 use crate::transport::{BrokerAddress, Connector, TcpConnector};
+
+/// A client shared between tasks, as the admin driver takes it.
+pub type SharedClient = Arc<Client>;
 
 /// Responses that carry a ThrottleTimeMs, which the client honours.
 pub trait ThrottleTime {
@@ -47,11 +50,12 @@ pub struct ClientConfig {
     /// but `bootstrap_timeout`).
     pub bootstrap_passes: u32,
     /// Pause between two passes over the bootstrap list, doubled each time
-    /// up to `retry_backoff_max` (Kafka's `reconnect.backoff.ms` and
-    /// `reconnect.backoff.max.ms`).
-    pub retry_backoff: Duration,
+    /// up to `reconnect_backoff_max` (Kafka's `reconnect.backoff.ms` and
+    /// `reconnect.backoff.max.ms`; a request's retries follow the
+    /// [`TimeBound`]'s [`RetryPolicy`](crate::bound::RetryPolicy)).
+    pub reconnect_backoff: Duration,
     /// The longest pause between two passes.
-    pub retry_backoff_max: Duration,
+    pub reconnect_backoff_max: Duration,
     /// Told once per operation what is being retried (bootstrap, an admin
     /// request), so a terminal can say it; `None`: nobody is told.
     pub on_retry: Option<OnRetry>,
@@ -65,8 +69,8 @@ impl Default for ClientConfig {
             connector: Arc::new(TcpConnector),
             bootstrap_timeout: Duration::from_secs(30),
             bootstrap_passes: u32::MAX,
-            retry_backoff: Duration::from_millis(100),
-            retry_backoff_max: Duration::from_secs(1),
+            reconnect_backoff: Duration::from_millis(100),
+            reconnect_backoff_max: Duration::from_secs(1),
             on_retry: None,
         }
     }
@@ -79,8 +83,8 @@ impl std::fmt::Debug for ClientConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("bootstrap_timeout", &self.bootstrap_timeout)
             .field("bootstrap_passes", &self.bootstrap_passes)
-            .field("retry_backoff", &self.retry_backoff)
-            .field("retry_backoff_max", &self.retry_backoff_max)
+            .field("reconnect_backoff", &self.reconnect_backoff)
+            .field("reconnect_backoff_max", &self.reconnect_backoff_max)
             .field("on_retry", &self.on_retry.is_some())
             .finish_non_exhaustive()
     }
@@ -122,18 +126,21 @@ impl Client {
         bootstrap_servers: Vec<BrokerAddress>,
         config: ClientConfig,
     ) -> Result<Self> {
-        let deadline = Deadline::after(config.bootstrap_timeout);
-        Client::connect_within(bootstrap_servers, config, deadline).await
+        let bound = TimeBound::after(config.bootstrap_timeout)
+            .with_request_timeout(config.connection.request_timeout);
+        Client::connect_within(bootstrap_servers, config, &bound).await
     }
 
-    /// [`Client::connect`] within `deadline` (a command's budget) instead
-    /// of `bootstrap_timeout`. Stops at the first error no retry can fix
+    /// [`Client::connect`] within `bound` (a command's) instead of
+    /// `bootstrap_timeout`: each server tried waits at most
+    /// [`TimeBound::attempt_limit`], all of them no longer than the
+    /// deadline. Stops at the first error no retry can fix
     /// ([`Error::is_retriable`]); tells `on_retry` once when the first pass
     /// failed and passes go on.
     pub async fn connect_within(
         bootstrap_servers: Vec<BrokerAddress>,
         config: ClientConfig,
-        deadline: Deadline,
+        bound: &TimeBound,
     ) -> Result<Self> {
         let client = Client {
             config,
@@ -142,15 +149,16 @@ impl Client {
             brokers: RwLock::new(BTreeMap::new()),
             pool: Mutex::new(HashMap::new()),
         };
-        let conn = client.connect_bootstrap(deadline).await?;
+        let conn = client.connect_bootstrap(bound).await?;
         *lock(&client.bootstrap_conn) = Some(conn);
         Ok(client)
     }
 
-    async fn connect_bootstrap(&self, deadline: Deadline) -> Result<Arc<Connection>> {
+    async fn connect_bootstrap(&self, bound: &TimeBound) -> Result<Arc<Connection>> {
+        let deadline = bound.deadline();
         // the last complete pass's failures (what the error reports)
         let mut attempts: Vec<Error> = Vec::new();
-        let mut backoff = self.config.retry_backoff;
+        let mut backoff = self.config.reconnect_backoff;
         for pass in 0..self.config.bootstrap_passes.max(1) {
             if pass > 0 {
                 if pass == 1 {
@@ -163,13 +171,15 @@ impl Client {
                 if deadline.is_past() {
                     break;
                 }
-                backoff = backoff.saturating_mul(2).min(self.config.retry_backoff_max);
+                backoff = backoff
+                    .saturating_mul(2)
+                    .min(self.config.reconnect_backoff_max);
             }
             let mut this_pass = Vec::new();
             for addr in &self.bootstrap_servers {
                 let started = Instant::now();
                 // a server that stalls costs a third of the budget, not all of it
-                let open = self.open_within(addr, deadline.budget() / 3);
+                let open = self.open_within(addr, bound.attempt_limit());
                 match tokio::time::timeout_at(deadline.at(), open).await {
                     Ok(Ok(c)) => return Ok(c),
                     Ok(Err(e)) if !e.is_retriable() => {

@@ -11,8 +11,13 @@
 //! caller gave up recently (a late answer). A caller that gives up frees its
 //! slot at once. When the connection fails, every request in flight gets the
 //! same error, and so does every later request.
+//!
+//! Between ApiVersions and its first use, a connection runs its
+//! [`ConnectionSetup`] (SASL authentication; nothing for PLAINTEXT).
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -30,7 +35,6 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::setup::{ConnectionSetup, NoSetup};
 use crate::transport::{AsyncStream, BrokerAddress, Connector};
 use crate::versions::ApiVersionsTable;
 
@@ -614,6 +618,31 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         }
     }
     let _ = wr.shutdown().await;
+}
+
+// The step between ApiVersions and a connection's first use. SASL
+// authentication goes here: it needs the negotiated versions (of
+// SaslHandshake and SaslAuthenticate) and must finish before any other
+// request is sent. A connection whose setup fails is not used.
+
+/// The future a [`ConnectionSetup`] returns.
+pub type SetupFuture<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+/// Runs on every new connection after ApiVersions, before anything else is
+/// sent on it. An error fails the connection attempt with that error.
+pub trait ConnectionSetup: Send + Sync + 'static {
+    /// Prepares `conn` for use, e.g. by authenticating.
+    fn setup<'a>(&'a self, conn: &'a Connection) -> SetupFuture<'a>;
+}
+
+/// The default: nothing to do (PLAINTEXT without SASL).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoSetup;
+
+impl ConnectionSetup for NoSetup {
+    fn setup<'a>(&'a self, _conn: &'a Connection) -> SetupFuture<'a> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 #[cfg(test)]

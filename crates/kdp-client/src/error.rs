@@ -6,6 +6,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kdp_domain::key_error::KeyError;
 use kdp_wire::DecodeError;
 use kdp_wire::ErrorCode;
 
@@ -261,7 +262,7 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(addr: &str, e: io::Error) -> Self {
-        if let Some(reason) = crate::security::tls::explain(&e) {
+        if let Some(reason) = crate::security::tls_words::explain(&e) {
             return Error::Tls {
                 addr: addr.to_string(),
                 reason,
@@ -339,6 +340,12 @@ impl Error {
     /// bootstrap and the admin driver stop at the first such error.
     pub fn is_fatal(&self) -> bool {
         !self.is_retriable()
+    }
+
+    /// This failure as a key's answer: [`Error::kafka_code`] and the
+    /// error's text, produced by kdp (client side).
+    pub fn key_error(&self) -> KeyError {
+        KeyError::client(self.kafka_code(), self.to_string())
     }
 
     /// The Kafka error code that best describes this client-side failure,

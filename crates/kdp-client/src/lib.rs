@@ -1,20 +1,32 @@
-//! `kdp-client`: the async Kafka client under `kdp describe`.
+//! `kdp-client`: kdp's transport to Kafka, and nothing else: connections,
+//! negotiation, metadata, the one admin driver, and one handler per Kafka
+//! API. It speaks kdp-domain's vocabulary ([`KeyError`](kdp_domain::KeyError),
+//! [`PartitionOutcome`](kdp_domain::PartitionOutcome), ...), so what it
+//! answers goes straight to the domain's verdicts; the workflows that
+//! sequence its requests are kdp-workflows'.
 //!
 //! - [`Connection`]: one broker, any `AsyncRead + AsyncWrite` stream, size
 //!   framing with a maximum response size, correlation ids, many requests in
 //!   flight (a writer task and a reader task that routes responses by id),
-//!   request timeouts, ApiVersions negotiation, throttling.
+//!   request timeouts, ApiVersions negotiation, throttling, and a
+//!   [`ConnectionSetup`] run after ApiVersions (SASL).
 //! - [`Client`]: bootstrap from a list of `host:port`, metadata
 //!   ([`ClusterMetadata`]), a lazy connection per broker.
-//! - [`Deadline`]: one budget per operation that every I/O step draws on;
-//!   errors no retry can fix end it at once ([`Error::is_retriable`]), and
-//!   what is retried is told once ([`Retrying`]).
+//! - [`TimeBound`]: a command's one bound on time, passed by reference
+//!   through every run: its [`Deadline`], the request timeout (a third of
+//!   the budget at most, never past the deadline) and the [`RetryPolicy`].
+//!   Errors no retry can fix end a run at once ([`Error::is_retriable`]),
+//!   and what is retried is told once ([`Retrying`]).
 //! - [`admin::drive`]: the admin-request driver: keys routed by a lookup
 //!   strategy (partition leader, chosen broker, every broker, coordinator),
 //!   batched per broker, sent with bounded concurrency, retried with backoff
-//!   and re-lookup under one deadline, results streamed.
-//! - [`describe::describe_producers`]: DescribeProducers across a cluster,
-//!   one user of the driver.
+//!   and re-lookup within the bound, results streamed.
+//! - One handler per Kafka API, each one user of the driver:
+//!   [`describe`] (DescribeProducers), [`txn`] (ListTransactions,
+//!   FindCoordinator, DescribeTransactions, DescribeConfigs, ListOffsets,
+//!   the ApiVersions features, WriteTxnMarkers, InitProducerId), [`groups`]
+//!   (ListGroups, DescribeGroups, ConsumerGroupDescribe, OffsetFetch),
+//!   [`fetch`] (Fetch, and reading the batches of one partition).
 //! - [`security`]: Kafka client security properties, TLS (a [`Connector`])
 //!   and SASL (a [`ConnectionSetup`] run on each [`Connection`] after
 //!   ApiVersions).
@@ -28,8 +40,10 @@
 //! ```
 //! use std::sync::Arc;
 //!
+//! use std::time::Duration;
+//!
 //! use kdp_client::{describe_producers, BrokerAddress, Client, ClientConfig};
-//! use kdp_client::{DescribeEvent, DescribeOptions, TopicSelection};
+//! use kdp_client::{DescribeEvent, DescribeOptions, TimeBound, TopicSelection};
 //! use kdp_server::{demo, MockCluster, MockConfig};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -37,12 +51,15 @@
 //! let config = MockConfig { port: 0, ..MockConfig::default() };
 //! let mock = MockCluster::start(demo::cluster()?, config).await?;
 //!
+//! // one bound on time for everything below: connecting, retries included
+//! let bound = TimeBound::after(Duration::from_secs(30));
 //! let bootstrap = BrokerAddress::parse_list(&mock.bootstrap())?;
-//! let client = Arc::new(Client::connect(bootstrap, ClientConfig::default()).await?);
+//! let config = ClientConfig::default();
+//! let client = Arc::new(Client::connect_within(bootstrap, config, &bound).await?);
 //! let payments = TopicSelection { name: "payments".to_string(), partitions: Some(vec![0]) };
 //! let opts = DescribeOptions { topics: Some(vec![payments]), ..DescribeOptions::default() };
 //! let mut open_transactions = Vec::new();
-//! let summary = describe_producers(client, &opts, |event| {
+//! let summary = describe_producers(client, &opts, &bound, |event| {
 //!     if let DescribeEvent::Results { outcomes, .. } = event {
 //!         for outcome in outcomes {
 //!             let producers = outcome.result.unwrap_or_default();
@@ -63,35 +80,30 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod bound;
 pub mod client;
 pub mod connection;
 pub mod deadline;
 pub mod describe;
-pub mod diagnose;
 pub mod error;
 pub mod fetch;
 pub mod groups;
-pub mod history;
 pub mod metadata;
 pub mod retry;
 pub mod security;
-pub mod setup;
-pub mod time;
 pub mod transport;
 pub mod txn;
 pub mod versions;
 
+pub use bound::{RetryPolicy, TimeBound};
 pub use client::{Client, ClientConfig, ThrottleTime};
 pub use connection::{Connection, ConnectionConfig};
+pub use connection::{ConnectionSetup, NoSetup, SetupFuture};
 pub use deadline::Deadline;
-pub use describe::{
-    describe_producers, DescribeEvent, DescribeOptions, DescribeSummary, PartitionError,
-    PartitionOutcome, TopicSelection,
-};
+pub use describe::{describe_producers, DescribeEvent, DescribeOptions, TopicSelection};
 pub use error::{Error, Result};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 pub use retry::{OnRetry, Retrying};
-pub use setup::{ConnectionSetup, NoSetup, SetupFuture};
 pub use transport::{
     AsyncStream, BoxStream, BrokerAddress, ConnectFuture, Connector, TcpConnector,
 };

@@ -7,8 +7,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::admin::KeyError;
 use crate::error::{fmt_duration, Error};
+use kdp_domain::key_error::KeyError;
 
 /// Something the client is about to try again.
 #[derive(Debug, Clone)]

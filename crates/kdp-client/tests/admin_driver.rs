@@ -11,13 +11,20 @@ use std::time::Duration;
 
 use kdp_client::admin::{
     drive, AdminHandler, AllBrokers, Coordinator, CoordinatorFuture, CoordinatorLookup,
-    DriverOptions, KeyError, KeyOutcome, KeyResult,
+    DriverOptions, KeyOutcome, KeyResult,
 };
 use kdp_client::Client;
+use kdp_client::TimeBound;
+use kdp_domain::KeyError;
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use kdp_wire::messages::{DescribeProducersRequest, DescribeProducersResponse, TopicRequest};
 use kdp_wire::ErrorCode;
+
+/// The default bound: 30 s from now, Kafka's request timeout and retries.
+fn bound() -> TimeBound {
+    TimeBound::after(std::time::Duration::from_secs(30))
+}
 
 /// Keys are names; the value is the producer id the broker answered with.
 struct Names {
@@ -145,6 +152,7 @@ async fn run<S: kdp_client::admin::LookupStrategy<String>>(
         strategy,
         keys.iter().map(|k| k.to_string()).collect(),
         &DriverOptions::default(),
+        &bound(),
         |batch| results.extend(batch.results),
     )
     .await;
@@ -230,6 +238,7 @@ async fn every_broker_is_asked_once() {
         &mut AllBrokers::default(),
         keys,
         &DriverOptions::default(),
+        &bound(),
         |batch| results.extend(batch.results),
     )
     .await;

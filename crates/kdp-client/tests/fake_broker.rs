@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use kdp_client::{
     BrokerAddress, Client, ClientConfig, ConnectFuture, Connection, ConnectionConfig, Connector,
-    DescribeEvent, DescribeOptions, Error, PartitionOutcome, TopicSelection,
+    DescribeEvent, DescribeOptions, Error, RetryPolicy, TimeBound, TopicSelection,
 };
+use kdp_domain::PartitionOutcome;
 use kdp_wire::frame::io::read_frame;
 use kdp_wire::frame::{response_frame_to_vec, FrameReader, DEFAULT_MAX_FRAME_SIZE};
 use kdp_wire::messages::{
@@ -492,6 +493,23 @@ fn answer(
 }
 
 async fn describe(addr: &str, opts: DescribeOptions) -> (Vec<PartitionOutcome>, usize) {
+    describe_within(addr, opts, retry_quickly(10)).await
+}
+
+/// Retries after 10 ms, at most `max_attempts` rounds.
+fn retry_quickly(max_attempts: u32) -> TimeBound {
+    TimeBound::after(Duration::from_secs(30)).with_retry(RetryPolicy {
+        max_attempts,
+        backoff: Duration::from_millis(10),
+        ..RetryPolicy::default()
+    })
+}
+
+async fn describe_within(
+    addr: &str,
+    opts: DescribeOptions,
+    bound: TimeBound,
+) -> (Vec<PartitionOutcome>, usize) {
     let client = Arc::new(
         Client::connect(
             BrokerAddress::parse_list(addr).unwrap(),
@@ -502,7 +520,7 @@ async fn describe(addr: &str, opts: DescribeOptions) -> (Vec<PartitionOutcome>, 
     );
     let mut outcomes = Vec::new();
     let mut planned = 0;
-    kdp_client::describe_producers(client, &opts, |ev| match ev {
+    kdp_client::describe_producers(client, &opts, &bound, |ev| match ev {
         DescribeEvent::Planned { partitions } => planned += partitions,
         DescribeEvent::Results { outcomes: o, .. } => outcomes.extend(o),
     })
@@ -518,7 +536,6 @@ fn topic_t(partitions: Option<Vec<i32>>) -> DescribeOptions {
             name: "t".into(),
             partitions,
         }]),
-        retry_backoff: Duration::from_millis(10),
         ..Default::default()
     }
 }
@@ -581,9 +598,8 @@ async fn describe_gives_up_on_unknown_partition_within_bounds() {
     let dp: Arc<DpHandler> =
         Arc::new(|_, req| answer(req, |_| ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, 0));
     let (addr, calls) = fake_cluster(1, dp).await;
-    let mut opts = topic_t(Some(vec![0, 5]));
-    opts.max_attempts = 4;
-    let (out, planned) = describe(&addr, opts).await;
+    let opts = topic_t(Some(vec![0, 5]));
+    let (out, planned) = describe_within(&addr, opts, retry_quickly(4)).await;
     assert_eq!(planned, 2);
     // partition 5: metadata says it does not exist, reported without asking a broker
     assert_eq!(out[1].partition, 5);
@@ -618,7 +634,7 @@ async fn bootstrap_tries_each_server_and_reports_all_failures() {
 
     let cfg = ClientConfig {
         bootstrap_passes: 2,
-        retry_backoff: Duration::from_millis(10),
+        reconnect_backoff: Duration::from_millis(10),
         ..Default::default()
     };
     let err = Client::connect(

@@ -4,11 +4,16 @@
 //! that moves between lookup and Fetch, a follower read, and refusals
 //! typed with the ACL they need.
 
-use kdp_client::admin::DriverOptions;
 use kdp_client::fetch::{read_batches, FetchSettings, ReadError, ReadFrom, ReadRequest};
+use kdp_client::TimeBound;
 use kdp_test_support::{elect, StallCluster};
 use kdp_wire::records::DEFAULT_MAX_DECOMPRESSED;
 use kdp_wire::{api, ErrorCode};
+
+/// The default bound: 30 s from now, Kafka's request timeout and retries.
+fn bound() -> TimeBound {
+    TimeBound::after(std::time::Duration::from_secs(30))
+}
 
 /// Ten batches of 20 records of producer 4000 (every codec in turn), a
 /// transaction and its commit marker: offsets 0-199, then 200-204, 205.
@@ -55,12 +60,9 @@ async fn reads_every_batch_from_an_offset() {
     let cluster = StallCluster::from_json(CLUSTER).unwrap();
     let client = cluster.client().await;
     let mut seen = Vec::new();
-    let read = read_batches(
-        &client,
-        &request(ReadFrom::Offset(0)),
-        &DriverOptions::default(),
-        |p| seen.push(p),
-    )
+    let read = read_batches(&client, &request(ReadFrom::Offset(0)), &bound(), |p| {
+        seen.push(p)
+    })
     .await
     .unwrap();
     assert_eq!(
@@ -84,14 +86,9 @@ async fn reads_every_batch_from_an_offset() {
     assert!(!seen.is_empty());
 
     // From the middle of a batch: that whole batch first.
-    let read = read_batches(
-        &client,
-        &request(ReadFrom::Offset(45)),
-        &DriverOptions::default(),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let read = read_batches(&client, &request(ReadFrom::Offset(45)), &bound(), |_| {})
+        .await
+        .unwrap();
     assert_eq!(bases(&read)[..2], [40, 60]);
     assert!(!read.reaches_log_start);
 }
@@ -102,15 +99,7 @@ async fn the_last_batches_are_found_by_walking_back() {
     let client = cluster.client().await;
     let last = |n| {
         let client = client.clone();
-        async move {
-            read_batches(
-                &client,
-                &request(ReadFrom::Last(n)),
-                &DriverOptions::default(),
-                |_| {},
-            )
-            .await
-        }
+        async move { read_batches(&client, &request(ReadFrom::Last(n)), &bound(), |_| {}).await }
     };
     // Three batches span 26 offsets: the first window (3 offsets) holds
     // two; the next, widened from what was seen, the third.
@@ -133,15 +122,11 @@ async fn small_byte_limits_cut_batches_and_the_read_goes_on() {
     // Smaller than any batch: the first batch of each answer comes whole
     // (KIP-74), the rest is cut.
     req.settings.partition_max_bytes = 100;
-    let read = read_batches(&client, &req, &DriverOptions::default(), |_| {})
-        .await
-        .unwrap();
+    let read = read_batches(&client, &req, &bound(), |_| {}).await.unwrap();
     assert_eq!(bases(&read).len(), 12);
     assert_eq!(read.fetches, 12);
     req.max_batches = Some(4);
-    let read = read_batches(&client, &req, &DriverOptions::default(), |_| {})
-        .await
-        .unwrap();
+    let read = read_batches(&client, &req, &bound(), |_| {}).await.unwrap();
     assert_eq!(bases(&read), [0, 20, 40, 60]);
 }
 
@@ -157,9 +142,7 @@ async fn a_leader_that_moves_is_followed() {
     });
     let mut req = request(ReadFrom::Offset(0));
     req.settings.partition_max_bytes = 2000;
-    let read = read_batches(&client, &req, &DriverOptions::default(), |_| {})
-        .await
-        .unwrap();
+    let read = read_batches(&client, &req, &bound(), |_| {}).await.unwrap();
     assert_eq!(bases(&read).len(), 12);
     let asked = cluster.asked_by(api::FETCH);
     assert_eq!(asked[..2], [1, 1], "the second fetch is fenced");
@@ -173,9 +156,7 @@ async fn a_follower_can_be_read() {
     let client = cluster.client().await;
     let mut req = request(ReadFrom::Last(2));
     req.broker_id = Some(2);
-    let read = read_batches(&client, &req, &DriverOptions::default(), |_| {})
-        .await
-        .unwrap();
+    let read = read_batches(&client, &req, &bound(), |_| {}).await.unwrap();
     assert_eq!((bases(&read), read.broker), (vec![200, 205], Some(2)));
     assert_eq!(
         cluster.asked_by(api::FETCH),
@@ -191,14 +172,9 @@ async fn refusals_are_typed_and_name_the_acl() {
     );
     let cluster = StallCluster::from_json(&denied).unwrap();
     let client = cluster.client().await;
-    let err = read_batches(
-        &client,
-        &request(ReadFrom::Offset(0)),
-        &DriverOptions::default(),
-        |_| {},
-    )
-    .await
-    .unwrap_err();
+    let err = read_batches(&client, &request(ReadFrom::Offset(0)), &bound(), |_| {})
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::TOPIC_AUTHORIZATION_FAILED);
     assert!(matches!(err, ReadError::Fetch { offset: 0, .. }), "{err}");
     let advice = err.advice().unwrap();
@@ -213,27 +189,17 @@ async fn refusals_are_typed_and_name_the_acl() {
     );
     let cluster = StallCluster::from_json(&denied).unwrap();
     let client = cluster.client().await;
-    let err = read_batches(
-        &client,
-        &request(ReadFrom::Last(1)),
-        &DriverOptions::default(),
-        |_| {},
-    )
-    .await
-    .unwrap_err();
+    let err = read_batches(&client, &request(ReadFrom::Last(1)), &bound(), |_| {})
+        .await
+        .unwrap_err();
     assert!(matches!(err, ReadError::Offsets { .. }), "{err}");
     assert!(err.advice().unwrap().contains("DESCRIBE on topic events"));
 
     let cluster = StallCluster::from_json(CLUSTER).unwrap();
     let client = cluster.client().await;
-    let err = read_batches(
-        &client,
-        &request(ReadFrom::Offset(500)),
-        &DriverOptions::default(),
-        |_| {},
-    )
-    .await
-    .unwrap_err();
+    let err = read_batches(&client, &request(ReadFrom::Offset(500)), &bound(), |_| {})
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::OFFSET_OUT_OF_RANGE);
     assert!(err.to_string().contains("high watermark 206"), "{err}");
 }

@@ -5,13 +5,18 @@
 use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
-use kdp_client::groups::{
-    committed_offsets, describe_groups, list_groups, Committed, Description, GroupState, GroupType,
-};
+use kdp_client::groups::{committed_offsets, describe_groups, list_groups, Description};
+use kdp_client::TimeBound;
 use kdp_client::{Client, ClientConfig};
+use kdp_domain::groups::{Committed, GroupState, GroupType};
 use kdp_test_support::{elect, StallCluster};
 use kdp_wire::api;
 use kdp_wire::messages::OffsetFetchRequest;
+
+/// The default bound: 30 s from now, Kafka's request timeout and retries.
+fn bound() -> TimeBound {
+    TimeBound::after(std::time::Duration::from_secs(30))
+}
 
 async fn connected(cluster: &StallCluster) -> Arc<Client> {
     let config = ClientConfig {
@@ -25,9 +30,14 @@ async fn connected(cluster: &StallCluster) -> Arc<Client> {
 async fn every_broker_lists_the_groups_it_coordinates() {
     let cluster = StallCluster::demo();
     let client = connected(&cluster).await;
-    let listings = list_groups(&client, &Default::default(), &DriverOptions::default())
-        .await
-        .unwrap();
+    let listings = list_groups(
+        &client,
+        &Default::default(),
+        &DriverOptions::default(),
+        &bound(),
+    )
+    .await
+    .unwrap();
     let mut groups: Vec<(String, i32, Option<GroupState>, Option<GroupType>)> = listings
         .into_values()
         .flat_map(|r| r.unwrap())
@@ -79,6 +89,7 @@ async fn committed_offsets_one_request_per_coordinator() {
         &client,
         groups.iter().map(|g| g.to_string()).collect(),
         &DriverOptions::default(),
+        &bound(),
     )
     .await
     .unwrap();
@@ -121,6 +132,7 @@ async fn a_coordinator_that_moves_is_found_again() {
         &client,
         vec!["payments-ledger".into()],
         &DriverOptions::default(),
+        &bound(),
     )
     .await
     .unwrap();
@@ -150,6 +162,7 @@ async fn each_group_is_described_by_its_protocols_api() {
             typed("nobody", None),
         ],
         &DriverOptions::default(),
+        &bound(),
     )
     .await
     .unwrap();
@@ -195,6 +208,7 @@ async fn an_untyped_consumer_group_is_described_by_consumer_group_describe() {
             ("payments-ledger".to_string(), None),
         ],
         &DriverOptions::default(),
+        &bound(),
     )
     .await
     .unwrap();
@@ -210,79 +224,4 @@ async fn an_untyped_consumer_group_is_described_by_consumer_group_describe() {
     // both are broker 3's: one request
     assert_eq!(cluster.asked(api::DESCRIBE_GROUPS), 1);
     assert_eq!(cluster.asked(api::CONSUMER_GROUP_DESCRIBE), 1);
-}
-
-/// The broker that lists a group coordinates it: reading every group (their
-/// offsets and members) looks up only the visibility probe's coordinator,
-/// not the listed groups' again.
-#[tokio::test(start_paused = true)]
-async fn listed_groups_are_not_looked_up_again() {
-    use kdp_client::groups::{read_groups, ReadOptions};
-    let cluster = StallCluster::demo();
-    let client = connected(&cluster).await;
-    let before = cluster.asked(api::FIND_COORDINATOR);
-    let read = read_groups(
-        &client,
-        &ReadOptions {
-            members: true,
-            ..Default::default()
-        },
-        &DriverOptions::default(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(read.answers.len(), 4);
-    assert!(read
-        .answers
-        .iter()
-        .all(|a| a.offsets.is_ok() && a.members.is_some()));
-    assert_eq!(
-        cluster.asked(api::FIND_COORDINATOR) - before,
-        1,
-        "only the probe's"
-    );
-}
-
-/// A listed group whose coordinator moves after the listing: the broker
-/// that listed it answers NOT_COORDINATOR, and it is looked up as usual.
-#[tokio::test(start_paused = true)]
-async fn a_group_that_moves_after_its_listing_is_looked_up() {
-    use kdp_client::groups::{read_groups, ReadOptions};
-    let cluster = StallCluster::demo();
-    let client = connected(&cluster).await;
-    let (mut moved, mut answered) = (false, 0);
-    // payments-ledger is on __consumer_offsets-2, led by broker 3: it moves
-    // once all three brokers have listed their groups
-    cluster.after_answer(api::LIST_GROUPS, move |c, _| {
-        answered += 1;
-        if !moved && answered == 3 {
-            moved = elect(c, "__consumer_offsets", 2, 1);
-        }
-    });
-    let read = read_groups(
-        &client,
-        &ReadOptions {
-            only: vec!["payments-ledger".into()],
-            members: true,
-        },
-        &DriverOptions::default(),
-    )
-    .await
-    .unwrap();
-    let ledger = &read.answers[0];
-    assert_eq!(
-        ledger.offsets.as_ref().unwrap()[&("payments".to_string(), 0)],
-        Committed::At(40112)
-    );
-    assert_eq!(ledger.members, Some(Ok(1)));
-    let brokers: Vec<i32> = cluster
-        .requests::<OffsetFetchRequest>()
-        .iter()
-        .map(|r| r.0)
-        .collect();
-    assert_eq!(
-        brokers,
-        vec![3, 1],
-        "the lister first, then the new coordinator"
-    );
 }

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use kdp_client::{
     Client, ClientConfig, Connection, ConnectionConfig, ConnectionSetup, DescribeEvent,
-    DescribeOptions, Error, PartitionOutcome, SetupFuture, TopicSelection,
+    DescribeOptions, Error, SetupFuture, TimeBound, TopicSelection,
 };
+use kdp_domain::PartitionOutcome;
 use kdp_test_support::{elect, Fault, StallCluster};
 use kdp_wire::messages::{
     ApiVersionsRequest, DescribeProducersRequest, MetadataRequest, PartitionResponse, TopicRequest,
@@ -35,7 +36,9 @@ async fn describe_all(cluster: &StallCluster, opts: DescribeOptions) -> Vec<Part
     let sink = outcomes.clone();
     // spawned: the describe future can run on any worker
     tokio::spawn(async move {
-        kdp_client::describe_producers(Arc::new(client), &opts, |ev| {
+        // the default bound: 30 s from the call on, a 30 s request timeout
+        let bound = TimeBound::after(Duration::from_secs(30));
+        kdp_client::describe_producers(Arc::new(client), &opts, &bound, |ev| {
             if let DescribeEvent::Results { outcomes: o, .. } = ev {
                 sink.lock().unwrap().extend(o)
             }
@@ -120,12 +123,7 @@ async fn a_frozen_leader_is_rerouted_after_a_request_timeout_below_the_deadline(
     cluster.after_answer(api::METADATA, |c, _| {
         elect(c, "t", 0, 1);
     });
-    let opts = DescribeOptions {
-        timeout: Duration::from_secs(30),
-        request_timeout: Duration::from_secs(30),
-        ..topic_t()
-    };
-    let out = describe_all(&cluster, opts).await;
+    let out = describe_all(&cluster, topic_t()).await;
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].broker_id, Some(1));
     assert_eq!(out[0].result.as_ref().unwrap()[0].producer_id, 100);
@@ -144,12 +142,7 @@ async fn a_frozen_leader_that_also_served_metadata_is_routed_around() {
     cluster.after_answer(api::METADATA, |c, _| {
         elect(c, "t", 0, 2);
     });
-    let opts = DescribeOptions {
-        timeout: Duration::from_secs(30),
-        request_timeout: Duration::from_secs(30),
-        ..topic_t()
-    };
-    let out = describe_all(&cluster, opts).await;
+    let out = describe_all(&cluster, topic_t()).await;
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0].broker_id, Some(2), "{out:?}");
     assert_eq!(out[0].result.as_ref().unwrap()[0].producer_id, 200);
@@ -329,10 +322,12 @@ mod one_deadline {
     use std::time::Duration;
 
     use kdp_client::admin::DriverOptions;
-    use kdp_client::txn::join::{join, JoinOptions, JoinPhase, Joined};
-    use kdp_client::txn::repair::{self, AbortSpec};
-    use kdp_client::txn::{describe::describe_transactions, list};
-    use kdp_client::{Client, ClientConfig, Deadline, DescribeOptions, Error};
+    use kdp_client::txn::describe::describe_transactions;
+    use kdp_client::txn::init_producer_id::force_terminate;
+    use kdp_client::txn::list;
+    use kdp_client::txn::write_txn_markers::abort;
+    use kdp_client::{Client, ClientConfig, DescribeOptions, TimeBound};
+    use kdp_domain::repair::AbortSpec;
     use kdp_test_support::StallCluster;
     use kdp_wire::api;
     use kdp_wire::ErrorCode;
@@ -348,93 +343,6 @@ mod one_deadline {
         Arc::new(Client::connect(cluster.bootstrap(), config).await.unwrap())
     }
 
-    /// The join behind find-hanging (open transactions only) or describe
-    /// --with-transactions, with `api` stalled once the client is connected;
-    /// how long it took.
-    async fn join_with_stalled(api: i16, open_only: bool) -> (Result<Joined, Error>, Duration) {
-        let cluster = StallCluster::demo();
-        let client = connected(&cluster).await;
-        cluster.stall(api);
-        let start = Instant::now();
-        let opts = JoinOptions::within(
-            DescribeOptions::default(),
-            open_only,
-            Deadline::after(BUDGET),
-        );
-        let r = join(&client, &opts).await;
-        (r, start.elapsed())
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn the_join_ends_by_its_deadline_naming_the_phase_that_stalled() {
-        let cases = [
-            (api::DESCRIBE_PRODUCERS, JoinPhase::DescribeProducers),
-            (api::DESCRIBE_CONFIGS, JoinPhase::DescribeConfigs),
-            (api::LIST_TRANSACTIONS, JoinPhase::ListTransactions),
-            (api::FIND_COORDINATOR, JoinPhase::DescribeTransactions),
-            (api::DESCRIBE_TRANSACTIONS, JoinPhase::DescribeTransactions),
-            (api::LIST_OFFSETS, JoinPhase::ListOffsets),
-        ];
-        for open_only in [true, false] {
-            for (api, phase) in cases {
-                let (r, took) = join_with_stalled(api, open_only).await;
-                let joined = r.unwrap_or_else(|e| panic!("api {api}: {e}"));
-                assert!(took <= BUDGET, "api {api}: took {took:?}");
-                assert!(
-                    joined.unfinished.contains(&phase),
-                    "api {api}: {:?}",
-                    joined.unfinished
-                );
-            }
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_join_with_nothing_stalled_finishes_every_phase() {
-        let (r, took) = join_with_stalled(api::SASL_HANDSHAKE, true).await;
-        let joined = r.unwrap();
-        assert!(joined.unfinished.is_empty(), "{:?}", joined.unfinished);
-        assert!(took < BUDGET, "{took:?}");
-        assert!(joined.open_transactions().count() > 0);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn stalled_metadata_fails_the_join_and_the_describe_by_the_deadline() {
-        let (r, took) = join_with_stalled(api::METADATA, true).await;
-        let e = r.unwrap_err();
-        assert!(took <= BUDGET, "took {took:?}");
-        assert!(e.to_string().contains("Metadata"), "{e}");
-    }
-
-    /// ApiVersions stalls on brokers 2 and 3 (bootstrap went to broker 1):
-    /// their connections never open, and the partitions they lead end with
-    /// the deadline.
-    #[tokio::test(start_paused = true)]
-    async fn stalled_api_versions_on_other_brokers_end_by_the_deadline() {
-        let cluster = StallCluster::demo();
-        let client = connected(&cluster).await;
-        cluster.stall_on(2, api::API_VERSIONS);
-        cluster.stall_on(3, api::API_VERSIONS);
-        let start = Instant::now();
-        let opts = JoinOptions::within(DescribeOptions::default(), true, Deadline::after(BUDGET));
-        let joined = join(&client, &opts).await.unwrap();
-        assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
-        assert!(
-            joined.unfinished.contains(&JoinPhase::DescribeProducers),
-            "{:?}",
-            joined.unfinished
-        );
-        let failed: Vec<_> = joined
-            .partitions
-            .iter()
-            .filter_map(|o| o.result.as_ref().err())
-            .collect();
-        assert!(!failed.is_empty());
-        assert!(failed
-            .iter()
-            .all(|e| e.code == ErrorCode::REQUEST_TIMED_OUT));
-    }
-
     #[tokio::test(start_paused = true)]
     async fn bootstrap_with_api_versions_stalled_ends_by_the_deadline_naming_the_server() {
         let cluster = StallCluster::demo();
@@ -444,8 +352,8 @@ mod one_deadline {
             ..Default::default()
         };
         let start = Instant::now();
-        let deadline = Deadline::after(BUDGET);
-        let e = Client::connect_within(cluster.bootstrap(), config, deadline)
+        let bound = TimeBound::after(BUDGET);
+        let e = Client::connect_within(cluster.bootstrap(), config, &bound)
             .await
             .unwrap_err();
         assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
@@ -460,12 +368,9 @@ mod one_deadline {
         let client = connected(&cluster).await;
         cluster.stall(api::DESCRIBE_PRODUCERS);
         let start = Instant::now();
-        let opts = DescribeOptions {
-            deadline: Some(Deadline::after(BUDGET)),
-            ..DescribeOptions::default()
-        };
+        let opts = DescribeOptions::default();
         let mut errors = Vec::new();
-        let summary = kdp_client::describe_producers(client, &opts, |ev| {
+        let summary = kdp_client::describe_producers(client, &opts, &bound(), |ev| {
             if let kdp_client::DescribeEvent::Results { outcomes, .. } = ev {
                 errors.extend(outcomes.into_iter().filter_map(|o| o.result.err()));
             }
@@ -486,16 +391,18 @@ mod one_deadline {
     }
 
     fn driver_options() -> DriverOptions {
-        DriverOptions {
-            deadline: Some(Deadline::after(BUDGET)),
-            ..DriverOptions::default()
-        }
+        DriverOptions::default()
+    }
+
+    /// The one bound of each of these operations.
+    fn bound() -> TimeBound {
+        TimeBound::after(BUDGET)
     }
 
     /// Each key's error after the driver ran out of time names the API.
     fn assert_named<V: std::fmt::Debug>(
         what: &str,
-        results: impl IntoIterator<Item = Result<V, kdp_client::admin::KeyError>>,
+        results: impl IntoIterator<Item = Result<V, kdp_domain::KeyError>>,
     ) {
         let mut n = 0;
         for r in results {
@@ -514,10 +421,14 @@ mod one_deadline {
         let client = connected(&cluster).await;
         cluster.stall(api::LIST_TRANSACTIONS);
         let start = Instant::now();
-        let listed =
-            list::list_transactions(&client, &list::ListFilters::default(), &driver_options())
-                .await
-                .unwrap();
+        let listed = list::list_transactions(
+            &client,
+            &list::ListFilters::default(),
+            &driver_options(),
+            &bound(),
+        )
+        .await
+        .unwrap();
         assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
         assert_named("ListTransactions", listed.into_values());
     }
@@ -533,7 +444,7 @@ mod one_deadline {
             cluster.stall(api);
             let start = Instant::now();
             let ids = vec!["orders-app".to_string(), "payments-app".to_string()];
-            let described = describe_transactions(&client, ids, &driver_options()).await;
+            let described = describe_transactions(&client, ids, &driver_options(), &bound()).await;
             assert!(start.elapsed() <= BUDGET, "{what}: {:?}", start.elapsed());
             assert_named(what, described.into_values().map(|d| d.result));
         }
@@ -550,7 +461,7 @@ mod one_deadline {
             cluster.stall(api);
             let start = Instant::now();
             let ids = vec!["orders-app".to_string()];
-            let done = repair::force_terminate(&client, ids, 60_000, &driver_options()).await;
+            let done = force_terminate(&client, ids, 60_000, &driver_options(), &bound()).await;
             assert!(start.elapsed() <= BUDGET, "{what}: {:?}", start.elapsed());
             assert_named(what, done.into_values());
         }
@@ -569,7 +480,7 @@ mod one_deadline {
             producer_epoch: 0,
             coordinator_epoch: 0,
         };
-        let done = repair::abort(&client, vec![spec], &driver_options()).await;
+        let done = abort(&client, vec![spec], &driver_options(), &bound()).await;
         assert!(start.elapsed() <= BUDGET, "{:?}", start.elapsed());
         assert!(cluster.asked(api::WRITE_TXN_MARKERS) > 0);
         assert_named("WriteTxnMarkers", done.into_values());
@@ -593,11 +504,11 @@ async fn nothing_listening_is_told_once_and_ends_at_the_deadline_naming_each_add
         })),
         ..client_config(&cluster)
     };
-    let deadline = kdp_client::Deadline::after(Duration::from_secs(5));
-    let err = Client::connect_within(vec![addr_of(1), addr_of(2)], config, deadline)
+    let bound = TimeBound::after(Duration::from_secs(5));
+    let err = Client::connect_within(vec![addr_of(1), addr_of(2)], config, &bound)
         .await
         .unwrap_err();
-    assert!(deadline.is_past(), "{:?}", start.elapsed());
+    assert!(bound.is_past(), "{:?}", start.elapsed());
     let text = err.to_string();
     assert!(
         text.contains("b1:9092") && text.contains("b2:9092"),
@@ -629,8 +540,14 @@ async fn an_unsupported_lookup_is_not_retried_until_the_deadline() {
     client.metadata(None).await.unwrap();
     let start = tokio::time::Instant::now();
     let opts = kdp_client::admin::DriverOptions::default();
-    let described =
-        kdp_client::txn::describe::describe_transactions(&client, vec!["app".into()], &opts).await;
+    let bound = TimeBound::after(Duration::from_secs(30));
+    let described = kdp_client::txn::describe::describe_transactions(
+        &client,
+        vec!["app".into()],
+        &opts,
+        &bound,
+    )
+    .await;
     assert!(
         start.elapsed() < Duration::from_secs(1),
         "{:?}",
@@ -663,11 +580,8 @@ async fn a_retried_request_is_told_once_naming_the_api() {
         ..client_config(&cluster)
     };
     let client = Arc::new(Client::connect(cluster.bootstrap(), config).await.unwrap());
-    let opts = DescribeOptions {
-        deadline: Some(kdp_client::Deadline::after(Duration::from_secs(30))),
-        ..topic_t()
-    };
-    let summary = kdp_client::describe_producers(client, &opts, |_| {})
+    let bound = TimeBound::after(Duration::from_secs(30));
+    let summary = kdp_client::describe_producers(client, &topic_t(), &bound, |_| {})
         .await
         .unwrap();
     assert_eq!(summary.failed, 1);

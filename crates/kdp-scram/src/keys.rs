@@ -8,7 +8,7 @@ use std::num::NonZeroU32;
 use ring::{digest, hmac, pbkdf2};
 use zeroize::Zeroizing;
 
-use crate::Mechanism;
+use crate::mechanism::Mechanism;
 
 /// The keys derived from one password, salt and iteration count.
 pub struct ScramKeys {

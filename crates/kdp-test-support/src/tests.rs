@@ -83,7 +83,7 @@ async fn an_error_fault_sets_every_error_code_and_changes_nothing() {
     let before = cluster.cluster().clone();
     // a write answered with an error is not applied
     cluster.fault(api::WRITE_TXN_MARKERS, Fault::Error(code));
-    let spec = kdp_client::txn::repair::AbortSpec {
+    let spec = kdp_domain::repair::AbortSpec {
         topic: "t".into(),
         partition: 0,
         producer_id: 100,
@@ -91,11 +91,9 @@ async fn an_error_fault_sets_every_error_code_and_changes_nothing() {
         coordinator_epoch: 0,
     };
     let c = client(&cluster).await;
-    let opts = kdp_client::admin::DriverOptions {
-        deadline: Some(kdp_client::Deadline::after(Duration::from_secs(5))),
-        ..Default::default()
-    };
-    let done = kdp_client::txn::repair::abort(&c, vec![spec], &opts).await;
+    let opts = kdp_client::admin::DriverOptions::default();
+    let bound = kdp_client::TimeBound::after(Duration::from_secs(5));
+    let done = kdp_client::txn::write_txn_markers::abort(&c, vec![spec], &opts, &bound).await;
     assert!(done.values().all(|r| r.is_err()), "{done:?}");
     assert!(cluster.asked(api::WRITE_TXN_MARKERS) > 0);
     assert_eq!(*cluster.cluster(), before);

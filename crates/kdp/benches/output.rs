@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::io::{self, Write};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use kdp_client::PartitionOutcome;
+use kdp_domain::PartitionOutcome;
 use kdp_wire::messages::ProducerState;
 use serde::Serialize;
 

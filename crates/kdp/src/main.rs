@@ -153,7 +153,9 @@ fn main() -> ExitCode {
         Command::CompareReplicas(args) => cmd::compare_replicas::run(args),
         Command::Batches(args) => cmd::batches::run(args),
         Command::Producers(args) => cmd::producers::run(args),
-        Command::Context(args) => cmd::context::run(args, cli.globals.context.as_deref()),
+        Command::Context(args) => {
+            cmd::context::run(args, cli.globals.connection.0.context.as_deref())
+        }
         Command::Explain(args) => cmd::explain::run(args),
         Command::Decode(args) => cmd::decode::run(args),
         Command::Encode(args) => cmd::encode::run(args),
@@ -181,7 +183,7 @@ fn prepare(
     matches: &clap::ArgMatches,
 ) -> Result<bool, String> {
     use cmd::context::apply;
-    let ctx = globals.context.as_deref();
+    let ctx = globals.connection.0.context.as_deref();
     let mut wide = false;
     let mut table = |o: &mut output::Output| {
         if *o == output::Output::Wide {
@@ -192,7 +194,7 @@ fn prepare(
     match command {
         Command::Describe(a) => {
             table(&mut a.output);
-            apply(ctx, &mut a.bootstrap_server, &mut a.client)?;
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }
         Command::FindHanging(a) => {
             table(&mut a.output);
@@ -231,7 +233,7 @@ fn prepare(
                 table(o);
             }
             if let cmd::transactions_tool::Sub::DescribeProducers(a) = &mut t.command {
-                apply(ctx, &mut a.bootstrap_server, &mut a.client)?;
+                apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
             }
             for c in t.clusters_mut() {
                 apply(ctx, &mut c.bootstrap_server, &mut c.client)?;
@@ -239,7 +241,11 @@ fn prepare(
         }
         Command::Exporter(a) => {
             cmd::globals::refuse_output(matches, "exporter")?;
-            apply(ctx, &mut a.bootstrap_server, &mut a.client)?;
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+            // a scan is bounded by the interval when no --timeout says otherwise
+            if !cmd::globals::given(matches, "timeout") {
+                a.cluster.timeout = a.cluster.timeout.min(a.interval);
+            }
         }
         Command::Demo(a) => {
             table(&mut a.output);
@@ -374,8 +380,12 @@ mod tests {
             let Command::Describe(a) = parse(args).command else {
                 panic!("{args:?}")
             };
-            assert_eq!(a.bootstrap_server, "h:1", "{args:?}");
-            assert_eq!(a.timeout, std::time::Duration::from_secs(2), "{args:?}");
+            assert_eq!(a.cluster.bootstrap_server, "h:1", "{args:?}");
+            assert_eq!(
+                a.cluster.timeout,
+                std::time::Duration::from_secs(2),
+                "{args:?}"
+            );
         }
         for args in [
             &[

@@ -8,8 +8,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
-use kdp_client::txn::offsets::{offsets, Offsets};
-use kdp_client::{BrokerAddress, Client, ClientConfig};
+use kdp_client::txn::offsets::offsets;
+use kdp_client::{BrokerAddress, Client, ClientConfig, TimeBound};
+use kdp_domain::Offsets;
 use serde_json::Value;
 
 mod common;
@@ -108,7 +109,9 @@ impl Mock {
                     .expect("connect"),
             );
             let tp = (topic.to_string(), partition);
-            let mut all = offsets(&client, vec![tp.clone()], &DriverOptions::default()).await;
+            let bound = TimeBound::after(std::time::Duration::from_secs(30));
+            let mut all =
+                offsets(&client, vec![tp.clone()], &DriverOptions::default(), &bound).await;
             all.remove(&tp)
                 .expect("an answer")
                 .expect("offsets of the partition")
@@ -420,10 +423,11 @@ fn demo_shows_the_repair_plan_without_changing_anything() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
     use kdp_client::describe::{DescribeOptions, TopicSelection};
-    use kdp_client::txn::join::{join, JoinOptions};
-    use kdp_client::txn::repair::{abort, marker_coordinator_epoch, AbortSpec};
+    use kdp_client::txn::write_txn_markers::abort;
+    use kdp_domain::repair::{marker_coordinator_epoch, AbortSpec};
     use kdp_server::cluster::Cluster;
     use kdp_server::mock::{MockCluster, MockConfig};
+    use kdp_workflows::join::{join, JoinOptions};
 
     let cluster = Cluster::from_json(
         r#"{"cluster_id": "move", "brokers": [{"id": 1}, {"id": 2}], "topics": [
@@ -458,6 +462,7 @@ async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
             open_only: true,
             lookups: Default::default(),
         },
+        &TimeBound::after(std::time::Duration::from_secs(30)),
     )
     .await
     .expect("plan");
@@ -478,7 +483,8 @@ async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
         p.leader = 2;
         p.leader_epoch += 1;
     });
-    let results = abort(&client, vec![spec], &DriverOptions::default()).await;
+    let bound = TimeBound::after(std::time::Duration::from_secs(30));
+    let results = abort(&client, vec![spec], &DriverOptions::default(), &bound).await;
     assert_eq!(
         results.get(&("t".to_string(), 0)),
         Some(&Ok(())),

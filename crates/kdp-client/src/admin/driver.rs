@@ -12,16 +12,17 @@
 //! Keys to retry wait for the next round: exponential backoff, a refresh of
 //! the strategy (metadata, coordinators) if any of them asked for one, and
 //! routing again. A request that fails (connection lost, no answer) has its
-//! keys re-routed, if the strategy can route elsewhere. Each request is
-//! bounded by `request_timeout`, but by at most a third of the overall
-//! `timeout` (Kafka's Admin client likewise keeps `request.timeout.ms` below
-//! `default.api.timeout.ms`): a broker that stops answering costs a third of
-//! the time, not all of it, and leaves time to ask the new leader. Nothing
-//! runs past the run's [`Deadline`] (a command's whole budget, shared with
-//! the steps around the run, or `timeout` from the call on): keys still
-//! open then are reported with their last error, or REQUEST_TIMED_OUT. An
-//! error no retry can fix ([`Error::is_retriable`]) is the answer at once.
-//! The client's retry watcher is told once per run what is retried.
+//! keys re-routed, if the strategy can route elsewhere. Time is the run's
+//! [`TimeBound`] (a command's whole budget, shared with the steps around
+//! the run): each request waits at most [`TimeBound::request_timeout`] (a
+//! third of the budget at most: a broker that stops answering leaves time
+//! to ask the new leader), rounds follow its [`RetryPolicy`], and nothing
+//! runs past its deadline: keys still open then are reported with their
+//! last error, or REQUEST_TIMED_OUT. An error no retry can fix
+//! ([`Error::is_retriable`]) is the answer at once. The client's retry
+//! watcher is told once per run what is retried.
+//!
+//! [`RetryPolicy`]: crate::bound::RetryPolicy
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
@@ -35,54 +36,14 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use kdp_domain::key_error::KeyError;
+
 use crate::admin::lookup::{LookupStrategy, Route};
+use crate::bound::TimeBound;
 use crate::client::{Client, ThrottleTime};
 use crate::deadline::Deadline;
 use crate::error::{fmt_duration, Error, Result};
 use crate::retry::Retrying;
-
-/// Why a key could not be done: a broker's error code, or a client-side
-/// failure expressed as the closest Kafka error code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyError {
-    /// The Kafka error code, e.g. `NOT_LEADER_OR_FOLLOWER`'s 6.
-    pub code: ErrorCode,
-    /// The broker's `ErrorMessage`, or what kdp saw go wrong.
-    pub message: Option<String>,
-    /// True when kdp, not a broker, produced this error (connection failure,
-    /// timeout, metadata says the key does not exist, ...).
-    pub client_side: bool,
-}
-
-impl KeyError {
-    /// A broker's error code and message.
-    pub fn broker(code: ErrorCode, message: Option<String>) -> Self {
-        KeyError {
-            code,
-            message,
-            client_side: false,
-        }
-    }
-
-    /// An error kdp itself produced, as the closest Kafka error code.
-    pub fn client(code: ErrorCode, message: impl Into<String>) -> Self {
-        KeyError {
-            code,
-            message: Some(message.into()),
-            client_side: true,
-        }
-    }
-
-    /// A client error as a key's answer, coded with [`Error::kafka_code`].
-    pub fn from_error(e: &Error) -> Self {
-        KeyError::client(e.kafka_code(), e.to_string())
-    }
-
-    /// Kafka's name of the code, e.g. `NOT_LEADER_OR_FOLLOWER`.
-    pub fn name(&self) -> &'static str {
-        self.code.label()
-    }
-}
 
 /// What became of one key in one response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,65 +109,32 @@ pub trait AdminHandler {
     }
 }
 
-/// Bounds of one driver run.
-#[derive(Debug, Clone)]
+/// How a driver run batches: what goes in one request and how many brokers
+/// are asked at once. Time is the run's [`TimeBound`], not an option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DriverOptions {
-    /// The whole run's bound, from the call on, unless `deadline` is given.
-    pub timeout: Duration,
-    /// The budget the run draws on, shared with the steps before and after
-    /// it (a command's `--timeout`); `None`: `timeout` from the call on.
-    pub deadline: Option<Deadline>,
-    /// Bound on one request, further bounded by a third of `timeout` (see
-    /// the module docs) and by what is left of it.
-    pub request_timeout: Duration,
     /// Keys in one request at most; more are split over several requests.
     pub max_keys_per_request: usize,
     /// Brokers asked at once at most.
     pub max_concurrent_brokers: usize,
-    /// Rounds of requests at most (the first included).
-    pub max_attempts: u32,
-    /// Pause before the second round, doubled each round after.
-    pub retry_backoff: Duration,
-    /// The longest pause between rounds.
-    pub retry_backoff_max: Duration,
 }
 
 impl Default for DriverOptions {
     fn default() -> Self {
         DriverOptions {
-            timeout: Duration::from_secs(30),
-            deadline: None,
-            request_timeout: Duration::from_secs(30),
             max_keys_per_request: 10_000,
             max_concurrent_brokers: 8,
-            max_attempts: 10,
-            retry_backoff: Duration::from_millis(100),
-            retry_backoff_max: Duration::from_secs(2),
         }
     }
 }
 
 impl DriverOptions {
-    /// One request's bound before the deadline: `request_timeout`, at most a
-    /// third of the budget (`deadline`'s, else `timeout`).
-    pub fn per_request_timeout(&self) -> Duration {
-        let budget = self.deadline.map_or(self.timeout, |d| d.budget());
-        self.request_timeout.min(budget / 3)
-    }
-
-    /// The deadline of a run started now: the one given, else `timeout`
-    /// from now.
-    pub fn deadline(&self) -> Deadline {
-        self.deadline
-            .unwrap_or_else(|| Deadline::after(self.timeout))
-    }
-
-    /// These options with their deadline fixed now, so that several runs
-    /// draw on one budget.
-    pub fn within(&self, deadline: Deadline) -> DriverOptions {
+    /// These options with one key per request (an API whose request
+    /// carries one key).
+    pub fn one_key_per_request(self) -> DriverOptions {
         DriverOptions {
-            deadline: Some(deadline),
-            ..self.clone()
+            max_keys_per_request: 1,
+            ..self
         }
     }
 }
@@ -326,15 +254,17 @@ struct Reply<K, Resp> {
     result: Result<Resp>,
 }
 
-/// Runs `handler` for `keys` until each has an answer, the rounds run out, or
-/// `opts.timeout` passes. Every key is reported exactly once (or dropped, if
-/// the handler says so); results go to `sink` as each response arrives.
+/// Runs `handler` for `keys` until each has an answer, the rounds of
+/// `bound`'s retry policy run out, or its deadline passes. Every key is
+/// reported exactly once (or dropped, if the handler says so); results go
+/// to `sink` as each response arrives.
 pub async fn drive<H, S, F>(
     client: &Arc<Client>,
     handler: &H,
     strategy: &mut S,
     keys: Vec<H::Key>,
     opts: &DriverOptions,
+    bound: &TimeBound,
     mut sink: F,
 ) -> DriverStats
 where
@@ -343,14 +273,15 @@ where
     F: FnMut(Batch<H::Key, H::Value>),
     <H::Request as Request>::Response: ThrottleTime + Send,
 {
-    let budget = opts.deadline();
+    let budget = bound.deadline();
     let deadline = budget.at();
+    let retry = bound.retry();
     let api = kdp_wire::api::name(<H::Request as kdp_wire::Message>::API_KEY)
         .unwrap_or(<H::Request as kdp_wire::Message>::NAME);
     let mut told = false;
     let mut st = State::new(keys);
-    let mut backoff = opts.retry_backoff;
-    for attempt in 0..opts.max_attempts.max(1) {
+    let mut backoff = retry.backoff;
+    for attempt in 0..retry.attempts() {
         if st.open_count == 0 {
             break;
         }
@@ -372,19 +303,19 @@ where
                 }
             }
             tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(opts.retry_backoff_max);
+            backoff = retry.next_backoff(backoff);
         }
         st.stats.rounds = attempt + 1;
 
         // 1. look up again if a key asked for it
         if std::mem::take(&mut st.refresh) {
             let pending: Vec<H::Key> = st.open_keys().map(|(_, o)| o.key.clone()).collect();
-            let refresh = strategy.refresh(client, &pending, opts.per_request_timeout());
+            let refresh = strategy.refresh(client, &pending, bound.request_timeout());
             match tokio::time::timeout_at(deadline, refresh).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, "lookup failed");
-                    let err = KeyError::from_error(&e);
+                    let err = e.key_error();
                     if !e.is_retriable() {
                         // no later round would do better: that is the answer
                         let results = st
@@ -445,7 +376,7 @@ where
         let mut tasks = JoinSet::new();
         let sem = Arc::new(Semaphore::new(opts.max_concurrent_brokers.max(1)));
         let chunk = opts.max_keys_per_request.max(1);
-        let request_timeout = opts.per_request_timeout();
+        let request_timeout = bound.request_timeout();
         for (broker, ids) in routes {
             let requests: Vec<Asked<H::Key, H::Request>> = ids
                 .chunks(chunk)
@@ -495,6 +426,18 @@ where
         .collect();
     emit(&mut sink, None, 0, results);
     st.stats
+}
+
+/// A sink that collects every key's result of a driver run into `into`:
+/// the key, the broker that answered, and the answer.
+pub fn collect<K, V>(
+    into: &mut Vec<(K, Option<i32>, Result<V, KeyError>)>,
+) -> impl FnMut(Batch<K, V>) + '_ {
+    move |batch| {
+        for r in batch.results {
+            into.push((r.key, r.broker, r.result));
+        }
+    }
 }
 
 /// Settles the key at index `at` with `outcome`, if it is still open.
@@ -596,7 +539,7 @@ fn absorb<H, F>(
             emit(sink, Some(broker), throttle, done);
         }
         Err(e) => {
-            let err = KeyError::from_error(&e);
+            let err = e.key_error();
             let retry = reroutes
                 && e.is_retriable()
                 && (e.is_connection_error() || matches!(e, Error::UnknownBroker(_)));

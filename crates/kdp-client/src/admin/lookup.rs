@@ -12,13 +12,12 @@ use std::time::Duration;
 
 use kdp_wire::ErrorCode;
 
-use crate::admin::KeyError;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::partition::TopicPartition;
+
 use crate::client::Client;
 use crate::error::Result;
 use crate::metadata::ClusterMetadata;
-
-/// A topic partition, the key of most partition-level admin requests.
-pub type TopicPartition = (String, i32);
 
 /// Where a key goes, as of the strategy's last refresh.
 #[derive(Debug, Clone, PartialEq, Eq)]

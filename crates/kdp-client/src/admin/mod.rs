@@ -6,9 +6,9 @@ pub mod driver;
 pub mod lookup;
 
 pub use driver::{
-    drive, AdminHandler, Batch, DriverOptions, DriverStats, KeyError, KeyOutcome, KeyResult,
+    collect, drive, AdminHandler, Batch, DriverOptions, DriverStats, KeyOutcome, KeyResult,
 };
 pub use lookup::{
     AllBrokers, ChosenBroker, Coordinator, CoordinatorFuture, CoordinatorLookup, LookupStrategy,
-    PartitionLeader, Route, TopicPartition,
+    PartitionLeader, Route,
 };

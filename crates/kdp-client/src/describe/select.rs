@@ -3,7 +3,8 @@
 //!
 //! A topic metadata does not know yet is looked up again (it may have just
 //! been created) `unknown_topic_attempts` times; one without leaders yet
-//! (LEADER_NOT_AVAILABLE) until rounds or time run out. Partitions named
+//! (LEADER_NOT_AVAILABLE) until the retry policy's rounds or the deadline
+//! run out. Partitions named
 //! explicitly that the topic does not have are answered here, without asking
 //! a broker.
 
@@ -11,18 +12,18 @@ use std::collections::BTreeSet;
 
 use kdp_wire::ErrorCode;
 
-use super::{
-    DescribeEvent, DescribeOptions, PartitionError, PartitionOutcome, Report, TopicSelection,
-};
+use kdp_domain::partition::{PartitionError, PartitionOutcome, TopicPartition};
+
 use crate::admin::lookup::{missing_partition, unknown_topic};
-use crate::admin::TopicPartition;
+use crate::bound::TimeBound;
 use crate::client::Client;
-use crate::deadline::Deadline;
+use crate::describe::options::{DescribeEvent, DescribeOptions, TopicSelection};
+use crate::describe::report::Report;
 use crate::error::{Error, Result};
 use crate::metadata::ClusterMetadata;
 
 /// What the selection resolved to.
-pub(super) struct Selected {
+pub(crate) struct Selected {
     /// In the order found; each once.
     pub partitions: Vec<TopicPartition>,
     /// Those named by the caller (not picked as part of a topic or the cluster).
@@ -41,12 +42,14 @@ struct Unresolved {
 /// Resolves the selection, announcing to `report` the partitions to be
 /// reported and reporting those answered from metadata. Fails only when the
 /// first metadata lookup fails.
-pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
+pub(crate) async fn resolve<F: FnMut(DescribeEvent)>(
     client: &Client,
     opts: &DescribeOptions,
-    deadline: Deadline,
+    bound: &TimeBound,
     report: &mut Report<F>,
 ) -> Result<Selected> {
+    let deadline = bound.deadline();
+    let retry = bound.retry();
     let mut out = Selected {
         partitions: Vec::new(),
         explicit: BTreeSet::new(),
@@ -54,7 +57,7 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
         rounds: 0,
     };
     let Some(topics) = &opts.topics else {
-        let md = first_lookup(client, opts, deadline, None).await?;
+        let md = first_lookup(client, opts, bound, None).await?;
         out.rounds = 1;
         let mut done = Vec::new();
         for t in md.topics.values() {
@@ -86,8 +89,8 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
         })
         .collect();
     let mut seen = BTreeSet::new();
-    let mut backoff = opts.retry_backoff;
-    for attempt in 0..opts.max_attempts.max(1) {
+    let mut backoff = retry.backoff;
+    for attempt in 0..retry.attempts() {
         if unresolved.is_empty() {
             break;
         }
@@ -96,27 +99,27 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
                 break;
             }
             tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(opts.retry_backoff_max);
+            backoff = retry.next_backoff(backoff);
         }
         out.rounds = attempt + 1;
         let mut names: Vec<String> = unresolved.iter().map(|u| u.sel.name.clone()).collect();
         names.sort();
         names.dedup();
         let md = if attempt == 0 {
-            first_lookup(client, opts, deadline, Some(&names)).await?
+            first_lookup(client, opts, bound, Some(&names)).await?
         } else {
-            let lookup = client.metadata_within(Some(&names), opts.per_request_timeout());
+            let lookup = client.metadata_within(Some(&names), bound.request_timeout());
             match tokio::time::timeout_at(deadline.at(), lookup).await {
                 Ok(Ok(md)) => md,
                 Ok(Err(e)) if !e.is_retriable() => {
                     for u in &mut unresolved {
-                        u.last_error = PartitionError::from_error(&e);
+                        u.last_error = e.key_error();
                     }
                     break;
                 }
                 Ok(Err(e)) => {
                     for u in &mut unresolved {
-                        u.last_error = PartitionError::from_error(&e);
+                        u.last_error = e.key_error();
                     }
                     continue;
                 }
@@ -201,14 +204,13 @@ pub(super) async fn resolve<F: FnMut(DescribeEvent)>(
 async fn first_lookup(
     client: &Client,
     opts: &DescribeOptions,
-    deadline: Deadline,
+    bound: &TimeBound,
     topics: Option<&[String]>,
 ) -> Result<ClusterMetadata> {
-    let per_request = opts.request_timeout.min(deadline.budget() / 3);
-    let md = deadline
+    let md = bound
         .run(
             "Metadata (the first metadata request)",
-            client.metadata_within(topics, per_request),
+            client.metadata_within(topics, bound.request_timeout()),
         )
         .await?;
     // a chosen broker the cluster lacks: nothing about it can be answered

@@ -8,10 +8,13 @@ use kdp_wire::records::{Batch, BatchError, BatchHeader, Batches};
 use kdp_wire::ErrorCode;
 
 use super::request::{fetch_once, FetchSettings, FetchedChunk};
-use crate::admin::{DriverOptions, KeyError, TopicPartition};
+use crate::admin::DriverOptions;
+use crate::bound::TimeBound;
+use crate::client::SharedClient;
 use crate::metadata::ClusterMetadata;
 use crate::txn::offsets::list_offsets;
-use crate::txn::SharedClient;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::partition::TopicPartition;
 
 /// One whole batch of a partition, owning its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +190,7 @@ impl ReadError {
 struct Reader<'a> {
     client: &'a SharedClient,
     req: &'a ReadRequest,
-    opts: DriverOptions,
+    bound: &'a TimeBound,
     metadata: ClusterMetadata,
     settings: FetchSettings,
     fetches: usize,
@@ -219,7 +222,7 @@ impl Reader<'_> {
             self.req.broker_id,
             &mut self.metadata,
             &self.settings,
-            &self.opts,
+            self.bound,
         )
         .await
         .map_err(|e| self.error(offset, e))?;
@@ -305,15 +308,16 @@ impl Reader<'_> {
     }
 }
 
-/// Reads a partition's batches as `req` says, drawing every request on
-/// one deadline (`opts`). `progress` hears after each Fetch.
+/// Reads a partition's batches as `req` says, every request drawing on
+/// `bound`. `progress` hears after each Fetch.
 pub async fn read_batches(
     client: &SharedClient,
     req: &ReadRequest,
-    opts: &DriverOptions,
+    bound: &TimeBound,
     mut progress: impl FnMut(Progress),
 ) -> Result<PartitionRead, ReadError> {
-    let opts = opts.within(opts.deadline());
+    // one partition: nothing to batch
+    let opts = DriverOptions::default();
     let (topic, partition) = req.partition.clone();
     let offsets_error = |error| ReadError::Offsets {
         topic: topic.clone(),
@@ -327,9 +331,17 @@ pub async fn read_batches(
             keys.clone(),
             EARLIEST_TIMESTAMP,
             READ_UNCOMMITTED,
-            &opts
+            &opts,
+            bound
         ),
-        list_offsets(client, keys, LATEST_TIMESTAMP, READ_UNCOMMITTED, &opts),
+        list_offsets(
+            client,
+            keys,
+            LATEST_TIMESTAMP,
+            READ_UNCOMMITTED,
+            &opts,
+            bound
+        ),
     );
     let missing = || KeyError::client(ErrorCode::UNKNOWN_SERVER_ERROR, "no ListOffsets answer");
     let log_start = earliest
@@ -345,7 +357,7 @@ pub async fn read_batches(
     let mut reader = Reader {
         client,
         req,
-        opts,
+        bound,
         metadata: ClusterMetadata::default(),
         settings: req.settings.clone(),
         fetches: 0,

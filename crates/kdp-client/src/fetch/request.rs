@@ -12,11 +12,12 @@ use kdp_wire::messages::{
 };
 use kdp_wire::{ErrorCode, Uuid};
 
-use crate::admin::{
-    drive, AdminHandler, DriverOptions, KeyError, KeyOutcome, PartitionLeader, TopicPartition,
-};
+use crate::admin::{drive, AdminHandler, DriverOptions, KeyOutcome, PartitionLeader};
+use crate::bound::TimeBound;
+use crate::client::SharedClient;
 use crate::metadata::ClusterMetadata;
-use crate::txn::SharedClient;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::partition::TopicPartition;
 
 /// What a broker answered for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,17 +198,17 @@ pub async fn fetch_once(
     broker_id: Option<i32>,
     metadata: &mut ClusterMetadata,
     settings: &FetchSettings,
-    opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<FetchedChunk, KeyError> {
     let mut fenced = 0;
     loop {
         if metadata.topic(&tp.0).is_none() || fenced > 0 {
             // Topic ids (Fetch v13+ names topics by id), leaders, epochs.
             let topics = [tp.0.clone()];
-            let lookup = client.metadata_within(Some(&topics), opts.per_request_timeout());
-            match tokio::time::timeout_at(opts.deadline().at(), lookup).await {
+            let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
+            match tokio::time::timeout_at(bound.deadline().at(), lookup).await {
                 Ok(Ok(md)) => *metadata = md,
-                Ok(Err(e)) => return Err(KeyError::from_error(&e)),
+                Ok(Err(e)) => return Err(e.key_error()),
                 Err(_) => {
                     return Err(KeyError::client(
                         ErrorCode::REQUEST_TIMED_OUT,
@@ -216,17 +217,17 @@ pub async fn fetch_once(
                 }
             }
         }
-        let result = fetch_with(client, tp, offset, broker_id, metadata, settings, opts).await;
+        let result = fetch_with(client, tp, offset, broker_id, metadata, settings, bound).await;
         match result {
             Err(e)
                 if matches!(
                     e.code,
                     ErrorCode::FENCED_LEADER_EPOCH | ErrorCode::UNKNOWN_LEADER_EPOCH
-                ) && fenced < opts.max_attempts
-                    && !opts.deadline().remaining().is_zero() =>
+                ) && fenced < bound.retry().max_attempts
+                    && !bound.remaining().is_zero() =>
             {
                 fenced += 1;
-                tokio::time::sleep(opts.retry_backoff.min(opts.deadline().remaining())).await;
+                tokio::time::sleep(bound.retry().backoff.min(bound.remaining())).await;
             }
             other => return other,
         }
@@ -240,7 +241,7 @@ async fn fetch_with(
     broker_id: Option<i32>,
     metadata: &mut ClusterMetadata,
     settings: &FetchSettings,
-    opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<FetchedChunk, KeyError> {
     let ids: HashMap<String, Uuid> = metadata
         .topics
@@ -270,7 +271,9 @@ async fn fetch_with(
         &handler,
         &mut strategy,
         vec![tp.clone()],
-        opts,
+        // one key, one broker: nothing to batch
+        &DriverOptions::default(),
+        bound,
         |batch| {
             for r in batch.results {
                 result = Some(r.result);

@@ -16,11 +16,14 @@ use kdp_wire::messages::{
 };
 use kdp_wire::ErrorCode;
 
-use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
+use crate::client::SharedClient;
 use crate::error::Result;
 use crate::groups::coordinator::GroupCoordinators;
-use crate::groups::state::{GroupState, GroupType};
-use crate::txn::{collect, SharedClient};
+use kdp_domain::groups::state::{GroupState, GroupType};
+use kdp_domain::key_error::KeyError;
 
 /// What a group's coordinator says of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,6 +138,7 @@ async fn run<H>(
     keys: Vec<String>,
     known: &BTreeMap<String, i32>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Descriptions
 where
     H: AdminHandler<Key = String, Value = Description>,
@@ -154,6 +158,7 @@ where
         ),
         keys,
         opts,
+        bound,
         collect(&mut results),
     )
     .await;
@@ -169,8 +174,9 @@ pub async fn describe_groups(
     client: &SharedClient,
     groups: &[(String, Option<GroupType>)],
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<Descriptions> {
-    describe_groups_at(client, groups, &BTreeMap::new(), opts).await
+    describe_groups_at(client, groups, &BTreeMap::new(), opts, bound).await
 }
 
 /// [`describe_groups`] with the coordinators of some groups already known
@@ -180,9 +186,8 @@ pub async fn describe_groups_at(
     groups: &[(String, Option<GroupType>)],
     known: &BTreeMap<String, i32>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<Descriptions> {
-    let deadline = opts.deadline();
-    let opts = &opts.within(deadline);
     let mut classic = Vec::new();
     let mut consumer = Vec::new();
     for (id, t) in groups {
@@ -198,8 +203,8 @@ pub async fn describe_groups_at(
         .map(|(id, _)| id)
         .collect();
     let (mut out, consumers) = tokio::join!(
-        run(client, &Classic, classic, known, opts),
-        run(client, &Consumer, consumer, known, opts)
+        run(client, &Classic, classic, known, opts, bound),
+        run(client, &Consumer, consumer, known, opts, bound)
     );
     out.extend(consumers);
     // an untyped group DescribeGroups does not know may be a consumer group
@@ -210,8 +215,8 @@ pub async fn describe_groups_at(
         )
         .cloned()
         .collect();
-    if !retry.is_empty() && offers_consumer_groups(client, deadline).await {
-        for (id, r) in run(client, &Consumer, retry, &BTreeMap::new(), opts).await {
+    if !retry.is_empty() && offers_consumer_groups(client, bound).await {
+        for (id, r) in run(client, &Consumer, retry, &BTreeMap::new(), opts, bound).await {
             // a classic group's coordinator would not call it unknown twice
             if r.is_ok() {
                 out.insert(id, r);
@@ -222,9 +227,9 @@ pub async fn describe_groups_at(
 }
 
 /// Whether some broker offers ConsumerGroupDescribe (cached ApiVersions).
-async fn offers_consumer_groups(client: &SharedClient, deadline: crate::Deadline) -> bool {
+async fn offers_consumer_groups(client: &SharedClient, bound: &TimeBound) -> bool {
     for b in client.brokers().keys() {
-        if let Ok(conn) = deadline.run("ApiVersions", client.broker(*b)).await {
+        if let Ok(conn) = bound.run("ApiVersions", client.broker(*b)).await {
             if conn.version_for::<ConsumerGroupDescribeRequest>().is_ok() {
                 return true;
             }

@@ -8,10 +8,13 @@ use std::collections::BTreeMap;
 
 use kdp_wire::messages::{ListGroupsRequest, ListGroupsResponse};
 
-use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
+use crate::client::SharedClient;
 use crate::error::{Error, Result};
-use crate::groups::state::{GroupState, GroupType};
-use crate::txn::{collect, SharedClient};
+use kdp_domain::groups::state::{GroupState, GroupType};
+use kdp_domain::key_error::KeyError;
 
 /// What to list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -97,18 +100,17 @@ pub async fn list_groups(
     client: &SharedClient,
     filters: &GroupFilters,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<Listings> {
-    let deadline = opts.deadline();
-    let opts = &opts.within(deadline);
-    let brokers = deadline
+    let brokers = bound
         .run(
             "Metadata",
-            AllBrokers::keys_within(client, opts.per_request_timeout()),
+            AllBrokers::keys_within(client, bound.request_timeout()),
         )
         .await?;
     let mut versions = BTreeMap::new();
     for &b in &brokers {
-        let conn = deadline.run("ApiVersions", client.broker(b)).await?;
+        let conn = bound.run("ApiVersions", client.broker(b)).await?;
         let have = conn.version_for::<ListGroupsRequest>()?;
         let needed = if !filters.types.is_empty() {
             Some(("group type filter", 5, "3.8"))
@@ -136,6 +138,7 @@ pub async fn list_groups(
         &mut AllBrokers::default(),
         brokers,
         opts,
+        bound,
         collect(&mut results),
     )
     .await;

@@ -8,62 +8,21 @@
 use std::collections::BTreeMap;
 
 use kdp_wire::messages::{OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchResponse};
-use kdp_wire::ErrorCode;
 
-use crate::admin::{
-    drive, AdminHandler, AllBrokers, Coordinator, DriverOptions, KeyError, KeyOutcome,
-    TopicPartition,
-};
+use crate::admin::{drive, AdminHandler, AllBrokers, Coordinator, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
 use crate::error::{Error, Result};
+use kdp_domain::groups::offsets::{Committed, GroupOffsets};
+use kdp_domain::key_error::KeyError;
+
+use crate::admin::driver::collect;
+use crate::client::SharedClient;
 use crate::groups::coordinator::GroupCoordinators;
-use crate::txn::{collect, SharedClient};
-
-/// One partition's committed offset.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Committed {
-    /// The committed offset: the next record the group reads.
-    At(i64),
-    /// The coordinator holds none (-1).
-    Nothing,
-    /// The partition's error, e.g. TOPIC_AUTHORIZATION_FAILED or
-    /// UNSTABLE_OFFSET_COMMIT.
-    Failed(ErrorCode),
-}
-
-/// One group's committed offsets, by partition.
-pub type GroupOffsets = BTreeMap<TopicPartition, Committed>;
 
 /// The first OffsetFetch version that batches groups.
 const BATCHED: i16 = 8;
 /// The first version that asks for every partition (null topics).
 const ALL_PARTITIONS: i16 = 2;
-
-fn committed(offset: i64, code: ErrorCode) -> Committed {
-    if code != ErrorCode::NONE {
-        Committed::Failed(code)
-    } else if offset < 0 {
-        Committed::Nothing
-    } else {
-        Committed::At(offset)
-    }
-}
-
-/// What to grant when a group's (or one partition's) committed offsets were
-/// refused, when there is something to grant.
-pub fn advice(code: ErrorCode) -> Option<&'static str> {
-    Some(match code {
-        ErrorCode::GROUP_AUTHORIZATION_FAILED => {
-            "OffsetFetch needs DESCRIBE on the group: grant it to this principal (kafka-acls.sh \
-             --add --allow-principal <principal> --operation Describe --group <group>); without \
-             it ListGroups also leaves the group out of a whole-cluster scan"
-        }
-        ErrorCode::TOPIC_AUTHORIZATION_FAILED => {
-            "OffsetFetch needs DESCRIBE on the topic: grant it to this principal (kafka-acls.sh \
-             --add --allow-principal <principal> --operation Describe --topic <topic>)"
-        }
-        _ => return None,
-    })
-}
 
 struct Handler;
 
@@ -108,7 +67,7 @@ impl AdminHandler for Handler {
                         t.partitions.into_iter().map(move |p| {
                             (
                                 (t.name.clone(), p.partition_index),
-                                committed(p.committed_offset, p.error_code),
+                                Committed::of(p.committed_offset, p.error_code),
                             )
                         })
                     })
@@ -126,7 +85,7 @@ impl AdminHandler for Handler {
                             t.partitions.into_iter().map(move |p| {
                                 (
                                     (t.name.clone(), p.partition_index),
-                                    committed(p.committed_offset, p.error_code),
+                                    Committed::of(p.committed_offset, p.error_code),
                                 )
                             })
                         })
@@ -144,8 +103,9 @@ pub async fn committed_offsets(
     client: &SharedClient,
     groups: Vec<String>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<BTreeMap<String, std::result::Result<GroupOffsets, KeyError>>> {
-    committed_offsets_at(client, groups, &BTreeMap::new(), opts).await
+    committed_offsets_at(client, groups, &BTreeMap::new(), opts, bound).await
 }
 
 /// [`committed_offsets`] with the coordinators of some groups already known
@@ -156,22 +116,21 @@ pub async fn committed_offsets_at(
     groups: Vec<String>,
     known: &BTreeMap<String, i32>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<BTreeMap<String, std::result::Result<GroupOffsets, KeyError>>> {
-    let deadline = opts.deadline();
-    let mut opts = opts.within(deadline);
     if groups.is_empty() {
         return Ok(BTreeMap::new());
     }
     // Any broker may coordinate a group: the oldest decides the batching.
-    let brokers = deadline
+    let brokers = bound
         .run(
             "Metadata",
-            AllBrokers::keys_within(client, opts.per_request_timeout()),
+            AllBrokers::keys_within(client, bound.request_timeout()),
         )
         .await?;
     let mut oldest = i16::MAX;
     for &b in &brokers {
-        let conn = deadline.run("ApiVersions", client.broker(b)).await?;
+        let conn = bound.run("ApiVersions", client.broker(b)).await?;
         let have = conn.version_for::<OffsetFetchRequest>()?;
         if have < ALL_PARTITIONS {
             return Err(Error::FeatureUnsupported {
@@ -185,9 +144,11 @@ pub async fn committed_offsets_at(
         }
         oldest = oldest.min(have);
     }
-    if oldest < BATCHED {
-        opts.max_keys_per_request = 1;
-    }
+    let opts = if oldest < BATCHED {
+        opts.one_key_per_request()
+    } else {
+        *opts
+    };
     let mut results = Vec::new();
     drive(
         client,
@@ -198,6 +159,7 @@ pub async fn committed_offsets_at(
         ),
         groups,
         &opts,
+        bound,
         collect(&mut results),
     )
     .await;
@@ -211,19 +173,12 @@ mod tests {
         OffsetFetchResponseTopic, OffsetFetchResponseTopics,
     };
 
+    use kdp_wire::ErrorCode;
+
     use super::*;
 
     fn keys(k: &[&str]) -> Vec<String> {
         k.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn a_refused_group_names_the_acl_it_needs() {
-        let hint = advice(ErrorCode::GROUP_AUTHORIZATION_FAILED).unwrap();
-        assert!(hint.contains("--operation Describe --group"), "{hint}");
-        let hint = advice(ErrorCode::TOPIC_AUTHORIZATION_FAILED).unwrap();
-        assert!(hint.contains("--operation Describe --topic"), "{hint}");
-        assert_eq!(advice(ErrorCode::NOT_COORDINATOR), None);
     }
 
     #[test]

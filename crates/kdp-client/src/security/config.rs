@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::jaas;
 use super::secret::Secret;
-use super::ConfigError;
+use crate::security::config_error::ConfigError;
 
 /// `security.protocol`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use rustls::pki_types::PrivateKeyDer;
 
 use super::pbe_sha1_3des;
 use super::secret::Secret;
-use super::ConfigError;
+use crate::security::config_error::ConfigError;
 
 const LABEL: &str = "ENCRYPTED PRIVATE KEY";
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::secret::Secret;
-use super::ConfigError;
+use crate::security::config_error::ConfigError;
 
 /// A parsed login module entry. Every option value is kept as a [`Secret`]:
 /// which ones are secret depends on the module, and none is ever printed.

@@ -7,6 +7,7 @@
 //! an error, a log line or `Debug` output.
 
 mod config;
+mod config_error;
 mod encrypted_key;
 pub mod jaas;
 pub mod oauth;
@@ -15,46 +16,20 @@ pub mod sasl;
 pub mod scram;
 pub mod secret;
 pub mod tls;
+pub mod tls_words;
 
-use std::fmt;
 use std::sync::Arc;
 
 pub use config::{
     is_security_property, Identity, OAuthConfig, SaslConfig, ScramMechanism, SecurityConfig,
     SecurityProtocol, TlsConfig, TokenSource, Trust,
 };
+pub use config_error::ConfigError;
 pub use secret::{Secret, SecretBytes};
 
 use crate::client::ClientConfig;
-use crate::setup::NoSetup;
+use crate::connection::NoSetup;
 use crate::transport::TcpConnector;
-
-/// A property that cannot be used, and why. Names the key, never the value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The Kafka property at fault, e.g. `sasl.mechanism` or `ssl.truststore.location`.
-    pub key: String,
-    /// What is wrong with it and how to fix it; never quotes the value.
-    pub message: String,
-}
-
-impl ConfigError {
-    /// An error about property `key`; `message` must not contain the property's value.
-    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError {
-            key: key.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.key, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 impl SecurityConfig {
     /// Sets `client`'s connector (TCP or TLS) and connection setup (SASL or

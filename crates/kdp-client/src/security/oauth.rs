@@ -13,7 +13,7 @@ use base64::Engine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::config::{TlsConfig, TokenSource, Trust};
-use super::secret::Secret;
+use super::secret::{Secret, SecretBytes};
 use super::tls::TlsConnector;
 use crate::transport::{connect_tcp, BoxStream, BrokerAddress, Connector};
 
@@ -238,10 +238,8 @@ fn parse_token_response(raw: &[u8]) -> Result<Token, String> {
 }
 
 /// The RFC 7628 client first message: no authzid, the token as a bearer.
-pub fn initial_response(token: &Token) -> super::SecretBytes {
-    super::SecretBytes::new(
-        format!("n,,\x01auth=Bearer {}\x01\x01", token.value.expose()).into_bytes(),
-    )
+pub fn initial_response(token: &Token) -> SecretBytes {
+    SecretBytes::new(format!("n,,\x01auth=Bearer {}\x01\x01", token.value.expose()).into_bytes())
 }
 
 /// Shared by the connections of one client: a token is fetched once and

@@ -19,8 +19,8 @@ use super::oauth::{self, TokenCache};
 use super::scram::ScramClient;
 use super::secret::SecretBytes;
 use crate::connection::Connection;
+use crate::connection::{ConnectionSetup, SetupFuture};
 use crate::error::{Error, Result};
-use crate::setup::{ConnectionSetup, SetupFuture};
 
 /// Authenticates every new connection with one SASL configuration.
 #[derive(Debug)]

@@ -7,9 +7,12 @@ use kdp_wire::messages::{
     DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResponse,
 };
 
-use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
+use crate::client::SharedClient;
 use crate::error::Result;
-use crate::txn::{collect, SharedClient};
+use kdp_domain::key_error::KeyError;
 
 /// `transaction.max.timeout.ms`: the longest timeout a producer may ask for.
 pub const TRANSACTION_MAX_TIMEOUT_MS: &str = "transaction.max.timeout.ms";
@@ -71,26 +74,23 @@ pub async fn broker_configs(
     client: &SharedClient,
     keys: &[&str],
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<BTreeMap<i32, std::result::Result<BrokerConfig, KeyError>>> {
-    let deadline = opts.deadline();
-    let brokers = deadline
+    let brokers = bound
         .run(
             "Metadata",
-            AllBrokers::keys_within(client, opts.per_request_timeout()),
+            AllBrokers::keys_within(client, bound.request_timeout()),
         )
         .await?;
     let mut results = Vec::new();
-    let opts = DriverOptions {
-        max_keys_per_request: 1,
-        deadline: Some(deadline),
-        ..opts.clone()
-    };
+    let opts = opts.one_key_per_request();
     drive(
         client,
         &Handler { keys },
         &mut AllBrokers::default(),
         brokers,
         &opts,
+        bound,
         collect(&mut results),
     )
     .await;

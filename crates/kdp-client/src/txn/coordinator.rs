@@ -10,9 +10,10 @@ use kdp_wire::messages::find_coordinator::KEY_TYPE_TRANSACTION;
 use kdp_wire::messages::FindCoordinatorRequest;
 use kdp_wire::ErrorCode;
 
-use crate::admin::{CoordinatorFuture, CoordinatorLookup, KeyError};
+use crate::admin::{CoordinatorFuture, CoordinatorLookup};
 use crate::client::Client;
 use crate::error::Result;
+use kdp_domain::key_error::KeyError;
 
 /// Finds transaction coordinators, asking any broker the client knows.
 #[derive(Debug, Default, Clone, Copy)]

@@ -10,9 +10,12 @@ use kdp_wire::messages::{
 };
 use kdp_wire::ErrorCode;
 
-use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
+use crate::client::SharedClient;
 use crate::txn::coordinator::TransactionCoordinators;
-use crate::txn::{collect, SharedClient};
+use kdp_domain::key_error::KeyError;
 
 /// One id's description: the coordinator that answered, and its state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +73,7 @@ pub async fn describe_transactions(
     client: &SharedClient,
     ids: Vec<String>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<String, Described> {
     let mut results = Vec::new();
     let mut strategy = Coordinator::new(TransactionCoordinators);
@@ -79,6 +83,7 @@ pub async fn describe_transactions(
         &mut strategy,
         ids,
         opts,
+        bound,
         collect(&mut results),
     )
     .await;

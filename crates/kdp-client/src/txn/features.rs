@@ -1,9 +1,9 @@
 //! The cluster's transaction protocol generation, from the finalized
 //! `transaction.version` feature each broker reports in ApiVersions.
 
-use crate::diagnose::TxnProtocol;
+use crate::client::SharedClient;
 use crate::error::Result;
-use crate::txn::SharedClient;
+use kdp_domain::protocol::TxnProtocol;
 
 /// The generation brokers report: v2 only if a broker reports
 /// `transaction.version` 2 or more (the level is cluster-wide; a broker

@@ -8,9 +8,12 @@ use kdp_wire::messages::{ListTransactionsRequest, ListTransactionsResponse, List
 use kdp_wire::ErrorCode;
 use kdp_wire::TxnState;
 
-use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyError, KeyOutcome};
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyOutcome};
+use crate::bound::TimeBound;
+use crate::client::SharedClient;
 use crate::error::{Error, Result};
-use crate::txn::{collect, SharedClient};
+use kdp_domain::key_error::KeyError;
 
 /// What to list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -94,18 +97,17 @@ pub async fn list_transactions(
     client: &SharedClient,
     filters: &ListFilters,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> Result<Listings> {
-    let deadline = opts.deadline();
-    let opts = &opts.within(deadline);
-    let brokers = deadline
+    let brokers = bound
         .run(
             "Metadata",
-            AllBrokers::keys_within(client, opts.per_request_timeout()),
+            AllBrokers::keys_within(client, bound.request_timeout()),
         )
         .await?;
     if let Some((feature, needed, kafka)) = needed_version(filters) {
         for &b in &brokers {
-            let conn = deadline.run("ApiVersions", client.broker(b)).await?;
+            let conn = bound.run("ApiVersions", client.broker(b)).await?;
             let have = conn.version_for::<ListTransactionsRequest>()?;
             if have < needed {
                 return Err(Error::FeatureUnsupported {
@@ -126,6 +128,7 @@ pub async fn list_transactions(
         &mut AllBrokers::default(),
         brokers,
         opts,
+        bound,
         collect(&mut results),
     )
     .await;

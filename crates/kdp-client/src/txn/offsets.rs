@@ -5,33 +5,18 @@
 
 use std::collections::BTreeMap;
 
+use kdp_domain::key_error::KeyError;
+use kdp_domain::offsets::Offsets;
+use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED};
 use kdp_wire::messages::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
 };
 
-use crate::admin::{
-    drive, AdminHandler, DriverOptions, KeyError, KeyOutcome, PartitionLeader, TopicPartition,
-};
-use crate::txn::{collect, SharedClient};
-
-/// A partition's high watermark and LSO.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Offsets {
-    /// The high watermark.
-    pub high_watermark: i64,
-    /// The last stable offset.
-    pub last_stable_offset: i64,
-}
-
-impl Offsets {
-    /// Records between the LSO and the high watermark.
-    pub fn blocked(&self) -> i64 {
-        self.high_watermark
-            .saturating_sub(self.last_stable_offset)
-            .max(0)
-    }
-}
+use crate::admin::driver::collect;
+use crate::admin::{drive, AdminHandler, DriverOptions, KeyOutcome, PartitionLeader};
+use crate::bound::TimeBound;
+use crate::client::SharedClient;
 
 struct Handler {
     isolation_level: i8,
@@ -95,6 +80,7 @@ pub async fn list_offsets(
     timestamp: i64,
     isolation_level: i8,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
     let leaders = PartitionLeader::new();
     list_offsets_via(
@@ -103,6 +89,7 @@ pub async fn list_offsets(
         timestamp,
         isolation_level,
         opts,
+        bound,
         leaders,
     )
     .await
@@ -115,6 +102,7 @@ async fn list_offsets_via(
     timestamp: i64,
     isolation_level: i8,
     opts: &DriverOptions,
+    bound: &TimeBound,
     mut leaders: PartitionLeader,
 ) -> BTreeMap<TopicPartition, std::result::Result<i64, KeyError>> {
     let mut results = Vec::new();
@@ -127,6 +115,7 @@ async fn list_offsets_via(
         &mut leaders,
         partitions,
         opts,
+        bound,
         collect(&mut results),
     )
     .await;
@@ -138,19 +127,18 @@ pub async fn offsets(
     client: &SharedClient,
     partitions: Vec<TopicPartition>,
     opts: &DriverOptions,
+    bound: &TimeBound,
 ) -> BTreeMap<TopicPartition, std::result::Result<Offsets, KeyError>> {
     // one Metadata for both isolation levels (their topics may hold 100,000
     // partitions); without it, each run looks its leaders up itself
-    let deadline = opts.deadline();
-    let opts = &opts.within(deadline);
     let mut topics: Vec<String> = partitions.iter().map(|(t, _)| t.clone()).collect();
     topics.dedup();
     topics.sort();
     topics.dedup();
-    let leaders = match deadline
+    let leaders = match bound
         .run(
             "Metadata",
-            client.metadata_within(Some(&topics), opts.per_request_timeout()),
+            client.metadata_within(Some(&topics), bound.request_timeout()),
         )
         .await
     {
@@ -167,6 +155,7 @@ pub async fn offsets(
             LATEST_TIMESTAMP,
             READ_UNCOMMITTED,
             opts,
+            bound,
             leaders.0
         ),
         list_offsets_via(
@@ -175,6 +164,7 @@ pub async fn offsets(
             LATEST_TIMESTAMP,
             READ_COMMITTED,
             opts,
+            bound,
             leaders.1
         ),
     );

@@ -4,7 +4,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use kdp_client::txn::repair::{plan_abort_from, AbortTarget};
+use kdp_domain::repair::{plan_abort_from, AbortTarget};
 
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::repair::{self, ConfirmArgs};

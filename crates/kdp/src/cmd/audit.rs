@@ -9,10 +9,10 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
-use kdp_client::txn::join::now_ms;
-use kdp_client::txn::repair::{
+use kdp_domain::repair::{
     Action, Done, LsoChange, Outcome, PartitionProof, PartitionState, Proof, Report, Snapshot,
 };
+use kdp_workflows::clock::now_ms;
 use serde::Serialize;
 
 use crate::output::Rfc3339;

@@ -1,12 +1,12 @@
 //! `kdp batches`: a partition's record batches read over the wire (Fetch,
 //! read_uncommitted), each producer's sequence judged by the broker's own
-//! rules (`kdp_client::diagnose::sequence`). The CLI reads and renders;
+//! rules (`kdp_domain::diagnose::sequence`). The CLI reads and renders;
 //! the verdicts are the library's.
 
 use std::io::{self, Write};
 
-use kdp_client::diagnose::sequence::{check_sequences, summarize, SequenceVerdict};
 use kdp_client::fetch::{read_batches, FetchSettings, ReadFrom, ReadRequest};
+use kdp_domain::diagnose::sequence::{check_sequences, summarize, SequenceVerdict};
 use kdp_wire::records::{Compression, DEFAULT_MAX_DECOMPRESSED};
 use serde::Serialize;
 
@@ -181,12 +181,11 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         broker_id: args.broker_id,
         settings: FetchSettings::default(),
     };
-    let opts = conn.describe_options(None, None).driver_options();
     // Progress on a terminal's stderr for long reads: a line rewritten
     // every ten fetches, cleared at the end.
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut shown = false;
-    let read = read_batches(&conn.client, &req, &opts, |p| {
+    let read = read_batches(&conn.client, &req, &conn.bound, |p| {
         tracing::debug!(
             batches = p.batches,
             fetches = p.fetches,
@@ -217,7 +216,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     };
     let headers: Vec<_> = read.batches.iter().map(|b| *b.header()).collect();
     let verdicts = check_sequences(&headers);
-    let now_ms = kdp_client::txn::join::now_ms();
+    let now_ms = kdp_workflows::clock::now_ms();
     let mut bad_crc = 0;
     let mut rows = Vec::new();
     for ((b, h), verdict) in read.batches.iter().zip(&headers).zip(&verdicts) {
@@ -264,8 +263,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             max_timestamp: h.max_timestamp,
             max_time: Rfc3339::at(h.max_timestamp),
             partition_leader_epoch: h.partition_leader_epoch,
-            sequence: verdict.map(SequenceVerdict::name),
-            broker_rule: verdict.map(|v| v.rule().name()),
+            sequence: verdict.map(SequenceVerdict::label),
+            broker_rule: verdict.map(|v| v.rule().label()),
             note: verdict.map(SequenceVerdict::explain),
             now_ms,
         });

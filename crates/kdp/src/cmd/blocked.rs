@@ -1,22 +1,20 @@
 //! `kdp blocked`: partitions whose LSO is below the high watermark, the
 //! transaction pinning each, and the consumer groups it holds back, each
 //! blocked row ending with the command that unblocks it. The diagnosis is
-//! kdp-client's ([`kdp_client::diagnose::blocked`]); this file connects,
+//! kdp-domain's ([`kdp_domain::diagnose::blocked`]); this file connects,
 //! gathers and renders.
 
 use std::io::{self, Write};
-
 use std::time::Duration;
 
-use kdp_client::diagnose::blocked::{
-    any_pinned, blocked, held_groups, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict,
-    HeldGroups, Unblock,
+use kdp_domain::diagnose::blocked::{
+    blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict, HeldGap, HeldGroups, Unblock,
 };
-use kdp_client::groups::{advice, read_groups, GroupsRead, ReadOptions, Visibility};
-use kdp_client::txn::driver_options;
-use kdp_client::txn::join::Joined;
-use kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS;
+use kdp_domain::groups::{advice, GroupsRead, Visibility};
 use kdp_wire::ErrorCode;
+use kdp_workflows::blocked::{gather, Gathered};
+use kdp_workflows::groups::{Held, ReadOptions};
+use kdp_workflows::join::JoinOptions;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs, Connected};
@@ -220,7 +218,7 @@ fn unblock_text(u: &Option<Unblock>) -> Option<String> {
 pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
     let mut rows = Vec::new();
     for p in &b.partitions {
-        let base = |group: Option<&kdp_client::diagnose::blocked::GroupRow>| {
+        let base = |group: Option<&kdp_domain::diagnose::blocked::GroupRow>| {
             let pin = p.pinned_by.as_ref();
             Row {
                 topic: Some(p.topic.clone()),
@@ -248,7 +246,7 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                     .map(|t| t.name().to_string()),
                 members: group.and_then(|g| g.members),
                 committed_offset: group.and_then(|g| g.committed),
-                verdict: group.map(|g| g.verdict.kind()),
+                verdict: group.map(|g| g.verdict.label()),
                 error: match group.map(|g| g.verdict) {
                     Some(GroupVerdict::Unread(code)) => Some(code.label()),
                     _ => None,
@@ -363,37 +361,32 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
 }
 
 /// The blocked-groups column of `find-hanging` and `describe
-/// --with-transactions`: the groups read once, and only when a partition
-/// is pinned; what could not be read makes a holder's column unknown (`-`,
-/// null), said once on stderr, never 0.
-pub async fn held_groups_of(conn: &Connected, joined: &Joined, max_timeout_ms: i64) -> HeldGroups {
-    if !any_pinned(joined) {
-        return held_groups(joined, None, max_timeout_ms);
-    }
-    let dopts = driver_options(&conn.describe_options(None, None));
-    let read = match read_groups(&conn.client, &ReadOptions::default(), &dopts).await {
-        Ok(r) => Some(r),
-        Err(e) => {
+/// --with-transactions` (kdp-workflows reads the groups once, and only
+/// when a partition is pinned): what could not be read makes a holder's
+/// column unknown (`-`, null), said once on stderr, never 0.
+pub fn report_held(held: Held) -> HeldGroups {
+    let read = match held.read {
+        Some(Ok(r)) => Some(r),
+        Some(Err(e)) => {
             eprintln!("kdp: consumer groups not read: {e}");
             None
         }
+        None => None,
     };
-    let held = held_groups(joined, read.as_ref(), max_timeout_ms);
-    if held.is_partial() {
+    if held.groups.is_partial() {
         // short enough for an 80-column terminal
-        let why = match &read {
-            None => "the groups could not be read".to_string(),
-            Some(r) if !r.listing_failures.is_empty() => format!(
-                "{} broker(s) did not list their groups",
-                r.listing_failures.len()
-            ),
-            Some(r) if r.visibility.may_hide() => "ACLs may hide groups from the listing".into(),
-            Some(_) => "some groups' or partitions' offsets were not read".into(),
+        let why = match HeldGap::of(read.as_ref()) {
+            HeldGap::NotRead => "the groups could not be read".to_string(),
+            HeldGap::ListingFailed { brokers } => {
+                format!("{brokers} broker(s) did not list their groups")
+            }
+            HeldGap::MayHide => "ACLs may hide groups from the listing".into(),
+            HeldGap::OffsetsNotRead => "some groups' or partitions' offsets were not read".into(),
         };
         eprintln!("kdp: BlockedGroups unknown ('-'): {why}");
         eprintln!("kdp: `kdp blocked` shows what it could read, group by group");
     }
-    held
+    held.groups
 }
 
 /// What was not checked, as one clause per kind (empty: everything was).
@@ -438,17 +431,21 @@ fn unchecked(
 /// The command on a connected client (the in-process tests' entry).
 pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let describe = conn.describe_options(cluster::selection(&args.topic, &[]), None);
-    let dopts = driver_options(&conn.describe_options(None, None));
+    let dopts = conn.describe_options(None, None).driver_options();
     let read = ReadOptions {
         only: args.group.clone(),
         members: true,
     };
     // the groups do not wait for the producers: both at once, one budget
-    let (joined, groups) = tokio::join!(
-        cluster::join(conn, describe, true),
-        read_groups(&conn.client, &read, &dopts)
-    );
-    let joined = match joined {
+    let Gathered { joined, groups } = gather(
+        &conn.client,
+        &JoinOptions::new(describe, true),
+        &read,
+        &dopts,
+        &conn.bound,
+    )
+    .await;
+    let joined = match cluster::reported(conn, joined) {
         Ok(j) => j,
         Err(code) => return code,
     };
@@ -483,9 +480,7 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         ),
         Visibility::Named | Visibility::Any => {}
     }
-    let max_timeout_ms = joined
-        .cluster_max_timeout_ms
-        .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+    let max_timeout_ms = joined.max_timeout_ms();
     let diagnosis = blocked(
         &joined,
         &answers,

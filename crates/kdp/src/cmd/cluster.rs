@@ -1,24 +1,28 @@
-//! What every command that talks to a cluster shares: the flags to reach it
-//! (named as in Kafka's tools), connecting within `--timeout`, and turning
-//! `--topic`/`--partition` into a selection.
+//! What every command that talks to a cluster shares: the one set of flags
+//! to reach it (named as in Kafka's tools), connecting within `--timeout`
+//! (the command's one [`TimeBound`]), and turning `--topic`/`--partition`
+//! into a selection.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::io::IsTerminal;
-
-use kdp_client::txn::join::{JoinOptions, Joined};
 use kdp_client::{
-    BrokerAddress, Client, ClientConfig, Deadline, DescribeOptions, Retrying, TopicSelection,
+    BrokerAddress, Client, ClientConfig, DescribeOptions, Retrying, TimeBound, TopicSelection,
 };
+use kdp_domain::joined::Joined;
+use kdp_workflows::join::JoinOptions;
 
 use crate::exit;
 use crate::properties;
 
-/// How to reach the cluster. The flags are global: they go before or after
-/// the subcommand (`kdp transactions list --bootstrap-server B` as well as
-/// `kdp transactions --bootstrap-server B list`); an empty bootstrap list is
-/// filled in by `main` from the environment, the context or the properties.
+/// How to reach the cluster: the one declaration of the connection flags,
+/// which every command that talks to a cluster flattens (the exporter
+/// included) and the top level takes too ([`TopLevel`]). The flags are
+/// global: they go before or after the subcommand (`kdp transactions list
+/// --bootstrap-server B` as well as `kdp transactions --bootstrap-server B
+/// list`); an empty bootstrap list is filled in by `main` from the
+/// environment, the context or the properties.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ClusterArgs {
     /// Brokers to bootstrap from, tried in order. Without it: KDP_BOOTSTRAP_SERVER,
@@ -36,26 +40,85 @@ pub struct ClusterArgs {
     #[command(flatten)]
     pub client: properties::ClientArgs,
     /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse,
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_TIMEOUT, value_parser = crate::duration::parse,
           global = true)]
     pub timeout: Duration,
+    /// The context (see `kdp context`) of a cluster command. Default: KDP_CONTEXT, then the
+    /// current context; flags and KDP_BOOTSTRAP_SERVER override what it holds.
+    #[arg(long, global = true, value_name = "CONTEXT", env = "KDP_CONTEXT")]
+    pub context: Option<String>,
 }
 
-/// A connected client and the bounds every request of the command shares.
+/// `--timeout` when none is given.
+pub const DEFAULT_TIMEOUT: &str = "30s";
+
+impl ClusterArgs {
+    /// The flags to reach `bootstrap`, everything else as by default.
+    pub fn new(bootstrap: impl Into<String>) -> Self {
+        ClusterArgs {
+            bootstrap_server: bootstrap.into(),
+            client: properties::ClientArgs::default(),
+            timeout: crate::duration::parse(DEFAULT_TIMEOUT).unwrap_or(Duration::from_secs(30)),
+            context: None,
+        }
+    }
+}
+
+/// The connection flags at the top level, so that they may come before the
+/// subcommand: [`ClusterArgs`] itself, its flags hidden there (each command
+/// documents them in its own help) but `--context`, which every command
+/// takes.
+#[derive(Debug, Clone)]
+pub struct TopLevel(pub ClusterArgs);
+
+/// The connection flags that the top level's help leaves to each command's.
+const HIDDEN_AT_TOP: &[&str] = &[
+    "bootstrap_server",
+    "command_config",
+    "command_property",
+    "timeout",
+];
+
+fn hidden_at_top(cmd: clap::Command) -> clap::Command {
+    HIDDEN_AT_TOP
+        .iter()
+        .fold(cmd, |cmd, id| cmd.mut_arg(id, |a| a.hide(true)))
+}
+
+impl clap::FromArgMatches for TopLevel {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        ClusterArgs::from_arg_matches(matches).map(TopLevel)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+}
+
+impl clap::Args for TopLevel {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        hidden_at_top(ClusterArgs::augment_args(cmd))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        hidden_at_top(ClusterArgs::augment_args_for_update(cmd))
+    }
+}
+
+/// A connected client and the one bound on time every step of the command
+/// draws on.
 pub struct Connected {
     /// The client.
     pub client: Arc<Client>,
-    /// One request's bound.
-    pub request_timeout: Duration,
-    /// The command's deadline: the budget every step of the command draws on.
-    pub budget: Deadline,
+    /// The command's `--timeout`, its request timeout and retry policy.
+    pub bound: TimeBound,
     /// The SASL user the config names (`User:NAME`), for audit records;
     /// `None` when the config names none (PLAINTEXT, SSL, OAUTHBEARER).
     pub principal: Option<String>,
 }
 
 impl Connected {
-    /// Describe options over `topics` and `broker_id` within what is left.
+    /// Describe options over `topics` and `broker_id`.
     pub fn describe_options(
         &self,
         topics: Option<Vec<TopicSelection>>,
@@ -64,9 +127,6 @@ impl Connected {
         DescribeOptions {
             topics,
             broker_id,
-            timeout: self.budget.remaining(),
-            deadline: Some(self.budget),
-            request_timeout: self.request_timeout,
             ..Default::default()
         }
     }
@@ -75,7 +135,8 @@ impl Connected {
 /// Connects as `args` say; on failure prints why (prefixed `kdp:`) and
 /// returns the exit status.
 pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
-    let budget = Deadline::after(args.timeout);
+    // the command's one bound: its deadline starts now
+    let bound = TimeBound::after(args.timeout);
     let bootstrap = BrokerAddress::parse_list(&args.bootstrap_server).map_err(|e| {
         fail!("--bootstrap-server: {e}");
         exit::USAGE
@@ -102,11 +163,11 @@ pub async fn connect(args: &ClusterArgs) -> Result<Connected, i32> {
         config.on_retry = Some(Arc::new(say_retrying));
     }
     // the bootstrap draws on the command's budget and says why it failed
-    match Client::connect_within(bootstrap, config, budget).await {
+    let bound = bound.with_request_timeout(request_timeout);
+    match Client::connect_within(bootstrap, config, &bound).await {
         Ok(c) => Ok(Connected {
             client: Arc::new(c),
-            request_timeout,
-            budget,
+            bound,
             principal,
         }),
         Err(e) => {
@@ -192,14 +253,21 @@ pub async fn join_with(
     open_only: bool,
     adjust: impl FnOnce(JoinOptions) -> JoinOptions,
 ) -> Result<Joined, i32> {
-    let opts = adjust(JoinOptions::within(describe, open_only, conn.budget));
-    let joined = kdp_client::txn::join::join(&conn.client, &opts)
-        .await
-        .map_err(|e| exit::report(&e))?;
+    let opts = adjust(JoinOptions::new(describe, open_only));
+    reported(
+        conn,
+        kdp_workflows::join::join(&conn.client, &opts, &conn.bound).await,
+    )
+}
+
+/// A join's answer as the commands report it: the cluster that could not
+/// be reached as the exit status, each phase that ran out of time on stderr.
+pub fn reported(conn: &Connected, joined: kdp_client::Result<Joined>) -> Result<Joined, i32> {
+    let joined = joined.map_err(|e| exit::report(&e))?;
     for phase in &joined.unfinished {
         fail!(
             "{phase} did not answer within --timeout ({}): its results are partial",
-            humantime::format_duration(conn.budget.budget())
+            humantime::format_duration(conn.bound.deadline().budget())
         );
     }
     Ok(joined)
@@ -253,8 +321,8 @@ pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
 pub(crate) mod tests {
     use std::collections::BTreeMap;
 
-    use kdp_client::diagnose::TxnProtocol;
-    use kdp_client::txn::join::JoinPhase;
+    use kdp_domain::joined::JoinPhase;
+    use kdp_domain::protocol::TxnProtocol;
 
     use super::*;
 
@@ -295,8 +363,7 @@ pub(crate) mod tests {
         let client = Client::connect(cluster.bootstrap(), config).await.unwrap();
         Connected {
             client: Arc::new(client),
-            request_timeout: Duration::from_secs(5),
-            budget: Deadline::after(budget),
+            bound: TimeBound::after(budget).with_request_timeout(Duration::from_secs(5)),
             principal: None,
         }
     }

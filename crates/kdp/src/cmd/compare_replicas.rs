@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use kdp_client::diagnose::replicas::Verdict;
-use kdp_client::txn::replicas::{compare_replicas, ReplicaError};
+use kdp_domain::diagnose::replicas::ReplicaError;
+use kdp_domain::diagnose::replicas::Verdict;
+use kdp_workflows::replicas::compare_replicas;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -82,7 +83,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Err(code) => return code,
     };
     let opts = conn.describe_options(cluster::selection(&args.topic, &args.partition), None);
-    let comparison = match compare_replicas(&conn.client, &opts).await {
+    let comparison = match compare_replicas(&conn.client, &opts, &conn.bound).await {
         Ok(c) => c,
         Err(e) => return exit::report(&e),
     };

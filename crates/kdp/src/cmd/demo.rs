@@ -133,9 +133,8 @@ pub async fn run_async(args: Args) -> i32 {
         mock.listeners().len()
     );
     let cluster = ClusterArgs {
-        bootstrap_server: bootstrap.clone(),
-        client: Default::default(),
         timeout: Duration::from_secs(20),
+        ..ClusterArgs::new(bootstrap.clone())
     };
     if args.batches {
         let b = batches::Args {
@@ -163,7 +162,7 @@ pub async fn run_async(args: Args) -> i32 {
             interval: Some(Duration::from_secs(2)),
             max_producer_ids_per_broker: Some(1000),
             max_new_per_second: None,
-            epoch_margin: kdp_client::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+            epoch_margin: kdp_domain::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
             top: 5,
             output: args.output,
         };
@@ -178,7 +177,7 @@ pub async fn run_async(args: Args) -> i32 {
             group: Vec::new(),
             topic: Vec::new(),
             blocked_after: Duration::from_millis(
-                kdp_client::diagnose::blocked::DEFAULT_BLOCKED_AFTER_MS.unsigned_abs(),
+                kdp_domain::diagnose::blocked::DEFAULT_BLOCKED_AFTER_MS.unsigned_abs(),
             ),
             output: args.output,
             watch: Default::default(),
@@ -225,7 +224,7 @@ pub async fn run_async(args: Args) -> i32 {
     let mut describe_args = describe::Args::new(bootstrap.clone());
     describe_args.output = args.output;
     describe_args.show_empty = args.show_empty;
-    describe_args.timeout = Duration::from_secs(20);
+    describe_args.cluster.timeout = Duration::from_secs(20);
     let code = describe::run_against(&bootstrap, describe_args).await;
     mock.shutdown_within(Duration::from_secs(2)).await;
     code

@@ -5,7 +5,6 @@
 //! line by line, `table` and `json` at the end (they are sorted and merged).
 
 use std::io::{self, Write};
-use std::time::Duration;
 
 use kdp_client::DescribeEvent;
 
@@ -16,7 +15,6 @@ use crate::exit;
 use crate::output::producers::Renderer;
 use crate::output::Output;
 use crate::progress::Progress;
-use crate::properties;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "\
@@ -63,18 +61,8 @@ Examples:
   kdp describe --bootstrap-server b1:9092,b2:9092 --topic orders --output jsonl
   kdp describe --bootstrap-server localhost:9092 --topic orders --partition 0 --broker-id 2")]
 pub struct Args {
-    /// Brokers to bootstrap from, tried in order. Without it: KDP_BOOTSTRAP_SERVER,
-    /// then the context's (--context, KDP_CONTEXT, `kdp context use`), then
-    /// bootstrap.servers of --command-config.
-    #[arg(
-        long,
-        value_name = "HOST:PORT[,HOST:PORT...]",
-        global = true,
-        default_value = "",
-        hide_default_value = true,
-        env = "KDP_BOOTSTRAP_SERVER"
-    )]
-    pub bootstrap_server: String,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Topic to describe; repeat for several. Default: every topic.
     #[arg(long, value_name = "TOPIC")]
     pub topic: Vec<String>,
@@ -88,12 +76,6 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
-    /// Bound on the whole command (connecting, retries included), e.g. 500ms, 30s, 2m.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::parse,
-          global = true)]
-    pub timeout: Duration,
-    #[command(flatten)]
-    pub client: properties::ClientArgs,
     /// List partitions without active producers too (table: a row each; jsonl: a line each).
     #[arg(long)]
     pub show_empty: bool,
@@ -109,13 +91,11 @@ impl Args {
     /// Describe the whole cluster behind `bootstrap` as a table, with the defaults.
     pub fn new(bootstrap: impl Into<String>) -> Self {
         Args {
-            bootstrap_server: bootstrap.into(),
+            cluster: ClusterArgs::new(bootstrap),
             topic: Vec::new(),
             partition: Vec::new(),
             broker_id: None,
             output: Output::Table,
-            timeout: Duration::from_secs(30),
-            client: properties::ClientArgs::default(),
             show_empty: false,
             with_transactions: false,
             watch: WatchArgs::default(),
@@ -142,9 +122,9 @@ pub async fn run_async(args: Args) -> i32 {
     run_to(args, &mut out).await
 }
 
-/// [`run_async`] against `bootstrap` instead of `args.bootstrap_server`.
+/// [`run_async`] against `bootstrap` instead of `args.cluster.bootstrap_server`.
 pub async fn run_against(bootstrap: &str, mut args: Args) -> i32 {
-    args.bootstrap_server = bootstrap.to_string();
+    args.cluster.bootstrap_server = bootstrap.to_string();
     run_async(args).await
 }
 
@@ -152,12 +132,7 @@ pub async fn run_against(bootstrap: &str, mut args: Args) -> i32 {
 /// Errors go to stderr prefixed `kdp:`.
 pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let start = tokio::time::Instant::now();
-    let cluster_args = ClusterArgs {
-        bootstrap_server: args.bootstrap_server.clone(),
-        client: args.client.clone(),
-        timeout: args.timeout,
-    };
-    let conn = match cluster::connect(&cluster_args).await {
+    let conn = match cluster::connect(&args.cluster).await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -169,9 +144,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         return describe_txn::run_to(&conn, opts, args.output, out).await;
     }
     let client = conn.client.clone();
-    let deadline = conn.budget.at();
 
-    let now_ms = kdp_client::txn::join::now_ms();
+    let now_ms = kdp_workflows::clock::now_ms();
     let mut render = Renderer::new(
         args.output,
         args.broker_id.is_some(),
@@ -192,22 +166,13 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
                 render.results(throttle_time_ms, outcomes);
             }
         };
-        // the engine is bounded by the deadline; this is only a backstop
-        let backstop = deadline + Duration::from_secs(5);
-        tokio::time::timeout_at(
-            backstop,
-            kdp_client::describe_producers(client, &opts, sink),
-        )
-        .await
+        // bounded by the command's one deadline, like every step of it
+        kdp_client::describe_producers(client, &opts, &conn.bound, sink).await
     };
     progress.finish();
     let summary = match result {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => return exit::report(&e),
-        Err(_) => {
-            fail!("describe did not finish within the timeout");
-            return exit::PARTIAL;
-        }
+        Ok(s) => s,
+        Err(e) => return exit::report(&e),
     };
     if let Err(e) = render.finish(&summary) {
         if e.kind() != io::ErrorKind::BrokenPipe {

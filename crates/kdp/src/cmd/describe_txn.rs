@@ -1,21 +1,23 @@
 //! `kdp describe --with-transactions`: each producer joined with its
 //! transactional id and the coordinator's view, and flagged where the data
-//! proves something (see `kdp_client::diagnose::flags`). `fenced` comes from
-//! one verdict (`kdp_client::diagnose::fence`): the transaction log of each
+//! proves something (see `kdp_domain::diagnose::flags`). `fenced` comes from
+//! one verdict (`kdp_domain::diagnose::fence`): the transaction log of each
 //! producer's transactional id, read here, on both protocol generations, or
 //! the epochs under protocol v1.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use kdp_client::diagnose::blocked::HeldGroups;
-use kdp_client::diagnose::fence::{FenceProof, FenceUnknown, FenceVerdict, LogView};
-use kdp_client::diagnose::flags::{flags, Context, Coordinator};
-use kdp_client::diagnose::TxnProtocol;
-use kdp_client::history::{read_histories, IdHistory, ReadOptions};
-use kdp_client::txn::join::{Joined, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS};
 use kdp_client::DescribeOptions;
+use kdp_domain::diagnose::blocked::HeldGroups;
+use kdp_domain::diagnose::fence::{FenceProof, FenceSource, FenceUnknown, FenceVerdict};
+use kdp_domain::diagnose::flags::{flags, Coordinator};
+use kdp_domain::history::IdHistory;
+use kdp_domain::joined::Joined;
+use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
+use kdp_workflows::describe::{around, Around};
+use kdp_workflows::history::ReadOptions;
 
 use crate::cmd::blocked;
 use crate::cmd::cluster::{self, Connected};
@@ -89,16 +91,9 @@ const HEADER: &[Column] = &[
 
 /// What a fence verdict shows in JSON.
 fn fenced_json(v: &FenceVerdict) -> FencedJson {
-    let (verdict, source) = match v {
-        FenceVerdict::Fenced(FenceProof::Log { .. }) => ("fenced", Some("log")),
-        FenceVerdict::Fenced(FenceProof::Epochs { .. }) => ("fenced", Some("epochs")),
-        FenceVerdict::NotFenced { from_log: true } => ("not-fenced", Some("log")),
-        FenceVerdict::NotFenced { from_log: false } => ("not-fenced", Some("epochs")),
-        FenceVerdict::Unknown(_) => ("unknown", None),
-    };
     FencedJson {
-        verdict,
-        source,
+        verdict: v.label(),
+        source: v.source().map(FenceSource::label),
         detail: detail(v),
     }
 }
@@ -113,7 +108,7 @@ pub fn detail(v: &FenceVerdict) -> Option<String> {
             to,
         }) => format!(
             "the transaction log shows {} at offset {offset} ({}): producer {} epoch {}",
-            cause.as_str(),
+            cause.label(),
             or_dash(Rfc3339::at(*timestamp)),
             to.producer_id,
             to.epoch
@@ -143,33 +138,6 @@ pub fn detail(v: &FenceVerdict) -> Option<String> {
     })
 }
 
-/// Whether a producer looks transactional without a known id: a marker
-/// landed (a coordinator epoch) or a transaction is open.
-fn transactional(p: &ProducerState) -> bool {
-    p.coordinator_epoch >= 0 || p.current_txn_start_offset >= 0
-}
-
-/// The fence verdict of producer `p`, from its id's history when read.
-fn verdict(
-    joined: &Joined,
-    p: &ProducerState,
-    histories: &BTreeMap<&str, &IdHistory>,
-) -> Option<FenceVerdict> {
-    let id = joined.view.listed.get(&p.producer_id);
-    let unreadable;
-    let log = match id.and_then(|id| histories.get(id.as_str())) {
-        Some(IdHistory { result: Ok(h), .. }) => LogView::Read(h),
-        Some(IdHistory { result: Err(e), .. }) => {
-            unreadable = e.to_string();
-            LogView::Unreadable(&unreadable)
-        }
-        None if id.is_some() => LogView::NotRead,
-        None if transactional(p) => LogView::NoTransactionalId,
-        None => return None,
-    };
-    Some(joined.fence_verdict(p, log))
-}
-
 /// The joined rows; `histories` are the transaction logs read, by id, and
 /// `held` gives each open transaction's blocked groups.
 pub fn rows(joined: &Joined, histories: &[IdHistory], held: &HeldGroups) -> Vec<Row> {
@@ -177,14 +145,7 @@ pub fn rows(joined: &Joined, histories: &[IdHistory], held: &HeldGroups) -> Vec<
         .iter()
         .map(|h| (h.transactional_id.as_str(), h))
         .collect();
-    let cx = Context {
-        now_ms: joined.now_ms,
-        protocol: joined.protocol,
-        max_transaction_timeout_ms: joined
-            .cluster_max_timeout_ms
-            .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS),
-        producer_id_expiration_ms: joined.producer_id_expiration_ms,
-    };
+    let cx = joined.flags_context();
     let mut rows: Vec<Row> = joined
         .producers()
         .map(|(topic, partition, p)| {
@@ -194,7 +155,7 @@ pub fn rows(joined: &Joined, histories: &[IdHistory], held: &HeldGroups) -> Vec<
                 Coordinator::Known(t) => Some(*t),
                 _ => None,
             };
-            let fence = verdict(joined, p, &by_id);
+            let fence = joined.fence_from_logs(p, &by_id);
             let not_fenced = FenceVerdict::NotFenced { from_log: false };
             Row {
                 topic: topic.to_string(),
@@ -214,7 +175,7 @@ pub fn rows(joined: &Joined, histories: &[IdHistory], held: &HeldGroups) -> Vec<
                         fence.as_ref().unwrap_or(&not_fenced),
                     )
                     .into_iter()
-                    .map(|f| f.as_str())
+                    .map(|f| f.label())
                     .collect(),
                     fenced: fence.as_ref().map(fenced_json),
                     blocked_groups: held
@@ -275,24 +236,6 @@ fn write(out: &mut dyn Write, output: Output, joined: &Joined, rows: &[Row]) -> 
     }
 }
 
-/// The transaction logs of every transactional id the join knows.
-async fn histories(conn: &Connected, joined: &Joined) -> Vec<IdHistory> {
-    let ids: BTreeSet<String> = joined
-        .producers()
-        .filter_map(|(_, _, p)| joined.view.listed.get(&p.producer_id).cloned())
-        .collect();
-    if ids.is_empty() {
-        return Vec::new();
-    }
-    let ids: Vec<String> = ids.into_iter().collect();
-    let opts = ReadOptions {
-        driver: conn.describe_options(None, None).driver_options(),
-        since_ms: None,
-        principal: conn.principal.clone(),
-    };
-    read_histories(&conn.client, &ids, &opts).await
-}
-
 /// Runs the joined describe on a connected client.
 pub async fn run_to(
     conn: &Connected,
@@ -304,37 +247,28 @@ pub async fn run_to(
         Ok(j) => j,
         Err(code) => return code,
     };
-    let max_timeout_ms = joined
-        .cluster_max_timeout_ms
-        .unwrap_or(DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
+    let logs = ReadOptions {
+        driver: conn.describe_options(None, None).driver_options(),
+        since_ms: None,
+        principal: conn.principal.clone(),
+    };
+    let groups = conn.describe_options(None, None).driver_options();
     // the logs and the groups do not wait for each other
-    let (histories, held) = tokio::join!(
-        histories(conn, &joined),
-        blocked::held_groups_of(conn, &joined, max_timeout_ms)
-    );
+    let Around { histories, held } =
+        around(&conn.client, &joined, &logs, &groups, &conn.bound).await;
+    let held = blocked::report_held(held);
     let rows = rows(&joined, &histories, &held);
     let failed = cluster::report_failed_partitions(&joined);
     // a verdict the log could not give is not "checked": never exit 0 on it
     let unchecked: Vec<&Row> = rows
         .iter()
-        .filter(|r| {
-            matches!(
-                &r.fence,
-                Some(FenceVerdict::Unknown(
-                    FenceUnknown::LogUnreadable(_)
-                        | FenceUnknown::NotInLog
-                        | FenceUnknown::Gap { .. }
-                        | FenceUnknown::Unfinished { .. }
-                        | FenceUnknown::NotRead
-                ))
-            )
-        })
+        .filter(|r| r.fence.as_ref().is_some_and(FenceVerdict::is_unchecked))
         .collect();
     if output == Output::Table {
         fail!(
             "transaction protocol {} ({}); flags: fenced (from the transaction log: an instance change \
              after the writes{}), open-too-long, orphan, idle",
-            joined.protocol.as_str(),
+            joined.protocol.label(),
             match joined.protocol {
                 TxnProtocol::V1 => "epochs change only when an instance starts",
                 TxnProtocol::V2 => "every transaction end bumps the epoch",

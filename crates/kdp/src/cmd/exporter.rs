@@ -9,14 +9,13 @@ use std::time::Duration;
 
 use kdp_client::BrokerAddress;
 
-use crate::cmd::cluster::{client_config, selection as topic_selection};
+use crate::cmd::cluster::{client_config, selection as topic_selection, ClusterArgs};
 use crate::exit;
 use crate::exporter::diagnosis::{Diagnose, FileDiagnosis};
 use crate::exporter::findings::ClusterDiagnosis;
 use crate::exporter::pressure::PressureConfig;
 use crate::exporter::scan::ScanConfig;
 use crate::exporter::{self, Config, StartError};
-use crate::properties;
 
 /// How logs are written.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -63,9 +62,10 @@ Metrics (labels: topic; topic and partition with --per-partition):
   that the previous answer did not hold; they only grow). A broker or topic some replica of which
   did not answer has no series that scan (the scan is partial), never a count of part of it.
 
-A failed scan keeps the last values (kdp_scan_stale 1, kdp_scan_errors_total counts it); a partial
-one keeps the last values of the topics it could not describe. Scans never overlap: one longer than
---interval delays the next. SIGINT or SIGTERM stops it cleanly. The bound address is printed on
+--timeout bounds each scan (connecting, retries and the diagnosis included); without it, a scan
+has the interval, at most 30s. A failed scan keeps the last values (kdp_scan_stale 1,
+kdp_scan_errors_total counts it); a partial one keeps the last values of the topics it could not
+describe. Scans never overlap: one longer than --interval delays the next. SIGINT or SIGTERM stops it cleanly. The bound address is printed on
 stdout as one line. Rules, a dashboard and a systemd unit are in deploy/.
 
 Examples:
@@ -73,29 +73,14 @@ Examples:
   kdp exporter --bootstrap-server b1:9092,b2:9092 --listen 0.0.0.0:9308 --interval 30s --log-format json
   kdp exporter --bootstrap-server localhost:9092 --producer-ids --epoch-margin 2000")]
 pub struct Args {
-    /// Brokers to bootstrap from, tried in order. Without it: KDP_BOOTSTRAP_SERVER,
-    /// then the context's (--context, KDP_CONTEXT, `kdp context use`), then
-    /// bootstrap.servers of --command-config.
-    #[arg(
-        long,
-        value_name = "HOST:PORT[,HOST:PORT...]",
-        global = true,
-        default_value = "",
-        hide_default_value = true,
-        env = "KDP_BOOTSTRAP_SERVER"
-    )]
-    pub bootstrap_server: String,
     #[command(flatten)]
-    pub client: properties::ClientArgs,
+    pub cluster: ClusterArgs,
     /// Where to serve the metrics. Bound exactly as given.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9308")]
     pub listen: String,
     /// Time between the starts of two scans, e.g. 30s, 1m.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::duration::parse)]
     pub interval: Duration,
-    /// Bound on one scan (connecting, retries and the diagnosis included). Default: the interval, at most 30s.
-    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
-    pub timeout: Option<Duration>,
     /// Topic to watch; repeat for several. Default: every topic, internal ones included.
     #[arg(long, value_name = "TOPIC")]
     pub topic: Vec<String>,
@@ -123,7 +108,7 @@ pub struct Args {
     #[arg(long)]
     pub producer_ids: bool,
     /// With --producer-ids: epochs within this many of 32767 are near exhaustion.
-    #[arg(long, value_name = "N", default_value_t = kdp_client::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+    #[arg(long, value_name = "N", default_value_t = kdp_domain::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
           value_parser = clap::value_parser!(i32).range(0..=32767), requires = "producer_ids")]
     pub epoch_margin: i32,
     /// Log format on stderr.
@@ -142,7 +127,7 @@ pub struct Args {
 
 /// `kdp exporter`: runs until SIGINT or SIGTERM.
 pub fn run(args: Args) -> i32 {
-    let bootstrap = match BrokerAddress::parse_list(&args.bootstrap_server) {
+    let bootstrap = match BrokerAddress::parse_list(&args.cluster.bootstrap_server) {
         Ok(b) => b,
         Err(e) => {
             fail!("--bootstrap-server: {e}");
@@ -156,7 +141,7 @@ pub fn run(args: Args) -> i32 {
             return exit::USAGE;
         }
     };
-    let props = match args.client.load() {
+    let props = match args.cluster.client.load() {
         Ok(p) => p,
         Err(msg) => {
             fail!("{msg}");
@@ -166,9 +151,8 @@ pub fn run(args: Args) -> i32 {
     for warning in props.warnings() {
         tracing::warn!("{warning}");
     }
-    let timeout = args
-        .timeout
-        .unwrap_or_else(|| args.interval.min(Duration::from_secs(30)));
+    // `main` bounded it by the interval when --timeout was not given
+    let timeout = args.cluster.timeout;
     let (client, request_timeout) = match client_config(&props, timeout) {
         Ok(c) => c,
         Err(msg) => {
@@ -181,8 +165,6 @@ pub fn run(args: Args) -> i32 {
         None => Arc::new(ClusterDiagnosis {
             describe: kdp_client::DescribeOptions {
                 topics: topic_selection(&args.topic, &[]),
-                timeout,
-                request_timeout,
                 ..Default::default()
             },
             compare_replicas: args.compare_replicas,

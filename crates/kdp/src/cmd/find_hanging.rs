@@ -4,10 +4,11 @@
 use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
-use kdp_client::diagnose::blocked::HeldGroups;
-use kdp_client::diagnose::hanging::{self, OpenTxn, Verdict};
-use kdp_client::txn::join::{max_timeout, Joined};
-use kdp_client::txn::repair::{findings, plan_findings};
+use kdp_domain::diagnose::blocked::HeldGroups;
+use kdp_domain::diagnose::hanging::{self, OpenTxn, Verdict};
+use kdp_domain::joined::{max_timeout, Joined};
+use kdp_domain::repair::{findings, plan_findings};
+use kdp_workflows::groups::held_groups;
 use serde::Serialize;
 
 use crate::cmd::blocked;
@@ -172,13 +173,13 @@ const HEADER: &[Column] = &[
     Column::text("Verdict", 0).styled(colour::verdict),
 ];
 
-/// The verdict rows of a joined scan, candidates only: kdp-client's one
+/// The verdict rows of a joined scan, candidates only: kdp-domain's one
 /// judgement
-/// ([`kdp_client::diagnose::findings`](fn@kdp_client::diagnose::findings),
+/// ([`kdp_domain::diagnose::findings`](fn@kdp_domain::diagnose::findings),
 /// which the exporter counts too), rendered. A producer whose LastTimestamp
 /// is unknown is `unknown` (exit 1), never `hanging`, as in the exporter.
 pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) -> Vec<Row> {
-    let found = kdp_client::diagnose::findings(joined, max_timeout_ms);
+    let found = kdp_domain::diagnose::findings(joined, max_timeout_ms);
     let mut rows = Vec::new();
     for (judged, verdict) in found.candidates() {
         if *verdict == Verdict::NotHanging && !all {
@@ -191,10 +192,8 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) 
             producer: p.clone(),
         };
         let state = joined.coordinator_state(p.producer_id);
-        let tracked = state.filter(|t| kdp_client::diagnose::includes(t, topic, partition));
-        let start = tracked
-            .and_then(|t| kdp_client::time::known_ms(t.transaction_start_time_ms))
-            .unwrap_or(p.last_timestamp);
+        let tracked = joined.tracked(topic, partition, p.producer_id);
+        let start = hanging::transaction_start_ms(tracked, p);
         rows.push(Row {
             topic: topic.to_string(),
             partition,
@@ -207,7 +206,7 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) 
             transactional_id: hanging::transactional_id(&joined.view, &txn).map(str::to_string),
             coordinator_state: state.map(|t| t.transaction_state.clone()),
             transaction_start_time_ms: tracked.map(|t| t.transaction_start_time_ms),
-            transaction_age_ms: kdp_client::time::age_ms(start, joined.now_ms),
+            transaction_age_ms: kdp_domain::time::age_ms(start, joined.now_ms),
             blocked_records: joined
                 .offsets
                 .get(&(topic.to_string(), partition))
@@ -216,7 +215,7 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) 
             blocked_groups: held
                 .of(topic, partition, p.producer_id)
                 .map(<[String]>::to_vec),
-            verdict: verdict.kind(),
+            verdict: verdict.kind().label(),
             reason: verdict.explain(),
             kafka_says_hanging: hanging::kafka_says_hanging(&txn, &joined.view),
             judged: verdict.clone(),
@@ -261,7 +260,10 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let (max_timeout_ms, source) = max_timeout(given, joined.cluster_max_timeout_ms);
     let source = source.describe();
     tracing::info!(max_timeout_ms, source, "candidate threshold");
-    let held = blocked::held_groups_of(&conn, &joined, max_timeout_ms).await;
+    let dopts = conn.describe_options(None, None).driver_options();
+    let held = blocked::report_held(
+        held_groups(&conn.client, &joined, max_timeout_ms, &dopts, &conn.bound).await,
+    );
     let rows = rows(&joined, max_timeout_ms, args.all, &held);
     for (broker, e) in &joined.listing_errors {
         fail!(
@@ -353,13 +355,13 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
 mod tests {
     use std::collections::BTreeMap;
 
-    use kdp_client::diagnose::hanging::{CoordinatorView, Description};
-    use kdp_client::diagnose::TxnProtocol;
-    use kdp_client::{DescribeSummary, PartitionOutcome};
+    use kdp_domain::coordinator::{CoordinatorView, Description};
+    use kdp_domain::protocol::TxnProtocol;
+    use kdp_domain::{DescribeSummary, PartitionOutcome};
     use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
 
     use super::*;
-    use crate::exporter::findings::findings as exporter_findings;
+    use kdp_domain::diagnose::summary::Diagnosis;
 
     const NOW: i64 = 10_000_000_000;
     const TIMEOUT: i64 = 900_000;
@@ -467,7 +469,7 @@ mod tests {
             .iter()
             .map(|r| (r.topic.clone(), r.partition, r.verdict))
             .collect();
-        let d = exporter_findings(&j);
+        let d = Diagnosis::of(&j);
         let mut counted: Vec<(String, i32, &str)> = d
             .transactions
             .iter()

@@ -3,8 +3,8 @@
 
 use std::io::{IsTerminal, Write};
 
-use kdp_client::txn::repair::{advice, plan_force_terminate, ForceTerminatePlan};
-use kdp_wire::TxnState;
+use kdp_domain::repair::{advice, ForceTerminatePlan};
+use kdp_workflows::repair::plan_force_terminate;
 
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::repair::{self, ConfirmArgs};
@@ -60,6 +60,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         &conn.client,
         &args.transactional_id,
         &conn.describe_options(None, None),
+        &conn.bound,
     )
     .await;
     for (id, e) in &left_alone {
@@ -77,9 +78,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         return exit::USAGE;
     }
     for s in &plan.steps {
-        if let Some(state @ (TxnState::PrepareCommit | TxnState::PrepareAbort)) =
-            s.seen.coordinator.state()
-        {
+        if let Some(state) = s.seen.coordinator.decided() {
             fail!(
                 "warning: {} is in {state}: the coordinator answers CONCURRENT_TRANSACTIONS until its markers are written",
                 s.seen.transactional_id().unwrap_or("")

@@ -1,42 +1,23 @@
 //! The flags every command takes before or after its subcommand: the
-//! connection flags (each cluster command declares them too, with the same
-//! ids, so clap hands a value given before the subcommand to it), the
-//! context, colour and the table layout.
-
-use std::path::PathBuf;
-use std::time::Duration;
+//! connection flags (the one declaration,
+//! [`ClusterArgs`](crate::cmd::cluster::ClusterArgs), which each
+//! cluster command flattens too, so that clap hands a value given before
+//! the subcommand to it), colour and the table layout.
 
 use clap::parser::ValueSource;
 
+use crate::cmd::cluster::TopLevel;
 use crate::output::colour::ColorChoice;
 use crate::output::Output;
-use crate::properties;
 
-/// The top-level flags. The connection flags are hidden here: each command
-/// that uses them documents them in its own help.
+/// The top-level flags. The connection flags but `--context` are hidden
+/// here: each command that uses them documents them in its own help.
 #[derive(clap::Args, Debug)]
 pub struct Globals {
-    #[arg(
-        long,
-        global = true,
-        hide = true,
-        value_name = "HOST:PORT[,HOST:PORT...]"
-    )]
-    pub bootstrap_server: Option<String>,
-    #[arg(long, global = true, hide = true, value_name = "FILE")]
-    pub command_config: Option<PathBuf>,
-    #[arg(long, global = true, hide = true, value_name = "KEY=VALUE",
-          value_parser = properties::parse_key_value)]
-    pub command_property: Vec<(String, String)>,
-    #[arg(long, global = true, hide = true, value_name = "DURATION",
-          value_parser = crate::duration::parse)]
-    pub timeout: Option<Duration>,
+    #[command(flatten)]
+    pub connection: TopLevel,
     #[arg(long, short = 'o', global = true, hide = true, value_enum)]
     pub output: Option<Output>,
-    /// The context (see `kdp context`) of a cluster command. Default: KDP_CONTEXT, then the
-    /// current context; flags and KDP_BOOTSTRAP_SERVER override what it holds.
-    #[arg(long, global = true, value_name = "CONTEXT", env = "KDP_CONTEXT")]
-    pub context: Option<String>,
     /// Colour verdicts, flags and errors: auto (on a terminal, unless NO_COLOR is set), always,
     /// never.
     #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
@@ -76,6 +57,15 @@ pub fn refuse_connection_flags(
         }
     }
     Ok(())
+}
+
+/// Whether the user gave flag `id` (on the command line or through its
+/// environment variable), rather than leaving it at its default.
+pub fn given(matches: &clap::ArgMatches, id: &str) -> bool {
+    matches!(
+        matches.value_source(id),
+        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+    )
 }
 
 /// Refuses `--output` for a command without one.

@@ -4,8 +4,8 @@
 
 use std::io::{self, BufWriter, Write};
 
-use kdp_client::history::{Beginning, History, IdHistory, StateChange};
-use kdp_client::txn::join::now_ms;
+use kdp_domain::history::{Beginning, History, IdHistory, StateChange};
+use kdp_workflows::clock::now_ms;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -183,17 +183,17 @@ impl ChangeRow {
             client_transaction_version: v.map(|v| v.client_transaction_version),
             transaction_timeout_ms: v.map(|v| v.transaction_timeout_ms),
             transaction_start_time_ms: v
-                .and_then(|v| kdp_client::time::known_ms(v.transaction_start_timestamp_ms)),
+                .and_then(|v| kdp_domain::time::known_ms(v.transaction_start_timestamp_ms)),
             transaction_start_time: v.and_then(|v| Rfc3339::at(v.transaction_start_timestamp_ms)),
             transaction_last_update_time_ms: v
-                .and_then(|v| kdp_client::time::known_ms(v.transaction_last_update_timestamp_ms)),
+                .and_then(|v| kdp_domain::time::known_ms(v.transaction_last_update_timestamp_ms)),
             transaction_last_update_time: v
                 .and_then(|v| Rfc3339::at(v.transaction_last_update_timestamp_ms)),
             topic_partitions: tp(&c.partitions),
             partitions_added: tp(&c.partitions_added),
             from_producer_id: from.map(|f| f.producer_id),
             from_producer_epoch: from.map(|f| f.epoch),
-            cause: c.cause().map(|c| c.as_str()),
+            cause: c.cause().map(|c| c.label()),
             instance: c.instance,
             instance_change: c.instance_change,
             gap_before: c.gap_before,
@@ -311,7 +311,7 @@ impl ReachJson {
             first_offset: r.first_record.map(|(o, _)| o),
             first_timestamp_ms: r
                 .first_record
-                .and_then(|(_, t)| kdp_client::time::known_ms(t)),
+                .and_then(|(_, t)| kdp_domain::time::known_ms(t)),
             first_timestamp: r.first_record.and_then(|(_, t)| Rfc3339::at(t)),
             records_read: r.records,
             removed_offsets: r.removed(),
@@ -548,7 +548,7 @@ impl OffsetsBar {
     }
 
     /// After a chunk of a partition.
-    pub fn update(&mut self, p: kdp_client::history::ReadProgress) {
+    pub fn update(&mut self, p: kdp_workflows::history::ReadProgress) {
         if !self.terminal || p.total < PROGRESS_MIN_OFFSETS {
             return;
         }
@@ -600,16 +600,17 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Err(code) => return code,
     };
     let now = now_ms();
-    let opts = kdp_client::history::ReadOptions {
+    let opts = kdp_workflows::history::ReadOptions {
         driver: conn.describe_options(None, None).driver_options(),
         since_ms: args.since.map(|s| s.ms(now)),
         principal: conn.principal.clone(),
     };
     let mut bar = OffsetsBar::new();
-    let histories = kdp_client::history::read_histories_with(
+    let histories = kdp_workflows::history::read_histories_with(
         &conn.client,
         &args.transactional_id,
         &opts,
+        &conn.bound,
         |p| bar.update(p),
     )
     .await;

@@ -5,8 +5,8 @@
 
 use std::io::{self, Write};
 
-use kdp_client::diagnose::pressure::{self, churn, Churn, Pressure, DEFAULT_EPOCH_MARGIN};
-use kdp_client::txn::pressure::{scan, ScanOptions};
+use kdp_domain::diagnose::pressure::{self, churn, Churn, Pressure, DEFAULT_EPOCH_MARGIN};
+use kdp_workflows::pressure::{scan, ScanOptions};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -199,7 +199,7 @@ record!(FenceRow<'_>, |r| vec![
 struct PrefixRow<'a>(&'a pressure::PrefixCount);
 record!(PrefixRow<'_>, |r| vec![
     r.0.prefix.clone(),
-    r.0.tail.as_str().to_string(),
+    r.0.tail.label().to_string(),
     r.0.transactional_ids.to_string(),
     if r.0.one_per_task() {
         "yes".into()
@@ -264,7 +264,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     if let Some(every) = args.interval {
         // the first of two scans: the baseline, as --since would read it
         let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
-        match scan(&conn.client, &opts, &options).await {
+        match scan(&conn.client, &opts, &options, &conn.bound).await {
             Ok(s) => before = Some(s.pressure),
             Err(e) => return exit::report(&e),
         };
@@ -272,7 +272,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     }
     // the second scan has a budget of its own, as the first had
     let opts = conn.describe_options(cluster::selection(&args.topic, &[]), None);
-    let mut s = match scan(&conn.client, &opts, &options).await {
+    let mut s = match scan(&conn.client, &opts, &options, &conn.bound).await {
         Ok(s) => s,
         Err(e) => return exit::report(&e),
     };
@@ -290,13 +290,8 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     }
     let churn = before.as_ref().map(|b| churn(b, &p)).unwrap_or_default();
     let per_broker_rate = |broker: i32| -> Option<(u64, u64, Option<f64>)> {
-        before.as_ref()?;
-        let mine = churn.iter().filter(|c| c.broker == broker);
-        let (new, gone) = mine
-            .clone()
-            .fold((0, 0), |a, c| (a.0 + c.new, a.1 + c.gone));
-        let secs = (p.scanned_at_ms - before.as_ref()?.scanned_at_ms) as f64 / 1000.0;
-        Some((new, gone, (secs > 0.0).then(|| new as f64 / secs)))
+        let c = pressure::broker_churn(before.as_ref()?, &p, &churn, broker);
+        Some((c.new, c.gone, c.new_per_second))
     };
     if let Err(e) = render(out, &args, &p, &churn, &per_broker_rate) {
         if e.kind() != io::ErrorKind::BrokenPipe {

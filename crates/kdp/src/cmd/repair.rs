@@ -1,17 +1,16 @@
 //! What `abort`, `force-terminate` and `find-hanging --repair` share: the
-//! plan kdp-client made, rendered before anything is sent; one
-//! confirmation; kdp-client's re-check and execution; and the report,
+//! plan kdp-domain made, rendered before anything is sent; one
+//! confirmation; kdp-workflows' re-check and execution; and the report,
 //! numbered as the plan.
 
 use std::io::{self, BufRead, IsTerminal, Write};
 
-use kdp_client::txn::repair::{
-    self, Action, CoordinatorAnswer, Done, LsoChange, Outcome, Plan, Proof, RepairOptions, Report,
-    Step,
+use kdp_domain::repair::{
+    Action, CoordinatorAnswer, Done, LsoChange, Outcome, Plan, Proof, Report, Step,
 };
+use kdp_workflows::repair::{self as workflow, cluster_id, RepairOptions, Repaired};
 
 use crate::cmd::audit;
-
 use crate::cmd::cluster::{ClusterArgs, Connected};
 use crate::exit;
 
@@ -146,7 +145,7 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// The plan on `out`, the confirmation, then kdp-client's re-check and
+/// The plan on `out`, the confirmation, then kdp-workflows' re-check and
 /// execution and the report on `out`: `Ok(status of the report)` once
 /// executed, `Err(status)` when it stopped before sending anything (0 for
 /// a dry run). `plan_seen_at_prompt`: whether `out` is where the prompt
@@ -196,24 +195,21 @@ pub async fn carry_out(
         },
         None => None,
     };
-    let opts = RepairOptions::new(conn.describe_options(None, None));
-    let before = repair::snapshot(&conn.client, &plan, &opts).await;
-    let report = repair::execute(&conn.client, &plan, &opts).await;
+    let opts = RepairOptions::new(&conn.bound);
     // force-terminate's markers are written by the coordinator afterwards:
     // the proof reads again until the LSO moved or --timeout passes
-    let proof = repair::prove(&conn.client, &before, &report, &opts, conn.budget).await;
+    let Repaired {
+        before,
+        report,
+        proof,
+    } = workflow::carry_out(&conn.client, &plan, &opts, &conn.bound).await;
     let mut code = render_report(out, &report);
     render_proof(out, &proof);
     if !proof.all_settled() && code != exit::PARTIAL {
         code = exit::PARTIAL;
     }
     if let (Some(file), Some(path)) = (audit_file.as_mut(), &args.audit_log) {
-        let cluster_id = conn
-            .client
-            .metadata_within(Some(&[]), conn.budget.bound(conn.request_timeout))
-            .await
-            .ok()
-            .and_then(|m| m.cluster_id);
+        let cluster_id = cluster_id(&conn.client, &conn.bound).await;
         let ctx = audit::Context {
             command,
             cluster_id: cluster_id.as_deref(),
@@ -362,7 +358,7 @@ mod tests {
     use std::cell::RefCell;
     use std::rc::Rc;
 
-    use kdp_client::txn::repair::{AbortSpec, CoordinatorAnswer, NotAsked, PartitionSeen, Seen};
+    use kdp_domain::repair::{AbortSpec, CoordinatorAnswer, NotAsked, PartitionSeen, Seen};
 
     use super::*;
 
@@ -414,10 +410,11 @@ mod tests {
     async fn an_lso_that_did_not_move_exits_1_and_is_recorded() {
         use std::time::Duration;
 
-        use kdp_client::txn::repair::{plan_abort, AbortTarget};
-        use kdp_client::Deadline;
+        use kdp_client::TimeBound;
+        use kdp_domain::repair::AbortTarget;
         use kdp_wire::messages::list_offsets::READ_COMMITTED;
         use kdp_wire::messages::ListOffsetsRequest;
+        use kdp_workflows::repair::plan_abort;
 
         let cluster = kdp_test_support::StallCluster::demo();
         cluster.edit::<ListOffsetsRequest, _>(|_, req, resp| {
@@ -431,8 +428,8 @@ mod tests {
         });
         let conn = Connected {
             client: cluster.client().await,
-            request_timeout: Duration::from_secs(2),
-            budget: Deadline::after(Duration::from_secs(10)),
+            bound: TimeBound::after(Duration::from_secs(10))
+                .with_request_timeout(Duration::from_secs(2)),
             principal: Some("User:ops".into()),
         };
         let target = AbortTarget::StartOffset {
@@ -440,9 +437,14 @@ mod tests {
             partition: 0,
             start_offset: 40112,
         };
-        let plan = plan_abort(&conn.client, &target, &conn.describe_options(None, None))
-            .await
-            .expect("plan");
+        let plan = plan_abort(
+            &conn.client,
+            &target,
+            &conn.describe_options(None, None),
+            &conn.bound,
+        )
+        .await
+        .expect("plan");
         let dir = std::env::temp_dir().join(format!("kdp-not-moved-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let log = dir.join("audit.jsonl");
@@ -468,7 +470,7 @@ mod tests {
             serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
         assert_eq!(line["Partitions"][0]["LsoChange"], "not moved");
         assert_eq!(line["Principal"], "User:ops");
-        assert!(tokio::time::Instant::now() <= conn.budget.at());
+        assert!(tokio::time::Instant::now() <= conn.bound.deadline().at());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -2,13 +2,14 @@
 //! `kafka-transactions.sh list` and `describe` print it, plus times as
 //! RFC 3339 and ages; every broker asked, ids batched per coordinator.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use kdp_client::txn::describe::describe_transactions;
-use kdp_client::txn::driver_options;
-use kdp_client::txn::join::now_ms;
-use kdp_client::txn::list::{list_transactions, ListFilters};
+use kdp_client::txn::describe::{describe_transactions, Described};
+use kdp_client::txn::list::ListFilters;
+use kdp_workflows::clock::now_ms;
+use kdp_workflows::transactions::{list, Listed};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -126,7 +127,7 @@ impl Record for ListRow {
 /// A coordinator's TransactionStartTimeMs as the rows show it: the time
 /// (`None` when unknown: 0 or below), its RFC 3339 form, and its age at `now`.
 fn started(start_ms: i64, now: i64) -> (Option<i64>, Option<Rfc3339>, Option<i64>) {
-    let start = kdp_client::time::known_ms(start_ms);
+    let start = kdp_domain::time::known_ms(start_ms);
     (
         start,
         start.and_then(Rfc3339::at),
@@ -134,19 +135,10 @@ fn started(start_ms: i64, now: i64) -> (Option<i64>, Option<Rfc3339>, Option<i64
     )
 }
 
-/// The start time of each listed transaction, asked of its coordinator
-/// (ListTransactions carries none). Returns how many ids could not be
-/// described; their rows keep `null`.
-async fn add_start_times(
-    client: &kdp_client::txn::SharedClient,
-    rows: &mut [ListRow],
-    opts: &kdp_client::admin::driver::DriverOptions,
-) -> usize {
-    let ids: Vec<String> = rows.iter().map(|r| r.transactional_id.clone()).collect();
-    if ids.is_empty() {
-        return 0;
-    }
-    let described = describe_transactions(client, ids, opts).await;
+/// The start time of each listed transaction, as its coordinator
+/// described it (ListTransactions carries none). Returns how many ids could
+/// not be described; their rows keep `null`.
+fn add_start_times(rows: &mut [ListRow], described: &BTreeMap<String, Described>) -> usize {
     let now = now_ms();
     let mut failed = 0;
     for row in rows {
@@ -234,7 +226,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let dopts = driver_options(&conn.describe_options(None, None));
+    let dopts = conn.describe_options(None, None).driver_options();
     let (result, failed) = match cmd.args.command {
         Sub::List {
             state,
@@ -251,7 +243,10 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                     .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
                 transactional_id_pattern,
             };
-            let listings = match list_transactions(&conn.client, &filters, &dopts).await {
+            let Listed {
+                listings,
+                described,
+            } = match list(&conn.client, &filters, &dopts, &conn.bound).await {
                 Ok(l) => l,
                 Err(e) => {
                     fail!("{e}");
@@ -292,7 +287,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                 }
             }
             rows.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
-            failed += add_start_times(&conn.client, &mut rows, &dopts).await;
+            failed += add_start_times(&mut rows, &described);
             let header = [
                 Column::text("TransactionalId", 0),
                 Column::new("Coordinator", 2),
@@ -313,7 +308,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             let mut ids = transactional_id;
             ids.sort();
             ids.dedup();
-            let described = describe_transactions(&conn.client, ids, &dopts).await;
+            let described = describe_transactions(&conn.client, ids, &dopts, &conn.bound).await;
             let mut rows = Vec::new();
             let mut failed = 0;
             for (id, d) in described {

@@ -117,7 +117,7 @@ impl Screen {
         frame.push_str(&format!(
             "Every {}: {title}  round {n}, {}{status}\n\n",
             humantime::format_duration(every),
-            crate::output::Rfc3339::at(kdp_client::txn::join::now_ms())
+            crate::output::Rfc3339::at(kdp_workflows::clock::now_ms())
                 .map(|t| t.to_string())
                 .unwrap_or_default()
         ));

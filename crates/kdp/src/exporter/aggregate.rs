@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kdp_client::PartitionOutcome;
+use kdp_domain::partition::has_open_transaction;
+use kdp_domain::PartitionOutcome;
 
 /// What a series is labelled with: a topic, and the partition only with
 /// `--per-partition`.
@@ -83,7 +84,7 @@ impl Aggregate {
                 let key = Key::new(&outcome.topic, outcome.partition, self.per_partition);
                 let c = self.counts.entry(key).or_default();
                 c.producers += producers.len() as u64;
-                for p in producers.iter().filter(|p| p.current_txn_start_offset >= 0) {
+                for p in producers.iter().filter(|p| has_open_transaction(p)) {
                     c.open_transactions += 1;
                     if known_timestamp(p.last_timestamp) {
                         let oldest = c
@@ -129,7 +130,7 @@ impl Aggregate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kdp_client::PartitionError;
+    use kdp_domain::partition::PartitionError;
     use kdp_wire::messages::ProducerState;
     use kdp_wire::ErrorCode;
 

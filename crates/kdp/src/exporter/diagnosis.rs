@@ -22,224 +22,11 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use kdp_client::diagnose::TxnProtocol;
-use kdp_client::{Client, DescribeSummary, PartitionOutcome};
+use kdp_client::{Client, TimeBound};
+use kdp_domain::diagnose::summary::Diagnosis;
+use kdp_domain::protocol::TxnProtocol;
+use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::ProducerState;
-use serde::Deserialize;
-use tokio::time::Instant;
-
-/// Why a transaction is reported. A closed set: it becomes the `reason`
-/// label, and labels must stay bounded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    /// Hanging: the coordinator has no transaction for this producer.
-    NoTransaction,
-    /// Hanging: the partition is not in the coordinator's transaction.
-    PartitionNotInTransaction,
-    /// Stuck: PrepareCommit for longer than the timeout, markers not written.
-    PrepareCommit,
-    /// Stuck: PrepareAbort for longer than the timeout, markers not written.
-    PrepareAbort,
-}
-
-impl Reason {
-    pub const ALL: [Reason; 4] = [
-        Reason::NoTransaction,
-        Reason::PartitionNotInTransaction,
-        Reason::PrepareCommit,
-        Reason::PrepareAbort,
-    ];
-
-    /// The `reason` label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            Reason::NoTransaction => "no_transaction",
-            Reason::PartitionNotInTransaction => "partition_not_in_transaction",
-            Reason::PrepareCommit => "prepare_commit",
-            Reason::PrepareAbort => "prepare_abort",
-        }
-    }
-
-    /// Stuck (the coordinator still has it, its markers never landed) rather
-    /// than hanging (the coordinator does not know it).
-    pub fn is_stuck(self) -> bool {
-        matches!(self, Reason::PrepareCommit | Reason::PrepareAbort)
-    }
-}
-
-/// Why a candidate could not be judged (`find-hanging`'s `unknown`): the
-/// `reason` label of `kdp_unknown_transactions`, a closed set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UnknownReason {
-    /// The transactional id may be hidden from, or not describable by, the
-    /// caller (ACLs).
-    NotAuthorized,
-    /// Some broker did not answer ListTransactions.
-    ListingIncomplete,
-    /// DescribeTransactions of the id failed.
-    DescribeFailed,
-    /// The producer's LastTimestamp is unknown (0 or below): its age, and
-    /// so Kafka's candidate rule, cannot be applied, and no coordinator
-    /// tracks it.
-    UnknownTimestamp,
-}
-
-impl UnknownReason {
-    pub const ALL: [UnknownReason; 4] = [
-        UnknownReason::NotAuthorized,
-        UnknownReason::ListingIncomplete,
-        UnknownReason::DescribeFailed,
-        UnknownReason::UnknownTimestamp,
-    ];
-
-    /// The `reason` label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            UnknownReason::NotAuthorized => "not_authorized",
-            UnknownReason::ListingIncomplete => "listing_incomplete",
-            UnknownReason::DescribeFailed => "describe_failed",
-            UnknownReason::UnknownTimestamp => "unknown_timestamp",
-        }
-    }
-}
-
-/// The verdict on the open transaction that holds a partition's last stable
-/// offset: the `verdict` label of `kdp_blocked_records_by_verdict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Holder {
-    /// Hanging: no coordinator will end it.
-    Hanging,
-    /// Stuck: decided, markers not written.
-    Stuck,
-    /// A candidate kdp could not judge.
-    Unknown,
-    /// Open and tracked by its coordinator, or not idle long enough to be a
-    /// candidate.
-    Open,
-}
-
-impl Holder {
-    pub const ALL: [Holder; 4] = [
-        Holder::Hanging,
-        Holder::Stuck,
-        Holder::Unknown,
-        Holder::Open,
-    ];
-
-    /// The `verdict` label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            Holder::Hanging => "hanging",
-            Holder::Stuck => "stuck",
-            Holder::Unknown => "unknown",
-            Holder::Open => "open",
-        }
-    }
-}
-
-/// One open transaction the diagnosis reports as hanging or stuck.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Finding {
-    pub topic: String,
-    pub partition: i32,
-    pub reason: Reason,
-}
-
-/// One candidate the diagnosis could not judge.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Undecided {
-    pub topic: String,
-    pub partition: i32,
-    pub reason: UnknownReason,
-}
-
-/// A number about one partition.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PartitionValue {
-    pub topic: String,
-    pub partition: i32,
-    pub value: u64,
-}
-
-/// A partition's blocked records, with the verdict on the transaction that
-/// holds its last stable offset.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HeldValue {
-    pub topic: String,
-    pub partition: i32,
-    pub verdict: Holder,
-    pub value: u64,
-}
-
-/// A partition.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PartitionRef {
-    pub topic: String,
-    pub partition: i32,
-}
-
-/// What the diagnosis found after one scan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Diagnosis {
-    /// Hanging and stuck transactions, one entry each.
-    #[serde(default)]
-    pub transactions: Vec<Finding>,
-    /// Candidates that could not be judged, one entry each. A topic (or
-    /// partition) with any gets no zero hanging or stuck series: a zero
-    /// there would claim a check that was not made.
-    #[serde(default)]
-    pub unknown_transactions: Vec<Undecided>,
-    /// Producers still listed on a partition whose instance the coordinator
-    /// has fenced, counted per partition.
-    #[serde(default)]
-    pub fenced_producers: Vec<PartitionValue>,
-    /// Producers whose state differs between replicas, per partition;
-    /// `None` when the replicas were not asked (no series then, rather than
-    /// zeros that would claim they agree).
-    #[serde(default)]
-    pub replica_divergences: Option<Vec<PartitionValue>>,
-    /// Partitions with a replica that could not be asked: their topic (or
-    /// partition) gets no divergence series (the replicas that answered
-    /// agreeing proves nothing about the one that did not).
-    #[serde(default)]
-    pub replica_divergences_unknown: Vec<PartitionRef>,
-    /// Records between the last stable offset and the high watermark.
-    #[serde(default)]
-    pub blocked_records: Vec<PartitionValue>,
-    /// The same records, by the verdict on the transaction holding the LSO.
-    #[serde(default)]
-    pub blocked_records_by_verdict: Vec<HeldValue>,
-    /// Partitions with an open transaction whose offsets could not be read:
-    /// their topic (or partition) gets no blocked-records series.
-    #[serde(default)]
-    pub blocked_records_unknown: Vec<PartitionRef>,
-    /// The consumer groups held back, per group; `None` when the groups
-    /// were not read (no group series then).
-    #[serde(default)]
-    pub groups: Option<super::groups::GroupsFound>,
-    /// Requests of the diagnosis that failed (a broker's ListTransactions,
-    /// a transactional id's DescribeTransactions, a partition's offsets, a
-    /// replica's DescribeProducers).
-    /// Not 0: `kdp_diagnosis_available` is 0 and the scan counts as partial.
-    #[serde(default)]
-    pub failed_requests: u64,
-}
-
-impl Diagnosis {
-    /// Every request answered.
-    pub fn is_complete(&self) -> bool {
-        self.failed_requests == 0
-    }
-}
 
 /// What one scan described, kept for the diagnosis: each partition with
 /// only the producers [`Diagnose::keeps`] asked for.
@@ -266,13 +53,13 @@ pub trait Diagnose: Send + Sync {
     /// scan only then).
     fn needs_protocol(&self) -> bool;
 
-    /// The diagnosis of `scanned`, done by `deadline` (else `None`).
-    fn diagnose(
-        &self,
+    /// The diagnosis of `scanned`, within the scan's `bound` (`None`: none).
+    fn diagnose<'a>(
+        &'a self,
         client: Arc<Client>,
         scanned: Scanned,
-        deadline: Instant,
-    ) -> DiagnoseFuture<'_>;
+        bound: &'a TimeBound,
+    ) -> DiagnoseFuture<'a>;
 }
 
 /// A diagnosis read from a JSON file after each scan: the test hook behind
@@ -290,7 +77,12 @@ impl Diagnose for FileDiagnosis {
         false
     }
 
-    fn diagnose(&self, _client: Arc<Client>, _: Scanned, _: Instant) -> DiagnoseFuture<'_> {
+    fn diagnose<'a>(
+        &'a self,
+        _client: Arc<Client>,
+        _: Scanned,
+        _: &'a TimeBound,
+    ) -> DiagnoseFuture<'a> {
         Box::pin(async move {
             // a small file: read inline
             let text = match std::fs::read_to_string(&self.0) {
@@ -313,6 +105,8 @@ impl Diagnose for FileDiagnosis {
 
 #[cfg(test)]
 mod tests {
+    use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
+
     use super::*;
 
     #[test]
@@ -323,11 +117,11 @@ mod tests {
                 "blocked_records": [{"topic": "t", "partition": 0, "value": 12}]}"#,
         )
         .unwrap();
-        assert_eq!(d.transactions[0].reason, Reason::PrepareAbort);
+        assert_eq!(d.transactions[0].reason, Problem::PrepareAbort);
         assert!(d.transactions[0].reason.is_stuck());
         assert_eq!(
             d.unknown_transactions[0].reason,
-            UnknownReason::ListingIncomplete
+            UnknownKind::ListingIncomplete
         );
         assert!(d.fenced_producers.is_empty());
         assert!(d.is_complete());

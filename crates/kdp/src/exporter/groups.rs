@@ -2,8 +2,8 @@
 //! exporter's side of `kdp blocked`. After each scan the groups are read
 //! once (ListGroups on every broker, every group's committed offsets and its
 //! members, at their coordinators) beside the diagnosis' own lookups, and
-//! judged by kdp-client's
-//! [`blocked`] against the scan's
+//! judged by kdp-domain's
+//! [`blocked`](kdp_domain::diagnose::blocked::blocked) against the scan's
 //! join (no second describe), so the exporter and `kdp blocked` never
 //! disagree on a group.
 //!
@@ -22,150 +22,13 @@
 //! known at all. Each such failure counts as a failed request, so the scan
 //! is partial.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use kdp_client::diagnose::blocked::{blocked, BlockedOptions, Gap, GroupVerdict};
-use kdp_client::groups::{Committed, GroupsRead, Visibility};
-use kdp_client::txn::join::Joined;
-use kdp_wire::ErrorCode;
+use kdp_domain::diagnose::summary::GroupsFound;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
-use serde::Deserialize;
 
 type Labels = Vec<(&'static str, String)>;
 type IntGauge = Gauge<i64, std::sync::atomic::AtomicI64>;
-
-/// One group's numbers after a scan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupValue {
-    pub group: String,
-    /// Partitions where it is blocked; `None`: not known (no series).
-    #[serde(default)]
-    pub blocked_partitions: Option<u64>,
-    /// Records held back on them; `None` with `blocked_partitions`.
-    #[serde(default)]
-    pub blocked_records: Option<u64>,
-    /// Members now; `None`: not described (no series).
-    #[serde(default)]
-    pub members: Option<u64>,
-}
-
-/// What the groups' part of a scan's diagnosis found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupsFound {
-    /// Every group kdp learned of, by group id.
-    #[serde(default)]
-    pub groups: Vec<GroupValue>,
-    /// Requests that failed (a broker's listing, a group's offsets or
-    /// description, the visibility probe): the scan is partial.
-    #[serde(default)]
-    pub failed_requests: u64,
-}
-
-/// The groups of `read` judged against the scan's `joined` (pure: tested
-/// without a cluster).
-pub fn groups_found(joined: &Joined, read: &GroupsRead, blocked_after_ms: i64) -> GroupsFound {
-    let max_timeout_ms = joined
-        .cluster_max_timeout_ms
-        .unwrap_or(kdp_client::txn::join::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS);
-    let b = blocked(
-        joined,
-        &read.answers,
-        &BlockedOptions {
-            max_timeout_ms,
-            blocked_after_ms,
-            ..Default::default()
-        },
-    );
-    let mut out = GroupsFound {
-        failed_requests: read.listing_failures.len() as u64,
-        ..Default::default()
-    };
-    if let Visibility::Unknown(_) = read.visibility {
-        out.failed_requests += 1;
-    }
-    // partitions whose pinning kdp could not tell this scan
-    let unread: BTreeSet<(&str, i32)> = joined
-        .offsets
-        .iter()
-        .filter(|(_, o)| o.is_err())
-        .map(|((t, p), _)| (t.as_str(), *p))
-        .collect();
-    let undescribed: BTreeSet<(&str, i32)> = joined
-        .partitions
-        .iter()
-        .filter(|o| o.result.is_err())
-        .map(|o| (o.topic.as_str(), o.partition))
-        .collect();
-    let mut unknown: BTreeSet<&str> = BTreeSet::new();
-    for gap in &b.gaps {
-        match gap {
-            Gap::GroupOffsets(g, _) => {
-                out.failed_requests += 1;
-                unknown.insert(g);
-            }
-            Gap::GroupMembers(..) => out.failed_requests += 1,
-            _ => {}
-        }
-    }
-    let mut blocked: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    for p in &b.partitions {
-        for g in &p.groups {
-            match g.verdict {
-                GroupVerdict::Blocked => {
-                    let e = blocked.entry(g.group_id.as_str()).or_default();
-                    e.0 += 1;
-                    e.1 += u64::try_from(p.held_back()).unwrap_or(0);
-                }
-                // an offset refused where it may be blocked
-                GroupVerdict::Unread(_) => {
-                    unknown.insert(g.group_id.as_str());
-                }
-                _ => {}
-            }
-        }
-    }
-    for a in read
-        .answers
-        .iter()
-        .filter(|_| !unread.is_empty() || !undescribed.is_empty())
-    {
-        let Ok(offsets) = &a.offsets else { continue };
-        let blind = offsets.iter().any(|((t, p), c)| {
-            !matches!(c, Committed::Nothing)
-                && (unread.contains(&(t.as_str(), *p)) || undescribed.contains(&(t.as_str(), *p)))
-        });
-        if blind {
-            unknown.insert(a.group_id.as_str());
-        }
-    }
-    for a in &read.answers {
-        let known = !unknown.contains(a.group_id.as_str());
-        let (partitions, records) = blocked
-            .get(a.group_id.as_str())
-            .copied()
-            .unwrap_or_default();
-        let members = match &a.members {
-            Some(Ok(n)) => Some(u64::from(*n)),
-            _ => None,
-        };
-        // a group gone between its listing and its description: no series
-        let gone = matches!(&a.members, Some(Err(e)) if e.code == ErrorCode::GROUP_ID_NOT_FOUND);
-        if gone && matches!(&a.offsets, Ok(o) if o.is_empty()) {
-            continue;
-        }
-        out.groups.push(GroupValue {
-            group: a.group_id.clone(),
-            blocked_partitions: known.then_some(partitions),
-            blocked_records: known.then_some(records),
-            members,
-        });
-    }
-    out
-}
 
 fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -207,13 +70,15 @@ pub fn register(r: &mut Registry, found: Option<&GroupsFound>) {
 
 #[cfg(test)]
 mod tests {
-    use kdp_client::admin::KeyError;
-    use kdp_client::diagnose::hanging::CoordinatorView;
-    use kdp_client::diagnose::TxnProtocol;
-    use kdp_client::groups::{GroupAnswer, GroupState, GroupType};
-    use kdp_client::txn::offsets::Offsets;
-    use kdp_client::{DescribeSummary, PartitionOutcome};
+    use kdp_domain::coordinator::CoordinatorView;
+    use kdp_domain::groups::{Committed, GroupAnswer, GroupState, GroupType, GroupsRead};
+    use kdp_domain::joined::Joined;
+    use kdp_domain::protocol::TxnProtocol;
+    use kdp_domain::KeyError;
+    use kdp_domain::Offsets;
+    use kdp_domain::{DescribeSummary, PartitionOutcome};
     use kdp_wire::messages::ProducerState;
+    use kdp_wire::ErrorCode;
 
     use super::*;
     use crate::exporter::exposition::{encode, Format};
@@ -307,7 +172,7 @@ mod tests {
 
     #[test]
     fn blocked_groups_count_partitions_and_records_and_waiting_ones_do_not() {
-        let found = groups_found(
+        let found = GroupsFound::of(
             &joined(),
             &read(vec![
                 group("ledger", 2, &[(0, 40), (1, 10)]),
@@ -324,7 +189,7 @@ mod tests {
         // blocked, and nobody is there
         assert_eq!(value(&found, "gone-home"), (Some(1), Some(60), Some(0)));
         // with --blocked-after 0 the live one blocks too
-        let found = groups_found(
+        let found = GroupsFound::of(
             &joined(),
             &read(vec![group("ledger", 2, &[(0, 40), (1, 10)])]),
             0,
@@ -360,7 +225,7 @@ mod tests {
             3,
             KeyError::broker(ErrorCode::COORDINATOR_NOT_AVAILABLE, None),
         ));
-        let found = groups_found(&joined(), &r, 60_000);
+        let found = GroupsFound::of(&joined(), &r, 60_000);
         assert_eq!(value(&found, "refused"), (None, None, Some(1)));
         assert_eq!(value(&found, "undescribed"), (Some(0), Some(0), None));
         // blocked on t-0 but refused on pinned t-1: more may be held
@@ -373,7 +238,7 @@ mod tests {
 
     #[test]
     fn series_as_scraped_and_none_without_a_reading() {
-        let found = groups_found(
+        let found = GroupsFound::of(
             &joined(),
             &read(vec![group("ledger", 2, &[(0, 40)])]),
             60_000,

@@ -24,9 +24,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::exposition::{self, Format};
+use super::shared::{stopped, Shared};
 use super::slots::{EvictionLog, Slots};
 use super::stall::Watched;
-use super::Shared;
 
 /// Connections served at once; a new one past this evicts the least
 /// recently active (Prometheus needs one).
@@ -59,7 +59,7 @@ pub async fn serve(
                     continue;
                 }
             },
-            _ = super::stopped(&mut shutdown) => break,
+            _ = stopped(&mut shutdown) => break,
         };
         let (admitted, evicted) = slots.admit();
         if evicted {

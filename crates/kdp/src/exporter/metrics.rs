@@ -18,7 +18,10 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use super::aggregate::{Counts, Key};
-use super::diagnosis::{Diagnosis, Holder, Reason, UnknownReason};
+use kdp_domain::diagnose::findings::Holder;
+use kdp_domain::diagnose::hanging::{Problem, UnknownKind};
+
+use kdp_domain::diagnose::summary::Diagnosis;
 
 type Labels = Vec<(&'static str, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;
@@ -291,13 +294,13 @@ fn feed<'k>(
         .chain(unchecked.iter().cloned())
         .collect();
     for k in keys.filter(|k| !unchecked.contains(k)) {
-        for reason in UnknownReason::ALL {
+        for reason in UnknownKind::ALL {
             let mut labels = k.labels();
             labels.push(("reason", reason.label().to_string()));
             drop(f.unknown.get_or_create(&labels));
         }
         if !undecided.contains(k) {
-            for reason in Reason::ALL {
+            for reason in Problem::ALL {
                 let mut labels = k.labels();
                 labels.push(("reason", reason.label().to_string()));
                 let family = if reason.is_stuck() {
@@ -375,9 +378,9 @@ fn clamp(v: u64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::diagnosis::{Finding, PartitionValue, Reason, Undecided};
     use super::super::exposition::{encode, Format};
     use super::*;
+    use kdp_domain::diagnose::summary::{Finding, PartitionValue, Undecided};
 
     fn sample(out: &str, prefix: &str) -> Option<f64> {
         out.lines()
@@ -451,17 +454,17 @@ mod tests {
                 Finding {
                     topic: "t".into(),
                     partition: 0,
-                    reason: Reason::NoTransaction,
+                    reason: Problem::NoTransaction,
                 },
                 Finding {
                     topic: "t".into(),
                     partition: 1,
-                    reason: Reason::NoTransaction,
+                    reason: Problem::NoTransaction,
                 },
                 Finding {
                     topic: "t".into(),
                     partition: 2,
-                    reason: Reason::PrepareCommit,
+                    reason: Problem::PrepareCommit,
                 },
             ],
             blocked_records: vec![
@@ -533,7 +536,7 @@ mod tests {
             unknown_transactions: vec![Undecided {
                 topic: "payments".into(),
                 partition: 0,
-                reason: UnknownReason::ListingIncomplete,
+                reason: UnknownKind::ListingIncomplete,
             }],
             failed_requests: 1,
             ..Diagnosis::default()

@@ -11,6 +11,7 @@
 //! - [`pressure`]: producer-id pressure per broker and topic
 //!   (`--producer-ids`: every replica asked).
 //! - [`exposition`]: content negotiation and the two text formats.
+//! - [`shared`]: what the scan loop and the HTTP server share.
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, bounded against hostile
 //!   clients by [`slots`] (eviction of the least recently active) and
 //!   [`stall`] (write timeouts).
@@ -24,67 +25,22 @@ pub mod http;
 pub mod metrics;
 pub mod pressure;
 pub mod scan;
+pub mod shared;
 pub mod slots;
 pub mod stall;
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use kdp_client::BrokerAddress;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use diagnosis::Diagnose;
 use metrics::Health;
 use scan::ScanConfig;
-
-/// State shared by the scan loop and the HTTP server.
-pub struct Shared {
-    pub health: Health,
-    /// The last published snapshot; the lock is held only to clone or swap.
-    snapshot: Mutex<Arc<Registry>>,
-    ready: AtomicBool,
-    scans_in_flight: AtomicUsize,
-}
-
-impl Shared {
-    pub fn new(health: Health, per_partition: bool) -> Shared {
-        let empty = metrics::snapshot(&BTreeMap::new(), None, per_partition, 0, &health);
-        Shared {
-            health,
-            snapshot: Mutex::new(Arc::new(empty)),
-            ready: AtomicBool::new(false),
-            scans_in_flight: AtomicUsize::new(0),
-        }
-    }
-
-    /// Replaces the snapshot; ready from the first one on.
-    pub fn publish(&self, registry: Registry) {
-        let new = Arc::new(registry);
-        let old = std::mem::replace(
-            &mut *self.snapshot.lock().unwrap_or_else(PoisonError::into_inner),
-            new,
-        );
-        // the old snapshot is freed outside the lock (a scrape may still hold it)
-        drop(old);
-        self.ready.store(true, Ordering::Release);
-    }
-
-    pub fn current(&self) -> Arc<Registry> {
-        self.snapshot
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    pub fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::Acquire)
-    }
-}
+use shared::Shared;
 
 /// Everything `kdp exporter` needs.
 pub struct Config {
@@ -183,9 +139,4 @@ fn serve_on_own_runtime(
         }
         http::serve(listener, shared, stop).await;
     });
-}
-
-/// Resolves once `stop` turns true (or its sender is gone).
-async fn stopped(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|s| *s).await;
 }

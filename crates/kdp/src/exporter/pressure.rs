@@ -10,7 +10,7 @@
 //! times the leaders' scan in requests and bytes, on top of it) and one
 //! DescribeConfigs (`producer.id.expiration.ms`). It runs beside the
 //! diagnosis, on the same deadline, folding each answer as it arrives
-//! (kdp-client's [`kdp_client::txn::pressure::scan`]): memory is the ids
+//! (kdp-workflows' [`kdp_workflows::pressure::scan`]): memory is the ids
 //! held per broker and topic (8 bytes each, kept from one scan to the next
 //! for the new-ids counters), never the producers.
 //!
@@ -28,9 +28,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 
-use kdp_client::diagnose::pressure::{count_missing, Pressure, DEFAULT_EPOCH_MARGIN};
-use kdp_client::txn::pressure::{scan, ScanOptions};
-use kdp_client::{Client, DescribeOptions};
+use kdp_client::{Client, DescribeOptions, TimeBound};
+use kdp_domain::diagnose::pressure::{count_missing, Pressure, DEFAULT_EPOCH_MARGIN};
+use kdp_workflows::pressure::{scan, ScanOptions};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -98,16 +98,21 @@ impl Tracker {
         }
     }
 
-    /// Asks every replica (bounded by `opts`' deadline), counts the new
-    /// ids, and returns the report to publish.
-    pub async fn scan(&mut self, client: &Arc<Client>, opts: &DescribeOptions) -> Scanned {
+    /// Asks every replica (within the scan's `bound`), counts the new ids,
+    /// and returns the report to publish.
+    pub async fn scan(
+        &mut self,
+        client: &Arc<Client>,
+        opts: &DescribeOptions,
+        bound: &TimeBound,
+    ) -> Scanned {
         let options = ScanOptions {
             epoch_margin: self.config.epoch_margin,
             top: 0,
             only_brokers: BTreeSet::new(),
             transactions: false,
         };
-        match scan(client, opts, &options).await {
+        match scan(client, opts, &options, bound).await {
             Ok(s) => {
                 for (b, why) in s.failed.iter().chain(&s.incomplete) {
                     tracing::warn!(broker = b, errors = ?why, "producer ids: a broker did not answer fully; its series are left out this scan");

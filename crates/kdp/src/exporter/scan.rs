@@ -1,8 +1,11 @@
 //! The scan loop: one task, so scans never overlap; each scan is the same
 //! `kdp_client::describe_producers` as `kdp describe`, folded into per-key
 //! counts as results stream in, keeping only the producers the diagnosis
-//! needs; the diagnosis then works from those (no second describe), within
-//! the same deadline, and the whole is published as a new snapshot.
+//! needs; the diagnosis then works from those (no second describe), and
+//! the whole is published as a new snapshot. Each scan has one
+//! [`TimeBound`], made when it starts from `--timeout` (at most the
+//! interval, by default): connecting, describing, the diagnosis and the
+//! producer-id scan all draw on it, as a command's steps do.
 //!
 //! A scan that fails (the cluster unreachable) publishes nothing new: the
 //! last good values stay, `kdp_scan_stale` says so and the error is counted.
@@ -15,27 +18,31 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kdp_client::diagnose::TxnProtocol;
+use kdp_client::txn::features::transaction_protocol;
 use kdp_client::{
-    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, PartitionOutcome,
-    TopicSelection,
+    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, TimeBound, TopicSelection,
 };
+use kdp_domain::diagnose::summary::Diagnosis;
+use kdp_domain::protocol::TxnProtocol;
+use kdp_domain::PartitionOutcome;
 use kdp_wire::messages::ProducerState;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::aggregate::{Aggregate, Counts, Key};
-use super::diagnosis::{Diagnose, Diagnosis, Scanned};
+use super::diagnosis::{Diagnose, Scanned};
 use super::metrics::{self, Health};
 use super::pressure::{self, PressureConfig, Tracker};
-use super::Shared;
+use super::shared::{stopped, Shared};
 
 /// What to scan and how.
 pub struct ScanConfig {
     pub bootstrap: Vec<BrokerAddress>,
     pub client: ClientConfig,
+    /// One request's bound (the properties' `request.timeout.ms`).
     pub request_timeout: Duration,
-    /// Bound on one scan, connecting and the diagnosis included.
+    /// Bound on one scan, connecting and the diagnosis included: each
+    /// scan's [`TimeBound`] is made from it.
     pub timeout: Duration,
     pub interval: Duration,
     pub topics: Option<Vec<TopicSelection>>,
@@ -69,12 +76,12 @@ pub async fn run(
         let started = Instant::now();
         tokio::select! {
             _ = scanner.scan() => {}
-            _ = super::stopped(&mut shutdown) => break,
+            _ = stopped(&mut shutdown) => break,
         }
         let next = started + scanner.config.interval;
         tokio::select! {
             _ = tokio::time::sleep_until(next) => {}
-            _ = super::stopped(&mut shutdown) => break,
+            _ = stopped(&mut shutdown) => break,
         }
     }
 }
@@ -142,28 +149,22 @@ impl Scanner {
     }
 
     async fn scan_once(&mut self) -> Outcome {
-        // one deadline for the whole scan: connecting, describing, diagnosing
-        let deadline = Instant::now() + self.config.timeout;
+        // one bound for the whole scan: connecting, describing, diagnosing
+        let bound =
+            TimeBound::after(self.config.timeout).with_request_timeout(self.config.request_timeout);
         let client = match &self.client {
             Some(c) => c.clone(),
             None => {
-                let connect =
-                    Client::connect(self.config.bootstrap.clone(), self.config.client.clone());
-                match tokio::time::timeout_at(deadline, connect).await {
-                    Ok(Ok(c)) => {
+                let bootstrap = self.config.bootstrap.clone();
+                match Client::connect_within(bootstrap, self.config.client.clone(), &bound).await {
+                    Ok(c) => {
                         let c = Arc::new(c);
                         self.client = Some(c.clone());
                         c
                     }
-                    Ok(Err(e)) => {
+                    Err(e) => {
                         tracing::warn!(error = %e, "scan failed: cannot reach the cluster");
                         return Outcome::Failed(error_name(&e));
-                    }
-                    Err(_) => {
-                        tracing::warn!(
-                            "scan failed: no bootstrap server answered within the scan timeout"
-                        );
-                        return Outcome::Failed("REQUEST_TIMED_OUT");
                     }
                 }
             }
@@ -171,22 +172,19 @@ impl Scanner {
         // what the diagnosis keeps may depend on the protocol (cached
         // ApiVersions, no request when the connection is up)
         let protocol = if self.diagnose.needs_protocol() {
-            let asked = kdp_client::txn::features::transaction_protocol(&client);
-            match tokio::time::timeout_at(deadline, asked).await {
-                Ok(Ok(p)) => p,
-                _ => TxnProtocol::V1,
-            }
+            bound
+                .run("ApiVersions", transaction_protocol(&client))
+                .await
+                .unwrap_or(TxnProtocol::V1)
         } else {
             TxnProtocol::V1
         };
         let opts = DescribeOptions {
             topics: self.config.topics.clone(),
-            timeout: deadline.saturating_duration_since(Instant::now()),
-            request_timeout: self.config.request_timeout,
             max_partitions_per_request: self.config.max_partitions_per_request,
             ..DescribeOptions::default()
         };
-        let now_ms = kdp_client::txn::join::now_ms();
+        let now_ms = kdp_workflows::clock::now_ms();
         let mut agg = Aggregate::new(self.config.per_partition);
         // only what the diagnosis needs outlives its response
         let mut kept: Vec<PartitionOutcome> = Vec::new();
@@ -200,23 +198,13 @@ impl Scanner {
                     }
                 }
             };
-            // the engine is bounded by the deadline; this is only a backstop
-            let backstop = deadline + Duration::from_secs(5);
-            tokio::time::timeout_at(
-                backstop,
-                kdp_client::describe_producers(client.clone(), &opts, sink),
-            )
-            .await
+            kdp_client::describe_producers(client.clone(), &opts, &bound, sink).await
         };
         let summary = match result {
-            Ok(Ok(summary)) => summary,
-            Ok(Err(e)) => {
+            Ok(summary) => summary,
+            Err(e) => {
                 tracing::warn!(error = %e, "scan failed");
                 return Outcome::Failed(error_name(&e));
-            }
-            Err(_) => {
-                tracing::warn!("scan failed: describe did not finish within the scan timeout");
-                return Outcome::Failed("REQUEST_TIMED_OUT");
             }
         };
 
@@ -225,24 +213,11 @@ impl Scanner {
             partitions: kept,
             summary,
         };
-        let diagnosis = self.diagnose.diagnose(client.clone(), scanned, deadline);
-        // every replica's producer ids, beside the diagnosis, on the same deadline
-        let pressure_opts = DescribeOptions {
-            topics: self.config.topics.clone(),
-            timeout: deadline.saturating_duration_since(Instant::now()),
-            request_timeout: self.config.request_timeout,
-            max_partitions_per_request: self.config.max_partitions_per_request,
-            ..DescribeOptions::default()
-        };
+        let diagnosis = self.diagnose.diagnose(client.clone(), scanned, &bound);
+        // every replica's producer ids, beside the diagnosis, within the same bound
         let producer_ids = async {
             match self.pressure.as_mut() {
-                Some(t) => {
-                    let scan = t.scan(&client, &pressure_opts);
-                    tokio::time::timeout_at(deadline + Duration::from_secs(5), scan)
-                        .await
-                        .ok()
-                        .or(Some(pressure::Scanned::Failed))
-                }
+                Some(t) => Some(t.scan(&client, &opts, &bound).await),
                 None => None,
             }
         };

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 
-use kdp_client::{DescribeSummary, PartitionOutcome};
+use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::{
     DescribeProducersResponse, PartitionResponse, ProducerState, TopicResponse,
 };
@@ -13,8 +13,9 @@ use kdp_wire::ErrorCode;
 use serde::Serialize;
 
 use super::colour::Style;
+use super::format::{age, Output, Rfc3339, BUFFER};
 use super::table::{self, Column};
-use super::{age, json, jsonl, Output, Rfc3339, BUFFER};
+use super::{json, jsonl};
 
 /// One line of `--output jsonl` for a producer.
 #[derive(Serialize)]
@@ -632,7 +633,7 @@ mod tests {
             outcome(
                 "nope",
                 -1,
-                Err(kdp_client::PartitionError {
+                Err(kdp_domain::partition::PartitionError {
                     code: kdp_wire::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
                     message: None,
                     client_side: true,
@@ -688,7 +689,7 @@ orders  1          2       -           -              -             -           
                 outcome(1, Ok(vec![])),
                 outcome(
                     2,
-                    Err(kdp_client::PartitionError {
+                    Err(kdp_domain::partition::PartitionError {
                         code: kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
                         message: Some("moved".into()),
                         client_side: false,

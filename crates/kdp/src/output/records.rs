@@ -13,8 +13,8 @@ use std::io::{self, BufWriter, Write};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
+use super::format::{Output, BUFFER};
 use super::table::{self, Column};
-use super::{Output, BUFFER};
 
 /// A row of a command's output.
 pub trait Record: Serialize {
@@ -78,8 +78,8 @@ pub fn or_dash<T: ToString>(v: Option<T>) -> String {
 /// A time as RFC 3339 with its age, e.g. `2026-11-30T08:10:37.146Z (2h5m ago)`;
 /// `-` for an unknown time (0 or below).
 pub fn when(ms: i64, now_ms: i64) -> String {
-    match super::Rfc3339::at(ms) {
-        Some(t) => format!("{t} ({})", super::age(ms, now_ms)),
+    match super::format::Rfc3339::at(ms) {
+        Some(t) => format!("{t} ({})", super::format::age(ms, now_ms)),
         None => "-".into(),
     }
 }

@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use kdp_client::diagnose::pressure::{BrokerPressure, TopicPressure};
+use kdp_domain::diagnose::pressure::{BrokerPressure, TopicPressure};
 
 use super::*;
 use crate::exporter::exposition::{encode, Format};

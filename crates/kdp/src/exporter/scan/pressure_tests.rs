@@ -203,7 +203,7 @@ fn add_producers(cluster: &StallCluster, partition: i32, ids: std::ops::Range<i6
         for id in ids {
             p.producers.push(ProducerState {
                 producer_id: id,
-                last_timestamp: kdp_client::txn::join::now_ms(),
+                last_timestamp: kdp_workflows::clock::now_ms(),
                 ..Default::default()
             });
         }

@@ -43,11 +43,7 @@ async fn scanner(cluster: &StallCluster, per_partition: bool) -> Scanner {
         },
         shared: Arc::new(Shared::new(Health::new(60.0), per_partition)),
         diagnose: Arc::new(ClusterDiagnosis {
-            describe: DescribeOptions {
-                timeout: BUDGET,
-                request_timeout: Duration::from_secs(30),
-                ..Default::default()
-            },
+            describe: DescribeOptions::default(),
             compare_replicas: false,
             groups_blocked_after_ms: Some(60_000),
         }),
@@ -382,11 +378,7 @@ async fn a_replica_that_did_not_answer_gives_no_divergence_zero() {
     let cluster = StallCluster::demo();
     let mut s = scanner(&cluster, true).await;
     s.diagnose = Arc::new(ClusterDiagnosis {
-        describe: DescribeOptions {
-            timeout: BUDGET,
-            request_timeout: Duration::from_secs(30),
-            ..Default::default()
-        },
+        describe: DescribeOptions::default(),
         compare_replicas: true,
         groups_blocked_after_ms: Some(60_000),
     });

@@ -1,0 +1,77 @@
+//! What a describe selects and how it batches, and what its sink hears.
+
+use kdp_domain::partition::PartitionOutcome;
+
+use crate::admin::DriverOptions;
+
+/// Some partitions of one topic, or all of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicSelection {
+    /// The topic name.
+    pub name: String,
+    /// `None`: every partition of the topic.
+    pub partitions: Option<Vec<i32>>,
+}
+
+/// What to describe, where, and how to batch. Time is the caller's
+/// [`TimeBound`](crate::bound::TimeBound), not an option.
+#[derive(Debug, Clone)]
+pub struct DescribeOptions {
+    /// `None`: every partition of every topic, internal topics included.
+    pub topics: Option<Vec<TopicSelection>>,
+    /// Ask this broker instead of each partition's leader. Partitions picked
+    /// implicitly (a whole topic, the whole cluster) are then only those with
+    /// a replica on it; partitions named explicitly are all asked.
+    pub broker_id: Option<i32>,
+    /// Partitions in one DescribeProducers request at most; more are split.
+    pub max_partitions_per_request: usize,
+    /// Brokers asked at once at most.
+    pub max_concurrent_brokers: usize,
+    /// How many metadata lookups may say a topic does not exist before it is
+    /// reported as unknown (a topic just created may not be known everywhere yet).
+    pub unknown_topic_attempts: u32,
+}
+
+impl DescribeOptions {
+    /// The admin driver's batching these options give (the requests after
+    /// a describe batch the same way).
+    pub fn driver_options(&self) -> DriverOptions {
+        DriverOptions {
+            max_keys_per_request: self.max_partitions_per_request,
+            max_concurrent_brokers: self.max_concurrent_brokers,
+        }
+    }
+}
+
+impl Default for DescribeOptions {
+    fn default() -> Self {
+        DescribeOptions {
+            topics: None,
+            broker_id: None,
+            max_partitions_per_request: 10_000,
+            max_concurrent_brokers: 8,
+            unknown_topic_attempts: 2,
+        }
+    }
+}
+
+/// What the sink receives, in order.
+#[derive(Debug, Clone)]
+pub enum DescribeEvent {
+    /// This many more partitions will be reported (sent once after the first
+    /// metadata lookup, again if a topic resolves later).
+    Planned {
+        /// Partitions added to the plan.
+        partitions: usize,
+    },
+    /// Final answers for some partitions: one broker response, or errors
+    /// settled without a broker (`broker_id: None`).
+    Results {
+        /// The broker that answered; `None` for errors settled without one.
+        broker_id: Option<i32>,
+        /// The response's `ThrottleTimeMs` (0 without a broker).
+        throttle_time_ms: i32,
+        /// One outcome per partition answered.
+        outcomes: Vec<PartitionOutcome>,
+    },
+}

@@ -1,0 +1,1230 @@
+//! Blocked consumers: from a partition whose last stable offset (LSO) is
+//! below its high watermark, to the transaction that pins it and the
+//! consumer groups it holds back. A pure function over what the brokers
+//! answered (the join behind `find-hanging`, the groups with their members
+//! and committed offsets), so every verdict is tested without a cluster.
+//!
+//! Each group with a committed offset on a pinned partition gets a
+//! [`GroupVerdict`]: a read_committed consumer stops at the LSO, so a group
+//! committed exactly there is [`Blocked`](GroupVerdict::Blocked), unless
+//! the transaction there is live ([`Waiting`](GroupVerdict::Waiting): its
+//! producer wrote within [`BlockedOptions::blocked_after_ms`], as on any
+//! busy transactional topic a caught-up group is at the LSO most of the
+//! time); below it, [`Lagging`](GroupVerdict::Lagging) (it still has
+//! records to read); above it, [`PastLso`](GroupVerdict::PastLso) (only a
+//! read_uncommitted consumer gets there). A group named with `--group` that
+//! committed on other partitions of the topic but not this one is
+//! [`NoOffset`](GroupVerdict::NoOffset). A group's state and member count
+//! are carried with its verdict, so an Empty group at the LSO reads as
+//! such, never as a live consumer.
+//!
+//! The repair of each pinned partition follows the rules of the plan
+//! `find-hanging --repair` makes ([`plan_findings`]): force-terminate when
+//! the coordinator's Ongoing transaction holds the partition (also when it
+//! is younger than find-hanging's timeout: the coordinator would abort it
+//! only at start + timeout, shown beside it as [`AutoAbort::At`]), a raw
+//! abort when no coordinator knows it, the manual command when kdp cannot
+//! tell, and none when the outcome is decided (PrepareCommit/PrepareAbort):
+//! only the coordinator may finish it. A live transaction gets
+//! [`Unblock::Wait`]: fencing a producer that is working is never the fix.
+
+use std::collections::HashMap;
+
+use kdp_wire::messages::ProducerState;
+use kdp_wire::TxnState;
+
+use crate::diagnose::findings::{findings, LsoHolder};
+use crate::diagnose::hanging::{transaction_start_ms, Verdict};
+use crate::groups::offsets::Committed;
+use crate::groups::read::{GroupAnswer, GroupsRead};
+use crate::groups::state::{GroupState, GroupType};
+use crate::joined::Joined;
+use crate::key_error::KeyError;
+use crate::partition::TopicPartition;
+use crate::repair::findings::{findings as repair_findings, plan_findings};
+use crate::repair::plan::{Action, CoordinatorAnswer};
+use crate::severity::Severity;
+use crate::time::known_ms;
+
+/// `kdp blocked`'s default for [`BlockedOptions::blocked_after_ms`]: a
+/// minute, Kafka's default `transaction.timeout.ms` (a producer on the
+/// defaults that wrote nothing for longer is past its own timeout).
+pub const DEFAULT_BLOCKED_AFTER_MS: i64 = 60_000;
+
+/// A group's position on a pinned partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupVerdict {
+    /// Committed at the LSO, behind a transaction whose producer has been
+    /// idle at least [`BlockedOptions::blocked_after_ms`] (or whose last
+    /// write is unknown): a read_committed consumer waits there until
+    /// someone ends it.
+    Blocked,
+    /// Committed at the LSO behind a transaction whose producer wrote within
+    /// [`BlockedOptions::blocked_after_ms`]: a live transaction, which its
+    /// producer commits (or its coordinator aborts at
+    /// [`Pinning::auto_abort`]); ending it by force would fence a producer
+    /// that is working. A caught-up read_committed group on a busy topic is
+    /// here most of the time.
+    Waiting,
+    /// Committed below the LSO: records remain before it blocks.
+    Lagging {
+        /// Records between its offset and the LSO.
+        behind: i64,
+    },
+    /// Committed above the LSO: it reads uncommitted records.
+    PastLso,
+    /// No committed offset on this partition.
+    NoOffset,
+    /// Its offset here came with this error (e.g. TOPIC_AUTHORIZATION_FAILED):
+    /// it may be blocked, kdp cannot tell.
+    Unread(kdp_wire::ErrorCode),
+}
+
+impl GroupVerdict {
+    /// The verdict's name as kdp prints it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            GroupVerdict::Blocked => "blocked",
+            GroupVerdict::Waiting => "waiting",
+            GroupVerdict::Lagging { .. } => "lagging",
+            GroupVerdict::PastLso => "past the LSO",
+            GroupVerdict::NoOffset => "no offset",
+            GroupVerdict::Unread(_) => "unknown",
+        }
+    }
+
+    /// Blocked needs action; lagging and past the LSO are worth a look;
+    /// waiting is fine (a live transaction); an unread offset is unknown.
+    pub fn severity(&self) -> Severity {
+        match self {
+            GroupVerdict::Blocked => Severity::Problem,
+            GroupVerdict::Lagging { .. } | GroupVerdict::PastLso => Severity::Warning,
+            GroupVerdict::Waiting | GroupVerdict::NoOffset => Severity::Ok,
+            GroupVerdict::Unread(_) => Severity::Unknown,
+        }
+    }
+
+    /// The verdict of a committed offset against the LSO (at the LSO:
+    /// [`Blocked`](GroupVerdict::Blocked); whether the transaction there is
+    /// live is the partition's to say, see [`Pinning::is_live`]).
+    pub fn of(committed: Option<i64>, lso: i64) -> GroupVerdict {
+        match committed {
+            None => GroupVerdict::NoOffset,
+            Some(c) if c == lso => GroupVerdict::Blocked,
+            Some(c) if c < lso => GroupVerdict::Lagging {
+                behind: lso.saturating_sub(c),
+            },
+            Some(_) => GroupVerdict::PastLso,
+        }
+    }
+
+    /// At the LSO: [`Blocked`](GroupVerdict::Blocked) or
+    /// [`Waiting`](GroupVerdict::Waiting).
+    pub fn at_lso(&self) -> bool {
+        matches!(self, GroupVerdict::Blocked | GroupVerdict::Waiting)
+    }
+}
+
+/// One group on one pinned partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupRow {
+    /// The group id.
+    pub group_id: String,
+    /// Its state (`None`: its coordinator did not say).
+    pub state: Option<GroupState>,
+    /// Its type (`None`: its coordinator did not say).
+    pub group_type: Option<GroupType>,
+    /// Its members now (`None`: not described).
+    pub members: Option<u32>,
+    /// Its committed offset here.
+    pub committed: Option<i64>,
+    /// Where that leaves it.
+    pub verdict: GroupVerdict,
+}
+
+impl GroupRow {
+    /// Blocked with members that consume (or members kdp was not told of):
+    /// a consumer is waiting now.
+    pub fn is_live_blocked(&self) -> bool {
+        let live = match self.members {
+            Some(n) => n > 0,
+            None => self.state.as_ref().is_none_or(GroupState::has_members),
+        };
+        self.verdict == GroupVerdict::Blocked && live
+    }
+}
+
+/// When the coordinator ends the pinning transaction by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoAbort {
+    /// It tracks it, Ongoing: it aborts at start + timeout (ms since the
+    /// epoch; in the past when overdue).
+    At(i64),
+    /// Its outcome is decided (PrepareCommit/PrepareAbort): the coordinator
+    /// is writing markers, it will not abort.
+    Decided(TxnState),
+    /// No coordinator tracks it on this partition: never.
+    Never,
+    /// kdp could not tell (an id it may not describe, a broker that did
+    /// not answer).
+    Unknown,
+}
+
+/// The open transaction holding a partition's LSO.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinning {
+    /// Its producer.
+    pub producer_id: i64,
+    /// Its epoch on the partition.
+    pub producer_epoch: i32,
+    /// Its first offset (the LSO).
+    pub start_offset: i64,
+    /// Its transactional id, when a coordinator listed one.
+    pub transactional_id: Option<String>,
+    /// The coordinator's state, when described.
+    pub coordinator_state: Option<TxnState>,
+    /// When it started (ms since the epoch): the coordinator's start time,
+    /// else the producer's last write on the partition; `None` unknown.
+    pub started_ms: Option<i64>,
+    /// The producer's last write (ms since the epoch): the latest
+    /// `LastTimestamp` it has on any partition described (a transaction
+    /// may write one partition once and go on writing others); `None`
+    /// unknown.
+    pub last_write_ms: Option<i64>,
+    /// When the coordinator will end it by itself.
+    pub auto_abort: AutoAbort,
+}
+
+impl Pinning {
+    /// Whether its producer wrote less than `blocked_after_ms` before
+    /// `now_ms`: a live transaction. An unknown last write is not live
+    /// (kdp cannot tell, and a group held there must not read as fine);
+    /// `blocked_after_ms` 0 makes none live.
+    pub fn is_live(&self, now_ms: i64, blocked_after_ms: i64) -> bool {
+        self.last_write_ms
+            .is_some_and(|w| now_ms.saturating_sub(w) < blocked_after_ms)
+    }
+
+    /// How long its producer has written nothing (ms), if known.
+    pub fn idle_ms(&self, now_ms: i64) -> Option<i64> {
+        self.last_write_ms.map(|w| now_ms.saturating_sub(w).max(0))
+    }
+}
+
+/// What unblocks a pinned partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unblock {
+    /// Run this (program first), as `find-hanging --repair` would plan it.
+    Command(Vec<String>),
+    /// Nothing to run: the transaction's producer is live (see
+    /// [`GroupVerdict::Waiting`]), or its coordinator decided the outcome
+    /// and is writing its markers (see [`Pinning::auto_abort`]).
+    Wait,
+}
+
+/// One pinned partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedPartition {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The high watermark.
+    pub high_watermark: i64,
+    /// The last stable offset.
+    pub last_stable_offset: i64,
+    /// The transaction holding the LSO, if the partition's producers show it.
+    pub pinned_by: Option<Pinning>,
+    /// The groups on it, by group id.
+    pub groups: Vec<GroupRow>,
+    /// What unblocks it; `None` when kdp has no repair to suggest (e.g. the
+    /// pinning transaction was not found among the producers).
+    pub unblock: Option<Unblock>,
+}
+
+impl PinnedPartition {
+    /// Records held back from read_committed consumers (HW − LSO).
+    pub fn held_back(&self) -> i64 {
+        self.high_watermark
+            .saturating_sub(self.last_stable_offset)
+            .max(0)
+    }
+}
+
+/// What could not be checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gap {
+    /// A partition's offsets could not be read.
+    PartitionOffsets(TopicPartition, KeyError),
+    /// A group's committed offsets could not be read.
+    GroupOffsets(String, KeyError),
+    /// A group's offset on one partition came with an error.
+    GroupPartition(String, TopicPartition, kdp_wire::ErrorCode),
+    /// A group's members could not be read (its coordinator's description
+    /// failed): whether anyone waits behind its offsets is unknown.
+    GroupMembers(String, KeyError),
+    /// A group asked for by name that its coordinator does not know
+    /// (nothing committed, described as Dead or not found): most often a
+    /// misspelt id, never a clean answer.
+    UnknownGroup(String),
+}
+
+/// The whole diagnosis.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Blocked {
+    /// Pinned partitions, by topic and partition.
+    pub partitions: Vec<PinnedPartition>,
+    /// What could not be checked.
+    pub gaps: Vec<Gap>,
+}
+
+impl Blocked {
+    /// Whether any group is blocked.
+    pub fn any_blocked(&self) -> bool {
+        self.partitions
+            .iter()
+            .flat_map(|p| &p.groups)
+            .any(|g| g.verdict == GroupVerdict::Blocked)
+    }
+}
+
+/// The groups at the LSO each open transaction holds (verdicts
+/// [`Blocked`](GroupVerdict::Blocked) and [`Waiting`](GroupVerdict::Waiting)),
+/// by topic, partition and producer id: the blocked-groups column of
+/// `find-hanging` and `describe --with-transactions`, made by
+/// [`held_groups`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeldGroups {
+    by_holder: HashMap<(String, i32, i64), Vec<String>>,
+    /// Holders whose groups kdp could not read in full.
+    unknown: std::collections::HashSet<(String, i32, i64)>,
+}
+
+impl HeldGroups {
+    /// The groups `producer_id`'s open transaction on `topic`-`partition`
+    /// holds at the LSO, by group id: empty when it holds nothing (it is
+    /// not the transaction holding the LSO, or no group waits there);
+    /// `None` when kdp cannot tell (the partition's offsets or the groups
+    /// were not read in full).
+    pub fn of(&self, topic: &str, partition: i32, producer_id: i64) -> Option<&[String]> {
+        let key = (topic.to_string(), partition, producer_id);
+        if self.unknown.contains(&key) {
+            return None;
+        }
+        Some(self.by_holder.get(&key).map_or(&[], Vec::as_slice))
+    }
+
+    /// Whether some holder's groups are unknown.
+    pub fn is_partial(&self) -> bool {
+        !self.unknown.is_empty()
+    }
+}
+
+/// The groups each open transaction of `joined` holds at the LSO, from one
+/// read of the groups (`None`: not read, or the read failed). A holder of a
+/// pinned partition is unknown when the groups were not read in full (a
+/// listing failed, ACLs may hide groups, a group's offsets were refused) or
+/// its partition's offsets were not read; a transaction that holds no LSO
+/// holds no group. Groups need reading only when something is pinned
+/// ([`any_pinned`]).
+pub fn held_groups(
+    joined: &Joined,
+    groups: Option<&GroupsRead>,
+    max_timeout_ms: i64,
+) -> HeldGroups {
+    let mut out = HeldGroups::default();
+    let judged = findings(joined, max_timeout_ms);
+    let diagnosis = groups.map(|g| {
+        let b = blocked(
+            joined,
+            &g.answers,
+            &BlockedOptions {
+                max_timeout_ms,
+                ..Default::default()
+            },
+        );
+        let whole = g.listing_failures.is_empty()
+            && !g.visibility.may_hide()
+            && !b
+                .gaps
+                .iter()
+                .any(|gap| matches!(gap, Gap::GroupOffsets(..)));
+        (b, whole)
+    });
+    let mut pinned: HashMap<(&str, i32), &PinnedPartition> = HashMap::new();
+    if let Some((b, _)) = &diagnosis {
+        for p in &b.partitions {
+            pinned.insert((p.topic.as_str(), p.partition), p);
+        }
+    }
+    for (tp, holder) in &judged.lso_holders {
+        let key = (tp.0.clone(), tp.1, holder.producer_id);
+        match joined.offsets.get(tp) {
+            Some(Ok(o)) if o.blocked() == 0 => continue,
+            Some(Ok(_)) => {}
+            // find-hanging's join reads the offsets of its candidates
+            // only: a holder that is none is not asked about
+            None if joined.candidates_only.is_some() && joined.unfinished.is_empty() => continue,
+            // pinned or not, kdp cannot tell
+            _ => {
+                out.unknown.insert(key);
+                continue;
+            }
+        }
+        let Some((_, whole)) = &diagnosis else {
+            out.unknown.insert(key);
+            continue;
+        };
+        let p = pinned.get(&(tp.0.as_str(), tp.1));
+        let refused = p.is_some_and(|p| {
+            p.groups
+                .iter()
+                .any(|g| matches!(g.verdict, GroupVerdict::Unread(_)))
+        });
+        if !whole || refused {
+            out.unknown.insert(key);
+            continue;
+        }
+        let names: Vec<String> = p
+            .map(|p| {
+                p.groups
+                    .iter()
+                    .filter(|g| g.verdict.at_lso())
+                    .map(|g| g.group_id.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.by_holder.insert(key, names);
+    }
+    out
+}
+
+/// Why the blocked-groups column is unknown (`-`) for some holders: the
+/// first of these that applies to the read of the groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeldGap {
+    /// The groups could not be read at all.
+    NotRead,
+    /// Brokers did not list their groups.
+    ListingFailed {
+        /// How many.
+        brokers: usize,
+    },
+    /// The principal's ACLs may hide groups from the listing.
+    MayHide,
+    /// Some groups' or partitions' offsets were not read.
+    OffsetsNotRead,
+}
+
+impl HeldGap {
+    /// What left [`held_groups`] partial, from the read it was given.
+    pub fn of(read: Option<&GroupsRead>) -> HeldGap {
+        match read {
+            None => HeldGap::NotRead,
+            Some(r) if !r.listing_failures.is_empty() => HeldGap::ListingFailed {
+                brokers: r.listing_failures.len(),
+            },
+            Some(r) if r.visibility.may_hide() => HeldGap::MayHide,
+            Some(_) => HeldGap::OffsetsNotRead,
+        }
+    }
+}
+
+/// Whether any partition of `joined` is pinned (its LSO below its high
+/// watermark) or may be (its offsets were not read): only then do the
+/// groups need reading for [`held_groups`].
+pub fn any_pinned(joined: &Joined) -> bool {
+    joined
+        .offsets
+        .values()
+        .any(|o| o.as_ref().map_or(true, |o| o.blocked() > 0))
+}
+
+/// What to diagnose.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockedOptions {
+    /// Candidates of `find-hanging` are idle longer than this (ms).
+    pub max_timeout_ms: i64,
+    /// A group at the LSO is [`GroupVerdict::Blocked`] once the pinning
+    /// transaction's producer has written nothing for this long (ms), and
+    /// [`GroupVerdict::Waiting`] before (0: never waiting). See
+    /// [`DEFAULT_BLOCKED_AFTER_MS`].
+    pub blocked_after_ms: i64,
+    /// Only these groups (empty: every group given).
+    pub groups: Vec<String>,
+    /// The flags that reach the cluster, put in suggested commands
+    /// (`["--bootstrap-server", "host:9092"]`).
+    pub connection: Vec<String>,
+}
+
+/// The diagnosis of `joined` (the scan behind `find-hanging`) and `groups`.
+///
+/// Linear in the committed offsets and the open transactions: each group's
+/// offsets are read once, against an index of the pinned partitions.
+pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -> Blocked {
+    let mut out = Blocked::default();
+    let named = !opts.groups.is_empty();
+    let chosen: Vec<&GroupAnswer> = groups
+        .iter()
+        .filter(|g| !named || opts.groups.contains(&g.group_id))
+        .collect();
+    for g in &chosen {
+        match &g.offsets {
+            Err(e) => out
+                .gaps
+                .push(Gap::GroupOffsets(g.group_id.clone(), e.clone())),
+            Ok(offsets) => {
+                for (tp, c) in offsets {
+                    if let Committed::Failed(code) = c {
+                        out.gaps
+                            .push(Gap::GroupPartition(g.group_id.clone(), tp.clone(), *code));
+                    }
+                }
+            }
+        }
+        if let (Some(Err(e)), Ok(_)) = (&g.members, &g.offsets) {
+            // a group refused whole is its offsets' gap already
+            if e.code != kdp_wire::ErrorCode::GROUP_ID_NOT_FOUND {
+                out.gaps
+                    .push(Gap::GroupMembers(g.group_id.clone(), e.clone()));
+            }
+        }
+        if named && g.is_unknown() {
+            out.gaps.push(Gap::UnknownGroup(g.group_id.clone()));
+        }
+    }
+    // The pinned partitions, and each one's groups in group order.
+    let mut pinned: Vec<(&TopicPartition, i64, i64)> = Vec::new();
+    for (tp, offsets) in &joined.offsets {
+        match offsets {
+            Ok(o) if o.blocked() > 0 => {
+                pinned.push((tp, o.high_watermark, o.last_stable_offset));
+            }
+            Ok(_) => {}
+            Err(e) => out.gaps.push(Gap::PartitionOffsets(tp.clone(), e.clone())),
+        }
+    }
+    if pinned.is_empty() {
+        return out;
+    }
+    // each topic's pinned partitions, in partition order (`pinned` is in
+    // topic and partition order): one lookup per topic of a group's
+    // offsets, not one per offset
+    let mut by_topic: HashMap<&str, PinnedOf> = HashMap::new();
+    for (i, (tp, _, _)) in pinned.iter().enumerate() {
+        by_topic.entry(tp.0.as_str()).or_default().push((tp.1, i));
+    }
+    let mut on: Vec<Vec<(usize, &Committed)>> = vec![Vec::new(); pinned.len()];
+    for (gi, g) in chosen.iter().enumerate() {
+        let Ok(offsets) = &g.offsets else { continue };
+        // the topic of the offsets before, and its pinned partitions
+        let mut topic: Option<(&str, Option<&PinnedOf>)> = None;
+        for ((t, p), c) in offsets {
+            let here = match topic {
+                Some((name, here)) if name == t.as_str() => here,
+                _ => {
+                    let here = by_topic.get(t.as_str());
+                    topic = Some((t.as_str(), here));
+                    here
+                }
+            };
+            let Some(here) = here else { continue };
+            if let Ok(k) = here.binary_search_by_key(p, |&(partition, _)| partition) {
+                on[here[k].1].push((gi, c));
+            }
+        }
+    }
+
+    let judged = findings(joined, opts.max_timeout_ms);
+    let plan = plan_findings(
+        &repair_findings(joined, opts.max_timeout_ms),
+        &opts.connection,
+    );
+    let mut steps: HashMap<(&str, i32), &Action> = HashMap::new();
+    for s in &plan.steps {
+        for ps in &s.seen.partitions {
+            steps
+                .entry((ps.topic.as_str(), ps.partition))
+                .or_insert(&s.action);
+        }
+    }
+    let mut open: HashMap<(&str, i32, i64), &ProducerState> = HashMap::new();
+    let mut last_write: HashMap<i64, i64> = HashMap::new();
+    for (t, p, s) in joined.producers() {
+        if s.current_txn_start_offset >= 0 {
+            open.insert((t, p, s.producer_id), s);
+        }
+        if let Some(ts) = known_ms(s.last_timestamp) {
+            let w = last_write.entry(s.producer_id).or_insert(ts);
+            *w = (*w).max(ts);
+        }
+    }
+
+    for (i, &(tp, high_watermark, lso)) in pinned.iter().enumerate() {
+        let (topic, partition) = (tp.0.as_str(), tp.1);
+        let mut rows: Vec<GroupRow> = on[i]
+            .iter()
+            .filter_map(|&(gi, c)| group_row(chosen[gi], c, lso))
+            .collect();
+        if named {
+            // a named group that reads the topic but has nothing here
+            for g in &chosen {
+                let Ok(offsets) = &g.offsets else { continue };
+                if !rows.iter().any(|r| r.group_id == g.group_id)
+                    && offsets.keys().any(|(t, _)| t == topic)
+                {
+                    rows.push(row_of(g, None, GroupVerdict::NoOffset));
+                }
+            }
+            if rows.is_empty() {
+                continue;
+            }
+            rows.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        }
+        let holder = judged.lso_holder(topic, partition);
+        let producer = holder.and_then(|h| open.get(&(topic, partition, h.producer_id)).copied());
+        let pinned_by = producer.map(|p| pinning(joined, p, topic, partition, holder, &last_write));
+        let live = pinned_by
+            .as_ref()
+            .is_some_and(|p| p.is_live(joined.now_ms, opts.blocked_after_ms));
+        if live {
+            for r in &mut rows {
+                if r.verdict == GroupVerdict::Blocked {
+                    r.verdict = GroupVerdict::Waiting;
+                }
+            }
+        }
+        let unblock = match (steps.get(&(topic, partition)), &pinned_by) {
+            // a live producer: nothing to do but let it (or its
+            // coordinator) end the transaction; never fence it
+            _ if live => Some(Unblock::Wait),
+            (Some(action), _) => command(action, &opts.connection).map(Unblock::Command),
+            // Younger than find-hanging's timeout, but by its rule for an
+            // Ongoing transaction its coordinator tracks here: the group is
+            // held now, and waiting means until `auto_abort` (an hour, for
+            // a producer killed with a one-hour timeout).
+            (
+                None,
+                Some(Pinning {
+                    auto_abort: AutoAbort::At(_),
+                    transactional_id: Some(id),
+                    ..
+                }),
+            ) => command(
+                &Action::ForceTerminate {
+                    transactional_id: id.clone(),
+                },
+                &opts.connection,
+            )
+            .map(Unblock::Command),
+            (None, Some(p)) if matches!(p.auto_abort, AutoAbort::Decided(_)) => Some(Unblock::Wait),
+            _ => None,
+        };
+        out.partitions.push(PinnedPartition {
+            topic: topic.to_string(),
+            partition,
+            high_watermark,
+            last_stable_offset: lso,
+            pinned_by,
+            groups: rows,
+            unblock,
+        });
+    }
+    out
+}
+
+/// A topic's pinned partitions: (partition, index into the pinned list).
+type PinnedOf = Vec<(i32, usize)>;
+
+/// The transaction `p` holding `topic`-`partition`'s LSO, as its
+/// coordinator and the scan show it.
+fn pinning(
+    joined: &Joined,
+    p: &ProducerState,
+    topic: &str,
+    partition: i32,
+    holder: Option<&LsoHolder>,
+    last_write: &HashMap<i64, i64>,
+) -> Pinning {
+    let answer = CoordinatorAnswer::of(joined, p.producer_id);
+    let tracked = answer.includes(topic, partition) == Some(true);
+    let described = match &answer {
+        CoordinatorAnswer::Described(t) => Some(t),
+        _ => None,
+    };
+    let started_ms = known_ms(transaction_start_ms(described.filter(|_| tracked), p));
+    let auto_abort = match (answer.state(), tracked, &answer) {
+        (Some(TxnState::Ongoing), true, CoordinatorAnswer::Described(t)) => {
+            match known_ms(t.transaction_start_time_ms) {
+                Some(start) => {
+                    AutoAbort::At(start.saturating_add(i64::from(t.transaction_timeout_ms)))
+                }
+                None => AutoAbort::Unknown,
+            }
+        }
+        (Some(s @ (TxnState::PrepareCommit | TxnState::PrepareAbort)), true, _) => {
+            AutoAbort::Decided(s)
+        }
+        _ => match holder.and_then(|h| h.verdict.as_ref()) {
+            Some(Verdict::Hanging(_)) => AutoAbort::Never,
+            Some(Verdict::Unknown(_)) => AutoAbort::Unknown,
+            // not a candidate (younger than the timeout): known
+            // untracked only when every id was visible
+            _ if matches!(
+                answer,
+                CoordinatorAnswer::NotFound { .. } | CoordinatorAnswer::NotListed
+            ) || (described.is_some() && !tracked) =>
+            {
+                AutoAbort::Never
+            }
+            _ => AutoAbort::Unknown,
+        },
+    };
+    Pinning {
+        producer_id: p.producer_id,
+        producer_epoch: p.producer_epoch,
+        start_offset: p.current_txn_start_offset,
+        transactional_id: answer.transactional_id().map(str::to_string),
+        coordinator_state: answer.state(),
+        started_ms,
+        last_write_ms: last_write.get(&p.producer_id).copied(),
+        auto_abort,
+    }
+}
+
+fn row_of(g: &GroupAnswer, committed: Option<i64>, verdict: GroupVerdict) -> GroupRow {
+    GroupRow {
+        group_id: g.group_id.clone(),
+        state: g.state.clone(),
+        group_type: g.group_type.clone(),
+        members: g.members.as_ref().and_then(|m| m.as_ref().ok().copied()),
+        committed,
+        verdict,
+    }
+}
+
+/// A group's row from its committed offset on a pinned partition.
+fn group_row(g: &GroupAnswer, c: &Committed, lso: i64) -> Option<GroupRow> {
+    match c {
+        Committed::At(o) => Some(row_of(g, Some(*o), GroupVerdict::of(Some(*o), lso))),
+        // on a pinned partition a refused offset may hide a blocked group
+        Committed::Failed(code) => Some(row_of(g, None, GroupVerdict::Unread(*code))),
+        // only a named group's missing offset is shown (see `blocked`)
+        Committed::Nothing => None,
+    }
+}
+
+/// The command line of a plan step, program first; `None` for a step that
+/// sends nothing (a decided outcome only the coordinator may write).
+pub fn command(action: &Action, connection: &[String]) -> Option<Vec<String>> {
+    let mut args = vec!["kdp".to_string()];
+    match action {
+        Action::ForceTerminate { transactional_id } => {
+            args.push("force-terminate".into());
+            args.extend(connection.iter().cloned());
+            args.extend(["--transactional-id".to_string(), transactional_id.clone()]);
+        }
+        Action::Abort(spec) => {
+            args.push("abort".into());
+            args.extend(connection.iter().cloned());
+            args.extend([
+                "--topic".to_string(),
+                spec.topic.clone(),
+                "--partition".to_string(),
+                spec.partition.to_string(),
+                "--producer-id".to_string(),
+                spec.producer_id.to_string(),
+                "--producer-epoch".to_string(),
+                spec.producer_epoch.to_string(),
+                "--coordinator-epoch".to_string(),
+                spec.coordinator_epoch.to_string(),
+            ]);
+        }
+        Action::Manual(m) => return Some(m.args.clone()),
+        Action::Skip(_) => return None,
+    }
+    Some(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
+
+    use super::*;
+    use crate::coordinator::{CoordinatorView, Description};
+    use crate::offsets::Offsets;
+    use crate::partition::{DescribeSummary, PartitionOutcome};
+    use crate::protocol::TxnProtocol;
+
+    const NOW: i64 = 10_000_000_000;
+    const TIMEOUT: i64 = 900_000;
+    const HOUR: i64 = 3_600_000;
+
+    fn open(pid: i64, last_timestamp: i64, start: i64) -> ProducerState {
+        ProducerState {
+            producer_id: pid,
+            producer_epoch: 4,
+            last_timestamp,
+            coordinator_epoch: 2,
+            current_txn_start_offset: start,
+            ..Default::default()
+        }
+    }
+
+    /// `t-0`: producer 7 (no coordinator knows it, idle an hour) pins LSO
+    /// 40 of HW 100. `t-1`: producer 8 (`app`, Ongoing, an hour old) pins
+    /// 10 of 20. `t-2`: producer 9 (`fresh`, Ongoing, a minute old) pins 5
+    /// of 6. `t-3`: nothing open.
+    fn joined() -> Joined {
+        let mut view = CoordinatorView {
+            listing_complete: true,
+            may_describe_any: true,
+            ..Default::default()
+        };
+        for (pid, id, start, partition) in
+            [(8, "app", NOW - HOUR, 1), (9, "fresh", NOW - 60_000, 2)]
+        {
+            view.listed.insert(pid, id.into());
+            view.descriptions.insert(
+                id.into(),
+                Description::Described(TransactionState {
+                    transactional_id: id.into(),
+                    transaction_state: "Ongoing".into(),
+                    transaction_timeout_ms: 60_000,
+                    transaction_start_time_ms: start,
+                    producer_id: pid,
+                    topics: vec![TopicData {
+                        topic: "t".into(),
+                        partitions: vec![partition],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            );
+        }
+        let part = |p: i32, producers: Vec<ProducerState>| PartitionOutcome {
+            topic: "t".into(),
+            partition: p,
+            broker_id: Some(1),
+            result: Ok(producers),
+        };
+        let offsets = |hw, lso| {
+            Ok(Offsets {
+                high_watermark: hw,
+                last_stable_offset: lso,
+            })
+        };
+        Joined {
+            now_ms: NOW,
+            partitions: vec![
+                part(0, vec![open(7, NOW - HOUR, 40)]),
+                part(1, vec![open(8, NOW - HOUR, 10)]),
+                part(2, vec![open(9, NOW - 60_000, 5)]),
+                part(3, vec![]),
+            ],
+            summary: DescribeSummary::default(),
+            protocol: TxnProtocol::V2,
+            cluster_max_timeout_ms: Some(TIMEOUT),
+            producer_id_expiration_ms: None,
+            view,
+            offsets: BTreeMap::from([
+                (("t".to_string(), 0), offsets(100, 40)),
+                (("t".to_string(), 1), offsets(20, 10)),
+                (("t".to_string(), 2), offsets(6, 5)),
+                (("t".to_string(), 3), offsets(50, 50)),
+            ]),
+            listing_errors: Vec::new(),
+            unfinished: Vec::new(),
+            candidates_only: None,
+        }
+    }
+
+    fn group(id: &str, state: GroupState, at: &[(i32, i64)]) -> GroupAnswer {
+        GroupAnswer {
+            group_id: id.into(),
+            members: Some(Ok(u32::from(state.has_members()) * 2)),
+            state: Some(state),
+            group_type: Some(GroupType::Classic),
+            offsets: Ok(at
+                .iter()
+                .map(|&(p, o)| (("t".to_string(), p), Committed::At(o)))
+                .collect()),
+        }
+    }
+
+    fn groups() -> Vec<GroupAnswer> {
+        vec![
+            group("ledger", GroupState::Stable, &[(0, 40), (1, 10), (2, 5)]),
+            group("audit", GroupState::Stable, &[(0, 30), (3, 50)]),
+            group("reporting", GroupState::Stable, &[(0, 90)]),
+            group("archive", GroupState::Empty, &[(0, 40)]),
+            group("elsewhere", GroupState::Stable, &[(3, 50)]),
+        ]
+    }
+
+    fn opts() -> BlockedOptions {
+        BlockedOptions {
+            max_timeout_ms: TIMEOUT,
+            blocked_after_ms: DEFAULT_BLOCKED_AFTER_MS,
+            groups: Vec::new(),
+            connection: vec!["--bootstrap-server".into(), "b:9092".into()],
+        }
+    }
+
+    fn verdicts(p: &PinnedPartition) -> Vec<(&str, GroupVerdict)> {
+        p.groups
+            .iter()
+            .map(|g| (g.group_id.as_str(), g.verdict))
+            .collect()
+    }
+
+    #[test]
+    fn every_verdict_on_a_partition_no_coordinator_knows() {
+        let b = blocked(&joined(), &groups(), &opts());
+        // t-3 is not pinned: LSO == HW.
+        let names: Vec<(&str, i32)> = b
+            .partitions
+            .iter()
+            .map(|p| (p.topic.as_str(), p.partition))
+            .collect();
+        assert_eq!(names, vec![("t", 0), ("t", 1), ("t", 2)]);
+        let p = &b.partitions[0];
+        assert_eq!(p.held_back(), 60);
+        assert_eq!(
+            verdicts(p),
+            vec![
+                ("ledger", GroupVerdict::Blocked),
+                ("audit", GroupVerdict::Lagging { behind: 10 }),
+                ("reporting", GroupVerdict::PastLso),
+                ("archive", GroupVerdict::Blocked),
+            ]
+        );
+        // The Empty group is blocked, but nobody waits.
+        assert!(p.groups[0].is_live_blocked());
+        assert!(!p.groups[3].is_live_blocked());
+        let pin = p.pinned_by.as_ref().unwrap();
+        assert_eq!((pin.producer_id, pin.start_offset), (7, 40));
+        assert_eq!(pin.transactional_id, None);
+        assert_eq!(pin.auto_abort, AutoAbort::Never);
+        // find-hanging --repair's rule: no coordinator knows it, a raw abort.
+        assert_eq!(
+            p.unblock,
+            Some(Unblock::Command(
+                "kdp abort --bootstrap-server b:9092 --topic t --partition 0 --producer-id 7 --producer-epoch 4 --coordinator-epoch 2"
+                    .split(' ')
+                    .map(str::to_string)
+                    .collect()
+            ))
+        );
+        assert!(b.any_blocked());
+        assert!(b.gaps.is_empty());
+    }
+
+    #[test]
+    fn a_tracked_transaction_is_force_terminated_with_its_auto_abort_beside() {
+        let b = blocked(&joined(), &groups(), &opts());
+        let force = |id: &str| {
+            Some(Unblock::Command(
+                format!("kdp force-terminate --bootstrap-server b:9092 --transactional-id {id}")
+                    .split(' ')
+                    .map(str::to_string)
+                    .collect(),
+            ))
+        };
+        let overdue = &b.partitions[1];
+        let pin = overdue.pinned_by.as_ref().unwrap();
+        assert_eq!(pin.transactional_id.as_deref(), Some("app"));
+        assert_eq!(pin.coordinator_state, Some(TxnState::Ongoing));
+        // The coordinator tracks it and would abort it at start + timeout
+        // (overdue here, which the CLI says); ending it now is
+        // find-hanging --repair's lever for an Ongoing transaction.
+        assert_eq!(pin.auto_abort, AutoAbort::At(NOW - HOUR + 60_000));
+        assert_eq!(overdue.unblock, force("app"));
+        // A minute old, under find-hanging's timeout: the same lever, the
+        // coordinator's own abort time beside it.
+        let fresh = &b.partitions[2];
+        assert_eq!(
+            fresh.pinned_by.as_ref().unwrap().auto_abort,
+            AutoAbort::At(NOW)
+        );
+        assert_eq!(fresh.unblock, force("fresh"));
+        assert_eq!(verdicts(fresh), vec![("ledger", GroupVerdict::Blocked)]);
+    }
+
+    #[test]
+    fn a_decided_transaction_has_no_command() {
+        let mut j = joined();
+        if let Some(Description::Described(t)) = j.view.descriptions.get_mut("app") {
+            t.transaction_state = "PrepareCommit".into();
+        }
+        let b = blocked(&j, &groups(), &opts());
+        let p = &b.partitions[1];
+        assert_eq!(
+            p.pinned_by.as_ref().unwrap().auto_abort,
+            AutoAbort::Decided(TxnState::PrepareCommit)
+        );
+        // find-hanging --repair skips it: only the coordinator may finish it.
+        assert_eq!(p.unblock, None);
+    }
+
+    #[test]
+    fn named_groups_narrow_and_show_no_offset() {
+        let o = BlockedOptions {
+            groups: vec!["audit".into()],
+            ..opts()
+        };
+        let b = blocked(&joined(), &groups(), &o);
+        // audit committed on t-0 and t-3: t-0 lagging; on t-1 and t-2 it
+        // reads the topic but has no offset there.
+        let rows: Vec<(i32, Vec<(&str, GroupVerdict)>)> = b
+            .partitions
+            .iter()
+            .map(|p| (p.partition, verdicts(p)))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (0, vec![("audit", GroupVerdict::Lagging { behind: 10 })]),
+                (1, vec![("audit", GroupVerdict::NoOffset)]),
+                (2, vec![("audit", GroupVerdict::NoOffset)]),
+            ]
+        );
+        assert!(!b.any_blocked());
+        // A named group on no pinned partition's topic: nothing shown.
+        let o = BlockedOptions {
+            groups: vec!["nobody".into()],
+            ..opts()
+        };
+        assert!(blocked(&joined(), &groups(), &o).partitions.is_empty());
+    }
+
+    #[test]
+    fn what_could_not_be_read_is_a_gap_not_an_all_clear() {
+        let mut j = joined();
+        let refused = KeyError::broker(kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER, None);
+        j.offsets.insert(("t".to_string(), 0), Err(refused.clone()));
+        let mut gs = groups();
+        gs[0].offsets = Err(KeyError::broker(
+            kdp_wire::ErrorCode::GROUP_AUTHORIZATION_FAILED,
+            None,
+        ));
+        if let Ok(o) = &mut gs[1].offsets {
+            o.insert(
+                ("t".to_string(), 1),
+                Committed::Failed(kdp_wire::ErrorCode::TOPIC_AUTHORIZATION_FAILED),
+            );
+        }
+        let b = blocked(&j, &gs, &opts());
+        assert_eq!(b.gaps.len(), 3, "{:?}", b.gaps);
+        assert!(b
+            .gaps
+            .contains(&Gap::PartitionOffsets(("t".to_string(), 0), refused)));
+        // With ledger unreadable, nothing is blocked, but there are gaps.
+        assert!(!b.any_blocked());
+        assert!(b.partitions.iter().all(|p| p.partition != 0));
+        // The refused offset on pinned t-1 is a row of its own, not silence.
+        let t1 = b.partitions.iter().find(|p| p.partition == 1).expect("t-1");
+        let row = t1
+            .groups
+            .iter()
+            .find(|g| g.group_id == gs[1].group_id)
+            .expect("the refused group's row");
+        assert_eq!(
+            row.verdict,
+            GroupVerdict::Unread(kdp_wire::ErrorCode::TOPIC_AUTHORIZATION_FAILED)
+        );
+        assert_eq!(row.committed, None);
+    }
+
+    #[test]
+    fn a_live_transaction_makes_a_caught_up_group_wait_and_is_never_fenced() {
+        // producer 9 (`fresh`, tracked, Ongoing) last wrote a minute ago
+        let o = BlockedOptions {
+            blocked_after_ms: 5 * 60_000,
+            ..opts()
+        };
+        let b = blocked(&joined(), &groups(), &o);
+        let fresh = &b.partitions[2];
+        assert_eq!(verdicts(fresh), vec![("ledger", GroupVerdict::Waiting)]);
+        // its coordinator (or its producer) ends it: no force-terminate
+        assert_eq!(fresh.unblock, Some(Unblock::Wait));
+        let pin = fresh.pinned_by.as_ref().unwrap();
+        assert_eq!(pin.idle_ms(NOW), Some(60_000));
+        assert!(pin.is_live(NOW, o.blocked_after_ms));
+        // the hour-idle ones are still blocked, with their commands
+        assert_eq!(b.partitions[1].groups[0].verdict, GroupVerdict::Blocked);
+        assert!(matches!(b.partitions[1].unblock, Some(Unblock::Command(_))));
+        assert!(b.any_blocked());
+        // only the waiting one: nothing is blocked (exit 0 in the CLI)
+        let o = BlockedOptions {
+            groups: vec!["ledger".into()],
+            ..o
+        };
+        let mut j = joined();
+        j.offsets.remove(&("t".to_string(), 0));
+        j.offsets.remove(&("t".to_string(), 1));
+        assert!(!blocked(&j, &groups(), &o).any_blocked());
+        // 0 turns the rule off: a minute-idle transaction blocks
+        let b = blocked(
+            &joined(),
+            &groups(),
+            &BlockedOptions {
+                blocked_after_ms: 0,
+                ..opts()
+            },
+        );
+        assert_eq!(b.partitions[2].groups[0].verdict, GroupVerdict::Blocked);
+    }
+
+    #[test]
+    fn a_producer_writing_elsewhere_is_live_and_an_unknown_last_write_is_not() {
+        let o = BlockedOptions {
+            blocked_after_ms: 5 * 60_000,
+            ..opts()
+        };
+        // producer 8 wrote t-1 once an hour ago, and t-3 a second ago
+        let mut j = joined();
+        j.partitions[3].result = Ok(vec![ProducerState {
+            current_txn_start_offset: -1,
+            ..open(8, NOW - 1_000, -1)
+        }]);
+        let b = blocked(&j, &groups(), &o);
+        let t1 = &b.partitions[1];
+        assert_eq!(
+            t1.pinned_by.as_ref().unwrap().last_write_ms,
+            Some(NOW - 1_000)
+        );
+        assert_eq!(verdicts(t1), vec![("ledger", GroupVerdict::Waiting)]);
+        // no LastTimestamp at all: kdp cannot call it live
+        let mut j = joined();
+        j.partitions[2].result = Ok(vec![open(9, -1, 5)]);
+        let b = blocked(&j, &groups(), &o);
+        assert_eq!(
+            b.partitions[2].pinned_by.as_ref().unwrap().last_write_ms,
+            None
+        );
+        assert_eq!(b.partitions[2].groups[0].verdict, GroupVerdict::Blocked);
+    }
+
+    #[test]
+    fn members_say_whether_anyone_waits() {
+        let mut gs = groups();
+        // described: the state says Stable, but nobody is left
+        gs[0].members = Some(Ok(0));
+        // not described: the listing's state decides
+        gs[3].members = None;
+        let b = blocked(&joined(), &gs, &opts());
+        let p = &b.partitions[0];
+        let ledger = &p.groups[0];
+        assert_eq!(
+            (ledger.verdict, ledger.members),
+            (GroupVerdict::Blocked, Some(0))
+        );
+        assert!(!ledger.is_live_blocked());
+        let archive = p.groups.iter().find(|g| g.group_id == "archive").unwrap();
+        assert_eq!(archive.members, None);
+        assert!(!archive.is_live_blocked(), "Empty: nobody waits");
+        let b = blocked(&joined(), &groups(), &opts());
+        assert!(b.partitions[0].groups[0].is_live_blocked());
+        assert_eq!(b.partitions[0].groups[0].members, Some(2));
+    }
+
+    #[test]
+    fn a_failed_description_or_an_unknown_named_group_is_a_gap() {
+        let mut gs = groups();
+        let loading = KeyError::broker(kdp_wire::ErrorCode::COORDINATOR_LOAD_IN_PROGRESS, None);
+        gs[1].members = Some(Err(loading.clone()));
+        gs.push(GroupAnswer {
+            group_id: "typo".into(),
+            state: None,
+            group_type: None,
+            members: Some(Err(KeyError::broker(
+                kdp_wire::ErrorCode::GROUP_ID_NOT_FOUND,
+                None,
+            ))),
+            offsets: Ok(Default::default()),
+        });
+        let b = blocked(&joined(), &gs, &opts());
+        assert_eq!(b.gaps, vec![Gap::GroupMembers("audit".into(), loading)]);
+        // a whole-cluster scan does not name it; asked for by name, it is a gap
+        let o = BlockedOptions {
+            groups: vec!["typo".into()],
+            ..opts()
+        };
+        let b = blocked(&joined(), &gs, &o);
+        assert_eq!(b.gaps, vec![Gap::UnknownGroup("typo".into())]);
+        assert!(b.partitions.is_empty());
+    }
+
+    #[test]
+    fn held_groups_name_the_groups_at_each_holders_lso() {
+        use crate::groups::read::Visibility;
+        let mut j = joined();
+        // a second, later transaction on t-0 holds nothing
+        if let Ok(ps) = &mut j.partitions[0].result {
+            ps.push(open(70, NOW - HOUR, 60));
+        }
+        let read = GroupsRead {
+            answers: groups(),
+            ..Default::default()
+        };
+        let held = held_groups(&j, Some(&read), TIMEOUT);
+        assert!(!held.is_partial());
+        assert_eq!(
+            held.of("t", 0, 7),
+            Some(&["ledger".to_string(), "archive".into()][..])
+        );
+        assert_eq!(held.of("t", 0, 70), Some(&[][..]));
+        // the waiting group on t-2 is held too
+        assert_eq!(held.of("t", 2, 9), Some(&["ledger".to_string()][..]));
+        assert_eq!(held.of("t", 1, 8), Some(&["ledger".to_string()][..]));
+        // not read: every pinned holder is unknown, never 0
+        let unread = held_groups(&j, None, TIMEOUT);
+        assert!(unread.is_partial());
+        assert_eq!(unread.of("t", 0, 7), None);
+        assert_eq!(unread.of("t", 0, 70), Some(&[][..]), "holds no LSO");
+        // a listing ACLs may have cut short: unknown too
+        let limited = GroupsRead {
+            answers: groups(),
+            visibility: Visibility::Limited,
+            ..Default::default()
+        };
+        assert_eq!(held_groups(&j, Some(&limited), TIMEOUT).of("t", 1, 8), None);
+        // a partition whose offsets were not read: unknown
+        j.offsets.insert(
+            ("t".to_string(), 1),
+            Err(KeyError::broker(
+                kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
+                None,
+            )),
+        );
+        let held = held_groups(&j, Some(&read), TIMEOUT);
+        assert_eq!(held.of("t", 1, 8), None);
+        assert!(any_pinned(&j));
+        // find-hanging's join leaves out the offsets of non-candidates: not
+        // asked about, so neither unknown nor a reason for a partial note;
+        // the same gap in a full join stays unknown
+        j.offsets.remove(&("t".to_string(), 1));
+        assert!(held_groups(&j, Some(&read), TIMEOUT).is_partial());
+        j.candidates_only = Some(TIMEOUT);
+        let held = held_groups(&j, Some(&read), TIMEOUT);
+        assert!(!held.is_partial());
+        assert_eq!(
+            held.of("t", 0, 7),
+            Some(&["ledger".to_string(), "archive".into()][..])
+        );
+    }
+
+    #[test]
+    fn verdict_of_an_offset_against_the_lso() {
+        assert_eq!(GroupVerdict::of(Some(5), 5), GroupVerdict::Blocked);
+        assert_eq!(
+            GroupVerdict::of(Some(2), 5),
+            GroupVerdict::Lagging { behind: 3 }
+        );
+        assert_eq!(GroupVerdict::of(Some(6), 5), GroupVerdict::PastLso);
+        assert_eq!(GroupVerdict::of(None, 5), GroupVerdict::NoOffset);
+    }
+}

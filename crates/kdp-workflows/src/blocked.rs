@@ -1,0 +1,38 @@
+//! What `kdp blocked` reads: the join over the selected partitions and
+//! every consumer group, at once, on one budget.
+
+use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
+use kdp_client::client::SharedClient;
+use kdp_client::error::Result;
+use kdp_domain::groups::read::GroupsRead;
+use kdp_domain::joined::Joined;
+
+use crate::groups::{read_groups, ReadOptions};
+use crate::join::{join, JoinOptions};
+
+/// The join and the groups, each answered or failed on its own.
+#[derive(Debug)]
+pub struct Gathered {
+    /// The join (`Err`: the cluster could not be reached).
+    pub joined: Result<Joined>,
+    /// The groups (`Err`: they could not be listed).
+    pub groups: Result<GroupsRead>,
+}
+
+/// The join of `join` and the groups `groups` names (every group when it
+/// names none), read side by side: the groups do not wait for the
+/// producers.
+pub async fn gather(
+    client: &SharedClient,
+    join_opts: &JoinOptions,
+    groups: &ReadOptions,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Gathered {
+    let (joined, groups) = tokio::join!(
+        join(client, join_opts, bound),
+        read_groups(client, groups, opts, bound)
+    );
+    Gathered { joined, groups }
+}

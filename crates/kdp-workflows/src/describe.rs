@@ -1,0 +1,36 @@
+//! What `describe --with-transactions` reads beside its join, at once:
+//! the transaction log of every listed transactional id (for the fence
+//! verdicts) and the consumer groups the open transactions hold.
+
+use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
+use kdp_client::client::SharedClient;
+use kdp_domain::history::id::IdHistory;
+use kdp_domain::joined::Joined;
+
+use crate::groups::{held_groups, Held};
+use crate::history::{read_listed, ReadOptions};
+
+/// The logs and the groups around a join.
+#[derive(Debug, Clone)]
+pub struct Around {
+    /// The histories of the listed transactional ids.
+    pub histories: Vec<IdHistory>,
+    /// The groups each open transaction holds at the LSO.
+    pub held: Held,
+}
+
+/// Reads the logs and the groups of `joined`; neither waits for the other.
+pub async fn around(
+    client: &SharedClient,
+    joined: &Joined,
+    logs: &ReadOptions,
+    groups: &DriverOptions,
+    bound: &TimeBound,
+) -> Around {
+    let (histories, held) = tokio::join!(
+        read_listed(client, joined, logs, bound),
+        held_groups(client, joined, joined.max_timeout_ms(), groups, bound)
+    );
+    Around { histories, held }
+}

@@ -1,0 +1,152 @@
+//! The groups of a cluster as the blocked-consumer join needs them: every
+//! group ListGroups names (or the ones asked for), each with its state, its
+//! committed offsets and, when asked, its members (DescribeGroups or
+//! ConsumerGroupDescribe). `kdp blocked`, the blocked-groups column of
+//! `find-hanging` and `describe --with-transactions`, the exporter and a
+//! repair's proof all read them this way, once per run.
+
+use std::collections::BTreeMap;
+
+use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
+use kdp_client::client::SharedClient;
+use kdp_client::error::Result;
+use kdp_client::groups::describe::describe_groups_at;
+use kdp_client::groups::list::list_groups;
+use kdp_client::groups::offsets::committed_offsets_at;
+use kdp_domain::diagnose::blocked::{any_pinned, held_groups as held_groups_of, HeldGroups};
+use kdp_domain::groups::read::{visibility, GroupAnswer, GroupsRead, Visibility};
+use kdp_domain::groups::state::{GroupState, GroupType};
+use kdp_domain::joined::Joined;
+
+/// What to read of each group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Only these groups (empty: every group the listing names).
+    pub only: Vec<String>,
+    /// Also describe each group at its coordinator for its members
+    /// (DescribeGroups, ConsumerGroupDescribe).
+    pub members: bool,
+}
+
+/// A group id nobody uses (the `__` prefix is never a real consumer's).
+fn probe_id() -> String {
+    format!(
+        "__kdp-acl-probe-{}-{}",
+        crate::clock::now_ms(),
+        std::process::id()
+    )
+}
+
+/// Lists the groups on every broker and reads the committed offsets (and,
+/// with `members`, the description) of `only` (every listed group when
+/// `only` is empty). The offsets and the descriptions are asked at once.
+pub async fn read_groups(
+    client: &SharedClient,
+    read: &ReadOptions,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<GroupsRead> {
+    let only = &read.only;
+    let listings = list_groups(client, &Default::default(), opts, bound).await?;
+    let mut listed: BTreeMap<String, (Option<GroupState>, Option<GroupType>)> = BTreeMap::new();
+    // the broker that lists a group coordinates it: no FindCoordinator
+    let mut coordinators: BTreeMap<String, i32> = BTreeMap::new();
+    let mut listing_failures = Vec::new();
+    for (broker, listing) in listings {
+        match listing {
+            Ok(groups) => {
+                for g in groups {
+                    coordinators.insert(g.group_id.clone(), g.coordinator);
+                    listed.insert(g.group_id, (g.state, g.group_type));
+                }
+            }
+            Err(e) => listing_failures.push((broker, e)),
+        }
+    }
+    let probe = only.is_empty().then(probe_id);
+    let mut wanted: Vec<String> = if only.is_empty() {
+        listed.keys().cloned().collect()
+    } else {
+        only.to_vec()
+    };
+    let typed: Vec<(String, Option<GroupType>)> = if read.members {
+        wanted
+            .iter()
+            .map(|g| (g.clone(), listed.get(g).and_then(|l| l.1.clone())))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let described = describe_groups_at(client, &typed, &coordinators, opts, bound);
+    wanted.extend(probe.clone());
+    let (offsets, described) = tokio::join!(
+        committed_offsets_at(client, wanted, &coordinators, opts, bound),
+        described
+    );
+    let (mut offsets, mut described) = (offsets?, described?);
+    let visibility = match &probe {
+        Some(id) => visibility(offsets.remove(id)),
+        None => Visibility::Named,
+    };
+    let answers = offsets
+        .into_iter()
+        .map(|(group, offsets)| {
+            let (state, group_type) = listed.remove(&group).unwrap_or_default();
+            let description = described.remove(&group);
+            GroupAnswer {
+                state: match &description {
+                    Some(Ok(d)) => Some(d.state.clone()),
+                    _ => state,
+                },
+                group_type: match &description {
+                    Some(Ok(d)) => Some(d.group_type.clone()),
+                    _ => group_type,
+                },
+                members: description.map(|d| d.map(|d| d.members)),
+                group_id: group,
+                offsets,
+            }
+        })
+        .collect();
+    Ok(GroupsRead {
+        answers,
+        listing_failures,
+        visibility,
+    })
+}
+
+/// The blocked-groups column of `find-hanging` and `describe
+/// --with-transactions`: the groups the join's open transactions hold at
+/// the LSO, and the read they came from.
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// Each holder's groups; a holder kdp could not check is unknown.
+    pub groups: HeldGroups,
+    /// The read of the groups: `None` when nothing was pinned (no need to
+    /// read them), else the groups or why they could not be read.
+    pub read: Option<Result<GroupsRead>>,
+}
+
+/// The groups every open transaction of `joined` holds at the LSO, read
+/// once, and only when a partition is pinned ([`any_pinned`]); judged as
+/// `find-hanging` judges candidates (`max_timeout_ms`).
+pub async fn held_groups(
+    client: &SharedClient,
+    joined: &Joined,
+    max_timeout_ms: i64,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Held {
+    if !any_pinned(joined) {
+        return Held {
+            groups: held_groups_of(joined, None, max_timeout_ms),
+            read: None,
+        };
+    }
+    let read = read_groups(client, &ReadOptions::default(), opts, bound).await;
+    Held {
+        groups: held_groups_of(joined, read.as_ref().ok(), max_timeout_ms),
+        read: Some(read),
+    }
+}

@@ -1,0 +1,215 @@
+//! The scan behind [`kdp_domain::diagnose::pressure`]: each broker's
+//! `producer.id.expiration.ms` (DescribeConfigs), then every replica's
+//! producers (DescribeProducers of each broker) folded as they arrive, and
+//! the transactional ids (ListTransactions), all within one [`TimeBound`].
+//!
+//! Cost in requests: one DescribeConfigs per broker; per broker, one
+//! DescribeProducers per `max_partitions_per_request` partition replicas it
+//! hosts (so the replication factor times a leaders-only describe); with
+//! [`ScanOptions::transactions`], one ListTransactions per broker and one
+//! DescribeTransactions per coordinator of an id in `PrepareEpochFence`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use kdp_client::bound::TimeBound;
+use kdp_client::client::SharedClient;
+use kdp_client::describe::DescribeOptions;
+use kdp_client::error::Result;
+use kdp_client::txn::configs::{broker_configs, PRODUCER_ID_EXPIRATION_MS};
+use kdp_client::txn::describe::describe_transactions;
+use kdp_client::txn::list::{list_transactions, ListFilters};
+use kdp_domain::diagnose::pressure::{EpochFence, Fold, Pressure};
+use kdp_domain::diagnose::replicas::ReplicaError;
+use kdp_domain::time::known_ms;
+use kdp_wire::TxnState;
+
+use crate::clock::now_ms;
+use crate::replicas::each_replica;
+
+/// What to compute besides the counts.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Epochs within this many of 32767 are near their end.
+    pub epoch_margin: i32,
+    /// How many topics [`Pressure::top_topics`] ranks.
+    pub top: usize,
+    /// Ask only these brokers (empty: all).
+    pub only_brokers: BTreeSet<i32>,
+    /// List the transactional ids (prefixes, names of producers near the
+    /// end of their epochs, fences past their timeout).
+    pub transactions: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            epoch_margin: kdp_domain::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
+            top: 10,
+            only_brokers: BTreeSet::new(),
+            transactions: true,
+        }
+    }
+}
+
+/// The report, and which broker failed at what.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// The report.
+    pub pressure: Pressure,
+    /// Brokers whose whole scan failed, and why.
+    pub failed: BTreeMap<i32, Vec<String>>,
+    /// Brokers that failed some request (a partition, configs, listing).
+    pub incomplete: BTreeMap<i32, Vec<String>>,
+    /// Scans that ended without saying which broker (a lost task).
+    pub lost: usize,
+    /// Partition replicas that answered.
+    pub answered: usize,
+}
+
+/// Scans the partitions `opts` selects on every broker (or those of
+/// `options.only_brokers`). `Err`: the cluster could not be listed.
+pub async fn scan(
+    client: &SharedClient,
+    opts: &DescribeOptions,
+    options: &ScanOptions,
+    bound: &TimeBound,
+) -> Result<Scan> {
+    let dopts = opts.driver_options();
+    let mut s = Scan::default();
+    let only: Vec<i32> = options.only_brokers.iter().copied().collect();
+    let kept = |b: &i32| only.is_empty() || only.contains(b);
+    let fold = Arc::new(Mutex::new(Fold::new(now_ms(), options.epoch_margin)));
+    let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let replicas = {
+        let (fold, answered) = (fold.clone(), answered.clone());
+        each_replica(client, opts, bound, &only, move |b, topic, _, ps| {
+            answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            fold.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add(b, &topic, &ps);
+        })
+    };
+    // the settings beside the producers: a broker slow to answer them
+    // costs its expiry forecast, not the scan
+    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts, bound);
+    let listing = async {
+        if options.transactions {
+            Some(list_transactions(client, &ListFilters::default(), &dopts, bound).await)
+        } else {
+            None
+        }
+    };
+    let (replicas, configs, listing) = tokio::join!(replicas, configs, listing);
+    let (asked, errors) = replicas?;
+    let mut fold = std::mem::replace(
+        &mut *fold.lock().unwrap_or_else(PoisonError::into_inner),
+        Fold::new(0, 0),
+    );
+    s.answered = answered.load(std::sync::atomic::Ordering::Relaxed);
+    for b in asked {
+        fold.broker(b);
+    }
+    let mut expiration_ms = BTreeMap::new();
+    for (b, c) in configs?.into_iter().filter(|(b, _)| kept(b)) {
+        match c {
+            Ok(c) => {
+                if let Some(ms) = c
+                    .get(PRODUCER_ID_EXPIRATION_MS)
+                    .and_then(|v| v.as_deref()?.parse::<i64>().ok())
+                {
+                    expiration_ms.insert(b, ms);
+                }
+            }
+            Err(e) => {
+                fold.incomplete(b);
+                s.incomplete
+                    .entry(b)
+                    .or_default()
+                    .push(format!("DescribeConfigs: {}", e.name()));
+            }
+        }
+    }
+    for e in errors {
+        match e {
+            ReplicaError::Broker { broker, error } => {
+                fold.failed_broker(broker);
+                s.failed
+                    .entry(broker)
+                    .or_default()
+                    .push(format!("DescribeProducers: {error}"));
+            }
+            ReplicaError::Partition {
+                partition: (t, p),
+                broker,
+                error,
+            } => {
+                fold.failed_partition(broker, &t);
+                s.incomplete
+                    .entry(broker)
+                    .or_default()
+                    .push(format!("DescribeProducers {t}-{p}: {}", error.name()));
+            }
+            ReplicaError::Lost => {
+                fold.lost();
+                s.lost += 1;
+            }
+        }
+    }
+    let mut transactional_ids = BTreeMap::new();
+    let mut fences = Vec::new();
+    if let Some(listing) = listing {
+        let mut fencing = Vec::new();
+        for (b, l) in listing? {
+            match l {
+                Ok(l) => {
+                    for t in l.transactions {
+                        if t.transaction_state.parse() == Ok(TxnState::PrepareEpochFence) {
+                            fencing.push((t.transactional_id.clone(), t.producer_id, b));
+                        }
+                        transactional_ids.insert(t.producer_id, t.transactional_id);
+                    }
+                }
+                Err(e) => {
+                    if kept(&b) {
+                        fold.incomplete(b);
+                        s.incomplete
+                            .entry(b)
+                            .or_default()
+                            .push(format!("ListTransactions: {}", e.name()));
+                    }
+                }
+            }
+        }
+        if !fencing.is_empty() {
+            let ids = fencing.iter().map(|f| f.0.clone()).collect();
+            let described = describe_transactions(client, ids, &dopts, bound).await;
+            for (id, producer_id, coordinator) in fencing {
+                let why = match described.get(&id).map(|d| &d.result) {
+                    Some(Ok(t)) => {
+                        fences.push(EpochFence {
+                            transactional_id: id,
+                            producer_id,
+                            coordinator,
+                            transaction_start_time_ms: known_ms(t.transaction_start_time_ms),
+                            transaction_timeout_ms: t.transaction_timeout_ms,
+                        });
+                        continue;
+                    }
+                    Some(Err(e)) => format!("DescribeTransactions {id}: {}", e.name()),
+                    None => format!("DescribeTransactions {id}: no answer"),
+                };
+                fold.incomplete(coordinator);
+                s.incomplete.entry(coordinator).or_default().push(why);
+            }
+        }
+    }
+    s.pressure = fold.finish(&expiration_ms, &transactional_ids, options.top, &fences);
+    // a broker that answered nothing at all: its failures are the whole scan's
+    for b in s.pressure.brokers.iter().filter(|b| !b.answered) {
+        if let Some(why) = s.incomplete.remove(&b.broker) {
+            s.failed.entry(b.broker).or_default().extend(why);
+        }
+    }
+    Ok(s)
+}

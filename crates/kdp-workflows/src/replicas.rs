@@ -1,0 +1,240 @@
+//! Every replica of each partition asked for its producer state
+//! (DescribeProducers with a chosen broker, one scan per broker side by
+//! side): what `kdp compare-replicas` and the exporter's divergence metric
+//! compare with [`kdp_domain::diagnose::replicas::compare`].
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kdp_client::admin::AllBrokers;
+use kdp_client::bound::TimeBound;
+use kdp_client::client::Client;
+use kdp_client::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
+use kdp_client::error::{Error, Result};
+use kdp_client::metadata::ClusterMetadata;
+use kdp_domain::partition::TopicPartition;
+use kdp_wire::messages::ProducerState;
+use kdp_wire::ErrorCode;
+
+pub use kdp_domain::diagnose::replicas::{Comparison, ReplicaError, Replicas};
+
+/// [`describe_every_replica`], then
+/// [`compare`](kdp_domain::diagnose::replicas::compare) on each partition: what
+/// `kdp compare-replicas` answers. `Err` as for [`describe_every_replica`].
+pub async fn compare_replicas(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+) -> Result<Comparison<Error>> {
+    let (replicas, failures) = describe_every_replica(client, opts, bound).await?;
+    Ok(Comparison::of(&replicas, failures))
+}
+
+/// Asks every broker of the cluster for the producers of its replicas of
+/// the partitions `opts` selects (its `broker_id` is ignored). A broker
+/// that does not host a partition named explicitly is not an error.
+/// Everything, listing the brokers included, draws on `opts`' one deadline:
+/// a replica that does not answer in time is a [`ReplicaError`] naming
+/// DescribeProducers. `Err`: the cluster's brokers could not be listed
+/// ([`Error::Deadline`] naming Metadata when no broker answered in time).
+pub async fn describe_every_replica(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+) -> Result<(Replicas, Vec<ReplicaError<Error>>)> {
+    let replicas = Arc::new(std::sync::Mutex::new(Replicas::new()));
+    let into = replicas.clone();
+    let (_, errors) = each_replica(
+        client,
+        opts,
+        bound,
+        &[],
+        move |broker, topic, partition, ps| {
+            into.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry((topic, partition))
+                .or_default()
+                .insert(broker, ps);
+        },
+    )
+    .await?;
+    let replicas = std::mem::take(
+        &mut *replicas
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    Ok((replicas, errors))
+}
+
+/// [`describe_every_replica`], streaming: each replica's producers go to
+/// `sink` (broker, topic, partition, producers) as its broker's answer
+/// arrives and are not kept, so memory follows the responses in flight,
+/// not the cluster: `opts.max_concurrent_brokers` brokers are asked at
+/// once (each in chunks of `max_partitions_per_request`). Only the brokers
+/// in `only` are asked (empty: all).
+/// Returns the brokers asked and what could not be asked.
+pub async fn each_replica<F>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    only: &[i32],
+    sink: F,
+) -> Result<(Vec<i32>, Vec<ReplicaError<Error>>)>
+where
+    F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
+{
+    let opts = DescribeOptions {
+        broker_id: None,
+        ..opts.clone()
+    };
+    // one metadata lookup for all the brokers, not one each
+    let resolved = kdp_client::describe::resolve(client, &opts, bound).await?;
+    let sink = Arc::new(sink);
+    let permits = Arc::new(tokio::sync::Semaphore::new(
+        opts.max_concurrent_brokers.max(1),
+    ));
+    let mut scans = tokio::task::JoinSet::new();
+    let mut settled = Vec::new();
+    let brokers = match resolved.metadata {
+        Some(md) => {
+            let mut brokers: Vec<i32> = md.brokers.keys().copied().collect();
+            if !only.is_empty() {
+                brokers.retain(|b| only.contains(b));
+            }
+            let mut hosted: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
+            for tp in resolved.partitions {
+                let replicas = md
+                    .topics
+                    .get(&tp.0)
+                    .and_then(|t| t.partitions.get(&tp.1))
+                    .map(|p| p.replicas.as_slice())
+                    .unwrap_or_default();
+                for b in replicas.iter().filter(|b| brokers.contains(b)) {
+                    hosted.entry(*b).or_default().push(tp.clone());
+                }
+            }
+            let md = Arc::new(md);
+            for (broker, partitions) in hosted {
+                // one bound for every broker's scan, not one each from its start
+                let (client, sink, permits, opts, md, bound) = (
+                    client.clone(),
+                    sink.clone(),
+                    permits.clone(),
+                    opts.clone(),
+                    md.clone(),
+                    *bound,
+                );
+                scans.spawn(async move {
+                    // never closed: a permit always comes
+                    let _permit = permits.acquire_owned().await.ok();
+                    // only what routing to this broker needs, made once it is asked
+                    let md = hosted_metadata(&md, &partitions);
+                    let mut errors = Vec::new();
+                    describe_on(&client, &opts, &bound, broker, partitions, md, |ev| {
+                        replica_results(ev, broker, &*sink, &mut errors)
+                    })
+                    .await;
+                    errors
+                });
+            }
+            // what metadata settled (an unknown topic) each broker would answer alike
+            for o in resolved.settled {
+                if let Err(e) = o.result {
+                    for &broker in &brokers {
+                        settled.push(ReplicaError::Partition {
+                            partition: (o.topic.clone(), o.partition),
+                            broker,
+                            error: e.clone(),
+                        });
+                    }
+                }
+            }
+            brokers
+        }
+        // the selection took several lookups: each broker resolves it again
+        None => {
+            let mut brokers = bound
+                .run(
+                    "Metadata",
+                    AllBrokers::keys_within(client, bound.request_limit()),
+                )
+                .await?;
+            if !only.is_empty() {
+                brokers.retain(|b| only.contains(b));
+            }
+            for &broker in &brokers {
+                let opts = DescribeOptions {
+                    broker_id: Some(broker),
+                    ..opts.clone()
+                };
+                let (client, sink, permits, bound) =
+                    (client.clone(), sink.clone(), permits.clone(), *bound);
+                scans.spawn(async move {
+                    let _permit = permits.acquire_owned().await.ok();
+                    let mut errors = Vec::new();
+                    let r = describe_producers(client, &opts, &bound, |ev| {
+                        replica_results(ev, broker, &*sink, &mut errors)
+                    })
+                    .await;
+                    match r {
+                        Ok(_) => errors,
+                        Err(error) => vec![ReplicaError::Broker { broker, error }],
+                    }
+                });
+            }
+            brokers
+        }
+    };
+    let mut errors = settled;
+    while let Some(joined) = scans.join_next().await {
+        match joined {
+            Ok(e) => errors.extend(e),
+            Err(_) => errors.push(ReplicaError::Lost),
+        }
+    }
+    Ok((brokers, errors))
+}
+
+/// `md` with only the topics of `partitions` (the brokers all).
+fn hosted_metadata(md: &ClusterMetadata, partitions: &[TopicPartition]) -> ClusterMetadata {
+    let mut topics = BTreeMap::new();
+    for (t, _) in partitions {
+        if !topics.contains_key(t) {
+            if let Some(info) = md.topics.get(t) {
+                topics.insert(t.clone(), info.clone());
+            }
+        }
+    }
+    ClusterMetadata {
+        cluster_id: md.cluster_id.clone(),
+        controller_id: md.controller_id,
+        brokers: md.brokers.clone(),
+        topics,
+    }
+}
+
+/// One broker's answers: producers to `sink`, failures to `errors` (a
+/// broker that is not a replica is not one).
+fn replica_results<S>(
+    ev: DescribeEvent,
+    broker: i32,
+    sink: &S,
+    errors: &mut Vec<ReplicaError<Error>>,
+) where
+    S: Fn(i32, String, i32, Vec<ProducerState>) + ?Sized,
+{
+    let DescribeEvent::Results { outcomes, .. } = ev else {
+        return;
+    };
+    for o in outcomes {
+        match o.result {
+            Ok(ps) => sink(broker, o.topic, o.partition, ps),
+            Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
+            Err(error) => errors.push(ReplicaError::Partition {
+                partition: (o.topic, o.partition),
+                broker,
+                error,
+            }),
+        }
+    }
+}
