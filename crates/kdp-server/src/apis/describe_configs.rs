@@ -24,11 +24,11 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
-use super::budget::Budget;
 use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
+use crate::budget::Budget;
+use crate::budget::TooLarge;
 use crate::cluster::{Cluster, ConfigSource};
-use crate::responder::TooLarge;
 
 /// Answers a DescribeConfigs request on this broker, for any size of answer.
 pub fn describe_configs(

@@ -14,22 +14,11 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
-use super::budget::Budget;
-use super::{Call, Caller, Handler, Refusal};
+use super::{Call, Caller, Handler, Invalid, Refusal};
 use crate::acls::TxnIdOperation;
+use crate::budget::Budget;
 use crate::cluster::Cluster;
-
-/// A broker's address as Metadata advertises it.
-pub trait Addresses {
-    /// `(host, port)` of broker `id`, if it is alive.
-    fn address(&self, id: i32) -> Option<(String, i32)>;
-}
-
-/// Why a request cannot be answered at all (Kafka closes the connection on
-/// the InvalidRequestException `CoordinatorType.forId` throws).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Invalid(pub String);
+pub use crate::shared::Addresses;
 
 /// KeyType SHARE (share groups): never coordinated by the mock.
 const KEY_TYPE_SHARE: i8 = 2;

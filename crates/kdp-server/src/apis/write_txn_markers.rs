@@ -43,12 +43,12 @@ use kdp_wire::ErrorCode;
 use kdp_wire::wire::{Version, Wire};
 use kdp_wire::Message;
 
-use super::budget::Budget;
 use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
-use crate::broker::Shared;
+use crate::budget::Budget;
+use crate::budget::TooLarge;
 use crate::cluster::{Cluster, Partition};
-use crate::responder::TooLarge;
+use crate::shared::Shared;
 
 /// Steps (one marker on one partition) applied under one taking of the
 /// cluster's write lock.

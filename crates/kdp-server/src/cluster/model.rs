@@ -109,7 +109,7 @@ pub struct Partition {
     pub explicit_last_stable_offset: Option<i64>,
     /// The record batches Fetch serves (the file's `batches`, and what
     /// [`Cluster::append_batch`] added); empty for most partitions.
-    pub log: crate::cluster::log::PartitionLog,
+    pub log: super::log::PartitionLog,
 }
 
 impl Partition {
@@ -198,7 +198,7 @@ pub struct Cluster {
     pub(super) next_producer_id: i64,
     /// Producers made by the clock (`producer_generators`), brought to the
     /// present by [`Cluster::advance_generators`].
-    pub generators: Vec<super::generate::Generator>,
+    pub generators: Vec<super::generator::Generator>,
 }
 
 impl Cluster {
@@ -424,9 +424,9 @@ impl Cluster {
         topic: &str,
         partition: i32,
         batch: &kdp_wire::records::RecordBatch<'_>,
-    ) -> Result<(i64, i64), crate::cluster::log::AppendError> {
+    ) -> Result<(i64, i64), super::log::AppendError> {
         let p = self.partition_mut(topic, partition).ok_or_else(|| {
-            crate::cluster::log::AppendError::UnknownPartition {
+            super::log::AppendError::UnknownPartition {
                 topic: topic.to_string(),
                 partition,
             }
@@ -444,13 +444,13 @@ impl Cluster {
         &mut self,
         topic: &str,
         partition: i32,
-        records: &[crate::cluster::log::SimpleRecord],
-    ) -> Result<(i64, i64), crate::cluster::log::AppendError> {
+        records: &[super::log::SimpleRecord],
+    ) -> Result<(i64, i64), super::log::AppendError> {
         let base = self
             .partition(topic, partition)
             .map(|p| p.log.end_offset().max(p.high_watermark))
             .unwrap_or(0);
-        let batch = crate::cluster::log::simple_batch(base, records);
+        let batch = super::log::simple_batch(base, records);
         self.append_batch(topic, partition, &batch)
     }
 

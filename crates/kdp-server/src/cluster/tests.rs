@@ -6,6 +6,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use kdp_wire::Uuid;
 
 use super::file::*;
+use super::timestamp::Timestamp;
 use super::validate::*;
 use super::*;
 

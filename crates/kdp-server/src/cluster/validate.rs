@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use kdp_wire::messages::ProducerState;
 
@@ -13,28 +13,10 @@ use crate::group::{Group, GroupMember, GroupState, GroupType};
 use crate::sasl::{SaslMechanism, User, Users};
 use crate::txn::{Transaction, TxnState};
 
+use super::error::ClusterError;
 use super::file::*;
 use super::model::*;
-
-/// A cluster file that does not parse or does not make sense.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct ClusterError {
-    /// JSON path of the offending value, e.g. `topics[0].partitions[3].leader`
-    /// (`.` for the document itself).
-    pub path: String,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-impl ClusterError {
-    pub(super) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ClusterError {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
+use super::timestamp::now_ms;
 
 impl Cluster {
     /// Parses and validates a cluster file. Relative timestamps (`"now-5m"`)
@@ -107,12 +89,6 @@ pub fn validate_topic_name(name: &str) -> Result<(), String> {
 }
 
 const MAX_TOPIC_NAME_LENGTH: usize = 249;
-
-pub(super) fn now_ms(now: SystemTime) -> i64 {
-    now.duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
 
 impl ClusterFile {
     fn validate(self, now_ms: i64) -> Result<Cluster, ClusterError> {
@@ -331,7 +307,7 @@ impl ClusterFile {
         cluster.next_producer_id = max_file_id.saturating_add(1).max(1000);
         // each generator's block of ids above the file's, then InitProducerId's
         if !self.producer_generators.is_empty() {
-            let block = super::generate::BLOCK;
+            let block = super::generator::BLOCK;
             let mut first = (cluster.next_producer_id / block + 1).saturating_mul(block);
             for (i, g) in self.producer_generators.into_iter().enumerate() {
                 let path = format!("producer_generators[{i}]");
