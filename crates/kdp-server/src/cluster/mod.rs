@@ -5,6 +5,8 @@
 //! - `model`: the in-memory [`Cluster`] and its queries;
 //! - `log`: a partition's record batches, as Fetch serves them;
 //! - `generator`: what a producer generator makes, from the clock;
+//! - [`internal`]: `__consumer_offsets` and `__transaction_state`, made
+//!   when a coordinator is first asked for, as a broker makes them;
 //! - `file`, `timestamp`: the file's serde schema and its times;
 //! - `txn_log`, `generate`: the file's transaction logs and generators,
 //!   read and checked;
@@ -21,6 +23,7 @@ mod error;
 mod file;
 mod generate;
 mod generator;
+pub mod internal;
 pub mod log;
 mod model;
 mod timestamp;

@@ -36,10 +36,25 @@ pub const DEFAULT_BROKER_CONFIGS: &[(&str, &str, i8)] = &[
         "604800000",
         CONFIG_TYPE_INT,
     ),
+    // The internal topics' settings (see `internal`).
+    ("offsets.topic.num.partitions", "50", CONFIG_TYPE_INT),
+    ("offsets.topic.replication.factor", "3", CONFIG_TYPE_SHORT),
+    (
+        "transaction.state.log.num.partitions",
+        "50",
+        CONFIG_TYPE_INT,
+    ),
+    (
+        "transaction.state.log.replication.factor",
+        "3",
+        CONFIG_TYPE_SHORT,
+    ),
 ];
 
 /// DescribeConfigs ConfigType INT.
 pub const CONFIG_TYPE_INT: i8 = 3;
+/// DescribeConfigs ConfigType SHORT.
+pub const CONFIG_TYPE_SHORT: i8 = 4;
 /// DescribeConfigs ConfigType STRING (used for keys the mock has no type for).
 pub const CONFIG_TYPE_STRING: i8 = 2;
 
@@ -238,6 +253,20 @@ impl Cluster {
         let &t = self.by_name.get(topic)?;
         let i = usize::try_from(partition).ok()?;
         self.topics.get_mut(t)?.partitions.get_mut(i)
+    }
+
+    /// Adds a topic the cluster does not have yet, indexed by name and id
+    /// (an internal topic a coordinator asked for). `false`: the name is
+    /// taken, nothing changed.
+    pub fn insert_topic(&mut self, topic: Topic) -> bool {
+        if self.by_name.contains_key(&topic.name) {
+            return false;
+        }
+        let i = self.topics.len();
+        self.by_name.insert(topic.name.clone(), i);
+        self.by_id.entry(topic.topic_id).or_insert(i);
+        self.topics.push(topic);
+        true
     }
 
     /// The coordinator's entry for a transactional id, if the cluster has it.

@@ -230,6 +230,46 @@ fn transaction_errors_name_the_path() {
     assert_eq!(e.path, "transactions[0].coordinator");
     let e = err(r#"{"brokers": [{"id": 1, "configs": {"transaction.max.timeout.ms": "15m"}}]}"#);
     assert_eq!(e.path, "brokers[0].configs.transaction.max.timeout.ms");
+    // The internal topics' settings: a number in Kafka's range (partition
+    // counts up to the mock's bound).
+    for (key, value, says) in [
+        ("offsets.topic.num.partitions", "0", "0 is not in 1..=10000"),
+        (
+            "offsets.topic.num.partitions",
+            "10001",
+            "10001 is not in 1..=10000",
+        ),
+        (
+            "offsets.topic.replication.factor",
+            "three",
+            "\"three\" is not a number",
+        ),
+        (
+            "transaction.state.log.num.partitions",
+            "-1",
+            "-1 is not in 1..=10000",
+        ),
+        (
+            "transaction.state.log.replication.factor",
+            "32768",
+            "32768 is not in 1..=32767",
+        ),
+    ] {
+        let e = err(&format!(
+            r#"{{"brokers": [{{"id": 1}}, {{"id": 2, "configs": {{"{key}": "{value}"}}}}]}}"#
+        ));
+        assert_eq!(e.path, format!("brokers[1].configs.{key}"));
+        assert!(e.message.starts_with(says), "{e}");
+    }
+    let c = at_now(
+        r#"{"brokers": [{"id": 1, "configs": {"transaction.state.log.num.partitions": "10000",
+            "transaction.state.log.replication.factor": "1"}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.internal_topic_settings(TRANSACTION_STATE_TOPIC, 1),
+        Some((10_000, 1))
+    );
 }
 
 #[test]

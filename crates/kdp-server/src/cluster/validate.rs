@@ -129,11 +129,26 @@ impl ClusterFile {
                         "a configuration name must not be empty",
                     ));
                 }
-                if DEFAULT_BROKER_CONFIGS.iter().any(|d| d.0 == k) && v.parse::<i64>().is_err() {
-                    return Err(ClusterError::new(
-                        format!("{path}.configs.{k}"),
-                        format!("{v:?} is not a number"),
-                    ));
+                if DEFAULT_BROKER_CONFIGS.iter().any(|d| d.0 == k) {
+                    let n = v.parse::<i64>().map_err(|_| {
+                        ClusterError::new(
+                            format!("{path}.configs.{k}"),
+                            format!("{v:?} is not a number"),
+                        )
+                    })?;
+                    if let Some(range) = super::internal::valid_range(k) {
+                        if !range.contains(&n) {
+                            return Err(ClusterError::new(
+                                format!("{path}.configs.{k}"),
+                                format!(
+                                    "{n} is not in {}..={} (the internal topic this sets is \
+                                     made with it)",
+                                    range.start(),
+                                    range.end()
+                                ),
+                            ));
+                        }
+                    }
                 }
             }
             brokers.push(Broker {
