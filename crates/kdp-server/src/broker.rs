@@ -111,6 +111,7 @@ pub fn handle_request_as(
     };
     shared.remove_expired_transactional_ids(shared.clock.now_ms());
     shared.advance_generators(shared.clock.now_ms());
+    shared.abort_timed_out_transactions(shared.clock.now_ms());
     if key == api::API_VERSIONS
         && !(ApiVersionsRequest::LOWEST_VERSION..=ApiVersionsRequest::HIGHEST_VERSION)
             .contains(&version)
@@ -920,6 +921,21 @@ mod tests {
         // days) has been idle 30 days; "open" has a transaction open.
         assert_eq!(listed(&s, 1), ["open", "settled"]);
         assert!(listed(&s, 2).is_empty());
+        // Its removal is a tombstone in the log, at the time of the cleanup.
+        let log = |s: &Shared| -> Vec<(i64, String, bool)> {
+            crate::cluster::coordinator_log::testing::txn_log(&s.read(), 0)
+                .into_iter()
+                .map(|(_, at, _, e)| {
+                    let removed = matches!(
+                        e,
+                        kdp_wire::coordinator::txn_log::TxnLogEntry::Tombstone { .. }
+                    );
+                    (at, e.transactional_id().to_string(), removed)
+                })
+                .collect()
+        };
+        let t0 = crate::clock::Clock::now_ms(&*clock);
+        assert_eq!(log(&s), [(t0, "old".to_string(), true)]);
         // InitProducerId creates "fresh" on broker 1 (its setting: 1 minute).
         let init = InitProducerIdRequest {
             transactional_id: Some("fresh".into()),
@@ -938,6 +954,25 @@ mod tests {
         // go, the open transaction stays however old it is.
         clock.advance(Duration::from_secs(60));
         assert_eq!(listed(&s, 1), ["open"]);
+        // "fresh"'s InitProducerId, then both removals in one batch.
+        let t1 = t0 + 3_600_000;
+        assert_eq!(
+            log(&s),
+            [
+                (t0, "old".to_string(), true),
+                (t0, "fresh".to_string(), false),
+                (t1, "settled".to_string(), true),
+                (t1, "fresh".to_string(), true)
+            ]
+        );
+        let batches = s
+            .read()
+            .partition("__transaction_state", 0)
+            .unwrap()
+            .log
+            .batches()
+            .len();
+        assert_eq!(batches, 3);
         let describe = DescribeTransactionsRequest {
             transactional_ids: vec!["fresh".into(), "open".into()],
             ..Default::default()

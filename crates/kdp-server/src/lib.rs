@@ -131,6 +131,7 @@ pub mod budget;
 pub mod cert_principal;
 pub mod clock;
 pub mod cluster;
+pub mod coordinator;
 pub mod demo;
 pub mod group;
 pub mod mock;

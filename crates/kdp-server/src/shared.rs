@@ -1,15 +1,16 @@
 //! What every broker of one mock cluster shares: the cluster behind its
 //! lock, how each broker is reached, the authorizer hook, the clock, and
-//! the coordinators' periodic work (expiring transactional ids, bringing
-//! generated producers to the present), run by whichever request comes
-//! when it is due.
+//! the coordinators' periodic work (expiring transactional ids, aborting
+//! timed-out transactions, bringing generated producers to the present),
+//! run by whichever request comes when it is due.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::clock::{Clock, SystemClock};
 use crate::cluster::Cluster;
+use crate::coordinator::{abort_timed_out_transactions, TimeoutScans};
 use crate::responder::Authorizer;
 
 /// A broker's address as Metadata advertises it.
@@ -52,6 +53,12 @@ pub struct Shared {
     /// When the cluster's generated producers change next (ms since the
     /// epoch; `i64::MIN`: not known yet, `i64::MAX`: never).
     pub(crate) generators_due_ms: AtomicI64,
+    /// When a coordinator's scan for timed-out transactions is due next
+    /// (ms since the epoch; `i64::MIN`: not known yet, `i64::MAX`: never).
+    pub(crate) timeouts_due_ms: AtomicI64,
+    /// Each coordinator's scan schedule (taken under the cluster's write
+    /// lock only).
+    pub(crate) timeout_scans: Mutex<TimeoutScans>,
     /// Position in `advertised` by broker id (the first, if one repeats).
     pub(crate) address_index: HashMap<i32, usize>,
 }
@@ -76,6 +83,8 @@ impl Shared {
             clock: Arc::new(SystemClock),
             last_cleanup_ms: AtomicI64::new(i64::MIN),
             generators_due_ms: AtomicI64::new(i64::MIN),
+            timeouts_due_ms: AtomicI64::new(i64::MIN),
+            timeout_scans: Mutex::new(TimeoutScans::default()),
             address_index,
         }
     }
@@ -124,6 +133,33 @@ impl Shared {
         }
         let next = self.write().advance_generators(now_ms).unwrap_or(i64::MAX);
         self.generators_due_ms.store(next, Ordering::Relaxed);
+    }
+
+    /// Runs the coordinators' scans for timed-out transactions that are due
+    /// by `now_ms` (only brokers whose configuration asks for them, see
+    /// [`crate::coordinator`]); a request between two scans costs a
+    /// comparison. Returns how many transactions were aborted.
+    pub fn abort_timed_out_transactions(&self, now_ms: i64) -> usize {
+        let due = self.timeouts_due_ms.load(Ordering::Relaxed);
+        if now_ms < due {
+            return 0;
+        }
+        if self
+            .timeouts_due_ms
+            .compare_exchange(due, i64::MAX, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return 0;
+        }
+        let mut cluster = self.write();
+        let mut scans = self
+            .timeout_scans
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (aborted, next) = abort_timed_out_transactions(&mut cluster, &mut scans, now_ms);
+        self.timeouts_due_ms
+            .store(next.unwrap_or(i64::MAX), Ordering::Relaxed);
+        aborted
     }
 
     /// The cluster, for reading. A panic while it was written (none is

@@ -363,6 +363,7 @@ impl Cluster {
         if g.transactional_id.is_none() {
             return;
         }
+        let client_version = if self.transaction_version >= 2 { 2 } else { 0 };
         let entry = |g: &Generator, k: i64, epoch: i32, at: i64| Transaction {
             transactional_id: g.transactional_id_of(k).unwrap_or_default(),
             producer_id: g.first_id + k,
@@ -373,6 +374,8 @@ impl Cluster {
             partitions: Vec::new(),
             coordinator_override: g.coordinator,
             last_update_ms: at,
+            client_transaction_version: client_version,
+            next_producer_id: -1,
         };
         match g.kind {
             Kind::Churn { every_ms, start_ms } => {

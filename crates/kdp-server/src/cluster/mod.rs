@@ -4,6 +4,9 @@
 //!
 //! - `model`: the in-memory [`Cluster`] and its queries;
 //! - `log`: a partition's record batches, as Fetch serves them;
+//! - [`marker`]: what a transaction marker does to a partition;
+//! - `coordinator_log`: the transaction coordinators' own records, appended
+//!   to `__transaction_state` as they change an id;
 //! - `generator`: what a producer generator makes, from the clock;
 //! - [`internal`]: `__consumer_offsets` and `__transaction_state`, made
 //!   when a coordinator is first asked for, as a broker makes them;
@@ -19,12 +22,14 @@
 //! `generate` and `txn_log` read; those build on `model`, which builds on
 //! `log`, `generator` and the crate's transaction and group types.
 
+pub(crate) mod coordinator_log;
 mod error;
 mod file;
 mod generate;
 mod generator;
 pub mod internal;
 pub mod log;
+pub mod marker;
 mod model;
 mod timestamp;
 mod txn_log;

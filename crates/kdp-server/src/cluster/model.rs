@@ -402,6 +402,15 @@ impl Cluster {
             .unwrap_or(900_000)
     }
 
+    /// A broker's [`TRANSACTION_ABORT_INTERVAL_CONFIG`], when the file sets
+    /// it (a positive number, checked on load).
+    pub fn abort_interval_ms(&self, broker_id: i32) -> Option<i64> {
+        self.broker(broker_id)
+            .and_then(|b| b.configs.get(TRANSACTION_ABORT_INTERVAL_CONFIG))
+            .and_then(|v| v.parse::<i64>().ok())
+            .filter(|&ms| ms >= 1)
+    }
+
     /// A broker's `transactional.id.expiration.ms` (Kafka's default, 7
     /// days, when not set or not a number).
     pub fn transactional_id_expiration_ms(&self, broker_id: i32) -> i64 {
@@ -414,7 +423,8 @@ impl Cluster {
     /// Removes the transactional ids that expired by `now_ms`
     /// (`TransactionStateManager.removeExpiredTransactionalIds`): settled
     /// (Empty, CompleteCommit, CompleteAbort) and idle for their
-    /// coordinator's `transactional.id.expiration.ms`. Returns how many.
+    /// coordinator's `transactional.id.expiration.ms`, each leaving a
+    /// tombstone in `__transaction_state`. Returns how many.
     /// One pass over the transactions.
     pub fn expire_transactional_ids(&mut self, now_ms: i64) -> usize {
         let expired: Vec<bool> = self
@@ -433,6 +443,13 @@ impl Cluster {
         if count == 0 {
             return 0;
         }
+        let ids: Vec<String> = self
+            .transactions
+            .iter()
+            .zip(&expired)
+            .filter(|(_, &e)| e)
+            .map(|(t, _)| t.transactional_id.clone())
+            .collect();
         let mut flags = expired.into_iter();
         self.transactions.retain(|_| !flags.next().unwrap_or(false));
         self.by_transactional_id = self
@@ -441,6 +458,8 @@ impl Cluster {
             .enumerate()
             .map(|(i, t)| (t.transactional_id.clone(), i))
             .collect();
+        // Each removal is a tombstone in the id's log.
+        self.append_tombstones(&ids, now_ms);
         count
     }
 
@@ -475,11 +494,11 @@ impl Cluster {
         partition: i32,
         records: &[super::log::SimpleRecord],
     ) -> Result<(i64, i64), super::log::AppendError> {
-        let base = self
+        let (base, leader_epoch) = self
             .partition(topic, partition)
-            .map(|p| p.log.end_offset().max(p.high_watermark))
-            .unwrap_or(0);
-        let batch = super::log::simple_batch(base, records);
+            .map(|p| (p.log.end_offset().max(p.high_watermark), p.leader_epoch))
+            .unwrap_or((0, 0));
+        let batch = super::log::simple_batch(base, leader_epoch, records);
         self.append_batch(topic, partition, &batch)
     }
 
@@ -490,6 +509,12 @@ impl Cluster {
         id
     }
 }
+
+/// How often a broker's transaction coordinator aborts timed-out
+/// transactions: Kafka's `transaction.abort.timed.out.transaction.cleanup.interval.ms`
+/// (10 s on a broker; on the mock only where the cluster file sets it).
+pub const TRANSACTION_ABORT_INTERVAL_CONFIG: &str =
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms";
 
 /// `transactional.id.expiration.ms`'s default: 7 days.
 pub const DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS: i64 = 604_800_000;

@@ -129,6 +129,16 @@ impl ClusterFile {
                         "a configuration name must not be empty",
                     ));
                 }
+                if k == TRANSACTION_ABORT_INTERVAL_CONFIG
+                    && !v
+                        .parse::<i64>()
+                        .is_ok_and(|ms| (1..=i64::from(i32::MAX)).contains(&ms))
+                {
+                    return Err(ClusterError::new(
+                        format!("{path}.configs.{k}"),
+                        format!("{v:?} is not a number of milliseconds from 1 to 2147483647"),
+                    ));
+                }
                 if DEFAULT_BROKER_CONFIGS.iter().any(|d| d.0 == k) {
                     let n = v.parse::<i64>().map_err(|_| {
                         ClusterError::new(
@@ -268,7 +278,7 @@ impl ClusterFile {
         for (i, mut t) in self.transactions.into_iter().enumerate() {
             let path = format!("transactions[{i}]");
             let log = std::mem::take(&mut t.log);
-            let txn = t.validate(&path, &cluster, &broker_ids, now_ms)?;
+            let mut txn = t.validate(&path, &cluster, &broker_ids, now_ms)?;
             if cluster.transaction(&txn.transactional_id).is_some() {
                 return Err(ClusterError::new(
                     format!("transactions[{i}].transactional_id"),
@@ -277,7 +287,11 @@ impl ClusterFile {
             }
             if !log.is_empty() {
                 // the coordinator's own records, where it keeps them
+                let client_version = log.last().map(|e| e.client_transaction_version);
                 let records = super::txn_log::records(&path, &txn, log, &cluster, now_ms)?;
+                if let Some(version) = client_version {
+                    txn.client_transaction_version = version;
+                }
                 let partition = cluster
                     .transaction_state_partition(&txn.transactional_id)
                     .map(|p| p.index)
@@ -711,6 +725,16 @@ impl TransactionFile {
                 // Not said: as if the coordinator had just loaded it.
                 None => now_ms,
             },
+            // A transaction of a protocol v2 cluster was begun by a v2
+            // client (the log's last record says, when there is one).
+            client_transaction_version: if cluster.transaction_version >= 2
+                && state != TxnState::Empty
+            {
+                2
+            } else {
+                0
+            },
+            next_producer_id: -1,
         })
     }
 }
