@@ -486,13 +486,21 @@ mod tests {
 
     #[test]
     fn a_transactional_id_the_file_places_needs_no_topic() {
+        // Two brokers cannot hold Kafka's 3 replicas: the topic is never
+        // made, and the file's coordinator answers.
         let mut c = cluster(
-            r#"{"brokers": [{"id": 1}, {"id": 2}, {"id": 3}], "transactions": [
+            r#"{"brokers": [{"id": 1}, {"id": 2}], "transactions": [
                 {"transactional_id": "placed", "producer_id": 7, "state": "Empty", "coordinator": 2}]}"#,
         );
-        let req = keys(KEY_TYPE_TRANSACTION, &["placed"]);
+        let req = keys(KEY_TYPE_TRANSACTION, &["placed", "other"]);
         let r = find_coordinator(&mut c, &caller(1), &Ports, &req, 4).unwrap();
-        assert_eq!(answers(&r), [(ErrorCode::NONE, 2)]);
+        assert_eq!(
+            answers(&r),
+            [
+                (ErrorCode::NONE, 2),
+                (ErrorCode::COORDINATOR_NOT_AVAILABLE, -1)
+            ]
+        );
         assert!(c.topic(TRANSACTION_STATE_TOPIC).is_none());
     }
 }

@@ -474,3 +474,33 @@ fn group_errors_name_the_path() {
         (Some(7), "range")
     );
 }
+
+#[test]
+fn groups_and_transactions_bring_their_internal_topic() {
+    // Three brokers: both topics made at load with the controller's
+    // settings (broker 2: 6 partitions of 2 replicas for the groups).
+    let c = at_now(
+        r#"{"controller_id": 2, "brokers": [{"id": 1}, {"id": 2, "configs": {
+                "offsets.topic.num.partitions": "6", "offsets.topic.replication.factor": "2"}}, {"id": 3}],
+            "transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "coordinator": 1}],
+            "groups": [{"group_id": "g"}]}"#,
+    )
+    .unwrap();
+    let offsets = c.topic(GROUP_METADATA_TOPIC).expect("__consumer_offsets");
+    assert!(offsets.internal);
+    assert_eq!(offsets.partitions.len(), 6);
+    assert!(offsets.partitions.iter().all(|p| p.replicas.len() == 2));
+    assert_eq!(
+        c.topic(TRANSACTION_STATE_TOPIC).unwrap().partitions.len(),
+        50
+    );
+    // "g".hashCode() = 103, % 6 = 1: led by broker 2.
+    assert_eq!(c.group_coordinator("g"), Some(2));
+    // Nothing asks for them: not made.
+    let c = at_now(r#"{"brokers": [{"id": 1}, {"id": 2}, {"id": 3}]}"#).unwrap();
+    assert!(c.topic(GROUP_METADATA_TOPIC).is_none() && c.topic(TRANSACTION_STATE_TOPIC).is_none());
+    // One broker cannot hold 3 replicas: the group has no coordinator.
+    let c = at_now(r#"{"brokers": [{"id": 1}], "groups": [{"group_id": "g"}]}"#).unwrap();
+    assert!(c.topic(GROUP_METADATA_TOPIC).is_none());
+    assert_eq!(c.group_coordinator("g"), None);
+}

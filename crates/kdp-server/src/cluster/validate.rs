@@ -319,6 +319,18 @@ impl ClusterFile {
                 ));
             }
         }
+        // A group lives in __consumer_offsets and a transactional id in
+        // __transaction_state: the coordinator that took them on made the
+        // topic (`internal`). A file that leaves it out gets it as the
+        // controller's settings make it, when the brokers can hold it.
+        for (made, topic) in [
+            (!cluster.transactions.is_empty(), TRANSACTION_STATE_TOPIC),
+            (!cluster.groups.is_empty(), GROUP_METADATA_TOPIC),
+        ] {
+            if made {
+                let _ = cluster.create_internal_topic(topic, cluster.controller_id);
+            }
+        }
         // New producer ids start above every id the file uses.
         let max_file_id = cluster
             .topics
