@@ -995,6 +995,56 @@ mod tests {
     }
 
     #[test]
+    fn a_coordinator_that_scans_aborts_a_timed_out_transaction_at_the_next_request() {
+        use crate::clock::ManualClock;
+        use std::time::Duration;
+        let clock = Arc::new(ManualClock::at(1_700_000_000_000));
+        let now = crate::clock::Clock::now_ms(&*clock);
+        let cluster = Cluster::from_json_at(
+            r#"{"brokers": [{"id": 1, "configs": {
+                    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "10000"}}],
+                "topics": [{"name": "t", "partitions": [{"partition": 0, "leader": 1, "replicas": [1],
+                    "producers": [{"ProducerId": 5, "CurrentTxnStartOffset": 0}]}]},
+                           {"name": "__transaction_state", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}],
+                "transactions": [{"transactional_id": "slow", "producer_id": 5, "state": "Ongoing",
+                    "timeout_ms": 15000, "start_time": "now", "partitions": {"t": [0]}}]}"#,
+            std::time::UNIX_EPOCH + Duration::from_millis(now as u64),
+        )
+        .unwrap();
+        let s = Shared {
+            cluster: RwLock::new(cluster),
+            ..shared()
+        }
+        .with_clock(clock.clone());
+        let state = |s: &Shared| {
+            let d = on(
+                s,
+                1,
+                &DescribeTransactionsRequest {
+                    transactional_ids: vec!["slow".into()],
+                    ..Default::default()
+                },
+                0,
+            );
+            let t = &d.transaction_states[0];
+            (t.transaction_state.clone(), t.producer_epoch)
+        };
+        // Scans at +10 s, +20 s, ...: the deadline (+15 s) is past at +20 s.
+        assert_eq!(state(&s), ("Ongoing".to_string(), 0));
+        clock.advance(Duration::from_secs(19));
+        assert_eq!(state(&s), ("Ongoing".to_string(), 0));
+        // No request between +19 s and +31 s: the scan due at +20 s, the
+        // first after the deadline, runs at the next one, at its time.
+        clock.advance(Duration::from_secs(12));
+        assert_eq!(state(&s), ("CompleteAbort".to_string(), 1));
+        let log = crate::cluster::coordinator_log::testing::txn_log(&s.read(), 0);
+        let at: Vec<i64> = log.iter().map(|r| r.1).collect();
+        assert_eq!(at, [now + 20_000, now + 20_000]);
+        let lso = s.read().partition("t", 0).unwrap().last_stable_offset();
+        assert_eq!(lso, s.read().partition("t", 0).unwrap().high_watermark);
+    }
+
+    #[test]
     fn a_used_transactional_id_does_not_expire() {
         use crate::clock::ManualClock;
         use std::time::Duration;

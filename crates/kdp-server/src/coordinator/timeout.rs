@@ -10,8 +10,9 @@
 //! cluster, open transactions included (often long past their timeout, as
 //! the ones it is about); Kafka's default (every 10 s) would end them at
 //! the first scan. The scans of a broker follow one another every interval
-//! from the first request the mock serves; a scan that fell between two
-//! requests runs at the next one, at the time it was due.
+//! from the first request the mock serves; scans that fell between two
+//! requests run at the next one: each transaction is aborted at the time
+//! of the first scan after its deadline.
 
 use std::collections::BTreeMap;
 
@@ -47,30 +48,39 @@ pub fn abort_timed_out_transactions(
         .next
         .iter()
         .filter(|(_, &next)| next <= now_ms)
-        .filter_map(|(&b, &next)| {
-            let interval = cluster.abort_interval_ms(b)?;
-            // The last scan due by now: the ones before it found no more.
-            let at = next.saturating_add((now_ms - next) / interval * interval);
-            Some((b, at, interval))
-        })
+        .filter_map(|(&b, &next)| Some((b, next, cluster.abort_interval_ms(b)?)))
         .collect();
-    for (broker, at, interval) in due {
-        let timed_out: Vec<String> = cluster
+    for (broker, next, interval) in due {
+        // Each transaction at the first scan after its deadline (Kafka's
+        // `<`): the scans that fell between two requests run in turn.
+        let mut timed_out: Vec<(i64, String)> = cluster
             .transactions
             .iter()
-            .filter(|t| {
-                t.state == TxnState::Ongoing
-                    && t.start_time_ms.saturating_add(i64::from(t.timeout_ms)) < at
+            .filter(|t| t.state == TxnState::Ongoing)
+            .filter_map(|t| {
+                let deadline = t.start_time_ms.saturating_add(i64::from(t.timeout_ms));
+                let at = if deadline < next {
+                    next
+                } else {
+                    next.saturating_add(
+                        ((deadline - next) / interval)
+                            .saturating_add(1)
+                            .saturating_mul(interval),
+                    )
+                };
+                (at <= now_ms).then(|| (at, t.transactional_id.clone()))
             })
-            .map(|t| t.transactional_id.clone())
-            .filter(|id| cluster.transaction_coordinator(id) == Some(broker))
+            .filter(|(_, id)| cluster.transaction_coordinator(id) == Some(broker))
             .collect();
-        for id in timed_out {
+        timed_out.sort();
+        for (at, id) in timed_out {
             if super::abort::abort_open_transaction(cluster, &id, at) {
                 aborted += 1;
             }
         }
-        scans.next.insert(broker, at.saturating_add(interval));
+        // The first scan after now.
+        let after = next.saturating_add(((now_ms - next) / interval + 1).saturating_mul(interval));
+        scans.next.insert(broker, after);
     }
     (aborted, scans.next.values().min().copied())
 }
@@ -154,7 +164,8 @@ mod tests {
                 (0, Some(T0 + 40_000))
             );
             assert!(log(&c).is_empty());
-            // Asked next at T0 + 47 s: the scan due at T0 + 40 s runs.
+            // Asked next at T0 + 47 s: the scan due at T0 + 40 s, the first
+            // after the deadline, runs.
             assert_eq!(
                 abort_timed_out_transactions(&mut c, &mut scans, T0 + 47_000),
                 (1, Some(T0 + 50_000))
