@@ -482,7 +482,8 @@ fn groups_and_transactions_bring_their_internal_topic() {
     let c = at_now(
         r#"{"controller_id": 2, "brokers": [{"id": 1}, {"id": 2, "configs": {
                 "offsets.topic.num.partitions": "6", "offsets.topic.replication.factor": "2"}}, {"id": 3}],
-            "transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "coordinator": 1}],
+            "transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "coordinator": 1},
+                             {"transactional_id": "y", "producer_id": 2, "state": "Empty"}],
             "groups": [{"group_id": "g"}]}"#,
     )
     .unwrap();
@@ -496,6 +497,9 @@ fn groups_and_transactions_bring_their_internal_topic() {
     );
     // "g".hashCode() = 103, % 6 = 1: led by broker 2.
     assert_eq!(c.group_coordinator("g"), Some(2));
+    // Without a coordinator of its own, "y" is placed by the hash rule on
+    // the topic just made: "y".hashCode() = 121, % 50 = 21, led by broker 1.
+    assert_eq!(c.transaction_coordinator("y"), Some(1));
     // Nothing asks for them: not made.
     let c = at_now(r#"{"brokers": [{"id": 1}, {"id": 2}, {"id": 3}]}"#).unwrap();
     assert!(c.topic(GROUP_METADATA_TOPIC).is_none() && c.topic(TRANSACTION_STATE_TOPIC).is_none());

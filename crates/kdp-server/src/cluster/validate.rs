@@ -275,6 +275,18 @@ impl ClusterFile {
             next_producer_id: 0,
             generators: Vec::new(),
         };
+        // A transactional id lives in __transaction_state and a group in
+        // __consumer_offsets: the coordinator that took them on made the
+        // topic (`internal`). A file that leaves it out gets it as the
+        // controller's settings make it, when the brokers can hold it.
+        for (made, topic) in [
+            (!self.transactions.is_empty(), TRANSACTION_STATE_TOPIC),
+            (!self.groups.is_empty(), GROUP_METADATA_TOPIC),
+        ] {
+            if made {
+                let _ = cluster.create_internal_topic(topic, cluster.controller_id);
+            }
+        }
         for (i, mut t) in self.transactions.into_iter().enumerate() {
             let path = format!("transactions[{i}]");
             let log = std::mem::take(&mut t.log);
@@ -317,18 +329,6 @@ impl ClusterFile {
                     format!("groups[{i}].group_id"),
                     format!("group {id:?} appears twice"),
                 ));
-            }
-        }
-        // A group lives in __consumer_offsets and a transactional id in
-        // __transaction_state: the coordinator that took them on made the
-        // topic (`internal`). A file that leaves it out gets it as the
-        // controller's settings make it, when the brokers can hold it.
-        for (made, topic) in [
-            (!cluster.transactions.is_empty(), TRANSACTION_STATE_TOPIC),
-            (!cluster.groups.is_empty(), GROUP_METADATA_TOPIC),
-        ] {
-            if made {
-                let _ = cluster.create_internal_topic(topic, cluster.controller_id);
             }
         }
         // New producer ids start above every id the file uses.
@@ -692,8 +692,10 @@ impl TransactionFile {
         } else if cluster.topic(TRANSACTION_STATE_TOPIC).is_none() {
             return Err(ClusterError::new(
                 format!("{path}.coordinator"),
-                "the file has no __transaction_state topic to place this transactional id on: \
-                 add the topic or name the coordinator broker",
+                "the file has no __transaction_state topic to place this transactional id on, and \
+                 its brokers cannot hold the one Kafka would make (transaction.state.log.\
+                 replication.factor, default 3): add the topic, name the coordinator broker, \
+                 or lower that setting on the controller",
             ));
         }
         let mut partitions: Vec<(String, Vec<i32>)> = Vec::new();
