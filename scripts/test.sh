@@ -54,9 +54,10 @@ for i in "${!versions[@]}"; do
     else
         # only the tests that talk to a broker: the rest does not depend on its version
         # (kdp-server's java_tool runs Kafka's tool against the mock, not a broker);
-        # and kafka-consumer-groups.sh of this generation against the mock
+        # and kafka-consumer-groups.sh and the transaction-log formatter of this
+        # generation against the mock
         cargo test -p kdp-server --locked --no-fail-fast --test java_group_tool \
-            -- --include-ignored || failed+=("$v")
+            --test java_txn_log_formatter -- --include-ignored || failed+=("$v")
         cargo test -p kdp --locked --no-fail-fast --test real_kafka \
             --test real_kafka_broker_stop --test real_kafka_scenarios \
             --test real_kafka_diagnose --test real_kafka_repair \

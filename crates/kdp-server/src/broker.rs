@@ -9,46 +9,20 @@
 //! `RequestContext.parseRequest` throw `InvalidRequestException`, and the
 //! processor closes the channel).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-
 use kdp_wire::api;
 use kdp_wire::frame::encode_response_frame;
 use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
-use kdp_wire::registry::DECLARED;
 use kdp_wire::ErrorCode;
 use kdp_wire::{decode_exact, Message, Reader, RequestHeader, ResponseHeader};
 
 use crate::apis::api_versions::api_range;
-pub use crate::apis::api_versions::api_versions_response;
-use crate::apis::find_coordinator::Addresses;
+pub use crate::apis::api_versions::{api_versions_response, SUPPORTED_APIS};
 pub use crate::apis::metadata::{
     metadata_response, metadata_within, CLUSTER_ALL_OPERATIONS, TOPIC_ALL_OPERATIONS,
 };
 use crate::apis::{Call, Caller, Handler, Refusal};
-use crate::clock::{Clock, SystemClock};
-use crate::cluster::Cluster;
-use crate::responder::{Authorizer, RequestContext};
-
-/// The APIs and versions the mock serves (and advertises: nothing else):
-/// `(key, lowest, highest)` of every API in kdp-wire's registry, in its
-/// order.
-pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &SUPPORTED;
-
-const SUPPORTED: [(i16, i16, i16); DECLARED.len()] = {
-    let mut out = [(0, 0, 0); DECLARED.len()];
-    let mut i = 0;
-    while i < DECLARED.len() {
-        out[i] = (
-            DECLARED[i].key,
-            DECLARED[i].lowest_version,
-            DECLARED[i].highest_version,
-        );
-        i += 1;
-    }
-    out
-};
+use crate::responder::RequestContext;
+pub use crate::shared::{Advertised, Shared, TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS};
 
 /// The registry's APIs, each to its handler: a request of an API the
 /// registry has is decoded as its declared request and answered by that
@@ -82,136 +56,6 @@ fn serve<R: Handler>(
         Refusal::TooLarge(e) => too_large(header, e.at_least, header_len, call.shared),
     })?;
     bounded_frame(call.shared, header, &resp, version)
-}
-
-/// How a broker is reached, as Metadata advertises it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Advertised {
-    /// The broker's `NodeId`.
-    pub id: i32,
-    /// `Host` in Metadata.
-    pub host: String,
-    /// `Port` in Metadata.
-    pub port: u16,
-}
-
-/// Kafka's `transactions.remove.expired.transaction.cleanup.interval.ms`
-/// default (1 hour): how often expired transactional ids are removed.
-pub const TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS: i64 = 3_600_000;
-
-/// What every broker of one mock cluster shares.
-pub struct Shared {
-    /// The cluster's state. WriteTxnMarkers and InitProducerId change it;
-    /// everything else only reads, so readers proceed side by side.
-    pub cluster: RwLock<Cluster>,
-    /// One entry per broker of the cluster, in the cluster file's order.
-    pub advertised: Vec<Advertised>,
-    /// Decides READ on topics for DescribeProducers.
-    pub authorizer: Arc<dyn Authorizer>,
-    /// Largest response frame (its size prefix) sent; a request whose answer
-    /// would be larger closes its connection instead.
-    pub max_response_size: usize,
-    /// What "now" is (marker timestamps, durations, transactional-id expiry).
-    pub clock: Arc<dyn Clock>,
-    /// When expired transactional ids were last removed (ms since the epoch).
-    last_cleanup_ms: AtomicI64,
-    /// When the cluster's generated producers change next (ms since the
-    /// epoch; `i64::MIN`: not known yet, `i64::MAX`: never).
-    generators_due_ms: AtomicI64,
-    /// Position in `advertised` by broker id (the first, if one repeats).
-    address_index: HashMap<i32, usize>,
-}
-
-impl Shared {
-    /// What the brokers of a cluster share, with the system clock.
-    pub fn new(
-        cluster: Cluster,
-        advertised: Vec<Advertised>,
-        authorizer: Arc<dyn Authorizer>,
-        max_response_size: usize,
-    ) -> Shared {
-        let mut address_index = HashMap::with_capacity(advertised.len());
-        for (i, a) in advertised.iter().enumerate() {
-            address_index.entry(a.id).or_insert(i);
-        }
-        Shared {
-            cluster: RwLock::new(cluster),
-            advertised,
-            authorizer,
-            max_response_size,
-            clock: Arc::new(SystemClock),
-            last_cleanup_ms: AtomicI64::new(i64::MIN),
-            generators_due_ms: AtomicI64::new(i64::MIN),
-            address_index,
-        }
-    }
-
-    /// The same, with `clock` for "now".
-    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Shared {
-        self.clock = clock;
-        self
-    }
-
-    /// Removes expired transactional ids once per
-    /// [`TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS`], as the coordinator's
-    /// periodic task does; a request between two runs costs a comparison.
-    /// Returns how many were removed.
-    pub fn remove_expired_transactional_ids(&self, now_ms: i64) -> usize {
-        let last = self.last_cleanup_ms.load(Ordering::Relaxed);
-        if last != i64::MIN && now_ms.saturating_sub(last) < TRANSACTIONAL_ID_CLEANUP_INTERVAL_MS {
-            return 0;
-        }
-        // One request runs the cleanup; the others go on.
-        if self
-            .last_cleanup_ms
-            .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-        {
-            return 0;
-        }
-        self.write().expire_transactional_ids(now_ms)
-    }
-
-    /// Brings generated producers (`producer_generators`) to `now_ms` when
-    /// something about them changed since the last time; a request between
-    /// two changes costs a comparison.
-    pub fn advance_generators(&self, now_ms: i64) {
-        let due = self.generators_due_ms.load(Ordering::Relaxed);
-        if now_ms < due {
-            return;
-        }
-        // One request brings them on; the others go on with what is there.
-        if self
-            .generators_due_ms
-            .compare_exchange(due, i64::MAX, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-        {
-            return;
-        }
-        let next = self.write().advance_generators(now_ms).unwrap_or(i64::MAX);
-        self.generators_due_ms.store(next, Ordering::Relaxed);
-    }
-
-    /// The cluster, for reading. A panic while it was written (none is
-    /// known) leaves a consistent value: each change is made in one step.
-    pub fn read(&self) -> RwLockReadGuard<'_, Cluster> {
-        self.cluster.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The cluster, for changing (WriteTxnMarkers, InitProducerId); poisoning is ignored as in [`Shared::read`].
-    pub fn write(&self) -> RwLockWriteGuard<'_, Cluster> {
-        self.cluster.write().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Addresses for Shared {
-    fn address(&self, id: i32) -> Option<(String, i32)> {
-        // Indexed: FindCoordinator asks once per key.
-        self.address_index
-            .get(&id)
-            .and_then(|&i| self.advertised.get(i))
-            .map(|a| (a.host.clone(), i32::from(a.port)))
-    }
 }
 
 /// Why a request closes its connection.
@@ -267,6 +111,7 @@ pub fn handle_request_as(
     };
     shared.remove_expired_transactional_ids(shared.clock.now_ms());
     shared.advance_generators(shared.clock.now_ms());
+    shared.abort_timed_out_transactions(shared.clock.now_ms());
     if key == api::API_VERSIONS
         && !(ApiVersionsRequest::LOWEST_VERSION..=ApiVersionsRequest::HIGHEST_VERSION)
             .contains(&version)
@@ -369,12 +214,14 @@ mod tests {
     use super::*;
     use crate::apis::api_versions::valid_software_token;
     use crate::apis::metadata::Seen;
+    use crate::cluster::Cluster;
     use crate::responder::AllowAll;
     use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
     use kdp_wire::messages::*;
     use kdp_wire::messages::{DescribeProducersResponse, MetadataRequestTopic};
     use kdp_wire::Request;
     use kdp_wire::Uuid;
+    use std::sync::{Arc, RwLock};
 
     fn shared() -> Shared {
         let cluster = Cluster::from_json(
@@ -1074,6 +921,21 @@ mod tests {
         // days) has been idle 30 days; "open" has a transaction open.
         assert_eq!(listed(&s, 1), ["open", "settled"]);
         assert!(listed(&s, 2).is_empty());
+        // Its removal is a tombstone in the log, at the time of the cleanup.
+        let log = |s: &Shared| -> Vec<(i64, String, bool)> {
+            crate::cluster::coordinator_log::testing::txn_log(&s.read(), 0)
+                .into_iter()
+                .map(|(_, at, _, e)| {
+                    let removed = matches!(
+                        e,
+                        kdp_wire::coordinator::txn_log::TxnLogEntry::Tombstone { .. }
+                    );
+                    (at, e.transactional_id().to_string(), removed)
+                })
+                .collect()
+        };
+        let t0 = crate::clock::Clock::now_ms(&*clock);
+        assert_eq!(log(&s), [(t0, "old".to_string(), true)]);
         // InitProducerId creates "fresh" on broker 1 (its setting: 1 minute).
         let init = InitProducerIdRequest {
             transactional_id: Some("fresh".into()),
@@ -1092,6 +954,25 @@ mod tests {
         // go, the open transaction stays however old it is.
         clock.advance(Duration::from_secs(60));
         assert_eq!(listed(&s, 1), ["open"]);
+        // "fresh"'s InitProducerId, then both removals in one batch.
+        let t1 = t0 + 3_600_000;
+        assert_eq!(
+            log(&s),
+            [
+                (t0, "old".to_string(), true),
+                (t0, "fresh".to_string(), false),
+                (t1, "settled".to_string(), true),
+                (t1, "fresh".to_string(), true)
+            ]
+        );
+        let batches = s
+            .read()
+            .partition("__transaction_state", 0)
+            .unwrap()
+            .log
+            .batches()
+            .len();
+        assert_eq!(batches, 3);
         let describe = DescribeTransactionsRequest {
             transactional_ids: vec!["fresh".into(), "open".into()],
             ..Default::default()
@@ -1111,6 +992,56 @@ mod tests {
             (ErrorCode::NONE, 0)
         );
         assert_ne!(again.producer_id, fresh_pid);
+    }
+
+    #[test]
+    fn a_coordinator_that_scans_aborts_a_timed_out_transaction_at_the_next_request() {
+        use crate::clock::ManualClock;
+        use std::time::Duration;
+        let clock = Arc::new(ManualClock::at(1_700_000_000_000));
+        let now = crate::clock::Clock::now_ms(&*clock);
+        let cluster = Cluster::from_json_at(
+            r#"{"brokers": [{"id": 1, "configs": {
+                    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "10000"}}],
+                "topics": [{"name": "t", "partitions": [{"partition": 0, "leader": 1, "replicas": [1],
+                    "producers": [{"ProducerId": 5, "CurrentTxnStartOffset": 0}]}]},
+                           {"name": "__transaction_state", "partitions": [{"partition": 0, "leader": 1, "replicas": [1]}]}],
+                "transactions": [{"transactional_id": "slow", "producer_id": 5, "state": "Ongoing",
+                    "timeout_ms": 15000, "start_time": "now", "partitions": {"t": [0]}}]}"#,
+            std::time::UNIX_EPOCH + Duration::from_millis(now as u64),
+        )
+        .unwrap();
+        let s = Shared {
+            cluster: RwLock::new(cluster),
+            ..shared()
+        }
+        .with_clock(clock.clone());
+        let state = |s: &Shared| {
+            let d = on(
+                s,
+                1,
+                &DescribeTransactionsRequest {
+                    transactional_ids: vec!["slow".into()],
+                    ..Default::default()
+                },
+                0,
+            );
+            let t = &d.transaction_states[0];
+            (t.transaction_state.clone(), t.producer_epoch)
+        };
+        // Scans at +10 s, +20 s, ...: the deadline (+15 s) is past at +20 s.
+        assert_eq!(state(&s), ("Ongoing".to_string(), 0));
+        clock.advance(Duration::from_secs(19));
+        assert_eq!(state(&s), ("Ongoing".to_string(), 0));
+        // No request between +19 s and +31 s: the scan due at +20 s, the
+        // first after the deadline, runs at the next one, at its time.
+        clock.advance(Duration::from_secs(12));
+        assert_eq!(state(&s), ("CompleteAbort".to_string(), 1));
+        let log = crate::cluster::coordinator_log::testing::txn_log(&s.read(), 0);
+        let at: Vec<i64> = log.iter().map(|r| r.1).collect();
+        assert_eq!(at, [now + 20_000, now + 20_000]);
+        let lso = s.read().partition("t", 0).unwrap().last_stable_offset();
+        assert_eq!(lso, s.read().partition("t", 0).unwrap().high_watermark);
     }
 
     #[test]

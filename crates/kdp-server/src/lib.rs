@@ -3,13 +3,20 @@
 //! * [`responder`]: builds a DescribeProducers response exactly as a Kafka
 //!   broker does, from a request, one broker's view of the cluster and an
 //!   authorizer. No sockets.
-//! * [`apis`]: the transaction APIs (FindCoordinator, ListTransactions,
-//!   DescribeTransactions, DescribeConfigs, ListOffsets, WriteTxnMarkers,
-//!   InitProducerId) over a cluster, with Kafka's semantics. No sockets.
+//! * [`apis`]: one handler per API of kdp-wire's registry, over a cluster,
+//!   with Kafka's semantics: the transaction APIs (FindCoordinator, which
+//!   creates the internal topics as a broker does, ListTransactions,
+//!   DescribeTransactions, WriteTxnMarkers, InitProducerId), the group APIs
+//!   (ListGroups, DescribeGroups, OffsetFetch, ConsumerGroupDescribe),
+//!   Metadata, DescribeConfigs, ListOffsets and Fetch. No sockets.
 //! * [`cluster`]: the cluster file (brokers and their configuration, topics,
-//!   replicas, offline logs, producer state per replica, offsets,
-//!   transactions, ACLs per principal, SASL users), strictly parsed; [`txn`] and [`acls`] hold the
-//!   transaction and ACL model.
+//!   replicas, offline logs, producer state per replica, record batches,
+//!   offsets, transactions and their logs, groups, producer generators,
+//!   ACLs per principal, SASL users), strictly parsed; [`txn`], [`group`]
+//!   and [`acls`] hold the transaction, group and ACL model.
+//! * [`broker`]: one broker's request handling, frame in, frame out, over
+//!   the state every broker of a cluster [`shared`]; [`budget`] bounds each
+//!   answer before it is built.
 //! * [`mock`]: a tokio server that runs every broker of a cluster file, each
 //!   on its own listener, serving ApiVersions, Metadata, DescribeProducers
 //!   and the transaction APIs well enough for Kafka's own Admin client and
@@ -120,14 +127,17 @@
 pub mod acls;
 pub mod apis;
 pub mod broker;
+pub mod budget;
 pub mod cert_principal;
 pub mod clock;
 pub mod cluster;
+pub mod coordinator;
 pub mod demo;
 pub mod group;
 pub mod mock;
 pub mod responder;
 pub mod sasl;
+pub mod shared;
 pub mod tls;
 pub mod txn;
 

@@ -34,6 +34,8 @@ use kdp_wire::messages::{
 use kdp_wire::ErrorCode;
 use kdp_wire::Message;
 
+pub use crate::budget::TooLarge;
+
 use crate::acls::{ClusterOperation, TxnIdOperation};
 use crate::cluster::{validate_topic_name, Cluster};
 
@@ -176,16 +178,6 @@ pub fn describe_producers(
     }
 }
 
-/// An answer that would encode to more than the client accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the response body would be at least {at_least} bytes, above the limit of {limit}")]
-pub struct TooLarge {
-    /// A lower bound of the body's encoded size (the whole answer was not built).
-    pub at_least: usize,
-    /// The limit it exceeds, in bytes.
-    pub limit: usize,
-}
-
 /// As [`describe_producers`], but gives up as soon as the response body at
 /// `version` is known to encode to more than `limit` bytes, before building
 /// the rest of it. Memory stays within about `limit` plus one partition's
@@ -207,7 +199,7 @@ pub fn describe_producers_within(
         <TopicResponse as kdp_wire::wire::Wire>::min_len(v),
         <PartitionResponse as kdp_wire::wire::Wire>::min_len(v),
     );
-    crate::apis::budget::Budget::new(limit).precheck_each(request.topics.iter().map(|t| {
+    crate::budget::Budget::new(limit).precheck_each(request.topics.iter().map(|t| {
         topic
             .saturating_add(t.name.len())
             .saturating_add(t.partition_indexes.len().saturating_mul(partition))

@@ -1,13 +1,33 @@
 //! ApiVersions (`KafkaApis.handleApiVersionsRequest`): the APIs and
 //! versions the mock serves, which are the registry's
-//! ([`crate::broker::SUPPORTED_APIS`]). A version the mock does not know
+//! ([`SUPPORTED_APIS`]). A version the mock does not know
 //! is answered before its body is read (see [`crate::broker`]).
 
 use kdp_wire::messages::{ApiVersion, ApiVersionsRequest, ApiVersionsResponse};
 use kdp_wire::ErrorCode;
 
+use kdp_wire::registry::DECLARED;
+
 use super::{Call, Handler, Refusal};
-use crate::broker::SUPPORTED_APIS;
+
+/// The APIs and versions the mock serves (and advertises: nothing else):
+/// `(key, lowest, highest)` of every API in kdp-wire's registry, in its
+/// order.
+pub const SUPPORTED_APIS: &[(i16, i16, i16)] = &SUPPORTED;
+
+const SUPPORTED: [(i16, i16, i16); DECLARED.len()] = {
+    let mut out = [(0, 0, 0); DECLARED.len()];
+    let mut i = 0;
+    while i < DECLARED.len() {
+        out[i] = (
+            DECLARED[i].key,
+            DECLARED[i].lowest_version,
+            DECLARED[i].highest_version,
+        );
+        i += 1;
+    }
+    out
+};
 
 impl Handler for ApiVersionsRequest {
     fn handle(&self, call: &Call<'_>) -> Result<ApiVersionsResponse, Refusal> {

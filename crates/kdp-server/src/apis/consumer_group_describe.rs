@@ -112,7 +112,7 @@ fn member(cluster: &Cluster, m: &GroupMember, epoch: i32) -> ConsumerGroupMember
 impl Handler for ConsumerGroupDescribeRequest {
     fn handle(&self, call: &Call<'_>) -> Result<ConsumerGroupDescribeResponse, Refusal> {
         let resp = consumer_group_describe(&call.shared.read(), &call.caller, self);
-        super::budget::Budget::new(call.limit).charge(
+        crate::budget::Budget::new(call.limit).charge(
             &resp,
             kdp_wire::wire::Version::of::<ConsumerGroupDescribeResponse>(call.version),
         )?;

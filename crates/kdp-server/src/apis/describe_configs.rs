@@ -24,11 +24,11 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
-use super::budget::Budget;
 use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
+use crate::budget::Budget;
+use crate::budget::TooLarge;
 use crate::cluster::{Cluster, ConfigSource};
-use crate::responder::TooLarge;
 
 /// Answers a DescribeConfigs request on this broker, for any size of answer.
 pub fn describe_configs(
@@ -268,11 +268,18 @@ mod tests {
         assert_eq!(
             got,
             vec![
+                ("offsets.topic.num.partitions", Some("50"), 5, 1),
+                ("offsets.topic.replication.factor", Some("3"), 5, 1),
                 ("producer.id.expiration.ms", Some("86400000"), 5, 1),
                 ("transaction.max.timeout.ms", Some("120000"), 4, 2),
+                ("transaction.state.log.num.partitions", Some("50"), 5, 1),
+                ("transaction.state.log.replication.factor", Some("3"), 5, 1),
                 ("transactional.id.expiration.ms", Some("604800000"), 5, 1),
             ]
         );
+        // Replication factors are Kafka's SHORT, partition counts INT.
+        let types: Vec<i8> = r.configs.iter().map(|e| e.config_type).collect();
+        assert_eq!(types, [3, 4, 3, 3, 3, 4, 3]);
         // Broker 2 sets nothing: the default.
         let r = ask(&c, 2, "2", Some(vec!["transaction.max.timeout.ms"]), false);
         assert_eq!(r.configs.len(), 1);

@@ -102,7 +102,7 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str, version: i16) 
 impl Handler for DescribeGroupsRequest {
     fn handle(&self, call: &Call<'_>) -> Result<DescribeGroupsResponse, Refusal> {
         let resp = describe_groups(&call.shared.read(), &call.caller, self, call.version);
-        super::budget::Budget::new(call.limit).charge(
+        crate::budget::Budget::new(call.limit).charge(
             &resp,
             kdp_wire::wire::Version::of::<DescribeGroupsResponse>(call.version),
         )?;

@@ -14,11 +14,11 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
-use super::budget::Budget;
 use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
+use crate::budget::Budget;
+use crate::budget::TooLarge;
 use crate::cluster::Cluster;
-use crate::responder::TooLarge;
 use crate::txn::TxnState;
 
 /// Answers a DescribeTransactions request from this broker's coordinator state, for any size of answer.

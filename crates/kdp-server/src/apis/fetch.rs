@@ -29,7 +29,7 @@ use kdp_wire::messages::{
 };
 use kdp_wire::{ErrorCode, Uuid};
 
-use super::find_coordinator::Invalid;
+use super::Invalid;
 use super::{Call, Caller, Handler, Refusal};
 use crate::acls::TopicOperation;
 use crate::cluster::{Cluster, Topic};

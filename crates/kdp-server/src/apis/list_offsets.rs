@@ -27,9 +27,9 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
-use super::budget::Budget;
-use super::find_coordinator::Invalid;
+use super::Invalid;
 use super::{Call, Caller, Handler, Refusal};
+use crate::budget::Budget;
 use crate::cluster::Cluster;
 
 /// `ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP`.

@@ -3,7 +3,6 @@
 use std::collections::HashSet;
 use std::hash::Hash;
 
-use kdp_wire::api;
 use kdp_wire::messages::{
     MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
     MetadataResponseTopic,
@@ -12,13 +11,13 @@ use kdp_wire::wire::Version;
 use kdp_wire::ErrorCode;
 use kdp_wire::Uuid;
 
-use super::budget::Budget;
-use super::find_coordinator::Invalid;
+use super::Invalid;
 use super::{Call, Handler, Refusal};
 use crate::acls::TopicOperation;
-use crate::broker::{Reject, Shared};
+use crate::budget::Budget;
+use crate::budget::TooLarge;
 use crate::cluster::{is_internal_topic, validate_topic_name, Topic};
-use crate::responder::TooLarge;
+use crate::shared::Shared;
 
 /// `TopicAuthorizedOperations` when everything is allowed: READ, WRITE,
 /// CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
@@ -47,19 +46,20 @@ impl Handler for MetadataRequest {
 ///
 /// Topics `principal` may not DESCRIBE (the cluster file's ACLs) are left
 /// out of an all-topics answer and answer TOPIC_AUTHORIZATION_FAILED when
-/// named, as Kafka does.
+/// named, as Kafka does. `Err`: the request is invalid (Kafka closes the
+/// connection).
 pub fn metadata_response(
     shared: &Shared,
     req: &MetadataRequest,
     version: i16,
     principal: &str,
-) -> Result<MetadataResponse, Reject> {
-    metadata_within(shared, req, version, principal, &mut Budget::unlimited()).map_err(|e| {
-        Reject(format!(
-            "{} v{version}: {e}",
-            api::name(api::METADATA).unwrap_or("Metadata")
-        ))
-    })
+) -> Result<MetadataResponse, Invalid> {
+    match metadata_within(shared, req, version, principal, &mut Budget::unlimited()) {
+        Ok(resp) => Ok(resp),
+        Err(Refusal::Invalid(e)) => Err(e),
+        // Nothing is larger than usize::MAX bytes.
+        Err(Refusal::TooLarge(e)) => unreachable!("{e}"),
+    }
 }
 
 /// As [`metadata_response`], within `budget`: each topic entry is charged

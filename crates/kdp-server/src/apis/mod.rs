@@ -9,7 +9,6 @@
 //! later releases); each file names what it mirrors.
 
 pub mod api_versions;
-pub mod budget;
 pub mod consumer_group_describe;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -28,78 +27,15 @@ pub mod offset_fetch;
 pub mod sasl_state;
 pub mod write_txn_markers;
 
-pub use handler::{Call, Handler};
-
-use crate::acls::{ClusterOperation, TopicOperation, TxnIdOperation};
-use crate::cluster::Cluster;
-use crate::responder::{Authorizer, RequestContext};
-
-/// Why a request gets no answer: it cannot be answered at all (Kafka
-/// closes the connection on the InvalidRequestException), or its answer
-/// would be larger than the client accepts.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
-    /// The request is invalid.
-    #[error(transparent)]
-    Invalid(#[from] find_coordinator::Invalid),
-    /// The answer would be too large.
-    #[error(transparent)]
-    TooLarge(#[from] crate::responder::TooLarge),
-}
-
-/// Who asks, on which broker, and when.
-#[derive(Clone, Copy)]
-pub struct Caller<'a> {
-    /// The broker answering.
-    pub broker_id: i32,
-    /// The ACL hook consulted besides the file's ACLs (e.g. topic READ/DESCRIBE).
-    pub authorizer: &'a dyn Authorizer,
-    /// The principal, client id and address of the request, passed to the authorizer.
-    pub request: &'a RequestContext,
-    /// Milliseconds since the epoch (durations, marker timestamps).
-    pub now_ms: i64,
-}
-
-impl Caller<'_> {
-    /// An operation on a transactional id: the file's ACLs and the hook.
-    pub fn may_transactional_id(&self, cluster: &Cluster, op: TxnIdOperation, id: &str) -> bool {
-        cluster
-            .acls
-            .allows_transactional_id(&self.request.principal, op, id)
-            && self
-                .authorizer
-                .authorize_transactional_id(self.request, op, id)
-    }
-
-    /// An operation on the cluster: the file's ACLs and the hook.
-    pub fn may_cluster(&self, cluster: &Cluster, op: ClusterOperation) -> bool {
-        cluster.acls.allows_cluster(&self.request.principal, op)
-            && self.authorizer.authorize_cluster(self.request, op)
-    }
-
-    /// DESCRIBE on a group: the file's ACLs.
-    pub fn may_describe_group(&self, cluster: &Cluster, group: &str) -> bool {
-        cluster
-            .acls
-            .allows_describe_group(&self.request.principal, group)
-    }
-
-    /// DESCRIBE on a topic: the file's ACLs and the hook.
-    pub fn may_describe_topic(&self, cluster: &Cluster, topic: &str) -> bool {
-        cluster
-            .acls
-            .allows_topic(&self.request.principal, TopicOperation::Describe, topic)
-            && self
-                .authorizer
-                .authorize_describe_topic(self.request, topic)
-    }
-}
+pub use handler::{Call, Caller, Handler, Invalid, Refusal};
 
 /// Test helpers shared by the API tests.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
+    use crate::cluster::Cluster;
     use crate::responder::AllowAll;
+    use crate::responder::RequestContext;
 
     pub const NOW: i64 = 1_700_000_000_000;
 

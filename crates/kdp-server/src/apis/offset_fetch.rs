@@ -187,7 +187,7 @@ fn fetch_group(
 impl Handler for OffsetFetchRequest {
     fn handle(&self, call: &Call<'_>) -> Result<OffsetFetchResponse, Refusal> {
         let resp = offset_fetch(&call.shared.read(), &call.caller, self, call.version);
-        super::budget::Budget::new(call.limit).charge(
+        crate::budget::Budget::new(call.limit).charge(
             &resp,
             kdp_wire::wire::Version::of::<OffsetFetchResponse>(call.version),
         )?;

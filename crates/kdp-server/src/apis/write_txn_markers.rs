@@ -35,7 +35,7 @@ use std::collections::HashMap;
 use std::ops::{DerefMut, Range};
 
 use kdp_wire::messages::{
-    ProducerState, WritableTxnMarker, WritableTxnMarkerPartitionResult, WritableTxnMarkerResult,
+    WritableTxnMarker, WritableTxnMarkerPartitionResult, WritableTxnMarkerResult,
     WritableTxnMarkerTopicResult, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 use kdp_wire::ErrorCode;
@@ -43,12 +43,13 @@ use kdp_wire::ErrorCode;
 use kdp_wire::wire::{Version, Wire};
 use kdp_wire::Message;
 
-use super::budget::Budget;
 use super::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
-use crate::broker::Shared;
+use crate::budget::Budget;
+use crate::budget::TooLarge;
+use crate::cluster::marker::MarkerState;
 use crate::cluster::{Cluster, Partition};
-use crate::responder::TooLarge;
+use crate::shared::Shared;
 
 /// Steps (one marker on one partition) applied under one taking of the
 /// cluster's write lock.
@@ -326,65 +327,6 @@ fn append_marker(
     p.high_watermark = p.high_watermark.saturating_add(1);
     p.explicit_last_stable_offset = None;
     ErrorCode::NONE
-}
-
-/// What a marker leaves in a producer's entry.
-struct MarkerState {
-    producer_id: i64,
-    epoch: i32,
-    coordinator_epoch: i32,
-    now_ms: i64,
-}
-
-impl MarkerState {
-    /// Updates the entry at `at` (if it is this producer's) or appends one.
-    fn write(&self, list: &mut Vec<ProducerState>, at: Option<usize>) {
-        match at
-            .and_then(|i| list.get_mut(i))
-            .filter(|s| s.producer_id == self.producer_id)
-        {
-            Some(s) => {
-                if s.producer_epoch != self.epoch {
-                    s.last_sequence = -1;
-                }
-                s.producer_epoch = self.epoch;
-                s.coordinator_epoch = self.coordinator_epoch;
-                s.current_txn_start_offset = -1;
-                s.last_timestamp = self.now_ms;
-            }
-            None => list.push(ProducerState {
-                producer_id: self.producer_id,
-                producer_epoch: self.epoch,
-                last_sequence: -1,
-                last_timestamp: self.now_ms,
-                coordinator_epoch: self.coordinator_epoch,
-                current_txn_start_offset: -1,
-                unknown_tagged_fields: Default::default(),
-            }),
-        }
-    }
-}
-
-/// A marker appended to `p` for `producer_id`, on every replica alike.
-pub(crate) fn end_transaction(
-    p: &mut Partition,
-    producer_id: i64,
-    epoch: i32,
-    coordinator_epoch: i32,
-    now_ms: i64,
-) {
-    let state = MarkerState {
-        producer_id,
-        epoch,
-        coordinator_epoch,
-        now_ms,
-    };
-    for list in p.all_producer_lists_mut() {
-        let at = list.iter().position(|s| s.producer_id == producer_id);
-        state.write(list, at);
-    }
-    p.high_watermark = p.high_watermark.saturating_add(1);
-    p.explicit_last_stable_offset = None;
 }
 
 impl Handler for WriteTxnMarkersRequest {

@@ -226,13 +226,18 @@ impl PartitionLog {
     }
 }
 
-/// One uncompressed batch of `records`, no producer, at `base_offset`.
-pub fn simple_batch(base_offset: i64, records: &[SimpleRecord]) -> RecordBatch<'_> {
+/// One uncompressed batch of `records`, no producer, at `base_offset`,
+/// stamped with the leader's epoch as a leader stamps what it appends.
+pub fn simple_batch(
+    base_offset: i64,
+    partition_leader_epoch: i32,
+    records: &[SimpleRecord],
+) -> RecordBatch<'_> {
     let base_timestamp = records.first().map_or(-1, |r| r.timestamp_ms);
     let max_timestamp = records.iter().map(|r| r.timestamp_ms).max().unwrap_or(-1);
     RecordBatch {
         base_offset,
-        partition_leader_epoch: 0,
+        partition_leader_epoch,
         attributes: Attributes::new(
             Compression::None,
             TimestampType::CreateTime,

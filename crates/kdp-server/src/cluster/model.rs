@@ -36,10 +36,25 @@ pub const DEFAULT_BROKER_CONFIGS: &[(&str, &str, i8)] = &[
         "604800000",
         CONFIG_TYPE_INT,
     ),
+    // The internal topics' settings (see `internal`).
+    ("offsets.topic.num.partitions", "50", CONFIG_TYPE_INT),
+    ("offsets.topic.replication.factor", "3", CONFIG_TYPE_SHORT),
+    (
+        "transaction.state.log.num.partitions",
+        "50",
+        CONFIG_TYPE_INT,
+    ),
+    (
+        "transaction.state.log.replication.factor",
+        "3",
+        CONFIG_TYPE_SHORT,
+    ),
 ];
 
 /// DescribeConfigs ConfigType INT.
 pub const CONFIG_TYPE_INT: i8 = 3;
+/// DescribeConfigs ConfigType SHORT.
+pub const CONFIG_TYPE_SHORT: i8 = 4;
 /// DescribeConfigs ConfigType STRING (used for keys the mock has no type for).
 pub const CONFIG_TYPE_STRING: i8 = 2;
 
@@ -109,7 +124,7 @@ pub struct Partition {
     pub explicit_last_stable_offset: Option<i64>,
     /// The record batches Fetch serves (the file's `batches`, and what
     /// [`Cluster::append_batch`] added); empty for most partitions.
-    pub log: crate::cluster::log::PartitionLog,
+    pub log: super::log::PartitionLog,
 }
 
 impl Partition {
@@ -198,7 +213,7 @@ pub struct Cluster {
     pub(super) next_producer_id: i64,
     /// Producers made by the clock (`producer_generators`), brought to the
     /// present by [`Cluster::advance_generators`].
-    pub generators: Vec<super::generate::Generator>,
+    pub generators: Vec<super::generator::Generator>,
 }
 
 impl Cluster {
@@ -238,6 +253,20 @@ impl Cluster {
         let &t = self.by_name.get(topic)?;
         let i = usize::try_from(partition).ok()?;
         self.topics.get_mut(t)?.partitions.get_mut(i)
+    }
+
+    /// Adds a topic the cluster does not have yet, indexed by name and id
+    /// (an internal topic a coordinator asked for). `false`: the name is
+    /// taken, nothing changed.
+    pub fn insert_topic(&mut self, topic: Topic) -> bool {
+        if self.by_name.contains_key(&topic.name) {
+            return false;
+        }
+        let i = self.topics.len();
+        self.by_name.insert(topic.name.clone(), i);
+        self.by_id.entry(topic.topic_id).or_insert(i);
+        self.topics.push(topic);
+        true
     }
 
     /// The coordinator's entry for a transactional id, if the cluster has it.
@@ -373,6 +402,15 @@ impl Cluster {
             .unwrap_or(900_000)
     }
 
+    /// A broker's [`TRANSACTION_ABORT_INTERVAL_CONFIG`], when the file sets
+    /// it (a positive number, checked on load).
+    pub fn abort_interval_ms(&self, broker_id: i32) -> Option<i64> {
+        self.broker(broker_id)
+            .and_then(|b| b.configs.get(TRANSACTION_ABORT_INTERVAL_CONFIG))
+            .and_then(|v| v.parse::<i64>().ok())
+            .filter(|&ms| ms >= 1)
+    }
+
     /// A broker's `transactional.id.expiration.ms` (Kafka's default, 7
     /// days, when not set or not a number).
     pub fn transactional_id_expiration_ms(&self, broker_id: i32) -> i64 {
@@ -385,7 +423,8 @@ impl Cluster {
     /// Removes the transactional ids that expired by `now_ms`
     /// (`TransactionStateManager.removeExpiredTransactionalIds`): settled
     /// (Empty, CompleteCommit, CompleteAbort) and idle for their
-    /// coordinator's `transactional.id.expiration.ms`. Returns how many.
+    /// coordinator's `transactional.id.expiration.ms`, each leaving a
+    /// tombstone in `__transaction_state`. Returns how many.
     /// One pass over the transactions.
     pub fn expire_transactional_ids(&mut self, now_ms: i64) -> usize {
         let expired: Vec<bool> = self
@@ -404,6 +443,13 @@ impl Cluster {
         if count == 0 {
             return 0;
         }
+        let ids: Vec<String> = self
+            .transactions
+            .iter()
+            .zip(&expired)
+            .filter(|(_, &e)| e)
+            .map(|(t, _)| t.transactional_id.clone())
+            .collect();
         let mut flags = expired.into_iter();
         self.transactions.retain(|_| !flags.next().unwrap_or(false));
         self.by_transactional_id = self
@@ -412,6 +458,8 @@ impl Cluster {
             .enumerate()
             .map(|(i, t)| (t.transactional_id.clone(), i))
             .collect();
+        // Each removal is a tombstone in the id's log.
+        self.append_tombstones(&ids, now_ms);
         count
     }
 
@@ -424,9 +472,9 @@ impl Cluster {
         topic: &str,
         partition: i32,
         batch: &kdp_wire::records::RecordBatch<'_>,
-    ) -> Result<(i64, i64), crate::cluster::log::AppendError> {
+    ) -> Result<(i64, i64), super::log::AppendError> {
         let p = self.partition_mut(topic, partition).ok_or_else(|| {
-            crate::cluster::log::AppendError::UnknownPartition {
+            super::log::AppendError::UnknownPartition {
                 topic: topic.to_string(),
                 partition,
             }
@@ -444,13 +492,13 @@ impl Cluster {
         &mut self,
         topic: &str,
         partition: i32,
-        records: &[crate::cluster::log::SimpleRecord],
-    ) -> Result<(i64, i64), crate::cluster::log::AppendError> {
-        let base = self
+        records: &[super::log::SimpleRecord],
+    ) -> Result<(i64, i64), super::log::AppendError> {
+        let (base, leader_epoch) = self
             .partition(topic, partition)
-            .map(|p| p.log.end_offset().max(p.high_watermark))
-            .unwrap_or(0);
-        let batch = crate::cluster::log::simple_batch(base, records);
+            .map(|p| (p.log.end_offset().max(p.high_watermark), p.leader_epoch))
+            .unwrap_or((0, 0));
+        let batch = super::log::simple_batch(base, leader_epoch, records);
         self.append_batch(topic, partition, &batch)
     }
 
@@ -461,6 +509,12 @@ impl Cluster {
         id
     }
 }
+
+/// How often a broker's transaction coordinator aborts timed-out
+/// transactions: Kafka's `transaction.abort.timed.out.transaction.cleanup.interval.ms`
+/// (10 s on a broker; on the mock only where the cluster file sets it).
+pub const TRANSACTION_ABORT_INTERVAL_CONFIG: &str =
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms";
 
 /// `transactional.id.expiration.ms`'s default: 7 days.
 pub const DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS: i64 = 604_800_000;

@@ -6,6 +6,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use kdp_wire::Uuid;
 
 use super::file::*;
+use super::timestamp::Timestamp;
 use super::validate::*;
 use super::*;
 
@@ -229,6 +230,46 @@ fn transaction_errors_name_the_path() {
     assert_eq!(e.path, "transactions[0].coordinator");
     let e = err(r#"{"brokers": [{"id": 1, "configs": {"transaction.max.timeout.ms": "15m"}}]}"#);
     assert_eq!(e.path, "brokers[0].configs.transaction.max.timeout.ms");
+    // The internal topics' settings: a number in Kafka's range (partition
+    // counts up to the mock's bound).
+    for (key, value, says) in [
+        ("offsets.topic.num.partitions", "0", "0 is not in 1..=10000"),
+        (
+            "offsets.topic.num.partitions",
+            "10001",
+            "10001 is not in 1..=10000",
+        ),
+        (
+            "offsets.topic.replication.factor",
+            "three",
+            "\"three\" is not a number",
+        ),
+        (
+            "transaction.state.log.num.partitions",
+            "-1",
+            "-1 is not in 1..=10000",
+        ),
+        (
+            "transaction.state.log.replication.factor",
+            "32768",
+            "32768 is not in 1..=32767",
+        ),
+    ] {
+        let e = err(&format!(
+            r#"{{"brokers": [{{"id": 1}}, {{"id": 2, "configs": {{"{key}": "{value}"}}}}]}}"#
+        ));
+        assert_eq!(e.path, format!("brokers[1].configs.{key}"));
+        assert!(e.message.starts_with(says), "{e}");
+    }
+    let c = at_now(
+        r#"{"brokers": [{"id": 1, "configs": {"transaction.state.log.num.partitions": "10000",
+            "transaction.state.log.replication.factor": "1"}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.internal_topic_settings(TRANSACTION_STATE_TOPIC, 1),
+        Some((10_000, 1))
+    );
 }
 
 #[test]
@@ -432,4 +473,38 @@ fn group_errors_name_the_path() {
         (g.committed("a", 0), g.protocol.as_str()),
         (Some(7), "range")
     );
+}
+
+#[test]
+fn groups_and_transactions_bring_their_internal_topic() {
+    // Three brokers: both topics made at load with the controller's
+    // settings (broker 2: 6 partitions of 2 replicas for the groups).
+    let c = at_now(
+        r#"{"controller_id": 2, "brokers": [{"id": 1}, {"id": 2, "configs": {
+                "offsets.topic.num.partitions": "6", "offsets.topic.replication.factor": "2"}}, {"id": 3}],
+            "transactions": [{"transactional_id": "x", "producer_id": 1, "state": "Empty", "coordinator": 1},
+                             {"transactional_id": "y", "producer_id": 2, "state": "Empty"}],
+            "groups": [{"group_id": "g"}]}"#,
+    )
+    .unwrap();
+    let offsets = c.topic(GROUP_METADATA_TOPIC).expect("__consumer_offsets");
+    assert!(offsets.internal);
+    assert_eq!(offsets.partitions.len(), 6);
+    assert!(offsets.partitions.iter().all(|p| p.replicas.len() == 2));
+    assert_eq!(
+        c.topic(TRANSACTION_STATE_TOPIC).unwrap().partitions.len(),
+        50
+    );
+    // "g".hashCode() = 103, % 6 = 1: led by broker 2.
+    assert_eq!(c.group_coordinator("g"), Some(2));
+    // Without a coordinator of its own, "y" is placed by the hash rule on
+    // the topic just made: "y".hashCode() = 121, % 50 = 21, led by broker 1.
+    assert_eq!(c.transaction_coordinator("y"), Some(1));
+    // Nothing asks for them: not made.
+    let c = at_now(r#"{"brokers": [{"id": 1}, {"id": 2}, {"id": 3}]}"#).unwrap();
+    assert!(c.topic(GROUP_METADATA_TOPIC).is_none() && c.topic(TRANSACTION_STATE_TOPIC).is_none());
+    // One broker cannot hold 3 replicas: the group has no coordinator.
+    let c = at_now(r#"{"brokers": [{"id": 1}], "groups": [{"group_id": "g"}]}"#).unwrap();
+    assert!(c.topic(GROUP_METADATA_TOPIC).is_none());
+    assert_eq!(c.group_coordinator("g"), None);
 }

@@ -11,10 +11,10 @@ use kdp_wire::coordinator::txn_log::{PartitionsSchema, TransactionLogKey, Transa
 use kdp_wire::TxnState;
 use serde::Deserialize;
 
-use super::file::Timestamp;
+use super::error::ClusterError;
 use super::log::SimpleRecord;
 use super::model::Cluster;
-use super::ClusterError;
+use super::timestamp::Timestamp;
 use crate::txn::Transaction;
 
 /// One state change in the file.

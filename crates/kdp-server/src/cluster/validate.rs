@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use kdp_wire::messages::ProducerState;
 
@@ -13,28 +13,10 @@ use crate::group::{Group, GroupMember, GroupState, GroupType};
 use crate::sasl::{SaslMechanism, User, Users};
 use crate::txn::{Transaction, TxnState};
 
+use super::error::ClusterError;
 use super::file::*;
 use super::model::*;
-
-/// A cluster file that does not parse or does not make sense.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct ClusterError {
-    /// JSON path of the offending value, e.g. `topics[0].partitions[3].leader`
-    /// (`.` for the document itself).
-    pub path: String,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-impl ClusterError {
-    pub(super) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ClusterError {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
+use super::timestamp::now_ms;
 
 impl Cluster {
     /// Parses and validates a cluster file. Relative timestamps (`"now-5m"`)
@@ -108,12 +90,6 @@ pub fn validate_topic_name(name: &str) -> Result<(), String> {
 
 const MAX_TOPIC_NAME_LENGTH: usize = 249;
 
-pub(super) fn now_ms(now: SystemTime) -> i64 {
-    now.duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 impl ClusterFile {
     fn validate(self, now_ms: i64) -> Result<Cluster, ClusterError> {
         if self.brokers.is_empty() {
@@ -153,11 +129,36 @@ impl ClusterFile {
                         "a configuration name must not be empty",
                     ));
                 }
-                if DEFAULT_BROKER_CONFIGS.iter().any(|d| d.0 == k) && v.parse::<i64>().is_err() {
+                if k == TRANSACTION_ABORT_INTERVAL_CONFIG
+                    && !v
+                        .parse::<i64>()
+                        .is_ok_and(|ms| (1..=i64::from(i32::MAX)).contains(&ms))
+                {
                     return Err(ClusterError::new(
                         format!("{path}.configs.{k}"),
-                        format!("{v:?} is not a number"),
+                        format!("{v:?} is not a number of milliseconds from 1 to 2147483647"),
                     ));
+                }
+                if DEFAULT_BROKER_CONFIGS.iter().any(|d| d.0 == k) {
+                    let n = v.parse::<i64>().map_err(|_| {
+                        ClusterError::new(
+                            format!("{path}.configs.{k}"),
+                            format!("{v:?} is not a number"),
+                        )
+                    })?;
+                    if let Some(range) = super::internal::valid_range(k) {
+                        if !range.contains(&n) {
+                            return Err(ClusterError::new(
+                                format!("{path}.configs.{k}"),
+                                format!(
+                                    "{n} is not in {}..={} (the internal topic this sets is \
+                                     made with it)",
+                                    range.start(),
+                                    range.end()
+                                ),
+                            ));
+                        }
+                    }
                 }
             }
             brokers.push(Broker {
@@ -274,10 +275,22 @@ impl ClusterFile {
             next_producer_id: 0,
             generators: Vec::new(),
         };
+        // A transactional id lives in __transaction_state and a group in
+        // __consumer_offsets: the coordinator that took them on made the
+        // topic (`internal`). A file that leaves it out gets it as the
+        // controller's settings make it, when the brokers can hold it.
+        for (made, topic) in [
+            (!self.transactions.is_empty(), TRANSACTION_STATE_TOPIC),
+            (!self.groups.is_empty(), GROUP_METADATA_TOPIC),
+        ] {
+            if made {
+                let _ = cluster.create_internal_topic(topic, cluster.controller_id);
+            }
+        }
         for (i, mut t) in self.transactions.into_iter().enumerate() {
             let path = format!("transactions[{i}]");
             let log = std::mem::take(&mut t.log);
-            let txn = t.validate(&path, &cluster, &broker_ids, now_ms)?;
+            let mut txn = t.validate(&path, &cluster, &broker_ids, now_ms)?;
             if cluster.transaction(&txn.transactional_id).is_some() {
                 return Err(ClusterError::new(
                     format!("transactions[{i}].transactional_id"),
@@ -286,7 +299,11 @@ impl ClusterFile {
             }
             if !log.is_empty() {
                 // the coordinator's own records, where it keeps them
+                let client_version = log.last().map(|e| e.client_transaction_version);
                 let records = super::txn_log::records(&path, &txn, log, &cluster, now_ms)?;
+                if let Some(version) = client_version {
+                    txn.client_transaction_version = version;
+                }
                 let partition = cluster
                     .transaction_state_partition(&txn.transactional_id)
                     .map(|p| p.index)
@@ -331,7 +348,7 @@ impl ClusterFile {
         cluster.next_producer_id = max_file_id.saturating_add(1).max(1000);
         // each generator's block of ids above the file's, then InitProducerId's
         if !self.producer_generators.is_empty() {
-            let block = super::generate::BLOCK;
+            let block = super::generator::BLOCK;
             let mut first = (cluster.next_producer_id / block + 1).saturating_mul(block);
             for (i, g) in self.producer_generators.into_iter().enumerate() {
                 let path = format!("producer_generators[{i}]");
@@ -675,8 +692,10 @@ impl TransactionFile {
         } else if cluster.topic(TRANSACTION_STATE_TOPIC).is_none() {
             return Err(ClusterError::new(
                 format!("{path}.coordinator"),
-                "the file has no __transaction_state topic to place this transactional id on: \
-                 add the topic or name the coordinator broker",
+                "the file has no __transaction_state topic to place this transactional id on, and \
+                 its brokers cannot hold the one Kafka would make (transaction.state.log.\
+                 replication.factor, default 3): add the topic, name the coordinator broker, \
+                 or lower that setting on the controller",
             ));
         }
         let mut partitions: Vec<(String, Vec<i32>)> = Vec::new();
@@ -720,6 +739,16 @@ impl TransactionFile {
                 // Not said: as if the coordinator had just loaded it.
                 None => now_ms,
             },
+            // A transaction of a protocol v2 cluster was begun by a v2
+            // client (the log's last record says, when there is one).
+            client_transaction_version: if cluster.transaction_version >= 2
+                && state != TxnState::Empty
+            {
+                2
+            } else {
+                0
+            },
+            next_producer_id: -1,
         })
     }
 }

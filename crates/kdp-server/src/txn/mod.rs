@@ -1,6 +1,15 @@
 //! What a transaction coordinator holds: one entry per transactional id
 //! (Kafka's `TransactionMetadata`), and the rule that places a
 //! transactional id on a coordinator.
+//!
+//! - [`transit`]: the state changes the coordinator makes, each computed
+//!   before it is applied (Kafka's `TxnTransitMetadata` and
+//!   `TransactionMetadata.prepare*`);
+//! - [`record`]: a change as the record the coordinator appends to
+//!   `__transaction_state`, in the format of the cluster's generation.
+
+pub mod record;
+pub mod transit;
 
 /// A transaction's state: declared once, in kdp-wire.
 pub use kdp_wire::TxnState;
@@ -27,6 +36,12 @@ pub struct Transaction {
     /// When the coordinator last changed this entry (`txnLastUpdateTimestamp`),
     /// milliseconds since the epoch: what expiry counts idleness from.
     pub last_update_ms: i64,
+    /// The transaction version the client used at the last change
+    /// (`clientTransactionVersion`: 2 under transaction protocol v2, else 0).
+    pub client_transaction_version: i16,
+    /// The producer id announced for the end of the transaction when the
+    /// epoch ran out (`nextProducerId`, protocol v2), or -1.
+    pub next_producer_id: i64,
 }
 
 impl Transaction {
@@ -104,6 +119,8 @@ mod tests {
             partitions: Vec::new(),
             coordinator_override: None,
             last_update_ms: 1_000,
+            client_transaction_version: 0,
+            next_producer_id: -1,
         };
         // Idle exactly the expiration: expired (Kafka's `<=`).
         assert!(t(TxnState::Empty).should_expire(1_500, 500));

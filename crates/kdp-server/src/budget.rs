@@ -7,7 +7,15 @@
 
 use kdp_wire::wire::{Version, Wire};
 
-use crate::responder::TooLarge;
+/// An answer that would encode to more than the client accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the response body would be at least {at_least} bytes, above the limit of {limit}")]
+pub struct TooLarge {
+    /// A lower bound of the body's encoded size (the whole answer was not built).
+    pub at_least: usize,
+    /// The limit it exceeds, in bytes.
+    pub limit: usize,
+}
 
 /// The bytes an answer body may take, and what it certainly takes so far.
 #[derive(Debug, Clone, Copy)]
