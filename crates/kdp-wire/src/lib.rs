@@ -104,6 +104,7 @@ pub mod tagged;
 #[doc(hidden)]
 pub mod testgen;
 pub mod txn_state;
+pub mod version;
 pub mod wire;
 
 pub use codec::{PutWire, Reader, Uuid};
