@@ -283,11 +283,11 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn utf8(&mut self, len: usize) -> Result<String, DecodeError> {
+    fn utf8(&mut self, len: usize) -> Result<&'a str, DecodeError> {
         let data_start = self.offset();
         let bytes = self.take(len, "string")?;
         match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(s.to_owned()),
+            Ok(s) => Ok(s),
             Err(e) => Err(DecodeError::new(
                 data_start + e.valid_up_to(),
                 DecodeErrorKind::InvalidUtf8 {
@@ -344,6 +344,11 @@ impl<'a> Reader<'a> {
 
     /// A classic nullable string: int16 length, -1 for null.
     pub fn nullable_string(&mut self) -> Result<Option<String>, DecodeError> {
+        self.nullable_str().map(|s| s.map(str::to_owned))
+    }
+
+    /// A classic nullable string, borrowed from the input.
+    pub fn nullable_str(&mut self) -> Result<Option<&'a str>, DecodeError> {
         match self.nullable_data_len(false, 2, "string")? {
             None => Ok(None),
             Some(len) => self.utf8(len).map(Some),
@@ -352,8 +357,13 @@ impl<'a> Reader<'a> {
 
     /// A classic non-null string.
     pub fn string(&mut self) -> Result<String, DecodeError> {
+        self.str().map(str::to_owned)
+    }
+
+    /// A classic non-null string, borrowed from the input.
+    pub fn str(&mut self) -> Result<&'a str, DecodeError> {
         let start = self.pos;
-        self.nullable_string()?.ok_or_else(|| {
+        self.nullable_str()?.ok_or_else(|| {
             self.pos = start;
             self.error(DecodeErrorKind::UnexpectedNull { what: "string" })
         })
@@ -362,6 +372,12 @@ impl<'a> Reader<'a> {
     /// A compact nullable string: unsigned varint `length + 1`, 0 for null.
     #[inline]
     pub fn compact_nullable_string(&mut self) -> Result<Option<String>, DecodeError> {
+        self.compact_nullable_str().map(|s| s.map(str::to_owned))
+    }
+
+    /// A compact nullable string, borrowed from the input.
+    #[inline]
+    pub fn compact_nullable_str(&mut self) -> Result<Option<&'a str>, DecodeError> {
         // Fast paths: null, or a one-byte length (strings under 127 bytes)
         // with the whole string present and valid. Anything else, errors
         // included, takes the general path.
@@ -374,15 +390,15 @@ impl<'a> Reader<'a> {
                 let len = usize::from(n - 1);
                 if let Some(Ok(s)) = rest.get(..len).map(std::str::from_utf8) {
                     self.pos += 1 + len;
-                    return Ok(Some(s.to_owned()));
+                    return Ok(Some(s));
                 }
             }
             _ => {}
         }
-        self.compact_nullable_string_general()
+        self.compact_nullable_str_general()
     }
 
-    fn compact_nullable_string_general(&mut self) -> Result<Option<String>, DecodeError> {
+    fn compact_nullable_str_general(&mut self) -> Result<Option<&'a str>, DecodeError> {
         match self.nullable_data_len(true, 2, "string")? {
             None => Ok(None),
             Some(len) => self.utf8(len).map(Some),
@@ -392,8 +408,14 @@ impl<'a> Reader<'a> {
     /// A compact non-null string.
     #[inline]
     pub fn compact_string(&mut self) -> Result<String, DecodeError> {
+        self.compact_str().map(str::to_owned)
+    }
+
+    /// A compact non-null string, borrowed from the input.
+    #[inline]
+    pub fn compact_str(&mut self) -> Result<&'a str, DecodeError> {
         let start = self.pos;
-        self.compact_nullable_string()?.ok_or_else(|| {
+        self.compact_nullable_str()?.ok_or_else(|| {
             self.pos = start;
             self.error(DecodeErrorKind::UnexpectedNull { what: "string" })
         })
@@ -401,19 +423,30 @@ impl<'a> Reader<'a> {
 
     /// A string in the encoding of the message version: compact when flexible.
     pub fn string_v(&mut self, flexible: bool) -> Result<String, DecodeError> {
+        self.str_v(flexible).map(str::to_owned)
+    }
+
+    /// A string in the version's encoding, borrowed from the input.
+    pub fn str_v(&mut self, flexible: bool) -> Result<&'a str, DecodeError> {
         if flexible {
-            self.compact_string()
+            self.compact_str()
         } else {
-            self.string()
+            self.str()
         }
     }
 
     /// A nullable string in the encoding of the message version.
     pub fn nullable_string_v(&mut self, flexible: bool) -> Result<Option<String>, DecodeError> {
+        self.nullable_str_v(flexible).map(|s| s.map(str::to_owned))
+    }
+
+    /// A nullable string in the version's encoding, borrowed from the input.
+    #[inline]
+    pub fn nullable_str_v(&mut self, flexible: bool) -> Result<Option<&'a str>, DecodeError> {
         if flexible {
-            self.compact_nullable_string()
+            self.compact_nullable_str()
         } else {
-            self.nullable_string()
+            self.nullable_str()
         }
     }
 
@@ -429,16 +462,30 @@ impl<'a> Reader<'a> {
 
     /// Nullable bytes in the encoding of the message version.
     pub fn nullable_bytes_v(&mut self, flexible: bool) -> Result<Option<Vec<u8>>, DecodeError> {
+        self.nullable_byte_slice_v(flexible)
+            .map(|b| b.map(<[u8]>::to_vec))
+    }
+
+    /// Nullable bytes in the version's encoding, borrowed from the input.
+    pub fn nullable_byte_slice_v(
+        &mut self,
+        flexible: bool,
+    ) -> Result<Option<&'a [u8]>, DecodeError> {
         match self.nullable_data_len(flexible, 4, "bytes")? {
             None => Ok(None),
-            Some(len) => self.take(len, "bytes").map(|b| Some(b.to_vec())),
+            Some(len) => self.take(len, "bytes").map(Some),
         }
     }
 
     /// Non-null bytes in the encoding of the message version.
     pub fn bytes_v(&mut self, flexible: bool) -> Result<Vec<u8>, DecodeError> {
+        self.byte_slice_v(flexible).map(<[u8]>::to_vec)
+    }
+
+    /// Non-null bytes in the version's encoding, borrowed from the input.
+    pub fn byte_slice_v(&mut self, flexible: bool) -> Result<&'a [u8], DecodeError> {
         let start = self.pos;
-        self.nullable_bytes_v(flexible)?.ok_or_else(|| {
+        self.nullable_byte_slice_v(flexible)?.ok_or_else(|| {
             self.pos = start;
             self.error(DecodeErrorKind::UnexpectedNull { what: "bytes" })
         })
@@ -623,6 +670,20 @@ impl<'a> Reader<'a> {
         Some(value)
     }
 
+    /// The check-only twin of [`Reader::fixed_struct`]: when `n` bytes
+    /// (whatever they hold) and an empty tagged-field section follow,
+    /// skips all `n + 1` and answers true; otherwise consumes nothing.
+    #[inline]
+    pub fn skip_fixed_struct(&mut self, n: usize) -> bool {
+        let tags = self.pos.checked_add(n);
+        if tags.and_then(|at| self.buf.get(at)) == Some(&0) {
+            self.pos += n + 1;
+            true
+        } else {
+            false
+        }
+    }
+
     /// A tagged-field section. Unknown tags are kept, in the (strictly
     /// ascending) order the wire must carry them.
     #[inline]
@@ -637,18 +698,25 @@ impl<'a> Reader<'a> {
 
     #[cold]
     fn tagged_fields_slow(&mut self) -> Result<TaggedFields, DecodeError> {
-        let start = self.pos;
-        let count = self.uvarint32()? as usize;
-        // A field takes at least two bytes: its tag and its size.
-        self.check_count(start, count, 2)?;
-        let mut fields = Vec::with_capacity(count);
-        let mut previous: Option<u32> = None;
-        for i in 0..count {
-            let field = self.tagged_field(previous).map_err(|e| e.at_index(i))?;
-            previous = Some(field.tag);
-            fields.push(field);
-        }
+        let mut fields = Vec::new();
+        self.tagged_section(&mut |_, _| Ok(false), &mut |tag, data| {
+            fields.push(TaggedField {
+                tag,
+                data: data.to_vec(),
+            })
+        })?;
         Ok(TaggedFields::from_sorted(fields))
+    }
+
+    /// Checks a tagged-field section as [`Reader::tagged_fields`] reads
+    /// it (the same errors), keeping nothing.
+    #[inline]
+    pub fn check_tagged_fields(&mut self) -> Result<(), DecodeError> {
+        if let Some(0) = self.buf.get(self.pos) {
+            self.pos += 1;
+            return Ok(());
+        }
+        self.check_tagged_fields_known(|_, _| Ok(false))
     }
 
     /// A tagged-field section some of whose tags a schema declares:
@@ -664,18 +732,43 @@ impl<'a> Reader<'a> {
             self.pos += 1;
             return Ok(TaggedFields::default());
         }
-        self.tagged_fields_known_slow(&mut known)
+        let mut fields = Vec::new();
+        self.tagged_section(&mut known, &mut |tag, data| {
+            fields.push(TaggedField {
+                tag,
+                data: data.to_vec(),
+            })
+        })
+        .field("TaggedFields")?;
+        Ok(TaggedFields::from_sorted(fields))
+    }
+
+    /// Checks a tagged-field section as [`Reader::tagged_fields_known`]
+    /// reads it (the same errors), keeping nothing.
+    pub fn check_tagged_fields_known(
+        &mut self,
+        mut known: impl FnMut(u32, &mut Reader<'a>) -> Result<bool, DecodeError>,
+    ) -> Result<(), DecodeError> {
+        if let Some(0) = self.buf.get(self.pos) {
+            self.pos += 1;
+            return Ok(());
+        }
+        self.tagged_section(&mut known, &mut |_, _| {})
             .field("TaggedFields")
     }
 
-    fn tagged_fields_known_slow(
+    /// The one reader of a tagged-field section: its count, then each
+    /// field in ascending tag order; a field `known` takes must be read to
+    /// its end, any other goes to `keep` as raw bytes.
+    fn tagged_section(
         &mut self,
         known: &mut impl FnMut(u32, &mut Reader<'a>) -> Result<bool, DecodeError>,
-    ) -> Result<TaggedFields, DecodeError> {
+        keep: &mut impl FnMut(u32, &'a [u8]),
+    ) -> Result<(), DecodeError> {
         let start = self.pos;
         let count = self.uvarint32()? as usize;
+        // A field takes at least two bytes: its tag and its size.
         self.check_count(start, count, 2)?;
-        let mut fields = Vec::new();
         let mut previous: Option<u32> = None;
         for i in 0..count {
             let (tag, data) = self.tagged_field_raw(previous).map_err(|e| e.at_index(i))?;
@@ -691,21 +784,10 @@ impl<'a> Reader<'a> {
                         .at_index(i));
                 }
             } else {
-                fields.push(TaggedField {
-                    tag,
-                    data: data.buf.to_vec(),
-                });
+                keep(tag, data.buf);
             }
         }
-        Ok(TaggedFields::from_sorted(fields))
-    }
-
-    fn tagged_field(&mut self, previous: Option<u32>) -> Result<TaggedField, DecodeError> {
-        let (tag, data) = self.tagged_field_raw(previous)?;
-        Ok(TaggedField {
-            tag,
-            data: data.buf.to_vec(),
-        })
+        Ok(())
     }
 
     /// One tagged field's tag and a reader bounded to its value.
