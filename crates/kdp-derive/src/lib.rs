@@ -49,6 +49,8 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Expr, Fields, GenericArgument, LitStr, Path, PathArguments, Type};
 
+mod view;
+
 /// See the crate documentation.
 #[proc_macro_attribute]
 pub fn kafka(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -196,6 +198,8 @@ struct FieldSpec {
     is_option: bool,
     /// The tag of a tagged field.
     tag: Option<u32>,
+    /// The field's doc comments, for its view accessor.
+    docs: Vec<syn::Attribute>,
 }
 
 fn pascal_case(ident: &str) -> String {
@@ -235,6 +239,30 @@ fn is_bytes(ty: &Type) -> bool {
     generic_of(ty, "Vec").is_some_and(|t| is_ident_type(t, "u8"))
 }
 
+/// The owned codec of a field: `<Marker as crate::wire::Codec<T>>`.
+fn codec_path(spec: &FieldSpec) -> TokenStream2 {
+    codec_marker(spec, quote! { crate::wire::Codec })
+}
+
+/// `<Marker as Trait<T>>` for the field's codec marker (`Plain`, or `Bytes`
+/// for Kafka `bytes`).
+fn codec_marker(spec: &FieldSpec, codec_trait: TokenStream2) -> TokenStream2 {
+    let ty = &spec.ty;
+    match spec.codec {
+        Codec::Plain => quote! { <crate::wire::Plain as #codec_trait<#ty>> },
+        Codec::Bytes => quote! { <crate::wire::Bytes as #codec_trait<#ty>> },
+    }
+}
+
+/// `then` in the versions that have the field, `otherwise` elsewhere (a
+/// condition on a `Version` named `v`).
+fn gate(spec: &FieldSpec, then: TokenStream2, otherwise: TokenStream2) -> TokenStream2 {
+    match spec.versions.condition() {
+        None => then,
+        Some(cond) => quote! { if #cond { #then } else { #otherwise } },
+    }
+}
+
 fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     let args = parse_struct_args(attr)?;
     let mut st: DeriveInput = syn::parse2(item)?;
@@ -263,6 +291,12 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             codec: Codec::Plain,
             is_option: generic_of(&f.ty, "Option").is_some(),
             tag: None,
+            docs: f
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("doc"))
+                .cloned()
+                .collect(),
         };
         let mut rename = false;
         let mut kept = Vec::new();
@@ -370,21 +404,6 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     st.attrs.push(syn::parse_quote! {
         #[serde(rename_all = "PascalCase", deny_unknown_fields)]
     });
-
-    let codec_path = |spec: &FieldSpec| -> TokenStream2 {
-        let ty = &spec.ty;
-        match spec.codec {
-            Codec::Plain => quote! { <crate::wire::Plain as crate::wire::Codec<#ty>> },
-            Codec::Bytes => quote! { <crate::wire::Bytes as crate::wire::Codec<#ty>> },
-        }
-    };
-    let gate = |spec: &FieldSpec, then: TokenStream2, otherwise: TokenStream2| match spec
-        .versions
-        .condition()
-    {
-        None => then,
-        Some(cond) => quote! { if #cond { #then } else { #otherwise } },
-    };
 
     let mut min_len = Vec::new();
     let mut wire_len = Vec::new();
@@ -588,6 +607,8 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             }
         }
     };
+
+    out.extend(view::expand(&st, &fields, &tagged_sorted));
 
     if let (Some(key), Some(versions)) = (&args.key, args.versions) {
         let Range { lo, hi } = versions;

@@ -105,6 +105,7 @@ pub mod tagged;
 pub mod testgen;
 pub mod txn_state;
 pub mod version;
+pub mod view;
 pub mod wire;
 
 pub use codec::{PutWire, Reader, Uuid};

@@ -97,12 +97,6 @@ pub struct DeclaredApi {
     pub decode_request_frame: DecodeFrameJson,
     /// A response frame at a version to JSON.
     pub decode_response_frame: DecodeFrameJson,
-    /// Fuzz property of a request body (see [`crate::fuzz_checks`]).
-    #[doc(hidden)]
-    pub fuzz_request: fn(&[u8], i16) -> bool,
-    /// Fuzz property of a response body.
-    #[doc(hidden)]
-    pub fuzz_response: fn(&[u8], i16) -> bool,
 }
 
 impl DeclaredApi {
@@ -156,8 +150,6 @@ macro_rules! declared_table {
                 decode_response: decode_json::<crate::messages::$resp>,
                 decode_request_frame: request_frame_json::<crate::messages::$req>,
                 decode_response_frame: response_frame_json::<crate::messages::$resp>,
-                fuzz_request: crate::fuzz_checks::body::<crate::messages::$req>,
-                fuzz_response: crate::fuzz_checks::body::<crate::messages::$resp>,
             },)*
         ];
 
