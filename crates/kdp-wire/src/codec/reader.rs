@@ -450,6 +450,35 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Checks a nullable string in the version's encoding as
+    /// [`Reader::nullable_str_v`] reads it (the same bytes, the same
+    /// errors) and answers whether it was present. A short ASCII string,
+    /// the usual name, is checked without `str::from_utf8`.
+    #[inline]
+    pub fn check_nullable_str_v(&mut self, flexible: bool) -> Result<bool, DecodeError> {
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        let short = if flexible {
+            match rest.split_first() {
+                Some((&n @ 1..=0x7f, data)) => Some((1, usize::from(n - 1), data)),
+                _ => None,
+            }
+        } else {
+            match rest.split_first_chunk::<2>() {
+                Some((len, data)) if i16::from_be_bytes(*len) >= 0 => {
+                    Some((2, i16::from_be_bytes(*len) as usize, data))
+                }
+                _ => None,
+            }
+        };
+        if let Some((prefix, len, data)) = short {
+            if data.get(..len).is_some_and(<[u8]>::is_ascii) {
+                self.pos += prefix + len;
+                return Ok(true);
+            }
+        }
+        self.nullable_str_v(flexible).map(|s| s.is_some())
+    }
+
     /// Classic nullable bytes: int32 length, -1 for null.
     pub fn nullable_bytes(&mut self) -> Result<Option<Vec<u8>>, DecodeError> {
         self.nullable_bytes_v(false)
@@ -670,18 +699,15 @@ impl<'a> Reader<'a> {
         Some(value)
     }
 
-    /// The check-only twin of [`Reader::fixed_struct`]: when `n` bytes
-    /// (whatever they hold) and an empty tagged-field section follow,
-    /// skips all `n + 1` and answers true; otherwise consumes nothing.
+    /// The check-only twin of [`Reader::fixed_struct`], for arrays: up to
+    /// `count` structs in a row of `body` bytes (whatever they hold) and an
+    /// empty tag section each; skips every one up to the first that is not,
+    /// and returns how many it skipped.
     #[inline]
-    pub fn skip_fixed_struct(&mut self, n: usize) -> bool {
-        let tags = self.pos.checked_add(n);
-        if tags.and_then(|at| self.buf.get(at)) == Some(&0) {
-            self.pos += n + 1;
-            true
-        } else {
-            false
-        }
+    pub fn skip_fixed_structs(&mut self, count: usize, body: usize) -> usize {
+        let skipped = fixed_structs(self.buf.get(self.pos..).unwrap_or_default(), count, body);
+        self.pos += skipped * (body + 1);
+        skipped
     }
 
     /// A tagged-field section. Unknown tags are kept, in the (strictly
@@ -810,4 +836,33 @@ impl<'a> Reader<'a> {
         let data = self.sub_reader(size, "tagged field")?;
         Ok((tag, data))
     }
+}
+
+/// How many of the first `count` records of `body + 1` bytes in `bytes`
+/// end with a zero byte (an empty tag section), counted from the first.
+/// Four records a step while their tag bytes are all zero: one branch per
+/// four records of a large array.
+#[inline]
+pub(crate) fn fixed_structs(bytes: &[u8], count: usize, body: usize) -> usize {
+    let stride = body + 1;
+    let whole = match count.checked_mul(stride) {
+        Some(len) if len <= bytes.len() => count,
+        _ => bytes.len() / stride,
+    };
+    let records = bytes.get(..whole * stride).unwrap_or_default();
+    let mut skipped = 0;
+    for four in records.chunks_exact(4 * stride) {
+        let tag = |i: usize| four.get(i * stride + body).copied().unwrap_or(1);
+        if tag(0) | tag(1) | tag(2) | tag(3) != 0 {
+            break;
+        }
+        skipped += 4;
+    }
+    skipped
+        + records
+            .get(skipped * stride..)
+            .unwrap_or_default()
+            .chunks_exact(stride)
+            .take_while(|record| record.last() == Some(&0))
+            .count()
 }

@@ -6,47 +6,54 @@
 //! or an out-of-bounds read. Only this crate makes cursors, over bytes its
 //! checks accepted.
 
+use crate::codec::reader::fixed_structs;
 use crate::codec::Uuid;
 
-/// A position in validated bytes.
+/// A position in validated bytes: the bytes from it on.
 #[derive(Debug, Clone, Copy)]
 pub struct Cursor<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    rest: &'a [u8],
 }
 
 impl<'a> Cursor<'a> {
     /// A cursor at the first byte of `buf`.
     #[inline]
     pub(crate) fn new(buf: &'a [u8]) -> Self {
-        Cursor { buf, pos: 0 }
+        Cursor { rest: buf }
     }
 
     /// The bytes from the cursor on.
     #[inline]
     pub fn rest(&self) -> &'a [u8] {
-        self.buf.get(self.pos..).unwrap_or_default()
+        self.rest
     }
 
-    /// Moves `n` bytes on.
+    /// Moves `n` bytes on (to the end, if fewer are left).
     #[inline]
     pub fn advance(&mut self, n: usize) {
-        self.pos = self.pos.saturating_add(n);
+        self.rest = self.rest.get(n..).unwrap_or_default();
     }
 
     /// The next `n` bytes (fewer at the end of the input).
     #[inline]
     pub fn take(&mut self, n: usize) -> &'a [u8] {
-        let rest = self.rest();
-        self.advance(n);
-        rest.get(..n).unwrap_or(rest)
+        let (taken, rest) = self.rest.split_at_checked(n).unwrap_or((self.rest, &[]));
+        self.rest = rest;
+        taken
     }
 
     #[inline]
     fn fixed<const N: usize>(&mut self) -> [u8; N] {
-        let value = self.rest().first_chunk::<N>().copied().unwrap_or([0; N]);
-        self.advance(N);
-        value
+        match self.rest.split_first_chunk::<N>() {
+            Some((value, rest)) => {
+                self.rest = rest;
+                *value
+            }
+            None => {
+                self.rest = &[];
+                [0; N]
+            }
+        }
     }
 
     /// An `int8`.
@@ -100,9 +107,9 @@ impl<'a> Cursor<'a> {
     /// An unsigned varint of at most 32 bits.
     #[inline]
     pub fn uvarint32(&mut self) -> u32 {
-        match self.rest().first() {
-            Some(&b) if b < 0x80 => {
-                self.pos += 1;
+        match self.rest.split_first() {
+            Some((&b, rest)) if b < 0x80 => {
+                self.rest = rest;
                 u32::from(b)
             }
             _ => self.uvarint32_long(),
@@ -113,10 +120,10 @@ impl<'a> Cursor<'a> {
     fn uvarint32_long(&mut self) -> u32 {
         let mut value = 0u32;
         for i in 0..5 {
-            let Some(&b) = self.rest().first() else {
+            let Some((&b, rest)) = self.rest.split_first() else {
                 break;
             };
-            self.pos += 1;
+            self.rest = rest;
             value |= u32::from(b & 0x7f) << (7 * i);
             if b < 0x80 {
                 break;
@@ -167,22 +174,36 @@ impl<'a> Cursor<'a> {
     /// Moves past a tagged-field section.
     #[inline]
     pub fn skip_tagged_fields(&mut self) {
-        match self.rest().first() {
-            Some(0) => self.pos += 1,
-            _ => self.skip_tagged_fields_long(),
+        match self.rest.split_first() {
+            Some((0, rest)) => self.rest = rest,
+            // By value, so that the cursor of a hot loop stays in registers.
+            _ => self.rest = after_tagged_fields(self.rest),
         }
     }
 
-    #[cold]
-    fn skip_tagged_fields_long(&mut self) {
-        let count = self.uvarint32();
-        for _ in 0..count {
-            if self.rest().is_empty() {
-                break;
-            }
-            self.uvarint32();
-            let size = self.uvarint32() as usize;
-            self.advance(size);
-        }
+    /// Up to `count` structs of `body` bytes and an empty tag section in a
+    /// row: moves past every one up to the first that is not, and returns
+    /// how many.
+    #[inline]
+    pub fn skip_fixed_structs(&mut self, count: usize, body: usize) -> usize {
+        let skipped = fixed_structs(self.rest, count, body);
+        self.advance(skipped * (body + 1));
+        skipped
     }
+}
+
+/// What follows the tagged-field section at the start of `bytes`.
+#[cold]
+fn after_tagged_fields(bytes: &[u8]) -> &[u8] {
+    let mut c = Cursor::new(bytes);
+    let count = c.uvarint32();
+    for _ in 0..count {
+        if c.rest.is_empty() {
+            break;
+        }
+        c.uvarint32();
+        let size = c.uvarint32() as usize;
+        c.advance(size);
+    }
+    c.rest
 }

@@ -125,7 +125,7 @@ impl NullableView for String {
     type View<'a> = &'a str;
     #[inline]
     fn check_nullable(r: &mut Reader<'_>, v: Version) -> Result<bool, DecodeError> {
-        r.nullable_str_v(v.flexible).map(|s| s.is_some())
+        r.check_nullable_str_v(v.flexible)
     }
     #[inline]
     fn view_nullable<'a>(c: &Cursor<'a>, v: Version) -> Option<&'a str> {
@@ -166,13 +166,16 @@ impl<T: Wire + Viewable> NullableView for Vec<T> {
             }
         }
         let body = if v.flexible { T::trivial_body(v) } else { None };
-        for i in 0..count {
+        let mut i = 0;
+        while i < count {
             if let Some(body) = body {
-                if r.skip_fixed_struct(body) {
-                    continue;
+                i += r.skip_fixed_structs(count - i, body);
+                if i == count {
+                    break;
                 }
             }
             T::check(r, v).map_err(|e| e.at_index(i))?;
+            i += 1;
         }
         Ok(true)
     }
@@ -191,12 +194,21 @@ impl<T: Wire + Viewable> NullableView for Vec<T> {
             c.advance(count.saturating_mul(size));
             return;
         }
-        for _ in 0..count {
+        let body = if v.flexible { T::trivial_body(v) } else { None };
+        let mut i = 0;
+        while i < count {
+            if let Some(body) = body {
+                i += c.skip_fixed_structs(count - i, body);
+                if i == count {
+                    break;
+                }
+            }
             if c.rest().is_empty() {
                 // Only bytes a check refused could end early.
                 break;
             }
             T::skip(c, v);
+            i += 1;
         }
     }
 

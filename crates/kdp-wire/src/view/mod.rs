@@ -101,7 +101,7 @@ pub trait Viewable: Sized {
     /// For a declared struct in a flexible version: the size of its fields
     /// when they are all [trivial](Viewable::trivial_len). An element
     /// followed by an empty tagged-field section is then checked by one
-    /// byte (see [`Reader::skip_fixed_struct`]).
+    /// byte (see [`Reader::skip_fixed_structs`]).
     fn trivial_body(_v: Version) -> Option<usize> {
         None
     }

@@ -18,7 +18,10 @@ use crate::version::Version;
 /// A body of `M` at one version, validated once ([`super::validate_exact`]'s
 /// checks), read any number of times through [`Validated::view`].
 ///
-/// Cloning it clones the `Bytes` handle, not the bytes.
+/// Cloning it (or [`Validated::body`]) clones the `Bytes` handle, not the
+/// bytes; as with any `Bytes` made from a `Vec`, the first such clone
+/// allocates the shared count, so a client that only views moves its
+/// frame in and never clones.
 pub struct Validated<M> {
     /// The bytes the body lies in (a whole response payload, or the body).
     bytes: Bytes,
