@@ -11,6 +11,13 @@
 //! - `crate::wire::Wire`: smallest size (to bound counts before allocating),
 //!   exact size, an infallible encoder and a strict decoder whose errors name
 //!   the field;
+//! - a view, `NameView<'a>`, and `crate::view::Viewable`: a check that
+//!   validates the struct without allocating, step for step as the
+//!   decoder reads it (so with its errors), and then accessors, one per
+//!   field, that read the validated bytes in place (`&str` for strings,
+//!   `crate::view::ArrayView` for arrays, the declared default for a field
+//!   absent from the version), `tagged_fields()` for the raw tag section
+//!   and `into_owned()`;
 //! - `crate::testgen::Random`, values valid for a version, for property tests;
 //! - with `key = ...`: `crate::message::Message`, and `crate::message::Request`
 //!   with `response = Type`;
