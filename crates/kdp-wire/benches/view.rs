@@ -5,7 +5,10 @@
 //! `view` validates the whole body and then reads every field of it
 //! through the view (names as `&str`, every number), folding them into a
 //! checksum that is compared with the owned value's before anything is
-//! measured. `memcpy` copies the body into a buffer allocated beforehand.
+//! measured; `validate` is the check alone. `memcpy` copies the body into
+//! a buffer allocated beforehand; `fold-owned` is the same fold over the
+//! owned value already decoded (what reading every field costs a caller,
+//! whatever the decoder); `owned` is kdp's `decode_exact`.
 //!
 //! ```text
 //! cargo bench -p kdp-wire --bench view -- --warm-up-time 1 --measurement-time 3
@@ -21,7 +24,7 @@ use kdp_wire::messages::{
     ListedTransaction, PartitionResponse, ProducerState, TopicData, TopicResponse,
     TransactionState,
 };
-use kdp_wire::view::view_exact;
+use kdp_wire::view::{validate_exact, view_exact, Viewable};
 use kdp_wire::{decode_exact, encode_to_vec, ErrorCode, Message, TaggedFields};
 
 /// A DescribeProducers response with `n` producers, as in `benches/codec.rs`:
@@ -251,7 +254,7 @@ fn group<M, P>(
     walk: fn(&[u8], i16) -> u64,
     memcpy: bool,
 ) where
-    M: Message,
+    M: Message + Viewable,
     P: Decodable,
 {
     let shared = Bytes::copy_from_slice(bytes);
@@ -270,6 +273,9 @@ fn group<M, P>(
     }
     g.bench_with_input(BenchmarkId::new("view", n), bytes, |b, bytes| {
         b.iter(|| walk(black_box(bytes), version))
+    });
+    g.bench_with_input(BenchmarkId::new("validate", n), bytes, |b, bytes| {
+        b.iter(|| validate_exact::<M>(black_box(bytes), version).unwrap())
     });
     g.bench_with_input(
         BenchmarkId::new("kafka-protocol", n),
@@ -296,6 +302,13 @@ fn bench(c: &mut Criterion) {
             |b, _| walk_describe_producers(b),
             true,
         );
+        // The fold alone, over the owned value already in memory: what
+        // reading every field costs a caller whatever the decoder.
+        c.benchmark_group("describe_producers")
+            .throughput(Throughput::Bytes(bytes.len() as u64))
+            .bench_with_input(BenchmarkId::new("fold-owned", n), &m, |b, m| {
+                b.iter(|| sum_describe_producers(black_box(m)))
+            });
     }
     for n in [1usize, 100, 10_000] {
         let m = list_transactions(n);

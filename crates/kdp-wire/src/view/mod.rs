@@ -152,6 +152,16 @@ pub fn view_exact<M: Message + Viewable>(
     Ok(M::view(&Cursor::new(bytes), Version::of::<M>(version)))
 }
 
+/// Validates a whole buffer as one value of any declared struct at wire
+/// version `v` (a coordinator record's key or value after its version
+/// prefix, say) and returns its view.
+pub fn view_value<T: Viewable>(bytes: &[u8], v: Version) -> Result<T::View<'_>, DecodeError> {
+    let mut r = Reader::new(bytes);
+    T::check(&mut r, v)?;
+    r.finish()?;
+    Ok(T::view(&Cursor::new(bytes), v))
+}
+
 /// The body at `r`, checked as [`Message::decode`] reads it.
 pub(crate) fn validate_body<M: Message + Viewable>(
     r: &mut Reader<'_>,
