@@ -56,7 +56,10 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Expr, Fields, GenericArgument, LitStr, Path, PathArguments, Type};
 
+mod spec;
 mod view;
+
+use spec::{codec_path, gate, Codec, FieldSpec, Range};
 
 /// See the crate documentation.
 #[proc_macro_attribute]
@@ -64,60 +67,6 @@ pub fn kafka(attr: TokenStream, item: TokenStream) -> TokenStream {
     match expand(attr.into(), item.into()) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Range {
-    lo: i16,
-    hi: i16,
-}
-
-impl Range {
-    const ALL: Range = Range {
-        lo: 0,
-        hi: i16::MAX,
-    };
-
-    fn parse(lit: &LitStr) -> syn::Result<Range> {
-        let text = lit.value();
-        let s = text.trim();
-        let err = || {
-            syn::Error::new(
-                lit.span(),
-                format!("version range `{s}`: expected `N`, `N+` or `N-M`"),
-            )
-        };
-        let num = |t: &str| t.trim().parse::<i16>().map_err(|_| err());
-        let range = if let Some(lo) = s.strip_suffix('+') {
-            Range {
-                lo: num(lo)?,
-                hi: i16::MAX,
-            }
-        } else if let Some((lo, hi)) = s.split_once('-') {
-            Range {
-                lo: num(lo)?,
-                hi: num(hi)?,
-            }
-        } else {
-            let n = num(s)?;
-            Range { lo: n, hi: n }
-        };
-        if range.lo < 0 || range.lo > range.hi {
-            return Err(err());
-        }
-        Ok(range)
-    }
-
-    /// A condition on `v.version`, or `None` when it always holds.
-    fn condition(self) -> Option<TokenStream2> {
-        let Range { lo, hi } = self;
-        match (lo, hi) {
-            (0, i16::MAX) => None,
-            (lo, i16::MAX) => Some(quote! { v.version >= #lo }),
-            (lo, hi) if lo == hi => Some(quote! { v.version == #lo }),
-            (lo, hi) => Some(quote! { (#lo..=#hi).contains(&v.version) }),
-        }
     }
 }
 
@@ -186,29 +135,6 @@ fn parse_struct_args(attr: TokenStream2) -> syn::Result<StructArgs> {
     Ok(args)
 }
 
-/// How a field goes on the wire.
-enum Codec {
-    /// Through the type's `Wire` impl.
-    Plain,
-    /// Kafka `bytes` (`Vec<u8>` or `Option<Vec<u8>>`).
-    Bytes,
-}
-
-struct FieldSpec {
-    ident: syn::Ident,
-    ty: Type,
-    wire_name: String,
-    versions: Range,
-    nullable: Option<Range>,
-    default: Option<TokenStream2>,
-    codec: Codec,
-    is_option: bool,
-    /// The tag of a tagged field.
-    tag: Option<u32>,
-    /// The field's doc comments, for its view accessor.
-    docs: Vec<syn::Attribute>,
-}
-
 fn pascal_case(ident: &str) -> String {
     ident
         .split('_')
@@ -244,30 +170,6 @@ fn is_ident_type(ty: &Type, name: &str) -> bool {
 
 fn is_bytes(ty: &Type) -> bool {
     generic_of(ty, "Vec").is_some_and(|t| is_ident_type(t, "u8"))
-}
-
-/// The owned codec of a field: `<Marker as crate::wire::Codec<T>>`.
-fn codec_path(spec: &FieldSpec) -> TokenStream2 {
-    codec_marker(spec, quote! { crate::wire::Codec })
-}
-
-/// `<Marker as Trait<T>>` for the field's codec marker (`Plain`, or `Bytes`
-/// for Kafka `bytes`).
-fn codec_marker(spec: &FieldSpec, codec_trait: TokenStream2) -> TokenStream2 {
-    let ty = &spec.ty;
-    match spec.codec {
-        Codec::Plain => quote! { <crate::wire::Plain as #codec_trait<#ty>> },
-        Codec::Bytes => quote! { <crate::wire::Bytes as #codec_trait<#ty>> },
-    }
-}
-
-/// `then` in the versions that have the field, `otherwise` elsewhere (a
-/// condition on a `Version` named `v`).
-fn gate(spec: &FieldSpec, then: TokenStream2, otherwise: TokenStream2) -> TokenStream2 {
-    match spec.versions.condition() {
-        None => then,
-        Some(cond) => quote! { if #cond { #then } else { #otherwise } },
-    }
 }
 
 fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {

@@ -7,7 +7,7 @@ use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote};
 use syn::DeriveInput;
 
-use crate::{codec_marker, codec_path, gate, FieldSpec, Range};
+use crate::spec::{codec_marker, codec_path, gate, FieldSpec, Range};
 
 /// `<Marker as crate::view::ViewCodec<T>>` for the field.
 fn view_codec(spec: &FieldSpec) -> TokenStream2 {
