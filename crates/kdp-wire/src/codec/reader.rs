@@ -545,7 +545,26 @@ impl<'a> Reader<'a> {
     /// The element count of a nullable array in the version's encoding
     /// (classic: int32, -1 for null; compact: varint `n + 1`, 0 for null),
     /// checked against the input.
+    #[inline]
     pub fn nullable_array_len_v(
+        &mut self,
+        flexible: bool,
+        min_elem_size: usize,
+    ) -> Result<Option<usize>, DecodeError> {
+        // Fast path: a compact count under 127 that the input can hold.
+        if flexible {
+            if let Some(&n @ 1..=0x7f) = self.buf.get(self.pos) {
+                let count = usize::from(n - 1);
+                if count.saturating_mul(min_elem_size.max(1)) < self.remaining() {
+                    self.pos += 1;
+                    return Ok(Some(count));
+                }
+            }
+        }
+        self.nullable_array_len_v_general(flexible, min_elem_size)
+    }
+
+    fn nullable_array_len_v_general(
         &mut self,
         flexible: bool,
         min_elem_size: usize,
@@ -584,7 +603,7 @@ impl<'a> Reader<'a> {
         min_elem_size: usize,
     ) -> Result<usize, DecodeError> {
         let start = self.pos;
-        self.nullable_array_len_v(flexible, min_elem_size)?
+        self.nullable_array_len_v_general(flexible, min_elem_size)?
             .ok_or_else(|| {
                 self.pos = start;
                 self.error(DecodeErrorKind::UnexpectedNull { what: "array" })
@@ -845,24 +864,27 @@ impl<'a> Reader<'a> {
 #[inline]
 pub(crate) fn fixed_structs(bytes: &[u8], count: usize, body: usize) -> usize {
     let stride = body + 1;
-    let whole = match count.checked_mul(stride) {
-        Some(len) if len <= bytes.len() => count,
-        _ => bytes.len() / stride,
-    };
-    let records = bytes.get(..whole * stride).unwrap_or_default();
+    let mut rest = bytes;
     let mut skipped = 0;
-    for four in records.chunks_exact(4 * stride) {
+    while count - skipped >= 4 {
+        let Some((four, after)) = rest.split_at_checked(4 * stride) else {
+            break;
+        };
         let tag = |i: usize| four.get(i * stride + body).copied().unwrap_or(1);
         if tag(0) | tag(1) | tag(2) | tag(3) != 0 {
             break;
         }
+        rest = after;
         skipped += 4;
     }
+    while skipped < count {
+        match rest.split_at_checked(stride) {
+            Some((record, after)) if record.last() == Some(&0) => {
+                rest = after;
+                skipped += 1;
+            }
+            _ => break,
+        }
+    }
     skipped
-        + records
-            .get(skipped * stride..)
-            .unwrap_or_default()
-            .chunks_exact(stride)
-            .take_while(|record| record.last() == Some(&0))
-            .count()
 }
