@@ -230,38 +230,28 @@ fn check_error(e: &DecodeError, len: usize) {
     assert!(text.starts_with("at byte "), "{text}");
 }
 
-/// The checks of one API of the registry: its versions, and a check of
-/// its request body and of its response body at a version.
+/// A check of one body at a version.
+type BodyCheck = fn(&[u8], i16) -> bool;
+
+/// The checks of one API of the registry: its versions, and the checks of
+/// its request and response bodies, owned (`body`) and through the view
+/// (`view_body`).
 struct ApiChecks {
     lowest: i16,
     highest: i16,
-    request: fn(&[u8], i16) -> bool,
-    response: fn(&[u8], i16) -> bool,
+    request: [BodyCheck; 2],
+    response: [BodyCheck; 2],
 }
 
-/// Every API of the registry, in its order, with the checks `$check` makes
-/// of its messages.
+/// Every API of the registry, in its order, with its checks.
 macro_rules! api_checks {
     ($($name:ident: $key:ident, $req:ident, $resp:ident;)*) => {
-        fn api_checks(view: bool) -> &'static [ApiChecks] {
-            const BODY: &[ApiChecks] = &[$(ApiChecks {
-                lowest: <crate::messages::$req as Message>::LOWEST_VERSION,
-                highest: <crate::messages::$req as Message>::HIGHEST_VERSION,
-                request: body::<crate::messages::$req>,
-                response: body::<crate::messages::$resp>,
-            },)*];
-            const VIEW: &[ApiChecks] = &[$(ApiChecks {
-                lowest: <crate::messages::$req as Message>::LOWEST_VERSION,
-                highest: <crate::messages::$req as Message>::HIGHEST_VERSION,
-                request: view_body::<crate::messages::$req>,
-                response: view_body::<crate::messages::$resp>,
-            },)*];
-            if view {
-                VIEW
-            } else {
-                BODY
-            }
-        }
+        const API_CHECKS: &[ApiChecks] = &[$(ApiChecks {
+            lowest: <crate::messages::$req as Message>::LOWEST_VERSION,
+            highest: <crate::messages::$req as Message>::HIGHEST_VERSION,
+            request: [body::<crate::messages::$req>, view_body::<crate::messages::$req>],
+            response: [body::<crate::messages::$resp>, view_body::<crate::messages::$resp>],
+        },)*];
     };
 }
 
@@ -275,17 +265,21 @@ fn selected(data: &[u8], view: bool) -> bool {
     let [pick_api, pick_version, rest @ ..] = data else {
         return false;
     };
-    let apis = api_checks(view);
-    let Some(api) = apis.get(usize::from(*pick_api) % apis.len().max(1)) else {
+    let Some(api) = API_CHECKS.get(usize::from(*pick_api) % API_CHECKS.len().max(1)) else {
         return false;
     };
     let span = u16::try_from(api.highest - api.lowest + 1).unwrap_or(1);
     let offset = i16::try_from(u16::from(pick_version >> 1) % span.max(1)).unwrap_or(0);
     let version = api.lowest + offset;
-    if pick_version & 1 == 0 {
-        (api.request)(rest, version)
+    let [owned, viewed] = if pick_version & 1 == 0 {
+        api.request
     } else {
-        (api.response)(rest, version)
+        api.response
+    };
+    if view {
+        viewed(rest, version)
+    } else {
+        owned(rest, version)
     }
 }
 
