@@ -8,7 +8,7 @@
 //! handle what surrounds a body, and [`messages`] holds one module per
 //! API, each message declared once with `#[kafka]` (kdp-derive), which
 //! gives its struct, sizes, encoder, strict decoder, JSON form and view.
-//! [`registry`] lists the APIs (17 of them), once: the mock's dispatch,
+//! [`registry`] lists the APIs, once: the mock's dispatch,
 //! `kdp decode` and every test that covers all messages derive from it.
 //! [`view`] validates a body once and then reads it in place, borrowing
 //! names from it and allocating nothing. [`records`] reads and writes the
