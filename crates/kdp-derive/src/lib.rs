@@ -11,6 +11,13 @@
 //! - `crate::wire::Wire`: smallest size (to bound counts before allocating),
 //!   exact size, an infallible encoder and a strict decoder whose errors name
 //!   the field;
+//! - a view, `NameView<'a>`, and `crate::view::Viewable`: a check that
+//!   validates the struct without allocating, step for step as the
+//!   decoder reads it (so with its errors), and then accessors, one per
+//!   field, that read the validated bytes in place (`&str` for strings,
+//!   `crate::view::ArrayView` for arrays, the declared default for a field
+//!   absent from the version), `tagged_fields()` for the raw tag section
+//!   and `into_owned()`;
 //! - `crate::testgen::Random`, values valid for a version, for property tests;
 //! - with `key = ...`: `crate::message::Message`, and `crate::message::Request`
 //!   with `response = Type`;
@@ -49,66 +56,17 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Expr, Fields, GenericArgument, LitStr, Path, PathArguments, Type};
 
+mod spec;
+mod view;
+
+use spec::{codec_path, gate, Codec, FieldSpec, Range};
+
 /// See the crate documentation.
 #[proc_macro_attribute]
 pub fn kafka(attr: TokenStream, item: TokenStream) -> TokenStream {
     match expand(attr.into(), item.into()) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Range {
-    lo: i16,
-    hi: i16,
-}
-
-impl Range {
-    const ALL: Range = Range {
-        lo: 0,
-        hi: i16::MAX,
-    };
-
-    fn parse(lit: &LitStr) -> syn::Result<Range> {
-        let text = lit.value();
-        let s = text.trim();
-        let err = || {
-            syn::Error::new(
-                lit.span(),
-                format!("version range `{s}`: expected `N`, `N+` or `N-M`"),
-            )
-        };
-        let num = |t: &str| t.trim().parse::<i16>().map_err(|_| err());
-        let range = if let Some(lo) = s.strip_suffix('+') {
-            Range {
-                lo: num(lo)?,
-                hi: i16::MAX,
-            }
-        } else if let Some((lo, hi)) = s.split_once('-') {
-            Range {
-                lo: num(lo)?,
-                hi: num(hi)?,
-            }
-        } else {
-            let n = num(s)?;
-            Range { lo: n, hi: n }
-        };
-        if range.lo < 0 || range.lo > range.hi {
-            return Err(err());
-        }
-        Ok(range)
-    }
-
-    /// A condition on `v.version`, or `None` when it always holds.
-    fn condition(self) -> Option<TokenStream2> {
-        let Range { lo, hi } = self;
-        match (lo, hi) {
-            (0, i16::MAX) => None,
-            (lo, i16::MAX) => Some(quote! { v.version >= #lo }),
-            (lo, hi) if lo == hi => Some(quote! { v.version == #lo }),
-            (lo, hi) => Some(quote! { (#lo..=#hi).contains(&v.version) }),
-        }
     }
 }
 
@@ -177,27 +135,6 @@ fn parse_struct_args(attr: TokenStream2) -> syn::Result<StructArgs> {
     Ok(args)
 }
 
-/// How a field goes on the wire.
-enum Codec {
-    /// Through the type's `Wire` impl.
-    Plain,
-    /// Kafka `bytes` (`Vec<u8>` or `Option<Vec<u8>>`).
-    Bytes,
-}
-
-struct FieldSpec {
-    ident: syn::Ident,
-    ty: Type,
-    wire_name: String,
-    versions: Range,
-    nullable: Option<Range>,
-    default: Option<TokenStream2>,
-    codec: Codec,
-    is_option: bool,
-    /// The tag of a tagged field.
-    tag: Option<u32>,
-}
-
 fn pascal_case(ident: &str) -> String {
     ident
         .split('_')
@@ -263,6 +200,12 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             codec: Codec::Plain,
             is_option: generic_of(&f.ty, "Option").is_some(),
             tag: None,
+            docs: f
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("doc"))
+                .cloned()
+                .collect(),
         };
         let mut rename = false;
         let mut kept = Vec::new();
@@ -370,21 +313,6 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     st.attrs.push(syn::parse_quote! {
         #[serde(rename_all = "PascalCase", deny_unknown_fields)]
     });
-
-    let codec_path = |spec: &FieldSpec| -> TokenStream2 {
-        let ty = &spec.ty;
-        match spec.codec {
-            Codec::Plain => quote! { <crate::wire::Plain as crate::wire::Codec<#ty>> },
-            Codec::Bytes => quote! { <crate::wire::Bytes as crate::wire::Codec<#ty>> },
-        }
-    };
-    let gate = |spec: &FieldSpec, then: TokenStream2, otherwise: TokenStream2| match spec
-        .versions
-        .condition()
-    {
-        None => then,
-        Some(cond) => quote! { if #cond { #then } else { #otherwise } },
-    };
 
     let mut min_len = Vec::new();
     let mut wire_len = Vec::new();
@@ -588,6 +516,8 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             }
         }
     };
+
+    out.extend(view::expand(&st, &fields, &tagged_sorted));
 
     if let (Some(key), Some(versions)) = (&args.key, args.versions) {
         let Range { lo, hi } = versions;

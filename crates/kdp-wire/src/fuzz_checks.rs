@@ -27,6 +27,8 @@ use crate::messages::{
     ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest, DescribeProducersResponse,
     MetadataRequest, MetadataResponse,
 };
+use crate::version::Version;
+use crate::view::Viewable;
 
 /// A DescribeProducers v0 request body.
 pub fn describe_producers_request(data: &[u8]) -> bool {
@@ -228,24 +230,110 @@ fn check_error(e: &DecodeError, len: usize) {
     assert!(text.starts_with("at byte "), "{text}");
 }
 
-/// Every message of [`crate::registry::DECLARED`], at every declared
-/// version: the first byte picks the API, the second the version and
-/// whether it is the request or the response; the rest is the body.
-pub fn every_api(data: &[u8]) -> bool {
+/// A check of one body at a version.
+type BodyCheck = fn(&[u8], i16) -> bool;
+
+/// The checks of one API of the registry: its versions, and the checks of
+/// its request and response bodies, owned (`body`) and through the view
+/// (`view_body`).
+struct ApiChecks {
+    lowest: i16,
+    highest: i16,
+    request: [BodyCheck; 2],
+    response: [BodyCheck; 2],
+}
+
+/// Every API of the registry, in its order, with its checks.
+macro_rules! api_checks {
+    ($($name:ident: $key:ident, $req:ident, $resp:ident;)*) => {
+        const API_CHECKS: &[ApiChecks] = &[$(ApiChecks {
+            lowest: <crate::messages::$req as Message>::LOWEST_VERSION,
+            highest: <crate::messages::$req as Message>::HIGHEST_VERSION,
+            request: [body::<crate::messages::$req>, view_body::<crate::messages::$req>],
+            response: [body::<crate::messages::$resp>, view_body::<crate::messages::$resp>],
+        },)*];
+    };
+}
+
+crate::for_each_api!(api_checks);
+
+/// The message two selector bytes pick, for `every_api` and `every_view`:
+/// the first byte picks the API (in the registry's order), the second its
+/// version and whether it is the request or the response; the rest is the
+/// body. Returns whether the check accepted the body.
+fn selected(data: &[u8], view: bool) -> bool {
     let [pick_api, pick_version, rest @ ..] = data else {
         return false;
     };
-    let apis = crate::registry::DECLARED;
-    let Some(api) = apis.get(usize::from(*pick_api) % apis.len().max(1)) else {
+    let Some(api) = API_CHECKS.get(usize::from(*pick_api) % API_CHECKS.len().max(1)) else {
         return false;
     };
-    let span = u16::try_from(api.highest_version - api.lowest_version + 1).unwrap_or(1);
+    let span = u16::try_from(api.highest - api.lowest + 1).unwrap_or(1);
     let offset = i16::try_from(u16::from(pick_version >> 1) % span.max(1)).unwrap_or(0);
-    let version = api.lowest_version + offset;
-    if pick_version & 1 == 0 {
-        (api.fuzz_request)(rest, version)
+    let version = api.lowest + offset;
+    let [owned, viewed] = if pick_version & 1 == 0 {
+        api.request
     } else {
-        (api.fuzz_response)(rest, version)
+        api.response
+    };
+    if view {
+        viewed(rest, version)
+    } else {
+        owned(rest, version)
+    }
+}
+
+/// Every message of the registry ([`crate::for_each_api!`]), at every
+/// declared version (two selector bytes, then the body): strict decoding, canonical
+/// re-encoding, the JSON form.
+pub fn every_api(data: &[u8]) -> bool {
+    selected(data, false)
+}
+
+/// Every message of the registry through its view ([`crate::view`]),
+/// the input picked as in [`every_api`]: see [`view_body`].
+pub fn every_view(data: &[u8]) -> bool {
+    selected(data, true)
+}
+
+/// A body of `M` at `version` through its view: the view's check accepts
+/// exactly what the owned decoder accepts and fails with the same error
+/// (kind, offset, field path); an accepted body's view gives, accessor by
+/// accessor, the decoder's value (`into_owned` and `Debug` call every
+/// accessor of every nested view).
+pub fn view_body<M>(data: &[u8], version: i16) -> bool
+where
+    M: Message + Viewable + PartialEq + Debug,
+{
+    let owned = decode_exact::<M>(data, version);
+    let viewed = crate::view::view_exact::<M>(data, version);
+    match (owned, viewed) {
+        (Ok(m), Ok(view)) => {
+            let from_view = M::owned(view, Version::of::<M>(version));
+            assert_eq!(
+                from_view,
+                m,
+                "{} v{version}: the view reads another value",
+                M::NAME
+            );
+            assert!(!format!("{view:?}").is_empty());
+            true
+        }
+        (Err(owned), Err(viewed)) => {
+            check_error(&viewed, data.len());
+            assert_eq!(
+                viewed,
+                owned,
+                "{} v{version}: the view's check and the decoder fail differently",
+                M::NAME
+            );
+            false
+        }
+        (Ok(_), Err(e)) => panic!("{} v{version}: decoded, but the view refused: {e}", M::NAME),
+        (Err(e), Ok(_)) => panic!(
+            "{} v{version}: the view accepted what the decoder refused: {e}",
+            M::NAME
+        ),
     }
 }
 

@@ -1,12 +1,20 @@
-//! `kdp-wire`: a byte-exact, strict codec for Apache Kafka's DescribeProducers
-//! API (key 61) and the few messages around it.
+//! `kdp-wire`: a byte-exact, strict codec for the Apache Kafka APIs kdp
+//! speaks: DescribeProducers (key 61), the transaction, group and metadata
+//! APIs around it, Fetch and the record batches it carries, and the
+//! transaction coordinator's `__transaction_state` records.
 //!
 //! Layout, after quinn-proto and rustls: [`codec`] reads and writes the
 //! primitive wire types (each in exactly one place), [`header`] and [`frame`]
 //! handle what surrounds a body, and [`messages`] holds one module per
-//! message; [`records`] reads and writes the record batches a Fetch
-//! response carries (CRC-32C, every codec, bounded decompression). Encoders
-//! are infallible and size-exact; decoders are total and
+//! API, each message declared once with `#[kafka]` (kdp-derive), which
+//! gives its struct, sizes, encoder, strict decoder, JSON form and view.
+//! [`registry`] lists the APIs, once: the mock's dispatch,
+//! `kdp decode` and every test that covers all messages derive from it.
+//! [`view`] validates a body once and then reads it in place, borrowing
+//! names from it and allocating nothing. [`records`] reads and writes the
+//! record batches a Fetch response carries (CRC-32C, every codec, bounded
+//! decompression); [`coordinator`] the records of Kafka's internal topics.
+//! Encoders are infallible and size-exact; decoders are total and
 //! every error names its byte offset and field path. The crate needs no
 //! async runtime; its `tokio` feature adds `frame::io`, the one async loop
 //! reading frames from a tokio stream.
@@ -104,6 +112,8 @@ pub mod tagged;
 #[doc(hidden)]
 pub mod testgen;
 pub mod txn_state;
+pub mod version;
+pub mod view;
 pub mod wire;
 
 pub use codec::{PutWire, Reader, Uuid};

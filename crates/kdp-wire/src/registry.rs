@@ -1,16 +1,37 @@
-//! The APIs kdp speaks, declared once: each line names an API (its key and
+//! The APIs kdp speaks, listed once: each line names an API (its key and
 //! name come from [`crate::api`]) and its request and response messages
 //! (whose versions come from their declarations). Everything that lists
-//! APIs is derived from this one list:
+//! APIs derives from this one list:
 //!
-//! - [`DECLARED`]: key, name, versions and type-erased JSON decoders, for
-//!   `kdp decode --api NAME|KEY` and the fuzz check of every message;
+//! - [`DECLARED`]: key, name, versions, first Kafka release and
+//!   type-erased JSON decoders, for `kdp decode --api NAME|KEY`, error
+//!   messages and the mock's supported-API table;
 //! - [`for_each_api!`](crate::for_each_api): the list itself, handed to a
-//!   macro, for code that needs the types (the mock's dispatch, its
-//!   supported-API list, the cross-check against `kafka-protocol`).
+//!   macro, for code that needs the types: the mock's dispatch, kdp-test-
+//!   support's error-code faults, the fuzz checks of every message and of
+//!   every view (`fuzz_checks::every_api`, `every_view`), and the tests
+//!   that hold every message to the `kafka-protocol` crate, to its every
+//!   strict prefix, to its JSON form and to its view (`tests/declared.rs`,
+//!   `tests/view.rs`, the seeds of `tests/fuzz_corpus.rs`, kdp-server's
+//!   `tests/registry.rs`, `kdp decode`'s capture test).
 //!
-//! Adding an API: its message module (the declaration), a line here, and a
-//! server handler (`kdp_server::apis::Handler`).
+//! # Adding an API
+//!
+//! 1. Its declaration: a module in [`crate::messages`] with the request and
+//!    response under `#[kafka]` (which also gives their views), exported
+//!    from `messages/mod.rs`.
+//! 2. One line below, in the order the mock advertises.
+//! 3. Its handler in kdp-server (`impl kdp_server::apis::Handler for
+//!    TheRequest`): the mock's dispatch is derived from this list, so the
+//!    workspace does not build without it.
+//! 4. Tests of what is particular to it. The cross-check with
+//!    `kafka-protocol` fails until the peer knows the API at every version
+//!    declared, or the difference is listed in `tests/declared.rs` with a
+//!    test of its own; `tests/readme.rs` fails until the README's list of
+//!    APIs names it.
+//!
+//! A key Kafka added after this crate was written also needs its row in
+//! [`crate::api`]'s table of every Kafka key.
 
 use serde::Serialize;
 
@@ -97,12 +118,6 @@ pub struct DeclaredApi {
     pub decode_request_frame: DecodeFrameJson,
     /// A response frame at a version to JSON.
     pub decode_response_frame: DecodeFrameJson,
-    /// Fuzz property of a request body (see [`crate::fuzz_checks`]).
-    #[doc(hidden)]
-    pub fuzz_request: fn(&[u8], i16) -> bool,
-    /// Fuzz property of a response body.
-    #[doc(hidden)]
-    pub fuzz_response: fn(&[u8], i16) -> bool,
 }
 
 impl DeclaredApi {
@@ -156,8 +171,6 @@ macro_rules! declared_table {
                 decode_response: decode_json::<crate::messages::$resp>,
                 decode_request_frame: request_frame_json::<crate::messages::$req>,
                 decode_response_frame: response_frame_json::<crate::messages::$resp>,
-                fuzz_request: crate::fuzz_checks::body::<crate::messages::$req>,
-                fuzz_response: crate::fuzz_checks::body::<crate::messages::$resp>,
             },)*
         ];
 

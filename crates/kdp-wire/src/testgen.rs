@@ -6,7 +6,7 @@
 //! seed that reproduces it.
 
 use crate::codec::Uuid;
-use crate::wire::Version;
+use crate::version::Version;
 
 /// A deterministic stream of random numbers.
 #[derive(Debug, Clone)]

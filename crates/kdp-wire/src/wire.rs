@@ -11,29 +11,8 @@ use crate::codec::{
     array_len_len_v, nullable_bytes_len_v, nullable_string_len_v, PutWire, Reader, Uuid,
 };
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::message::Message;
 use crate::testgen::{Gen, Random};
-
-/// The version a body is encoded in, and whether that version is flexible
-/// (compact strings and arrays, tagged fields).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Version {
-    /// The message version.
-    pub version: i16,
-    /// Whether `version` is flexible for the message's API.
-    pub flexible: bool,
-}
-
-impl Version {
-    /// `version` of message `M`, flexible as its API key's table says.
-    #[inline]
-    pub fn of<M: Message>(version: i16) -> Self {
-        Version {
-            version,
-            flexible: M::is_flexible(version),
-        }
-    }
-}
+pub use crate::version::Version;
 
 /// A schema type: its smallest encoding, exact size, encoder and decoder.
 pub trait Wire: Sized {

@@ -32,6 +32,7 @@ const TARGETS: &[(&str, Check)] = &[
     ("request_frame", fuzz_checks::request_frame),
     ("api_versions_metadata", fuzz_checks::api_versions_metadata),
     ("every_api", fuzz_checks::every_api),
+    ("every_view", fuzz_checks::every_view),
     ("txn_log", fuzz_checks::txn_log),
     ("fetch", fuzz_checks::fetch),
     ("record_batches", fuzz_checks::record_batches),
@@ -411,6 +412,36 @@ macro_rules! seed_every_api {
 
 kdp_wire::for_each_api!(seed_every_api);
 
+/// Seeds for `every_view` (the same input as `every_api`): the default
+/// messages of every API, and the DescribeProducers responses (golden
+/// vectors and hand-made seeds, with errors and tagged fields) behind
+/// DescribeProducers' response selector.
+fn seed_every_view() -> Vec<(String, Vec<u8>)> {
+    let mut out = seed_every_api();
+    let index = kdp_wire::registry::DECLARED
+        .iter()
+        .position(|a| a.key == api::DESCRIBE_PRODUCERS)
+        .and_then(|i| u8::try_from(i).ok())
+        .unwrap();
+    let mut push = |name: String, body: &[u8]| {
+        let mut data = vec![index, 1];
+        data.extend_from_slice(body);
+        out.push((name, data));
+    };
+    for (name, m) in seed_responses() {
+        push(format!("DescribeProducers-{name}"), &encode_to_vec(&m, 0));
+    }
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors");
+    for entry in fs::read_dir(vectors).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if path.extension().is_some_and(|e| e == "bin") && !stem.contains("request") {
+            push(format!("vector-{stem}"), &fs::read(&path).unwrap());
+        }
+    }
+    out
+}
+
 /// Batches of every codec, a control batch, an empty one, and blobs with
 /// several batches and a partial tail.
 fn seed_record_batches() -> Vec<(String, Vec<u8>)> {
@@ -594,6 +625,9 @@ fn write_seed_corpus() {
     for (name, data) in seed_every_api() {
         write("every_api", &name, &data);
     }
+    for (name, data) in seed_every_view() {
+        write("every_view", &name, &data);
+    }
     for (name, data) in seed_txn_log() {
         write("txn_log", &name, &data);
     }
@@ -655,6 +689,9 @@ fn seeds_are_accepted() {
     }
     for (name, data) in seed_every_api() {
         assert!(fuzz_checks::every_api(&data), "{name}");
+    }
+    for (name, data) in seed_every_view() {
+        assert!(fuzz_checks::every_view(&data), "{name}");
     }
     for (name, data) in seed_fetch() {
         assert!(fuzz_checks::fetch(&data), "{name}");

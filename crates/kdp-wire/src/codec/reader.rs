@@ -283,11 +283,11 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn utf8(&mut self, len: usize) -> Result<String, DecodeError> {
+    fn utf8(&mut self, len: usize) -> Result<&'a str, DecodeError> {
         let data_start = self.offset();
         let bytes = self.take(len, "string")?;
         match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(s.to_owned()),
+            Ok(s) => Ok(s),
             Err(e) => Err(DecodeError::new(
                 data_start + e.valid_up_to(),
                 DecodeErrorKind::InvalidUtf8 {
@@ -344,6 +344,11 @@ impl<'a> Reader<'a> {
 
     /// A classic nullable string: int16 length, -1 for null.
     pub fn nullable_string(&mut self) -> Result<Option<String>, DecodeError> {
+        self.nullable_str().map(|s| s.map(str::to_owned))
+    }
+
+    /// A classic nullable string, borrowed from the input.
+    pub fn nullable_str(&mut self) -> Result<Option<&'a str>, DecodeError> {
         match self.nullable_data_len(false, 2, "string")? {
             None => Ok(None),
             Some(len) => self.utf8(len).map(Some),
@@ -352,8 +357,13 @@ impl<'a> Reader<'a> {
 
     /// A classic non-null string.
     pub fn string(&mut self) -> Result<String, DecodeError> {
+        self.str().map(str::to_owned)
+    }
+
+    /// A classic non-null string, borrowed from the input.
+    pub fn str(&mut self) -> Result<&'a str, DecodeError> {
         let start = self.pos;
-        self.nullable_string()?.ok_or_else(|| {
+        self.nullable_str()?.ok_or_else(|| {
             self.pos = start;
             self.error(DecodeErrorKind::UnexpectedNull { what: "string" })
         })
@@ -362,6 +372,12 @@ impl<'a> Reader<'a> {
     /// A compact nullable string: unsigned varint `length + 1`, 0 for null.
     #[inline]
     pub fn compact_nullable_string(&mut self) -> Result<Option<String>, DecodeError> {
+        self.compact_nullable_str().map(|s| s.map(str::to_owned))
+    }
+
+    /// A compact nullable string, borrowed from the input.
+    #[inline]
+    pub fn compact_nullable_str(&mut self) -> Result<Option<&'a str>, DecodeError> {
         // Fast paths: null, or a one-byte length (strings under 127 bytes)
         // with the whole string present and valid. Anything else, errors
         // included, takes the general path.
@@ -374,15 +390,15 @@ impl<'a> Reader<'a> {
                 let len = usize::from(n - 1);
                 if let Some(Ok(s)) = rest.get(..len).map(std::str::from_utf8) {
                     self.pos += 1 + len;
-                    return Ok(Some(s.to_owned()));
+                    return Ok(Some(s));
                 }
             }
             _ => {}
         }
-        self.compact_nullable_string_general()
+        self.compact_nullable_str_general()
     }
 
-    fn compact_nullable_string_general(&mut self) -> Result<Option<String>, DecodeError> {
+    fn compact_nullable_str_general(&mut self) -> Result<Option<&'a str>, DecodeError> {
         match self.nullable_data_len(true, 2, "string")? {
             None => Ok(None),
             Some(len) => self.utf8(len).map(Some),
@@ -392,8 +408,14 @@ impl<'a> Reader<'a> {
     /// A compact non-null string.
     #[inline]
     pub fn compact_string(&mut self) -> Result<String, DecodeError> {
+        self.compact_str().map(str::to_owned)
+    }
+
+    /// A compact non-null string, borrowed from the input.
+    #[inline]
+    pub fn compact_str(&mut self) -> Result<&'a str, DecodeError> {
         let start = self.pos;
-        self.compact_nullable_string()?.ok_or_else(|| {
+        self.compact_nullable_str()?.ok_or_else(|| {
             self.pos = start;
             self.error(DecodeErrorKind::UnexpectedNull { what: "string" })
         })
@@ -401,20 +423,60 @@ impl<'a> Reader<'a> {
 
     /// A string in the encoding of the message version: compact when flexible.
     pub fn string_v(&mut self, flexible: bool) -> Result<String, DecodeError> {
+        self.str_v(flexible).map(str::to_owned)
+    }
+
+    /// A string in the version's encoding, borrowed from the input.
+    pub fn str_v(&mut self, flexible: bool) -> Result<&'a str, DecodeError> {
         if flexible {
-            self.compact_string()
+            self.compact_str()
         } else {
-            self.string()
+            self.str()
         }
     }
 
     /// A nullable string in the encoding of the message version.
     pub fn nullable_string_v(&mut self, flexible: bool) -> Result<Option<String>, DecodeError> {
+        self.nullable_str_v(flexible).map(|s| s.map(str::to_owned))
+    }
+
+    /// A nullable string in the version's encoding, borrowed from the input.
+    #[inline]
+    pub fn nullable_str_v(&mut self, flexible: bool) -> Result<Option<&'a str>, DecodeError> {
         if flexible {
-            self.compact_nullable_string()
+            self.compact_nullable_str()
         } else {
-            self.nullable_string()
+            self.nullable_str()
         }
+    }
+
+    /// Checks a nullable string in the version's encoding as
+    /// [`Reader::nullable_str_v`] reads it (the same bytes, the same
+    /// errors) and answers whether it was present. A short ASCII string,
+    /// the usual name, is checked without `str::from_utf8`.
+    #[inline]
+    pub fn check_nullable_str_v(&mut self, flexible: bool) -> Result<bool, DecodeError> {
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        let short = if flexible {
+            match rest.split_first() {
+                Some((&n @ 1..=0x7f, data)) => Some((1, usize::from(n - 1), data)),
+                _ => None,
+            }
+        } else {
+            match rest.split_first_chunk::<2>() {
+                Some((len, data)) if i16::from_be_bytes(*len) >= 0 => {
+                    Some((2, i16::from_be_bytes(*len) as usize, data))
+                }
+                _ => None,
+            }
+        };
+        if let Some((prefix, len, data)) = short {
+            if data.get(..len).is_some_and(<[u8]>::is_ascii) {
+                self.pos += prefix + len;
+                return Ok(true);
+            }
+        }
+        self.nullable_str_v(flexible).map(|s| s.is_some())
     }
 
     /// Classic nullable bytes: int32 length, -1 for null.
@@ -429,16 +491,30 @@ impl<'a> Reader<'a> {
 
     /// Nullable bytes in the encoding of the message version.
     pub fn nullable_bytes_v(&mut self, flexible: bool) -> Result<Option<Vec<u8>>, DecodeError> {
+        self.nullable_byte_slice_v(flexible)
+            .map(|b| b.map(<[u8]>::to_vec))
+    }
+
+    /// Nullable bytes in the version's encoding, borrowed from the input.
+    pub fn nullable_byte_slice_v(
+        &mut self,
+        flexible: bool,
+    ) -> Result<Option<&'a [u8]>, DecodeError> {
         match self.nullable_data_len(flexible, 4, "bytes")? {
             None => Ok(None),
-            Some(len) => self.take(len, "bytes").map(|b| Some(b.to_vec())),
+            Some(len) => self.take(len, "bytes").map(Some),
         }
     }
 
     /// Non-null bytes in the encoding of the message version.
     pub fn bytes_v(&mut self, flexible: bool) -> Result<Vec<u8>, DecodeError> {
+        self.byte_slice_v(flexible).map(<[u8]>::to_vec)
+    }
+
+    /// Non-null bytes in the version's encoding, borrowed from the input.
+    pub fn byte_slice_v(&mut self, flexible: bool) -> Result<&'a [u8], DecodeError> {
         let start = self.pos;
-        self.nullable_bytes_v(flexible)?.ok_or_else(|| {
+        self.nullable_byte_slice_v(flexible)?.ok_or_else(|| {
             self.pos = start;
             self.error(DecodeErrorKind::UnexpectedNull { what: "bytes" })
         })
@@ -469,7 +545,26 @@ impl<'a> Reader<'a> {
     /// The element count of a nullable array in the version's encoding
     /// (classic: int32, -1 for null; compact: varint `n + 1`, 0 for null),
     /// checked against the input.
+    #[inline]
     pub fn nullable_array_len_v(
+        &mut self,
+        flexible: bool,
+        min_elem_size: usize,
+    ) -> Result<Option<usize>, DecodeError> {
+        // Fast path: a compact count under 127 that the input can hold.
+        if flexible {
+            if let Some(&n @ 1..=0x7f) = self.buf.get(self.pos) {
+                let count = usize::from(n - 1);
+                if count.saturating_mul(min_elem_size.max(1)) < self.remaining() {
+                    self.pos += 1;
+                    return Ok(Some(count));
+                }
+            }
+        }
+        self.nullable_array_len_v_general(flexible, min_elem_size)
+    }
+
+    fn nullable_array_len_v_general(
         &mut self,
         flexible: bool,
         min_elem_size: usize,
@@ -508,7 +603,7 @@ impl<'a> Reader<'a> {
         min_elem_size: usize,
     ) -> Result<usize, DecodeError> {
         let start = self.pos;
-        self.nullable_array_len_v(flexible, min_elem_size)?
+        self.nullable_array_len_v_general(flexible, min_elem_size)?
             .ok_or_else(|| {
                 self.pos = start;
                 self.error(DecodeErrorKind::UnexpectedNull { what: "array" })
@@ -623,6 +718,17 @@ impl<'a> Reader<'a> {
         Some(value)
     }
 
+    /// The check-only twin of [`Reader::fixed_struct`], for arrays: up to
+    /// `count` structs in a row of `body` bytes (whatever they hold) and an
+    /// empty tag section each; skips every one up to the first that is not,
+    /// and returns how many it skipped.
+    #[inline]
+    pub fn skip_fixed_structs(&mut self, count: usize, body: usize) -> usize {
+        let skipped = fixed_structs(self.buf.get(self.pos..).unwrap_or_default(), count, body);
+        self.pos += skipped * (body + 1);
+        skipped
+    }
+
     /// A tagged-field section. Unknown tags are kept, in the (strictly
     /// ascending) order the wire must carry them.
     #[inline]
@@ -637,18 +743,25 @@ impl<'a> Reader<'a> {
 
     #[cold]
     fn tagged_fields_slow(&mut self) -> Result<TaggedFields, DecodeError> {
-        let start = self.pos;
-        let count = self.uvarint32()? as usize;
-        // A field takes at least two bytes: its tag and its size.
-        self.check_count(start, count, 2)?;
-        let mut fields = Vec::with_capacity(count);
-        let mut previous: Option<u32> = None;
-        for i in 0..count {
-            let field = self.tagged_field(previous).map_err(|e| e.at_index(i))?;
-            previous = Some(field.tag);
-            fields.push(field);
-        }
+        let mut fields = Vec::new();
+        self.tagged_section(&mut |_, _| Ok(false), &mut |tag, data| {
+            fields.push(TaggedField {
+                tag,
+                data: data.to_vec(),
+            })
+        })?;
         Ok(TaggedFields::from_sorted(fields))
+    }
+
+    /// Checks a tagged-field section as [`Reader::tagged_fields`] reads
+    /// it (the same errors), keeping nothing.
+    #[inline]
+    pub fn check_tagged_fields(&mut self) -> Result<(), DecodeError> {
+        if let Some(0) = self.buf.get(self.pos) {
+            self.pos += 1;
+            return Ok(());
+        }
+        self.check_tagged_fields_known(|_, _| Ok(false))
     }
 
     /// A tagged-field section some of whose tags a schema declares:
@@ -664,18 +777,43 @@ impl<'a> Reader<'a> {
             self.pos += 1;
             return Ok(TaggedFields::default());
         }
-        self.tagged_fields_known_slow(&mut known)
+        let mut fields = Vec::new();
+        self.tagged_section(&mut known, &mut |tag, data| {
+            fields.push(TaggedField {
+                tag,
+                data: data.to_vec(),
+            })
+        })
+        .field("TaggedFields")?;
+        Ok(TaggedFields::from_sorted(fields))
+    }
+
+    /// Checks a tagged-field section as [`Reader::tagged_fields_known`]
+    /// reads it (the same errors), keeping nothing.
+    pub fn check_tagged_fields_known(
+        &mut self,
+        mut known: impl FnMut(u32, &mut Reader<'a>) -> Result<bool, DecodeError>,
+    ) -> Result<(), DecodeError> {
+        if let Some(0) = self.buf.get(self.pos) {
+            self.pos += 1;
+            return Ok(());
+        }
+        self.tagged_section(&mut known, &mut |_, _| {})
             .field("TaggedFields")
     }
 
-    fn tagged_fields_known_slow(
+    /// The one reader of a tagged-field section: its count, then each
+    /// field in ascending tag order; a field `known` takes must be read to
+    /// its end, any other goes to `keep` as raw bytes.
+    fn tagged_section(
         &mut self,
         known: &mut impl FnMut(u32, &mut Reader<'a>) -> Result<bool, DecodeError>,
-    ) -> Result<TaggedFields, DecodeError> {
+        keep: &mut impl FnMut(u32, &'a [u8]),
+    ) -> Result<(), DecodeError> {
         let start = self.pos;
         let count = self.uvarint32()? as usize;
+        // A field takes at least two bytes: its tag and its size.
         self.check_count(start, count, 2)?;
-        let mut fields = Vec::new();
         let mut previous: Option<u32> = None;
         for i in 0..count {
             let (tag, data) = self.tagged_field_raw(previous).map_err(|e| e.at_index(i))?;
@@ -691,21 +829,10 @@ impl<'a> Reader<'a> {
                         .at_index(i));
                 }
             } else {
-                fields.push(TaggedField {
-                    tag,
-                    data: data.buf.to_vec(),
-                });
+                keep(tag, data.buf);
             }
         }
-        Ok(TaggedFields::from_sorted(fields))
-    }
-
-    fn tagged_field(&mut self, previous: Option<u32>) -> Result<TaggedField, DecodeError> {
-        let (tag, data) = self.tagged_field_raw(previous)?;
-        Ok(TaggedField {
-            tag,
-            data: data.buf.to_vec(),
-        })
+        Ok(())
     }
 
     /// One tagged field's tag and a reader bounded to its value.
@@ -728,4 +855,36 @@ impl<'a> Reader<'a> {
         let data = self.sub_reader(size, "tagged field")?;
         Ok((tag, data))
     }
+}
+
+/// How many of the first `count` records of `body + 1` bytes in `bytes`
+/// end with a zero byte (an empty tag section), counted from the first.
+/// Four records a step while their tag bytes are all zero: one branch per
+/// four records of a large array.
+#[inline]
+pub(crate) fn fixed_structs(bytes: &[u8], count: usize, body: usize) -> usize {
+    let stride = body + 1;
+    let mut rest = bytes;
+    let mut skipped = 0;
+    while count - skipped >= 4 {
+        let Some((four, after)) = rest.split_at_checked(4 * stride) else {
+            break;
+        };
+        let tag = |i: usize| four.get(i * stride + body).copied().unwrap_or(1);
+        if tag(0) | tag(1) | tag(2) | tag(3) != 0 {
+            break;
+        }
+        rest = after;
+        skipped += 4;
+    }
+    while skipped < count {
+        match rest.split_at_checked(stride) {
+            Some((record, after)) if record.last() == Some(&0) => {
+                rest = after;
+                skipped += 1;
+            }
+            _ => break,
+        }
+    }
+    skipped
 }

@@ -1,4 +1,6 @@
-//! One module per Kafka message, each a declaration (see `kdp-derive`).
+//! One module per Kafka API, each a declaration (see `kdp-derive`): every
+//! struct `Name` comes with its view `NameView<'a>` (see [`crate::view`]),
+//! re-exported here for the responses read in bulk.
 
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -31,11 +33,13 @@ pub use describe_groups::{
     DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedGroupMember,
 };
 pub use describe_producers::{
-    DescribeProducersRequest, DescribeProducersResponse, PartitionResponse, ProducerState,
-    TopicRequest, TopicResponse,
+    DescribeProducersRequest, DescribeProducersResponse, DescribeProducersResponseView,
+    PartitionResponse, PartitionResponseView, ProducerState, ProducerStateView, TopicRequest,
+    TopicResponse, TopicResponseView,
 };
 pub use describe_transactions::{
-    DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData, TransactionState,
+    DescribeTransactionsRequest, DescribeTransactionsResponse, DescribeTransactionsResponseView,
+    TopicData, TopicDataView, TransactionState, TransactionStateView,
 };
 pub use fetch::{
     AbortedTransaction, FetchPartition, FetchPartitionData, FetchRequest, FetchResponse,
@@ -48,7 +52,10 @@ pub use list_offsets::{
     ListOffsetsPartition, ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse,
     ListOffsetsTopic, ListOffsetsTopicResponse,
 };
-pub use list_transactions::{ListTransactionsRequest, ListTransactionsResponse, ListedTransaction};
+pub use list_transactions::{
+    ListTransactionsRequest, ListTransactionsResponse, ListTransactionsResponseView,
+    ListedTransaction, ListedTransactionView,
+};
 pub use metadata::{
     MetadataRequest, MetadataRequestTopic, MetadataResponse, MetadataResponseBroker,
     MetadataResponsePartition, MetadataResponseTopic,

@@ -7,7 +7,7 @@ use std::io::Write;
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 
-use super::{read_bounded, DecompressError};
+use super::bounded::{read_bounded, DecompressError};
 
 /// Decompresses gzip members into at most `limit` bytes.
 pub fn decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, DecompressError> {

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use lz4::{BlockMode, BlockSize, ContentChecksum, Decoder, EncoderBuilder};
 
-use super::{read_bounded, DecompressError};
+use super::bounded::{read_bounded, DecompressError};
 
 /// Decompresses one LZ4 frame into at most `limit` bytes; a frame cut
 /// short is an error.

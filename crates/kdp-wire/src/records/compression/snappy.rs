@@ -14,7 +14,7 @@
 
 use snap::raw::{decompress_len, max_compress_len, Decoder, Encoder};
 
-use super::{Bounded, DecompressError};
+use super::bounded::{Bounded, DecompressError};
 
 /// xerial's magic: 0x82, "SNAPPY", 0.
 pub const MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];

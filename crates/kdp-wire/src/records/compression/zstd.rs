@@ -3,7 +3,7 @@
 
 use zstd::stream::read::Decoder;
 
-use super::{read_bounded, DecompressError};
+use super::bounded::{read_bounded, DecompressError};
 
 /// The largest window a frame may ask for, as a power of two: 2^27 bytes
 /// is zstd's own default limit (`ZSTD_WINDOWLOG_LIMIT_DEFAULT`), which

@@ -1,0 +1,305 @@
+//! The validate-then-view decoder (`kdp_wire::view`) of the hot responses,
+//! in one run against memcpy of the same bytes and against the
+//! `kafka-protocol` crate's decode (and kdp's owned decode, for scale).
+//!
+//! `view` validates the whole body and then reads every field of it
+//! through the view (names as `&str`, every number), folding them into a
+//! checksum that is compared with the owned value's before anything is
+//! measured; `validate` is the check alone. `memcpy` copies the body into
+//! a buffer allocated beforehand; `fold-owned` is the same fold over the
+//! owned value already decoded (what reading every field costs a caller,
+//! whatever the decoder); `owned` is kdp's `decode_exact`.
+//!
+//! ```text
+//! cargo bench -p kdp-wire --bench view -- --warm-up-time 1 --measurement-time 3
+//! ```
+
+use std::hint::black_box;
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use kafka_protocol::protocol::Decodable;
+use kdp_wire::messages::{
+    DescribeProducersResponse, DescribeTransactionsResponse, ListTransactionsResponse,
+    ListedTransaction, TopicData, TransactionState,
+};
+use kdp_wire::view::{validate_exact, view_exact, Viewable};
+use kdp_wire::{decode_exact, encode_to_vec, Message};
+
+mod common;
+use common::describe_producers;
+
+fn list_transactions(n: usize) -> ListTransactionsResponse {
+    ListTransactionsResponse {
+        transaction_states: (0..n as i64)
+            .map(|i| ListedTransaction {
+                transactional_id: format!("payments-service-{i:06}"),
+                producer_id: 4_000_000 + i,
+                transaction_state: if i % 3 == 0 {
+                    "Ongoing"
+                } else {
+                    "CompleteCommit"
+                }
+                .into(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn describe_transactions(n: usize) -> DescribeTransactionsResponse {
+    DescribeTransactionsResponse {
+        transaction_states: (0..n as i64)
+            .map(|i| TransactionState {
+                transactional_id: format!("payments-service-{i:06}"),
+                transaction_state: "Ongoing".into(),
+                transaction_timeout_ms: 60_000,
+                transaction_start_time_ms: 1_764_400_000_000 + i,
+                producer_id: 4_000_000 + i,
+                producer_epoch: (i % 5) as i16,
+                topics: (0..2)
+                    .map(|t| TopicData {
+                        topic: format!("orders-{t}"),
+                        partitions: (0..4).collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// A producer's six fields folded as a tree, so that the checksum's chain
+/// of dependent additions is one per producer: the fold, which any reader
+/// pays, stays small beside the decoding it is there to keep honest.
+#[inline(always)]
+fn fold6(a: u64, b: u64, c: u64, d: u64, e: u64, f: u64) -> u64 {
+    (a ^ b.rotate_left(8)) ^ (c.rotate_left(16) ^ d.rotate_left(24)) ^ (e.rotate_left(32) ^ f)
+}
+
+/// Every field of a DescribeProducers response, through the view.
+fn walk_describe_producers(bytes: &[u8]) -> u64 {
+    let view = view_exact::<DescribeProducersResponse>(bytes, 0).expect("valid");
+    let mut sum = view.throttle_time_ms() as u64;
+    for topic in view.topics() {
+        sum = sum.wrapping_add(topic.name().len() as u64);
+        for p in topic.partitions() {
+            sum = sum.wrapping_add(p.partition_index() as u64);
+            sum = sum.wrapping_add(p.error_code().0 as u64);
+            sum = sum.wrapping_add(p.error_message().map_or(0, str::len) as u64);
+            for s in p.active_producers() {
+                sum = sum.wrapping_add(fold6(
+                    s.producer_id() as u64,
+                    s.producer_epoch() as u64,
+                    s.last_sequence() as u64,
+                    s.last_timestamp() as u64,
+                    s.coordinator_epoch() as u64,
+                    s.current_txn_start_offset() as u64,
+                ));
+            }
+        }
+    }
+    sum
+}
+
+/// The same fold over the owned value.
+fn sum_describe_producers(m: &DescribeProducersResponse) -> u64 {
+    let mut sum = m.throttle_time_ms as u64;
+    for topic in &m.topics {
+        sum = sum.wrapping_add(topic.name.len() as u64);
+        for p in &topic.partitions {
+            sum = sum.wrapping_add(p.partition_index as u64);
+            sum = sum.wrapping_add(p.error_code.0 as u64);
+            sum = sum.wrapping_add(p.error_message.as_deref().map_or(0, str::len) as u64);
+            for s in &p.active_producers {
+                sum = sum.wrapping_add(fold6(
+                    s.producer_id as u64,
+                    s.producer_epoch as u64,
+                    s.last_sequence as u64,
+                    s.last_timestamp as u64,
+                    s.coordinator_epoch as u64,
+                    s.current_txn_start_offset as u64,
+                ));
+            }
+        }
+    }
+    sum
+}
+
+fn walk_list_transactions(bytes: &[u8], version: i16) -> u64 {
+    let view = view_exact::<ListTransactionsResponse>(bytes, version).expect("valid");
+    let mut sum = (view.throttle_time_ms() as u64).wrapping_add(view.error_code().0 as u64);
+    for s in view.unknown_state_filters() {
+        sum = sum.wrapping_add(s.len() as u64);
+    }
+    for t in view.transaction_states() {
+        sum = sum
+            .wrapping_add(t.transactional_id().len() as u64)
+            .wrapping_add(t.producer_id() as u64)
+            .wrapping_add(t.transaction_state().len() as u64);
+    }
+    sum
+}
+
+fn sum_list_transactions(m: &ListTransactionsResponse) -> u64 {
+    let mut sum = (m.throttle_time_ms as u64).wrapping_add(m.error_code.0 as u64);
+    for s in &m.unknown_state_filters {
+        sum = sum.wrapping_add(s.len() as u64);
+    }
+    for t in &m.transaction_states {
+        sum = sum
+            .wrapping_add(t.transactional_id.len() as u64)
+            .wrapping_add(t.producer_id as u64)
+            .wrapping_add(t.transaction_state.len() as u64);
+    }
+    sum
+}
+
+fn walk_describe_transactions(bytes: &[u8]) -> u64 {
+    let view = view_exact::<DescribeTransactionsResponse>(bytes, 0).expect("valid");
+    let mut sum = view.throttle_time_ms() as u64;
+    for s in view.transaction_states() {
+        sum = sum
+            .wrapping_add(s.error_code().0 as u64)
+            .wrapping_add(s.transactional_id().len() as u64)
+            .wrapping_add(s.transaction_state().len() as u64)
+            .wrapping_add(s.transaction_timeout_ms() as u64)
+            .wrapping_add(s.transaction_start_time_ms() as u64)
+            .wrapping_add(s.producer_id() as u64)
+            .wrapping_add(s.producer_epoch() as u64);
+        for t in s.topics() {
+            sum = sum.wrapping_add(t.topic().len() as u64);
+            for p in t.partitions() {
+                sum = sum.wrapping_add(p as u64);
+            }
+        }
+    }
+    sum
+}
+
+fn sum_describe_transactions(m: &DescribeTransactionsResponse) -> u64 {
+    let mut sum = m.throttle_time_ms as u64;
+    for s in &m.transaction_states {
+        sum = sum
+            .wrapping_add(s.error_code.0 as u64)
+            .wrapping_add(s.transactional_id.len() as u64)
+            .wrapping_add(s.transaction_state.len() as u64)
+            .wrapping_add(s.transaction_timeout_ms as u64)
+            .wrapping_add(s.transaction_start_time_ms as u64)
+            .wrapping_add(s.producer_id as u64)
+            .wrapping_add(s.producer_epoch as u64);
+        for t in &s.topics {
+            sum = sum.wrapping_add(t.topic.len() as u64);
+            for p in &t.partitions {
+                sum = sum.wrapping_add(*p as u64);
+            }
+        }
+    }
+    sum
+}
+
+/// One group per message and size: the view, memcpy (DescribeProducers),
+/// the peer's decode and kdp's owned decode of the same bytes.
+fn group<M, P>(
+    c: &mut Criterion,
+    name: &str,
+    n: usize,
+    bytes: &[u8],
+    version: i16,
+    walk: fn(&[u8], i16) -> u64,
+    memcpy: bool,
+) where
+    M: Message + Viewable,
+    P: Decodable,
+{
+    let shared = Bytes::copy_from_slice(bytes);
+    // The peer reads the same bytes before anything is measured.
+    P::decode(&mut shared.clone(), version).expect("peer decodes");
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    if memcpy {
+        let mut dst = vec![0u8; bytes.len()];
+        g.bench_with_input(BenchmarkId::new("memcpy", n), bytes, |b, bytes| {
+            b.iter(|| {
+                dst.copy_from_slice(black_box(bytes));
+                black_box(&dst);
+            })
+        });
+    }
+    g.bench_with_input(BenchmarkId::new("view", n), bytes, |b, bytes| {
+        b.iter(|| walk(black_box(bytes), version))
+    });
+    g.bench_with_input(BenchmarkId::new("validate", n), bytes, |b, bytes| {
+        b.iter(|| validate_exact::<M>(black_box(bytes), version).unwrap())
+    });
+    g.bench_with_input(
+        BenchmarkId::new("kafka-protocol", n),
+        &shared,
+        |b, shared| b.iter(|| P::decode(&mut black_box(shared.clone()), version).unwrap()),
+    );
+    g.bench_with_input(BenchmarkId::new("owned", n), bytes, |b, bytes| {
+        b.iter(|| decode_exact::<M>(black_box(bytes), version).unwrap())
+    });
+    g.finish();
+}
+
+fn bench(c: &mut Criterion) {
+    for n in [1usize, 10, 100, 1_000, 10_000, 100_000] {
+        let m = describe_producers(n);
+        let bytes = encode_to_vec(&m, 0);
+        assert_eq!(walk_describe_producers(&bytes), sum_describe_producers(&m));
+        group::<DescribeProducersResponse, kafka_protocol::messages::DescribeProducersResponse>(
+            c,
+            "describe_producers",
+            n,
+            &bytes,
+            0,
+            |b, _| walk_describe_producers(b),
+            true,
+        );
+        // The fold alone, over the owned value already in memory: what
+        // reading every field costs a caller whatever the decoder.
+        c.benchmark_group("describe_producers")
+            .throughput(Throughput::Bytes(bytes.len() as u64))
+            .bench_with_input(BenchmarkId::new("fold-owned", n), &m, |b, m| {
+                b.iter(|| sum_describe_producers(black_box(m)))
+            });
+    }
+    for n in [1usize, 100, 10_000] {
+        let m = list_transactions(n);
+        let bytes = encode_to_vec(&m, 1);
+        assert_eq!(walk_list_transactions(&bytes, 1), sum_list_transactions(&m));
+        group::<ListTransactionsResponse, kafka_protocol::messages::ListTransactionsResponse>(
+            c,
+            "list_transactions",
+            n,
+            &bytes,
+            1,
+            walk_list_transactions,
+            false,
+        );
+    }
+    for n in [1usize, 100, 1_000] {
+        let m = describe_transactions(n);
+        let bytes = encode_to_vec(&m, 0);
+        assert_eq!(
+            walk_describe_transactions(&bytes),
+            sum_describe_transactions(&m)
+        );
+        group::<DescribeTransactionsResponse, kafka_protocol::messages::DescribeTransactionsResponse>(
+            c,
+            "describe_transactions",
+            n,
+            &bytes,
+            0,
+            |b, _| walk_describe_transactions(b),
+            false,
+        );
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

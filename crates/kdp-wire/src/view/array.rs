@@ -1,0 +1,169 @@
+//! [`ArrayView`]: a validated array, its elements read where they lie.
+
+use std::fmt;
+use std::iter::FusedIterator;
+use std::marker::PhantomData;
+
+use super::cursor::Cursor;
+use super::Viewable;
+use crate::version::Version;
+
+/// An array of `T` in validated bytes. Iterating yields each element's
+/// view ([`Viewable::View`]); nothing is copied or allocated.
+pub struct ArrayView<'a, T> {
+    /// At the first element.
+    first: Cursor<'a>,
+    len: usize,
+    v: Version,
+    elem: PhantomData<fn() -> T>,
+}
+
+impl<'a, T: Viewable> ArrayView<'a, T> {
+    /// `len` elements from `first`.
+    #[inline]
+    pub(crate) fn new(first: Cursor<'a>, len: usize, v: Version) -> Self {
+        ArrayView {
+            first,
+            len,
+            v,
+            elem: PhantomData,
+        }
+    }
+
+    /// An array of no elements.
+    #[inline]
+    pub(crate) fn empty(v: Version) -> Self {
+        Self::new(Cursor::new(&[]), 0, v)
+    }
+
+    /// The element count.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are no elements.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The elements, in order.
+    #[inline]
+    pub fn iter(&self) -> ArrayIter<'a, T> {
+        let v = self.v;
+        ArrayIter {
+            at: self.first,
+            left: self.len,
+            v,
+            fixed: if v.flexible {
+                T::trivial_body(v).map(|body| (body + 1, true))
+            } else {
+                T::trivial_len(v).map(|len| (len, false))
+            },
+            elem: PhantomData,
+        }
+    }
+}
+
+impl<T> Clone for ArrayView<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ArrayView<'_, T> {}
+
+impl<'a, T: Viewable> IntoIterator for ArrayView<'a, T> {
+    type Item = T::View<'a>;
+    type IntoIter = ArrayIter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a, T: Viewable> IntoIterator for &ArrayView<'a, T> {
+    type Item = T::View<'a>;
+    type IntoIter = ArrayIter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T: Viewable> fmt::Debug for ArrayView<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// The iterator of an [`ArrayView`]: each step views the element at the
+/// cursor and moves past it.
+pub struct ArrayIter<'a, T> {
+    at: Cursor<'a>,
+    left: usize,
+    v: Version,
+    /// The size of every element whose bytes are all valid (and whether it
+    /// ends with a tag section, which must then be empty).
+    fixed: Option<(usize, bool)>,
+    elem: PhantomData<fn() -> T>,
+}
+
+impl<'a, T: Viewable> Iterator for ArrayIter<'a, T> {
+    type Item = T::View<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.left = self.left.checked_sub(1)?;
+        let v = self.v;
+        // An element of known size (numbers; a struct of numbers with an
+        // empty tag section, as nearly all are) is viewed over exactly its
+        // bytes, which lets the compiler drop the accessors' bounds checks.
+        if let Some((len, tagged)) = self.fixed {
+            if let Some((element, rest)) = self.at.rest().split_at_checked(len) {
+                if !tagged || element.last() == Some(&0) {
+                    self.at = Cursor::new(rest);
+                    return Some(T::view(&Cursor::new(element), v));
+                }
+            }
+        }
+        let item = T::view(&self.at, v);
+        // Past the last element there is nothing to find: not walking it
+        // spares a one-element array (and the last partition of a topic,
+        // whose producers the caller is about to walk) a pass.
+        if self.left > 0 {
+            T::skip(&mut self.at, v);
+        }
+        Some(item)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T: Viewable> ExactSizeIterator for ArrayIter<'_, T> {}
+
+impl<T: Viewable> FusedIterator for ArrayIter<'_, T> {}
+
+impl<T> Clone for ArrayIter<'_, T> {
+    fn clone(&self) -> Self {
+        ArrayIter {
+            at: self.at,
+            left: self.left,
+            v: self.v,
+            fixed: self.fixed,
+            elem: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for ArrayIter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArrayIter")
+            .field("left", &self.left)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,120 @@
+//! [`Validated`]: a body that passed its check, held as `bytes::Bytes` so
+//! that a frame read from a socket can be handed on without a copy.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use bytes::Bytes;
+
+use super::cursor::Cursor;
+use super::{validate_body, Viewable};
+use crate::api;
+use crate::codec::Reader;
+use crate::error::{Context, DecodeError};
+use crate::header::ResponseHeader;
+use crate::message::Message;
+use crate::version::Version;
+
+/// A body of `M` at one version, validated once ([`super::validate_exact`]'s
+/// checks), read any number of times through [`Validated::view`].
+///
+/// Cloning it (or [`Validated::body`]) clones the `Bytes` handle, not the
+/// bytes; as with any `Bytes` made from a `Vec`, the first such clone
+/// allocates the shared count, so a client that only views moves its
+/// frame in and never clones.
+pub struct Validated<M> {
+    /// The bytes the body lies in (a whole response payload, or the body).
+    bytes: Bytes,
+    /// Where the body starts in `bytes`.
+    start: usize,
+    version: i16,
+    message: PhantomData<fn() -> M>,
+}
+
+impl<M: Message + Viewable> Validated<M> {
+    /// Validates `body`, a whole body of `M` at `version`. Errors are the
+    /// ones [`decode_exact`](crate::decode_exact) gives.
+    pub fn new(body: Bytes, version: i16) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(&body);
+        validate_body::<M>(&mut r, version)?;
+        r.finish()?;
+        Ok(Validated {
+            bytes: body,
+            start: 0,
+            version,
+            message: PhantomData,
+        })
+    }
+
+    /// Validates a response payload (what follows the size prefix: the
+    /// response header of `M`'s API at `version`, then the body), as a
+    /// client receives it. Offsets in errors count from the payload's first
+    /// byte; a header error's path starts with `Header`.
+    pub fn from_response_payload(
+        payload: Bytes,
+        version: i16,
+    ) -> Result<(ResponseHeader, Self), DecodeError> {
+        let mut r = Reader::new(&payload);
+        let header =
+            ResponseHeader::decode(&mut r, api::response_header_version(M::API_KEY, version))
+                .field("Header")?;
+        let start = r.offset();
+        validate_body::<M>(&mut r, version)?;
+        r.finish()?;
+        let validated = Validated {
+            bytes: payload,
+            start,
+            version,
+            message: PhantomData,
+        };
+        Ok((header, validated))
+    }
+
+    /// The body's view.
+    #[inline]
+    pub fn view(&self) -> M::View<'_> {
+        M::view(
+            &Cursor::new(self.body_bytes()),
+            Version::of::<M>(self.version),
+        )
+    }
+
+    /// The version the body was validated at.
+    pub fn version(&self) -> i16 {
+        self.version
+    }
+
+    /// The body's bytes (a handle on the same memory).
+    pub fn body(&self) -> Bytes {
+        self.bytes.slice(self.start.min(self.bytes.len())..)
+    }
+
+    /// The owned message, built from the view.
+    pub fn to_message(&self) -> M {
+        M::owned(self.view(), Version::of::<M>(self.version))
+    }
+
+    fn body_bytes(&self) -> &[u8] {
+        self.bytes.get(self.start..).unwrap_or_default()
+    }
+}
+
+impl<M> Clone for Validated<M> {
+    fn clone(&self) -> Self {
+        Validated {
+            bytes: self.bytes.clone(),
+            start: self.start,
+            version: self.version,
+            message: PhantomData,
+        }
+    }
+}
+
+impl<M: Message + Viewable> fmt::Debug for Validated<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Validated")
+            .field("version", &self.version)
+            .field("body", &self.view())
+            .finish()
+    }
+}
