@@ -227,7 +227,8 @@ def connect():
             on = {tk["workerId"] for tk in st["tasks"] if tk["state"] == "RUNNING"}
             return st if len(st["tasks"]) == 3 and on == {worker1["workerId"], worker2["workerId"]} else None
         poll(tasks_on_both, "tasks spread over both workers", 120)
-        live = snapshot(group, classic=[group])
+        prefixes = group + ",connect-cluster-" + group  # task ids and the leader's config-topic id
+        live = snapshot(prefixes, classic=[group])
         w2.kill9()
         log("connect: SIGKILL worker 2")
 
@@ -236,7 +237,7 @@ def connect():
             ok = all(tk["state"] == "RUNNING" and tk["workerId"] == worker1["workerId"] for tk in st["tasks"])
             if not ok:
                 return None
-            s = snapshot(group, classic=[group])
+            s = snapshot(prefixes, classic=[group])
             m = s["classicGroups"][0]["members"]
             return s if len(m) == 1 else None
         after = poll(back_on_w1, "every task back on worker 1", 180)

@@ -27,7 +27,7 @@ import org.apache.kafka.streams.processor.internals.assignment.SubscriptionInfo;
 
 /**
  * What kdp sees of the owners of some transactional ids, as one JSON document on stdout: the
- * transactions (ListTransactions + DescribeTransactions, ids starting with --id-prefix), the
+ * transactions (ListTransactions + DescribeTransactions, ids starting with one of --id-prefix), the
  * classic groups (DescribeGroups on the wire: member ids, client ids, hosts and the raw member
  * metadata and assignment bytes in hex, plus what Kafka's own decoders read from them: the
  * Streams process id of a "stream" member, the url of a Connect worker) and, on Kafka 4.1+, the
@@ -36,7 +36,7 @@ import org.apache.kafka.streams.processor.internals.assignment.SubscriptionInfo;
  */
 public final class OwnersSnapshot {
     private static final String USAGE = String.join("\n",
-        "usage: java -cp \"$KDP_IT_CLASSPATH\" dev.kdp.it.OwnersSnapshot --bootstrap B [--id-prefix P]",
+        "usage: java -cp \"$KDP_IT_CLASSPATH\" dev.kdp.it.OwnersSnapshot --bootstrap B [--id-prefix P1,P2]",
         "       [--classic-groups G1,G2] [--streams-groups G1,G2]");
 
     private OwnersSnapshot() {}
@@ -48,7 +48,7 @@ public final class OwnersSnapshot {
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         Scenario.Json doc = new Scenario.Json().put("kafkaVersion", Harness.kafkaVersion());
         try (Admin admin = Admin.create(p)) {
-            doc.put("transactions", transactions(admin, h.opt("id-prefix", "")));
+            doc.put("transactions", transactions(admin, list(h.opt("id-prefix", ""))));
             List<InetSocketAddress> brokers = Arrays.stream(bootstrap.split(","))
                 .map(s -> new InetSocketAddress(s.substring(0, s.lastIndexOf(':')), Integer.parseInt(s.substring(s.lastIndexOf(':') + 1))))
                 .collect(Collectors.toList());
@@ -71,9 +71,10 @@ public final class OwnersSnapshot {
         return csv.isEmpty() ? List.of() : Arrays.asList(csv.split(","));
     }
 
-    private static List<Scenario.Json> transactions(Admin admin, String prefix) throws Exception {
+    private static List<Scenario.Json> transactions(Admin admin, List<String> prefixes) throws Exception {
         List<String> ids = admin.listTransactions().all().get(30, TimeUnit.SECONDS).stream()
-            .map(TransactionListing::transactionalId).filter(id -> id.startsWith(prefix)).sorted().collect(Collectors.toList());
+            .map(TransactionListing::transactionalId)
+            .filter(id -> prefixes.isEmpty() || prefixes.stream().anyMatch(id::startsWith)).sorted().collect(Collectors.toList());
         Map<String, TransactionDescription> d = ids.isEmpty() ? Map.of() : admin.describeTransactions(ids).all().get(30, TimeUnit.SECONDS);
         List<Scenario.Json> out = new ArrayList<>();
         for (String id : ids) {
