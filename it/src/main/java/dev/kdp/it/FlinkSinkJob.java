@@ -81,8 +81,11 @@ public final class FlinkSinkJob {
         String restore = h.has("restore") ? resolveRestore(h.req("restore"), checkpoints) : null;
 
         Configuration conf = new Configuration();
+        // loopback only: the blob server binds jobmanager.bind-host (default: every interface)
         conf.set(JobManagerOptions.ADDRESS, "127.0.0.1");
+        conf.set(JobManagerOptions.BIND_HOST, "127.0.0.1");
         conf.set(TaskManagerOptions.HOST, "127.0.0.1");
+        conf.set(TaskManagerOptions.BIND_HOST, "127.0.0.1");
         conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
         conf.set(RestOptions.ADDRESS, "127.0.0.1");
         conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toURI().toString());
