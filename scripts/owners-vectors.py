@@ -4,7 +4,6 @@ what kdp will see of their transactional ids and groups to vectors/owners/<frame
 
     scripts/kafka-cluster.sh start            # KDP_KAFKA_VERSION=3.9.2 for the older generation
     set -a; . target/kafka-it/cluster.env; set +a
-    mvn -B -q -f it/flink/pom.xml package     # only for --framework flink
     scripts/owners-vectors.py [--framework streams|streams-protocol|connect|flink|all]
 
 Each vector: the scenario, the harness lines that matter (ids, client ids, process ids, worker ids as
@@ -264,9 +263,10 @@ def connect():
 # ---------------------------------------------------------------- Flink
 
 def flink():
-    cp = f"{FLINK_DIR}/lib/*:{FLINK_DIR}/classes"
-    if not os.path.isdir(os.path.join(FLINK_DIR, "classes")):
-        sys.exit("owners-vectors: build Flink first: mvn -B -q -f it/flink/pom.xml package")
+    # kafka-cluster.sh builds it and names it in cluster.env; else a manual mvn -f it/flink/pom.xml package
+    cp = os.environ.get("KDP_IT_FLINK_CLASSPATH") or f"{FLINK_DIR}/lib/*:{FLINK_DIR}/classes"
+    if not os.path.isdir(os.path.join(FLINK_DIR, "classes")) and not os.environ.get("KDP_IT_FLINK_CLASSPATH"):
+        sys.exit("owners-vectors: no Flink build: scripts/kafka-cluster.sh start builds it (or mvn -B -q -f it/flink/pom.xml package)")
     prefix = "ingest-sink-3"  # a prefix that ends in a digit on purpose
     t = tag()
     topic = f"owners-flink-{t}"
