@@ -79,6 +79,30 @@ build() {
     log "maven build done in $(elapsed "$t0")s"
 }
 
+# FlinkSinkJob (owners tests) has its own class path (it/flink/pom.xml: flink-connector-kafka
+# with the kafka-clients it is built against), the same for every broker version. Built once per
+# checkout; a failure only leaves KDP_IT_FLINK_CLASSPATH empty (the Flink tests then say so).
+FLINK_BUILD="$IT/target/flink-5.0.0-2.2"
+FLINK_STAMP="$FLINK_BUILD/.kdp-it-build-stamp"
+
+build_flink() {
+    if [[ -f "$FLINK_STAMP" && -z "$(find "$IT/flink/pom.xml" "$IT/src/main/java/dev/kdp/it" -newer "$FLINK_STAMP" -print -quit 2>/dev/null)" ]]; then
+        return 0
+    fi
+    local t0 flog="$ROOT/target/kdp-it-maven-flink.log"; t0=$(now)
+    rm -rf "$FLINK_BUILD/lib"
+    if mvn -B -q -f "$IT/flink/pom.xml" package >"$flog" 2>&1; then
+        touch "$FLINK_STAMP"
+        log "flink harness built in $(elapsed "$t0")s"
+    else
+        log "flink harness build failed (see ${flog#"$ROOT/"}); KDP_IT_FLINK_CLASSPATH stays empty"
+    fi
+}
+
+flink_classpath() {
+    if [[ -f "$FLINK_STAMP" ]]; then echo "$FLINK_BUILD/lib/*:$FLINK_BUILD/classes"; fi
+}
+
 # ---------------------------------------------------------------- processes
 
 # Is $1 a live process that is our node (kafka.Kafka with a properties file under $STATE)?
@@ -258,6 +282,7 @@ cmd_start() {
     # a previous cluster of this repo (stale pid files, or still running): stop it first
     cmd_stop 2>/dev/null
     build
+    build_flink
     rm -rf "$STATE"
     mkdir -p "$STATE"
 
@@ -337,6 +362,7 @@ KDP_IT_CLUSTER_ID=$CLUSTER_ID
 KDP_IT_STATE_DIR=$STATE
 KDP_IT_KAFKA_VERSION=$VERSION
 KDP_IT_TXN_VERSION=$(txn_protocol "$STATE/ready.json")
+KDP_IT_FLINK_CLASSPATH=$(flink_classpath)
 EOF
     local tv
     tv=$(grep -o '"transaction.version":[0-9]*' "$STATE/ready.json" | cut -d: -f2 || true)
