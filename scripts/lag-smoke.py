@@ -111,7 +111,8 @@ def main():
     lag("create-topic", "--topic", idle)
     w = lag("write", "--topic", idle, "--partition", 0, "--transactional-id", idle, "--plan", "idem:3,commit:4")[0]
     check("idle layout", (w["highWatermark"], w["lastStableOffset"], w["steps"][1]["markerOffset"]), (8, 8, 7))
-    cases("idle: after last record", idle, 0, [7], {7: 0}, {7: 0},
+    # a member of each protocol commits last record + 1 (4.x: classic and consumer; 3.9: classic)
+    cases("idle: after last record", idle, 0, [7, 7] if FOUR else [7], {7: 0}, {7: 0},
           protocols=["classic", "consumer"] if FOUR else ["classic"])
     cases("idle: at the end", idle, 0, [8, 0], {8: 0, 0: 7}, {8: 0, 0: 7})
 
@@ -197,7 +198,8 @@ def main():
             print(f"streams {guarantee}: tool rows {t}", file=sys.stderr)
             ROWS.append({"case": f"streams group, {guarantee}", "topic": st, "group": "streams",
                          "logStart": 0, "hwm": 14, "lso": 14, "committed": s["closed"]["listStreamsGroupOffsets"]["0"],
-                         "kafkaLag": t[0].get("LAG", "?") if t else "?", "rc": 0, "ru": 0,
+                         # the 4.4 tool prints no table for an Empty streams group
+                         "kafkaLag": t[0].get("OFFSET-LAG", "?") if t else "no rows", "rc": 0, "ru": 0,
                          "rcRange": f"processed {s['processed']}"})
 
     print_table()
