@@ -16,9 +16,8 @@ use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::repair::{self, ConfirmArgs};
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
-use crate::output::colour;
 use crate::output::records::{self, or_dash, Record};
-use crate::output::table::Column;
+use crate::output::table::{plain, Cell, Column};
 use crate::output::{age, Output, Rfc3339};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -136,8 +135,8 @@ pub struct Row {
 }
 
 impl Record for Row {
-    fn cells(&self) -> Vec<String> {
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        let mut cells = plain(vec![
             self.topic.clone(),
             self.partition.to_string(),
             self.producer_id.to_string(),
@@ -152,8 +151,12 @@ impl Record for Row {
             ),
             or_dash(self.blocked_records),
             or_dash(self.blocked_groups.as_ref().map(Vec::len)),
+        ]);
+        cells.push(Cell::new(
             self.reason.clone(),
-        ]
+            self.judged.kind().severity().into(),
+        ));
+        cells
     }
 }
 
@@ -170,7 +173,7 @@ const HEADER: &[Column] = &[
     Column::new("TxnAge", 1),
     Column::new("BlockedRecords", 0),
     Column::new("BlockedGroups", 1),
-    Column::text("Verdict", 0).styled(colour::verdict),
+    Column::text("Verdict", 0),
 ];
 
 /// The verdict rows of a joined scan, candidates only: kdp-domain's one

@@ -16,7 +16,7 @@ use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
-use crate::output::table::Column;
+use crate::output::table::{plain, Cell, Column};
 use crate::output::{Output, Rfc3339};
 
 /// `kdp transactions`.
@@ -112,15 +112,15 @@ struct ListRow {
 }
 
 impl Record for ListRow {
-    fn cells(&self) -> Vec<String> {
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        plain(vec![
             self.transactional_id.clone(),
             self.coordinator.to_string(),
             self.producer_id.to_string(),
             self.transaction_state.clone(),
             self.current_transaction_start_time_ms
                 .map_or_else(|| "-".into(), |ms| records::when(ms, self.now_ms)),
-        ]
+        ])
     }
 }
 
@@ -191,8 +191,8 @@ struct DescribeRow {
 }
 
 impl Record for DescribeRow {
-    fn cells(&self) -> Vec<String> {
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        plain(vec![
             self.coordinator_id.to_string(),
             self.transactional_id.clone(),
             self.producer_id.to_string(),
@@ -205,7 +205,7 @@ impl Record for DescribeRow {
             },
             or_dash(self.transaction_duration_ms),
             self.topic_partitions.join(","),
-        ]
+        ])
     }
 }
 
