@@ -21,7 +21,7 @@ use crate::cmd::cluster::{self, ClusterArgs, Connected};
 use crate::cmd::repair;
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
-use crate::output::colour::Style;
+use crate::output::colour::{self, Style};
 use crate::output::records::{self, or_dash, Record};
 use crate::output::table::{plain, Cell, Column};
 use crate::output::{age, Output, Rfc3339};
@@ -381,7 +381,7 @@ pub fn report_held(held: Held) -> HeldGroups {
     let read = match held.read {
         Some(Ok(r)) => Some(r),
         Some(Err(e)) => {
-            eprintln!("kdp: consumer groups not read: {e}");
+            colour::emit(&format!("kdp: consumer groups not read: {e}"));
             None
         }
         None => None,
@@ -396,8 +396,8 @@ pub fn report_held(held: Held) -> HeldGroups {
             HeldGap::MayHide => "ACLs may hide groups from the listing".into(),
             HeldGap::OffsetsNotRead => "some groups' or partitions' offsets were not read".into(),
         };
-        eprintln!("kdp: BlockedGroups unknown ('-'): {why}");
-        eprintln!("kdp: `kdp blocked` shows what it could read, group by group");
+        colour::emit(&format!("kdp: BlockedGroups unknown ('-'): {why}"));
+        colour::emit("kdp: `kdp blocked` shows what it could read, group by group");
     }
     held.groups
 }

@@ -79,6 +79,33 @@ pub fn set_stderr(colour: bool) {
     STDERR_COLOUR.store(colour, std::sync::atomic::Ordering::Relaxed);
 }
 
+thread_local! {
+    /// Lines a test captures instead of stderr (see [`capture`]).
+    static CAPTURED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Writes one line to stderr (or to the test's capture on this thread).
+pub fn emit(line: &str) {
+    let kept = CAPTURED.with_borrow_mut(|c| c.as_mut().map(|c| c.push(line.to_string())));
+    if kept.is_none() {
+        eprintln!("{line}");
+    }
+}
+
+/// From now on this thread's [`emit`] lines are kept, not written, until
+/// [`captured`] takes them (a test of what a command says, on a
+/// current-thread runtime).
+#[cfg(test)]
+pub fn capture() {
+    CAPTURED.with_borrow_mut(|c| *c = Some(Vec::new()));
+}
+
+/// The lines kept since [`capture`]; stderr again from now on.
+#[cfg(test)]
+pub fn captured() -> Vec<String> {
+    CAPTURED.with_borrow_mut(|c| c.take().unwrap_or_default())
+}
+
 /// An error line for stderr: `kdp: MESSAGE`, red on a terminal.
 pub fn error(message: &str) -> String {
     let line = format!("kdp: {message}");

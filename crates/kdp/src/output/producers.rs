@@ -644,6 +644,7 @@ mod tests {
                     code: kdp_wire::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
                     message: None,
                     client_side: true,
+                    stalled: None,
                 }),
             ),
         ];
@@ -700,6 +701,7 @@ orders  1          2       -           -              -             -           
                         code: kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
                         message: Some("moved".into()),
                         client_side: false,
+                        stalled: None,
                     }),
                 ),
             ],
