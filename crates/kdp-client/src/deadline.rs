@@ -63,6 +63,7 @@ impl Deadline {
         Error::Deadline {
             what,
             timeout: self.budget,
+            started: true,
         }
     }
 
@@ -73,9 +74,15 @@ impl Deadline {
         what: &'static str,
         step: impl Future<Output = Result<T>>,
     ) -> Result<T> {
+        // a step that can answer at once still does, even with no time left
+        let started = !self.is_past();
         match tokio::time::timeout_at(self.at, step).await {
             Ok(r) => r,
-            Err(_) => Err(self.expired(what)),
+            Err(_) => Err(Error::Deadline {
+                what,
+                timeout: self.budget,
+                started,
+            }),
         }
     }
 }
@@ -106,5 +113,11 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.to_string(), "Metadata did not finish within 3s");
+        // the next step never began: it is not named as stalled
+        let next: Result<()> = d.run("ListGroups", std::future::pending()).await;
+        assert_eq!(
+            next.unwrap_err().to_string(),
+            "ListGroups not started: the steps before it spent the 3s budget"
+        );
     }
 }

@@ -251,13 +251,28 @@ pub enum Error {
     },
 
     /// The operation's overall deadline passed.
-    #[error("{what} did not finish within {}", fmt_duration(*.timeout))]
+    #[error("{}", deadline_text(what, *.timeout, *.started))]
     Deadline {
         /// The operation.
         what: &'static str,
         /// The deadline it had.
         timeout: Duration,
+        /// Whether it had begun: a step the steps before it left no time
+        /// for did not stall, and is not named as if it had.
+        started: bool,
     },
+}
+
+/// What [`Error::Deadline`] says.
+fn deadline_text(what: &str, timeout: Duration, started: bool) -> String {
+    if started {
+        format!("{what} did not finish within {}", fmt_duration(timeout))
+    } else {
+        format!(
+            "{what} not started: the steps before it spent the {} budget",
+            fmt_duration(timeout)
+        )
+    }
 }
 
 impl Error {
@@ -499,6 +514,7 @@ mod tests {
         let deadline = Error::Deadline {
             what: "connecting to the bootstrap servers",
             timeout: Duration::from_secs(1),
+            started: true,
         };
         let unreachable = Error::Bootstrap {
             attempts: vec![refused.clone(), deadline],

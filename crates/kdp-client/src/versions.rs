@@ -56,7 +56,10 @@ mod tests {
     #[test]
     fn picks_the_newest_common_version() {
         let resp = ApiVersionsResponse {
-            api_keys: vec![ApiVersion::new(3, 0, 13), ApiVersion::new(61, 0, 0)],
+            api_keys: vec![
+                ApiVersion::new(kdp_wire::api::METADATA, 0, 13),
+                ApiVersion::new(kdp_wire::api::DESCRIBE_PRODUCERS, 0, 0),
+            ],
             ..Default::default()
         };
         let t = ApiVersionsTable::new(&resp, 4);
@@ -66,7 +69,7 @@ mod tests {
         assert_eq!(t.pick(61, 1, 2), None);
         assert_eq!(t.pick(65, 0, 0), None);
         let old = ApiVersionsResponse {
-            api_keys: vec![ApiVersion::new(3, 0, 7)],
+            api_keys: vec![ApiVersion::new(kdp_wire::api::METADATA, 0, 7)],
             ..Default::default()
         };
         assert_eq!(ApiVersionsTable::new(&old, 2).pick(3, 4, 12), Some(7));

@@ -38,6 +38,9 @@ pub enum JoinPhase {
     ApiVersions,
     /// Every broker's transactions.
     ListTransactions,
+    /// The coordinator of each listed transactional id: when it did not
+    /// answer, DescribeTransactions was never sent.
+    FindCoordinator,
     /// The coordinators' state of each listed transactional id.
     DescribeTransactions,
     /// The high watermark and LSO of partitions with an open transaction.
@@ -52,6 +55,7 @@ impl JoinPhase {
             JoinPhase::DescribeConfigs => "DescribeConfigs",
             JoinPhase::ApiVersions => "ApiVersions",
             JoinPhase::ListTransactions => "ListTransactions",
+            JoinPhase::FindCoordinator => "FindCoordinator",
             JoinPhase::DescribeTransactions => "DescribeTransactions",
             JoinPhase::ListOffsets => "ListOffsets",
         }

@@ -8,7 +8,9 @@
 //! The vocabulary every layer shares:
 //!
 //! - [`key_error`]: why one key of an admin request has no answer
-//!   ([`KeyError`]: a Kafka error code, a message, who produced it).
+//!   ([`KeyError`]: a Kafka error code, a message, who produced it, the
+//!   request that stalled), and the keys that failed grouped by cause
+//!   ([`Failures`]), so a report says each cause once, counted.
 //! - [`partition`]: [`TopicPartition`], a partition's DescribeProducers
 //!   outcome ([`PartitionOutcome`]) and a describe's counts.
 //! - [`offsets`]: a partition's high watermark and LSO ([`Offsets`]).
@@ -105,7 +107,7 @@ pub mod time;
 
 pub use coordinator::CoordinatorView;
 pub use joined::Joined;
-pub use key_error::KeyError;
+pub use key_error::{Failure, Failures, KeyError};
 pub use offsets::Offsets;
 pub use partition::{DescribeSummary, PartitionOutcome, TopicPartition};
 pub use protocol::TxnProtocol;

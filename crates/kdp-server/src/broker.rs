@@ -321,7 +321,10 @@ mod tests {
         let (h, resp) = decode_response_frame::<ApiVersionsResponse>(&handled.response, 0).unwrap();
         assert_eq!(h.correlation_id, 5);
         assert_eq!(resp.error_code, ErrorCode::UNSUPPORTED_VERSION);
-        assert_eq!(resp.api_keys, vec![ApiVersion::new(18, 0, 4)]);
+        assert_eq!(
+            resp.api_keys,
+            vec![ApiVersion::new(kdp_wire::api::API_VERSIONS, 0, 4)]
+        );
         // size + correlation id + error code + int32 count + one entry
         assert_eq!(handled.response.len(), 4 + 4 + 2 + 4 + 6);
     }

@@ -41,7 +41,7 @@ async fn an_amplifying_request_closes_the_connection_without_building_the_answer
     };
     let frame = request_frame_to_vec(
         &RequestHeader {
-            request_api_key: 61,
+            request_api_key: kdp_wire::api::DESCRIBE_PRODUCERS,
             request_api_version: 0,
             correlation_id: 7,
             client_id: Some("hostile".into()),

@@ -38,7 +38,7 @@ async fn many_keys_are_refused_without_building_the_answer() {
     };
     let frame = request_frame_to_vec(
         &RequestHeader {
-            request_api_key: 10,
+            request_api_key: kdp_wire::api::FIND_COORDINATOR,
             request_api_version: 4,
             correlation_id: 7,
             client_id: Some("hostile".into()),

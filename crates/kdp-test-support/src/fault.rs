@@ -23,5 +23,18 @@ pub enum Fault {
     Error(ErrorCode),
 }
 
+/// What goes on the wire instead of an answer
+/// ([`crate::StallCluster::answer_raw`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Raw {
+    /// This frame payload (header and body), its size prefixed.
+    Frame(Vec<u8>),
+    /// These bytes as they are (no size prefixed); the connection stays
+    /// open.
+    Bytes(Vec<u8>),
+    /// These bytes as they are, then the connection is closed.
+    BytesThenClose(Vec<u8>),
+}
+
 /// Where a fault applies: one broker, or every broker (`None`), and the API key.
 pub(crate) type FaultKey = (Option<i32>, i16);

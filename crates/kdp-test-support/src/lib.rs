@@ -8,8 +8,12 @@
 //! delay before the answer, a cut connection, or an error code in the
 //! answer. Beyond faults a test can refuse connections to a broker, change
 //! the cluster after an answer (a leader moving), edit answers of one API
-//! ([`StallCluster::edit`]), and read what each broker was asked. On
-//! tokio's paused clock every deadline is then exact.
+//! ([`StallCluster::edit`]) or replace them with raw bytes
+//! ([`StallCluster::answer_raw`]: malformed, truncated or oversized frames,
+//! a wrong correlation id), hold pipelined requests and answer them out of
+//! order ([`StallCluster::hold`]), and read what each broker was asked. On
+//! tokio's paused clock every deadline is then exact. It is kdp's one
+//! in-memory test broker; kdp-server's mock is the one over TCP.
 
 mod fault;
 mod recode;
@@ -21,17 +25,21 @@ use kdp_client::{BoxStream, BrokerAddress, Client, ClientConfig, ConnectFuture, 
 use kdp_server::broker::{handle_request, Advertised, Shared};
 use kdp_server::responder::AllowAll;
 use kdp_server::{Cluster, ClusterError};
+use kdp_wire::api::ApiKey;
 use kdp_wire::frame::io::read_frame;
 use kdp_wire::frame::FrameReader;
 use kdp_wire::Request;
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream};
 
-pub use fault::Fault;
 use fault::FaultKey;
+pub use fault::{Fault, Raw};
 use recode::EditFn;
 
 /// Largest request and response frame (Kafka's `socket.request.max.bytes`).
 const MAX_FRAME: usize = kdp_wire::frame::DEFAULT_MAX_FRAME_SIZE;
+
+/// What a broker sends instead of an answer ([`StallCluster::answer_raw`]).
+type RawFn = dyn Fn(i32, &[u8], &[u8]) -> Raw + Send + Sync;
 
 /// Run after a broker answered a request of one API, with the cluster and
 /// how many requests of that API were answered so far (1-based).
@@ -54,6 +62,9 @@ struct Knobs {
     /// Brokers that answer nothing more ([`Fault::Freeze`]).
     frozen: HashSet<i32>,
     edits: HashMap<i16, Arc<EditFn>>,
+    raw: HashMap<i16, Arc<RawFn>>,
+    /// How many requests of an API a connection holds ([`StallCluster::hold`]).
+    held: HashMap<i16, usize>,
     after: HashMap<i16, AfterFn>,
     answered: HashMap<i16, usize>,
     asked: Vec<Asked>,
@@ -212,9 +223,33 @@ impl StallCluster {
         R: Request + 'static,
         F: Fn(i32, &R, &mut R::Response) + Send + Sync + 'static,
     {
-        self.knobs()
+        let mut knobs = self.knobs();
+        knobs.raw.remove(&R::API_KEY);
+        knobs
             .edits
             .insert(R::API_KEY, Arc::from(recode::typed_edit::<R, F>(f)));
+    }
+
+    /// Answers of `api` are replaced by what `f` makes of them: `f` gets
+    /// the broker, the request's payload and kdp-server's answer (each
+    /// frame's bytes after its size prefix) and says what goes on the wire
+    /// instead ([`Raw`]): bytes no typed edit can make (a malformed or
+    /// truncated answer, a wrong correlation id, a size prefix and
+    /// nothing). Replaces the API's typed edit, and the other way round.
+    pub fn answer_raw<F>(&self, api: ApiKey, f: F)
+    where
+        F: Fn(i32, &[u8], &[u8]) -> Raw + Send + Sync + 'static,
+    {
+        let mut knobs = self.knobs();
+        knobs.edits.remove(&api.0);
+        knobs.raw.insert(api.0, Arc::new(f));
+    }
+
+    /// The first `n` requests of `api` on a connection are held and then
+    /// answered all at once, the last first (a broker answering pipelined
+    /// requests out of order, as only correlation ids tell them apart).
+    pub fn hold(&self, api: ApiKey, n: usize) {
+        self.knobs().held.insert(api.0, n);
     }
 
     /// After each answer to an `api_key` request is built and before it is
@@ -341,6 +376,8 @@ impl StallCluster {
     async fn serve(self, id: i32, s: DuplexStream) {
         let mut s = BufReader::new(s);
         let mut frames = FrameReader::new(MAX_FRAME);
+        // requests held for [`StallCluster::hold`], by API
+        let mut holding: HashMap<i16, Vec<Vec<u8>>> = HashMap::new();
         loop {
             let Ok(payload) = read_frame(&mut s, &mut frames).await else {
                 return;
@@ -358,12 +395,36 @@ impl StallCluster {
                 Some(Fault::Delay(d)) => tokio::time::sleep(d).await,
                 Some(Fault::Freeze | Fault::Error(_)) | None => {}
             }
-            let Some(response) = self.answer(id, &payload, fault) else {
-                return;
+            let hold = self.knobs().held.get(&key).copied();
+            let batch = match hold {
+                Some(n) => {
+                    let held = holding.entry(key).or_default();
+                    held.push(payload.to_vec());
+                    if held.len() < n {
+                        continue;
+                    }
+                    self.knobs().held.remove(&key);
+                    std::mem::take(held).into_iter().rev().collect()
+                }
+                None => vec![payload.to_vec()],
             };
-            let response = self.finish(id, key, &payload, response);
-            if s.write_all(&response).await.is_err() {
-                return;
+            for payload in batch {
+                let Some(response) = self.answer(id, &payload, fault) else {
+                    return;
+                };
+                let response = self.finish(id, key, &payload, response);
+                let raw = self.knobs().raw.get(&key).cloned();
+                let (bytes, close) = match raw {
+                    None => (response, false),
+                    Some(f) => match f(id, &payload, response.get(4..).unwrap_or_default()) {
+                        Raw::Frame(p) => (recode::prefixed(&p), false),
+                        Raw::Bytes(b) => (b, false),
+                        Raw::BytesThenClose(b) => (b, true),
+                    },
+                };
+                if s.write_all(&bytes).await.is_err() || close {
+                    return;
+                }
             }
         }
     }

@@ -29,6 +29,15 @@ where
     })
 }
 
+/// `payload` with its size prefixed: a frame.
+pub(crate) fn prefixed(payload: &[u8]) -> Vec<u8> {
+    let size = i32::try_from(payload.len()).unwrap_or(i32::MAX);
+    let mut frame = Vec::with_capacity(payload.len() + 4);
+    frame.extend_from_slice(&size.to_be_bytes());
+    frame.extend_from_slice(payload);
+    frame
+}
+
 /// The header and body of a request payload (the bytes after the size prefix).
 pub(crate) fn decode_request<R: Request>(payload: &[u8]) -> Option<(RequestHeader, R)> {
     let mut r = Reader::new(payload);

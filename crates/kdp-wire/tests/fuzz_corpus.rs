@@ -319,7 +319,10 @@ fn seed_api_versions_metadata() -> Vec<(String, Vec<u8>)> {
             encode_to_vec(&req, v),
         );
         let resp = ApiVersionsResponse {
-            api_keys: vec![ApiVersion::new(3, 4, 12), ApiVersion::new(61, 0, 0)],
+            api_keys: vec![
+                ApiVersion::new(kdp_wire::api::METADATA, 4, 12),
+                ApiVersion::new(kdp_wire::api::DESCRIBE_PRODUCERS, 0, 0),
+            ],
             throttle_time_ms: if v >= 1 { 5 } else { 0 },
             ..Default::default()
         };

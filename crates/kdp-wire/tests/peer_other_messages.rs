@@ -60,9 +60,9 @@ fn api_versions_response_matches_peer() {
     let m = ApiVersionsResponse {
         error_code: ErrorCode::NONE,
         api_keys: vec![
-            ApiVersion::new(3, 0, 12),
-            ApiVersion::new(18, 0, 4),
-            ApiVersion::new(61, 0, 0),
+            ApiVersion::new(kdp_wire::api::METADATA, 0, 12),
+            ApiVersion::new(kdp_wire::api::API_VERSIONS, 0, 4),
+            ApiVersion::new(kdp_wire::api::DESCRIBE_PRODUCERS, 0, 0),
         ],
         throttle_time_ms: 0,
         unknown_tagged_fields: TaggedFields::default(),

@@ -34,6 +34,7 @@ use kdp_domain::joined::{max_timeout, JoinPhase, Joined};
 use kdp_domain::key_error::KeyError;
 use kdp_domain::partition::{DescribeSummary, PartitionOutcome, TopicPartition};
 use kdp_domain::protocol::TxnProtocol;
+use kdp_wire::api::ApiKey;
 use kdp_wire::messages::ProducerState;
 
 use crate::clock::now_ms;
@@ -343,7 +344,18 @@ async fn look_up(
     }
     let described = describe_transactions(client, to_describe, dopts, bound).await;
     if ran_out(bound.is_past(), described.values().map(|d| &d.result)) {
-        unfinished.push(JoinPhase::DescribeTransactions);
+        // named by the step that stalled: the coordinators' lookup, or the
+        // describe itself
+        let lookup = described.values().any(|d| {
+            d.result
+                .as_ref()
+                .is_err_and(|e| e.stalled == Some(ApiKey::FIND_COORDINATOR))
+        });
+        unfinished.push(if lookup {
+            JoinPhase::FindCoordinator
+        } else {
+            JoinPhase::DescribeTransactions
+        });
     }
     let mut descriptions = HashMap::new();
     let mut may_describe_any = false;

@@ -22,7 +22,7 @@ use serde::Serialize;
 mod output;
 
 use output::records::{self, Record};
-use output::table::Column;
+use output::table::{plain, Cell, Column};
 use output::{Output, Rfc3339};
 
 /// A sink that counts bytes and keeps none, like `> /dev/null`.
@@ -55,8 +55,8 @@ struct Row {
 }
 
 impl Record for Row {
-    fn cells(&self) -> Vec<String> {
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        plain(vec![
             self.coordinator_id.to_string(),
             self.transactional_id.clone(),
             self.producer_id.to_string(),
@@ -68,7 +68,7 @@ impl Record for Row {
                 1_795_953_600_000,
             ),
             self.topic_partitions.join(","),
-        ]
+        ])
     }
 }
 

@@ -11,7 +11,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 /// (see `output::colour::error`), plain otherwise.
 macro_rules! fail {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::output::colour::error(&format!($($arg)*)))
+        $crate::output::colour::emit(&$crate::output::colour::error(&format!($($arg)*)))
     };
 }
 
@@ -128,6 +128,7 @@ fn main() -> ExitCode {
         _ => ("warn", false),
     };
     init_logging(cli.verbose, default_level, json, stderr_colour);
+    output::failures::set_all_keys(cli.verbose > 0);
     let wide = match prepare(&mut cli.command, &cli.globals, &matches) {
         Ok(w) => w,
         Err(msg) => {

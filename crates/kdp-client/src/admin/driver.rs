@@ -30,6 +30,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kdp_wire::api::ApiKey;
 use kdp_wire::ErrorCode;
 use kdp_wire::Request;
 use tokio::sync::{mpsc, Semaphore};
@@ -315,7 +316,11 @@ where
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, "lookup failed");
-                    let err = e.key_error();
+                    let mut err = e.key_error();
+                    if err.code == ErrorCode::REQUEST_TIMED_OUT {
+                        // the lookup, not the key's own request, did not answer
+                        err.stalled = Some(strategy.api());
+                    }
                     if !e.is_retriable() {
                         // no later round would do better: that is the answer
                         let results = st
@@ -335,7 +340,22 @@ where
                     st.refresh = true;
                     continue;
                 }
-                Err(_) => break,
+                Err(_) => {
+                    // the deadline passed in the lookup: that is the step that stalled
+                    let api = strategy.api();
+                    let err = KeyError::stalled(
+                        api,
+                        format!(
+                            "{} did not answer within the timeout ({})",
+                            api.name().unwrap_or("the lookup"),
+                            fmt_duration(budget.budget())
+                        ),
+                    );
+                    for o in st.open.iter_mut().flatten() {
+                        o.last_error = Some(Box::new(err.clone()));
+                    }
+                    break;
+                }
             }
         }
 
@@ -417,8 +437,8 @@ where
             key: o.key,
             broker: o.broker,
             result: Err(o.last_error.map(|e| *e).unwrap_or_else(|| {
-                KeyError::client(
-                    ErrorCode::REQUEST_TIMED_OUT,
+                KeyError::stalled(
+                    ApiKey(<H::Request as kdp_wire::Message>::API_KEY),
                     format!("no answer within the timeout ({})", fmt_duration(timeout)),
                 )
             })),
@@ -539,7 +559,10 @@ fn absorb<H, F>(
             emit(sink, Some(broker), throttle, done);
         }
         Err(e) => {
-            let err = e.key_error();
+            let mut err = e.key_error();
+            if err.code == ErrorCode::REQUEST_TIMED_OUT {
+                err.stalled = Some(ApiKey(<H::Request as kdp_wire::Message>::API_KEY));
+            }
             let retry = reroutes
                 && e.is_retriable()
                 && (e.is_connection_error() || matches!(e, Error::UnknownBroker(_)));

@@ -10,6 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use kdp_wire::api::ApiKey;
 use kdp_wire::ErrorCode;
 
 use kdp_domain::key_error::KeyError;
@@ -48,6 +49,11 @@ pub trait LookupStrategy<K>: Send {
 
     /// Where `key` goes now, from the last refresh.
     fn route(&self, key: &K) -> Route;
+
+    /// The request `refresh` sends: what to name when it does not answer.
+    fn api(&self) -> ApiKey {
+        ApiKey::METADATA
+    }
 
     /// Whether a connection failure or timeout is worth a re-lookup: not when
     /// the broker is fixed (the same broker would be asked again).
@@ -334,6 +340,10 @@ where
                 "no coordinator found yet",
             )),
         }
+    }
+
+    fn api(&self) -> ApiKey {
+        ApiKey::FIND_COORDINATOR
     }
 }
 

@@ -160,6 +160,16 @@ impl SequenceVerdict {
         }
     }
 
+    /// Whether the verdict is the ordinary course of a producer (its first
+    /// batch read, or the next in sequence): its label says all, where the
+    /// others want [`explain`](SequenceVerdict::explain) beside it.
+    pub fn is_routine(self) -> bool {
+        matches!(
+            self,
+            SequenceVerdict::First | SequenceVerdict::InSequence { .. }
+        )
+    }
+
     /// One line for an operator.
     pub fn explain(self) -> String {
         match self {
@@ -376,6 +386,19 @@ pub fn summarize<'a>(
 mod tests {
     use super::*;
     use kdp_wire::records::Attributes;
+
+    #[test]
+    fn only_a_first_or_next_batch_is_routine() {
+        assert!(SequenceVerdict::First.is_routine());
+        assert!(SequenceVerdict::InSequence { wrapped: true }.is_routine());
+        assert!(!SequenceVerdict::NewEpoch { previous_epoch: 1 }.is_routine());
+        assert!(!SequenceVerdict::Duplicate { first_offset: 0 }.is_routine());
+        assert!(!SequenceVerdict::Gap {
+            expected: 1,
+            found: 3
+        }
+        .is_routine());
+    }
 
     fn batch(offset: i64, pid: i64, epoch: i16, base: i32, count: i32) -> BatchHeader {
         BatchHeader {

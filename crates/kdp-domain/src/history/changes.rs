@@ -26,6 +26,7 @@ use kdp_wire::coordinator::txn_log::{TransactionLogValue, TxnLogEntry};
 use kdp_wire::TxnState;
 
 use crate::partition::TopicPartition;
+use crate::severity::Severity;
 
 /// One record of the partition, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,6 +156,20 @@ impl Cause {
     /// InitProducerId).
     pub fn is_instance_change(self) -> bool {
         matches!(self, Cause::InitProducerId(_))
+    }
+
+    /// What the change asks of an operator: a fence is a problem for the
+    /// writer it fenced, a change the log read cannot explain is unknown;
+    /// `None` for a routine one (a transaction end under protocol v2, a
+    /// producer id rollover), which grades nothing.
+    pub fn severity(self) -> Option<Severity> {
+        if self.fences() {
+            return Some(Severity::Problem);
+        }
+        match self {
+            Cause::Unexplained | Cause::BeforeHistory => Some(Severity::Unknown),
+            _ => None,
+        }
     }
 }
 
@@ -406,6 +421,40 @@ pub(crate) mod tests {
     use kdp_wire::coordinator::Versioned;
 
     const T0: i64 = 1_796_287_460_000;
+
+    #[test]
+    fn a_fence_is_a_problem_an_unexplained_change_unknown_a_routine_one_ungraded() {
+        let all = [
+            Cause::InitProducerId(InitKind::NewInstance),
+            Cause::InitProducerId(InitKind::AdminFence),
+            Cause::InitProducerId(InitKind::NewProducerId),
+            Cause::EndTransaction { commit: true },
+            Cause::EndTransaction { commit: false },
+            Cause::CoordinatorTimeout,
+            Cause::FencingAbort,
+            Cause::ProducerIdRollover,
+            Cause::Unexplained,
+            Cause::BeforeHistory,
+        ];
+        let graded: Vec<(&str, Option<Severity>)> =
+            all.iter().map(|c| (c.label(), c.severity())).collect();
+        let (p, u) = (Some(Severity::Problem), Some(Severity::Unknown));
+        assert_eq!(
+            graded,
+            [
+                ("init-producer-id", p),
+                ("admin-fence", p),
+                ("new-producer-id", p),
+                ("commit", None),
+                ("abort", None),
+                ("timeout", p),
+                ("fencing-abort", p),
+                ("rollover", None),
+                ("unexplained", u),
+                ("before-history", u),
+            ]
+        );
+    }
 
     /// A record of id `tx` in the shape Kafka 4.4 wrote it in the runs
     /// `real_kafka_history.rs` checks (value v1, previous id = id).

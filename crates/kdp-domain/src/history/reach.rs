@@ -53,6 +53,17 @@ pub enum Beginning {
     },
 }
 
+impl Beginning {
+    /// `whole`, `since` or `partial`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Beginning::Whole => "whole",
+            Beginning::Since { .. } => "since",
+            Beginning::Partial { .. } => "partial",
+        }
+    }
+}
+
 impl Reach {
     /// Where the history begins.
     pub fn beginning(&self) -> Beginning {

@@ -88,6 +88,17 @@ pub enum LsoChange {
 }
 
 impl LsoChange {
+    /// The name an audit line gives it: `moved`, `held by another`, `not
+    /// moved`, `unknown`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            LsoChange::Moved => "moved",
+            LsoChange::HeldByAnother { .. } => "held by another",
+            LsoChange::NotMoved => "not moved",
+            LsoChange::Unknown => "unknown",
+        }
+    }
+
     /// Whether this partition shows the repair worked (or another
     /// transaction, not the repaired one, holds it).
     pub fn is_settled(&self) -> bool {

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 
 use kdp_domain::repair::{plan_abort_from, AbortTarget};
 
-use crate::cmd::cluster::{self, ClusterArgs};
+use crate::cmd::cluster::{self, ClusterArgs, Connected};
 use crate::cmd::repair::{self, ConfirmArgs};
 use crate::exit;
 
@@ -82,7 +82,7 @@ pub fn run(args: Args) -> i32 {
 }
 
 /// What `--start-offset` or `--producer-id` and the epochs ask for.
-fn target(args: &Args) -> Option<AbortTarget> {
+pub(crate) fn target(args: &Args) -> Option<AbortTarget> {
     match (args.start_offset, args.producer_id) {
         (Some(start_offset), _) => Some(AbortTarget::StartOffset {
             topic: args.topic.clone(),
@@ -112,11 +112,21 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    run_on(&conn, &args, target, out).await
+}
+
+/// The command on a connected client.
+pub async fn run_on(
+    conn: &Connected,
+    args: &Args,
+    target: AbortTarget,
+    out: &mut dyn Write,
+) -> i32 {
     let describe = conn.describe_options(
         cluster::selection(std::slice::from_ref(&args.topic), &[args.partition]),
         None,
     );
-    let joined = match cluster::join(&conn, describe, true).await {
+    let joined = match cluster::join(conn, describe, true).await {
         Ok(j) => j,
         Err(code) => return code,
     };
@@ -131,7 +141,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         }
     };
     let seen_at_prompt = std::io::stdout().is_terminal();
-    repair::carry_out("abort", &conn, out, seen_at_prompt, plan, &args.confirm)
+    repair::carry_out("abort", conn, out, seen_at_prompt, plan, &args.confirm)
         .await
         .unwrap_or_else(|stopped| stopped)
 }

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use kdp_domain::repair::{
-    Action, Done, LsoChange, Outcome, PartitionProof, PartitionState, Proof, Report, Snapshot,
+    Action, Done, Outcome, PartitionProof, PartitionState, Proof, Report, Snapshot,
 };
 use kdp_workflows::clock::now_ms;
 use serde::Serialize;
@@ -85,16 +85,6 @@ struct Line<'a> {
     partitions: Vec<Partition>,
 }
 
-/// The proof's name for a change.
-pub fn change_name(c: LsoChange) -> &'static str {
-    match c {
-        LsoChange::Moved => "moved",
-        LsoChange::HeldByAnother { .. } => "held by another",
-        LsoChange::NotMoved => "not moved",
-        LsoChange::Unknown => "unknown",
-    }
-}
-
 /// Who ran it and where.
 pub struct Context<'a> {
     /// `abort`, `force-terminate`, `find-hanging --repair`.
@@ -157,7 +147,7 @@ pub fn write(
                     start_offset: p.start_offset,
                     before: State::of(before.partitions.get(&key)),
                     after: proved.map(|q| State::of(Some(&q.after))),
-                    lso_change: proved.map(|q| change_name(q.change)),
+                    lso_change: proved.map(|q| q.change.label()),
                     records_released: proved.and_then(|q| q.released()),
                     transaction_gone: proved.and_then(|q| q.transaction_gone),
                     groups_can_advance: proved

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
-use crate::output::table::Column;
+use crate::output::table::{plain, Cell, Column};
 use crate::output::{Output, Rfc3339};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -115,14 +115,17 @@ struct Row {
     sequence: Option<&'static str>,
     broker_rule: Option<&'static str>,
     note: Option<String>,
+    /// The verdict itself, which the Sequence cell is told from.
+    #[serde(skip)]
+    verdict: Option<SequenceVerdict>,
     #[serde(skip)]
     now_ms: i64,
 }
 
 impl Record for Row {
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self) -> Vec<Cell> {
         let pid = self.producer_id >= 0;
-        vec![
+        plain(vec![
             format!("{}-{}", self.base_offset, self.last_offset),
             if pid {
                 self.producer_id.to_string()
@@ -150,12 +153,12 @@ impl Record for Row {
             or_dash(self.compression),
             if self.crc_valid { "ok" } else { "BAD" }.into(),
             records::when(self.max_timestamp, self.now_ms),
-            match (self.sequence, &self.note) {
-                (Some(v), Some(n)) if v != "in-sequence" && v != "first" => format!("{v}: {n}"),
-                (Some(v), _) => v.into(),
-                _ => "-".into(),
+            match self.verdict {
+                Some(v) if v.is_routine() => v.label().into(),
+                Some(v) => format!("{}: {}", v.label(), v.explain()),
+                None => "-".into(),
             },
-        ]
+        ])
     }
 }
 
@@ -266,6 +269,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             sequence: verdict.map(SequenceVerdict::label),
             broker_rule: verdict.map(|v| v.rule().label()),
             note: verdict.map(SequenceVerdict::explain),
+            verdict: *verdict,
             now_ms,
         });
     }

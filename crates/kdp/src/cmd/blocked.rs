@@ -21,8 +21,9 @@ use crate::cmd::cluster::{self, ClusterArgs, Connected};
 use crate::cmd::repair;
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
+use crate::output::colour::{self, Style};
 use crate::output::records::{self, or_dash, Record};
-use crate::output::table::Column;
+use crate::output::table::{plain, Cell, Column};
 use crate::output::{age, Output, Rfc3339};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -123,6 +124,9 @@ pub struct Row {
     error: Option<&'static str>,
     /// The command line, `wait`, or none.
     unblock: Option<String>,
+    /// The verdict itself, which the Verdict cell is coloured from.
+    #[serde(skip)]
+    judged: Option<GroupVerdict>,
     #[serde(skip)]
     started_ms: Option<i64>,
     #[serde(skip)]
@@ -132,12 +136,16 @@ pub struct Row {
 }
 
 impl Record for Row {
-    fn cells(&self) -> Vec<String> {
-        let verdict = match (self.verdict, self.error) {
-            (Some(v), Some(e)) => format!("{v} ({e})"),
-            (v, _) => or_dash(v),
-        };
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        let verdict = Cell::new(
+            match (self.verdict, self.error) {
+                (Some(v), Some(e)) => format!("{v} ({e})"),
+                (v, _) => or_dash(v),
+            },
+            self.judged
+                .map_or(Style::Plain, |v| Style::from(v.severity())),
+        );
+        let mut cells = plain(vec![
             or_dash(self.topic.as_deref()),
             or_dash(self.partition),
             or_dash(self.held_back),
@@ -153,9 +161,10 @@ impl Record for Row {
             or_dash(self.group_state.as_deref()),
             or_dash(self.members),
             or_dash(self.committed_offset),
-            verdict,
-            or_dash(self.unblock.as_deref()),
-        ]
+        ]);
+        cells.push(verdict);
+        cells.push(or_dash(self.unblock.as_deref()).into());
+        cells
     }
 }
 
@@ -259,6 +268,7 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                     }
                     Some(_) => None,
                 },
+                judged: group.map(|g| g.verdict),
                 started_ms: pin.and_then(|t| t.started_ms),
                 last_write_ms: pin.and_then(|t| t.last_write_ms),
                 now_ms,
@@ -272,11 +282,13 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
         }
     }
     for gap in &b.gaps {
-        let (group, error) = match gap {
-            Gap::GroupOffsets(group, e) => (group, e.name()),
-            Gap::UnknownGroup(group) => (group, ErrorCode::GROUP_ID_NOT_FOUND.label()),
+        // a group that could not be read at all is unread on every partition
+        let (group, code) = match gap {
+            Gap::GroupOffsets(group, e) => (group, e.code),
+            Gap::UnknownGroup(group) => (group, ErrorCode::GROUP_ID_NOT_FOUND),
             _ => continue,
         };
+        let judged = GroupVerdict::Unread(code);
         rows.push(Row {
             topic: None,
             partition: None,
@@ -295,9 +307,10 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
             group_type: None,
             members: None,
             committed_offset: None,
-            verdict: Some("unknown"),
-            error: Some(error),
+            verdict: Some(judged.label()),
+            error: Some(code.label()),
             unblock: None,
+            judged: Some(judged),
             started_ms: None,
             last_write_ms: None,
             now_ms,
@@ -368,7 +381,7 @@ pub fn report_held(held: Held) -> HeldGroups {
     let read = match held.read {
         Some(Ok(r)) => Some(r),
         Some(Err(e)) => {
-            eprintln!("kdp: consumer groups not read: {e}");
+            colour::emit(&format!("kdp: consumer groups not read: {e}"));
             None
         }
         None => None,
@@ -383,8 +396,8 @@ pub fn report_held(held: Held) -> HeldGroups {
             HeldGap::MayHide => "ACLs may hide groups from the listing".into(),
             HeldGap::OffsetsNotRead => "some groups' or partitions' offsets were not read".into(),
         };
-        eprintln!("kdp: BlockedGroups unknown ('-'): {why}");
-        eprintln!("kdp: `kdp blocked` shows what it could read, group by group");
+        colour::emit(&format!("kdp: BlockedGroups unknown ('-'): {why}"));
+        colour::emit("kdp: `kdp blocked` shows what it could read, group by group");
     }
     held.groups
 }

@@ -11,9 +11,11 @@ use kdp_client::{
     BrokerAddress, Client, ClientConfig, DescribeOptions, Retrying, TimeBound, TopicSelection,
 };
 use kdp_domain::joined::Joined;
+use kdp_domain::key_error::Failures;
 use kdp_workflows::join::JoinOptions;
 
 use crate::exit;
+use crate::output::failures;
 use crate::properties;
 
 /// How to reach the cluster: the one declaration of the connection flags,
@@ -277,20 +279,14 @@ pub fn reported(conn: &Connected, joined: kdp_client::Result<Joined>) -> Result<
 /// with the phases that ran out of time ([`join`] named them), so that a
 /// partial answer never exits 0.
 pub fn report_failed_partitions(joined: &Joined) -> usize {
-    let mut failed = joined.unfinished.len();
+    let mut failed = Failures::new();
     for o in &joined.partitions {
         if let Err(e) = &o.result {
-            failed += 1;
-            fail!(
-                "{}-{}: {} {}",
-                o.topic,
-                o.partition,
-                e.name(),
-                e.message.as_deref().unwrap_or("")
-            );
+            failed.add(format!("{}-{}", o.topic, o.partition), e);
         }
     }
-    failed
+    failures::report("DescribeProducers failed", "partitions", &failed);
+    joined.unfinished.len() + failed.len()
 }
 
 /// Runs a command on a fresh single-threaded runtime with stdout, locked

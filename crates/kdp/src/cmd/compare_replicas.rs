@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::exit;
 use crate::output::records::{self, Record};
-use crate::output::table::Column;
+use crate::output::table::{plain, Cell, Column};
 use crate::output::Output;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -56,8 +56,8 @@ struct Row {
 }
 
 impl Record for Row {
-    fn cells(&self) -> Vec<String> {
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        plain(vec![
             self.topic.clone(),
             self.partition.to_string(),
             self.producer_id.to_string(),
@@ -67,7 +67,7 @@ impl Record for Row {
                 .map(|(b, v)| format!("{b}={v}"))
                 .collect::<Vec<_>>()
                 .join(" "),
-        ]
+        ])
     }
 }
 

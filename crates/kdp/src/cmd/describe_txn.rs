@@ -22,10 +22,10 @@ use kdp_workflows::history::ReadOptions;
 use crate::cmd::blocked;
 use crate::cmd::cluster::{self, Connected};
 use crate::exit;
-use crate::output::colour;
+use crate::output::colour::Style;
 use crate::output::producers::{self, FencedJson, TxnFields};
 use crate::output::records::{self, or_dash};
-use crate::output::table::{self, Column};
+use crate::output::table::{self, plain, Cell, Column};
 use crate::output::{Output, Rfc3339, BUFFER};
 
 /// One producer on one partition, joined.
@@ -41,9 +41,10 @@ pub struct Row {
 
 impl Row {
     /// The table's cells, in the order of [`HEADER`].
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self) -> Vec<Cell> {
         let p = &self.producer;
-        vec![
+        let flags = &self.txn.flags;
+        let mut cells = plain(vec![
             self.topic.clone(),
             self.partition.to_string(),
             p.producer_id.to_string(),
@@ -57,16 +58,24 @@ impl Row {
             or_dash(self.txn.transaction_timeout_ms),
             or_dash(self.txn.coordinator_producer_epoch),
             or_dash(self.txn.blocked_groups.as_ref().map(Vec::len)),
-            if self.txn.flags.is_empty() {
-                "-".into()
-            } else {
-                self.txn.flags.join(",")
-            },
+        ]);
+        let text = if flags.is_empty() {
+            "-".into()
+        } else {
+            let labels: Vec<&str> = flags.iter().map(|f| f.label()).collect();
+            labels.join(",")
+        };
+        // the gravest flag colours the cell
+        let style = flags.iter().map(|f| f.severity()).max();
+        cells.push(Cell::new(text, style.map_or(Style::Plain, Style::from)));
+        cells.push(
             match &self.txn.fenced {
                 Some(f) => f.source.unwrap_or(f.verdict).to_string(),
                 None => "-".into(),
-            },
-        ]
+            }
+            .into(),
+        );
+        cells
     }
 }
 
@@ -85,7 +94,7 @@ const HEADER: &[Column] = &[
     Column::new("TxnTimeoutMs", 8),
     Column::new("CoordinatorProducerEpoch", 9),
     Column::new("BlockedGroups", 3),
-    Column::text("Flags", 0).styled(colour::flags),
+    Column::text("Flags", 0),
     Column::new("FencedFrom", 10),
 ];
 
@@ -173,10 +182,7 @@ pub fn rows(joined: &Joined, histories: &[IdHistory], held: &HeldGroups) -> Vec<
                         &coordinator,
                         &cx,
                         fence.as_ref().unwrap_or(&not_fenced),
-                    )
-                    .into_iter()
-                    .map(|f| f.label())
-                    .collect(),
+                    ),
                     fenced: fence.as_ref().map(fenced_json),
                     blocked_groups: held
                         .of(topic, partition, p.producer_id)

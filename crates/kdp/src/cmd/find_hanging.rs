@@ -7,18 +7,19 @@ use std::time::Duration;
 use kdp_domain::diagnose::blocked::HeldGroups;
 use kdp_domain::diagnose::hanging::{self, OpenTxn, Verdict};
 use kdp_domain::joined::{max_timeout, Joined};
+use kdp_domain::key_error::Failures;
 use kdp_domain::repair::{findings, plan_findings};
 use kdp_workflows::groups::held_groups;
 use serde::Serialize;
 
 use crate::cmd::blocked;
-use crate::cmd::cluster::{self, ClusterArgs};
+use crate::cmd::cluster::{self, ClusterArgs, Connected};
 use crate::cmd::repair::{self, ConfirmArgs};
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
-use crate::output::colour;
+use crate::output::failures;
 use crate::output::records::{self, or_dash, Record};
-use crate::output::table::Column;
+use crate::output::table::{plain, Cell, Column};
 use crate::output::{age, Output, Rfc3339};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -136,8 +137,8 @@ pub struct Row {
 }
 
 impl Record for Row {
-    fn cells(&self) -> Vec<String> {
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        let mut cells = plain(vec![
             self.topic.clone(),
             self.partition.to_string(),
             self.producer_id.to_string(),
@@ -152,8 +153,12 @@ impl Record for Row {
             ),
             or_dash(self.blocked_records),
             or_dash(self.blocked_groups.as_ref().map(Vec::len)),
+        ]);
+        cells.push(Cell::new(
             self.reason.clone(),
-        ]
+            self.judged.kind().severity().into(),
+        ));
+        cells
     }
 }
 
@@ -170,7 +175,7 @@ const HEADER: &[Column] = &[
     Column::new("TxnAge", 1),
     Column::new("BlockedRecords", 0),
     Column::new("BlockedGroups", 1),
-    Column::text("Verdict", 0).styled(colour::verdict),
+    Column::text("Verdict", 0),
 ];
 
 /// The verdict rows of a joined scan, candidates only: kdp-domain's one
@@ -243,6 +248,11 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    run_on(&conn, &args, out).await
+}
+
+/// The command on a connected client.
+pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let describe = conn.describe_options(
         cluster::selection(&args.topic, &args.partition),
         args.broker_id,
@@ -252,7 +262,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     // without --all nothing but the candidates is shown: only they are
     // looked up and only their partitions' offsets read
-    let joined = match cluster::join_with(&conn, describe, true, |o| o.candidates_only(given)).await
+    let joined = match cluster::join_with(conn, describe, true, |o| o.candidates_only(given)).await
     {
         Ok(j) => j,
         Err(code) => return code,
@@ -260,19 +270,19 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     let (max_timeout_ms, source) = max_timeout(given, joined.cluster_max_timeout_ms);
     let source = source.describe();
     tracing::info!(max_timeout_ms, source, "candidate threshold");
+    // what made the answer partial first: the brokers that did not list
+    // their transactions, before what follows from it (the groups' column)
+    let mut unlisted = Failures::new();
+    for (broker, e) in &joined.listing_errors {
+        unlisted.add(format!("broker {broker}"), e);
+    }
+    failures::report("ListTransactions failed", "brokers", &unlisted);
+    let failed = cluster::report_failed_partitions(&joined);
     let dopts = conn.describe_options(None, None).driver_options();
     let held = blocked::report_held(
         held_groups(&conn.client, &joined, max_timeout_ms, &dopts, &conn.bound).await,
     );
     let rows = rows(&joined, max_timeout_ms, args.all, &held);
-    for (broker, e) in &joined.listing_errors {
-        fail!(
-            "broker {broker} did not list its transactions: {} {}",
-            e.name(),
-            e.message.as_deref().unwrap_or("")
-        );
-    }
-    let failed = cluster::report_failed_partitions(&joined);
     if let Err(e) = records::write(out, args.output, "Transactions", HEADER, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
             fail!("cannot write output: {e}");
@@ -333,7 +343,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         let _ = writeln!(to);
         return repair::carry_out(
             "find-hanging --repair",
-            &conn,
+            conn,
             to,
             seen_at_prompt,
             plan,

@@ -4,7 +4,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use kdp_domain::history::{Beginning, History, IdHistory, StateChange};
+use kdp_domain::history::{Beginning, Cause, History, IdHistory, StateChange};
 use kdp_workflows::clock::now_ms;
 use serde::Serialize;
 
@@ -12,7 +12,7 @@ use crate::cmd::cluster::{self, ClusterArgs};
 use crate::exit;
 use crate::output::colour::Style;
 use crate::output::records::{or_dash, when};
-use crate::output::table::{self, Column};
+use crate::output::table::{self, Cell, Column};
 use crate::output::{Output, Rfc3339, BUFFER};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -151,7 +151,8 @@ pub struct ChangeRow {
     partitions_added: Vec<String>,
     from_producer_id: Option<i64>,
     from_producer_epoch: Option<i16>,
-    cause: Option<&'static str>,
+    #[serde(serialize_with = "cause_label")]
+    cause: Option<Cause>,
     instance: u32,
     instance_change: bool,
     gap_before: bool,
@@ -193,7 +194,7 @@ impl ChangeRow {
             partitions_added: tp(&c.partitions_added),
             from_producer_id: from.map(|f| f.producer_id),
             from_producer_epoch: from.map(|f| f.epoch),
-            cause: c.cause().map(|c| c.label()),
+            cause: c.cause(),
             instance: c.instance,
             instance_change: c.instance_change,
             gap_before: c.gap_before,
@@ -202,58 +203,47 @@ impl ChangeRow {
         }
     }
 
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self) -> Vec<Cell> {
         vec![
-            self.transactional_id.clone(),
-            self.offset.to_string(),
-            when(self.timestamp_ms, self.now_ms),
-            self.timestamp_ms.to_string(),
-            self.transaction_state.clone(),
-            or_dash(self.producer_id),
-            or_dash(self.producer_epoch),
+            self.transactional_id.clone().into(),
+            self.offset.to_string().into(),
+            when(self.timestamp_ms, self.now_ms).into(),
+            self.timestamp_ms.to_string().into(),
+            self.transaction_state.clone().into(),
+            or_dash(self.producer_id).into(),
+            or_dash(self.producer_epoch).into(),
+            // a change of instance stands out
             if self.instance_change {
-                format!("{} NEW", self.instance)
+                Cell::new(format!("{} NEW", self.instance), Style::Bad)
             } else {
-                self.instance.to_string()
+                self.instance.to_string().into()
             },
+            // what fences in red, gaps in magenta
             match (self.cause, self.gap_before) {
-                (Some(c), _) => c.to_string(),
-                (None, true) => "(gap before)".into(),
+                (Some(c), _) => {
+                    Cell::new(c.label(), c.severity().map_or(Style::Plain, Style::from))
+                }
+                (None, true) => Cell::new("(gap before)", Style::Unknown),
                 (None, false) => "-".into(),
             },
             if self.partitions_added.is_empty() {
                 "-".into()
             } else {
-                self.partitions_added.join(",")
+                self.partitions_added.join(",").into()
             },
-            or_dash(self.transaction_timeout_ms),
+            or_dash(self.transaction_timeout_ms).into(),
             if self.topic_partitions.is_empty() {
                 "-".into()
             } else {
-                self.topic_partitions.join(",")
+                self.topic_partitions.join(",").into()
             },
         ]
     }
 }
 
-/// The Instance cell: a change of instance stands out.
-fn instance_style(cell: &str) -> Style {
-    if cell.ends_with("NEW") {
-        Style::Bad
-    } else {
-        Style::Plain
-    }
-}
-
-/// The Cause cell: what fences in red, gaps in magenta.
-fn cause_style(cell: &str) -> Style {
-    match cell {
-        "init-producer-id" | "admin-fence" | "new-producer-id" | "timeout" | "fencing-abort" => {
-            Style::Bad
-        }
-        "unexplained" | "before-history" | "(gap before)" => Style::Unknown,
-        _ => Style::Plain,
-    }
+/// A cause as its label.
+fn cause_label<S: serde::Serializer>(c: &Option<Cause>, s: S) -> Result<S::Ok, S::Error> {
+    c.map(Cause::label).serialize(s)
 }
 
 const HEADER: &[Column] = &[
@@ -264,8 +254,8 @@ const HEADER: &[Column] = &[
     Column::new("State", 0),
     Column::new("ProducerId", 2),
     Column::new("Epoch", 0),
-    Column::new("Instance", 0).styled(instance_style),
-    Column::new("Cause", 0).styled(cause_style),
+    Column::new("Instance", 0),
+    Column::new("Cause", 0),
     Column::text("PartitionsAdded", 3),
     Column::new("TimeoutMs", 5),
     Column::text("Partitions", 7),
@@ -291,14 +281,6 @@ struct ReachJson {
     beginning: &'static str,
 }
 
-fn beginning_name(b: Beginning) -> &'static str {
-    match b {
-        Beginning::Whole => "whole",
-        Beginning::Since { .. } => "since",
-        Beginning::Partial { .. } => "partial",
-    }
-}
-
 impl ReachJson {
     fn new(h: &History) -> ReachJson {
         let r = &h.reach;
@@ -318,7 +300,7 @@ impl ReachJson {
             first_removed_offset: r.holes.first().map(|h| h.start),
             since_ms: r.since_ms,
             since: r.since_ms.and_then(Rfc3339::at),
-            beginning: beginning_name(r.beginning()),
+            beginning: r.beginning().label(),
         }
     }
 }

@@ -13,6 +13,8 @@ pub mod describe_txn;
 pub mod encode;
 pub mod explain;
 pub mod exporter;
+#[cfg(test)]
+mod failure_reports;
 pub mod find_hanging;
 pub mod force_terminate;
 pub mod globals;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::exit;
 use crate::output::records::{self, or_dash, Record};
-use crate::output::table::Column;
+use crate::output::table::{plain, Cell, Column};
 use crate::output::{age, Output};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -102,10 +102,10 @@ fn idle(ms: Option<i64>, now: i64) -> String {
 }
 
 impl Record for BrokerRow<'_> {
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self) -> Vec<Cell> {
         let (b, now) = (self.0, self.1);
         if !b.answered {
-            return vec![
+            return plain(vec![
                 b.broker.to_string(),
                 "no answer".into(),
                 "-".into(),
@@ -117,9 +117,9 @@ impl Record for BrokerRow<'_> {
                 "-".into(),
                 "-".into(),
                 "-".into(),
-            ];
+            ]);
         }
-        vec![
+        plain(vec![
             b.broker.to_string(),
             if b.complete {
                 b.producer_ids.to_string()
@@ -135,16 +135,16 @@ impl Record for BrokerRow<'_> {
             b.expiring_within_day.to_string(),
             b.past_expiration.to_string(),
             or_dash(self.2.and_then(|c| c.2).map(|r| format!("{r:.2}"))),
-        ]
+        ])
     }
 }
 
 macro_rules! record {
     ($t:ty, |$s:ident| $cells:expr) => {
         impl Record for $t {
-            fn cells(&self) -> Vec<String> {
+            fn cells(&self) -> Vec<Cell> {
                 let $s = self;
-                $cells
+                plain($cells)
             }
         }
     };

@@ -8,15 +8,18 @@ use std::time::Duration;
 
 use kdp_client::txn::describe::{describe_transactions, Described};
 use kdp_client::txn::list::ListFilters;
+use kdp_domain::key_error::Failures;
+use kdp_domain::repair::proof::not_described;
 use kdp_workflows::clock::now_ms;
 use kdp_workflows::transactions::{list, Listed};
 use serde::Serialize;
 
-use crate::cmd::cluster::{self, ClusterArgs};
+use crate::cmd::cluster::{self, ClusterArgs, Connected};
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
+use crate::output::failures;
 use crate::output::records::{self, or_dash, Record};
-use crate::output::table::Column;
+use crate::output::table::{plain, Cell, Column};
 use crate::output::{Output, Rfc3339};
 
 /// `kdp transactions`.
@@ -112,15 +115,15 @@ struct ListRow {
 }
 
 impl Record for ListRow {
-    fn cells(&self) -> Vec<String> {
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        plain(vec![
             self.transactional_id.clone(),
             self.coordinator.to_string(),
             self.producer_id.to_string(),
             self.transaction_state.clone(),
             self.current_transaction_start_time_ms
                 .map_or_else(|| "-".into(), |ms| records::when(ms, self.now_ms)),
-        ]
+        ])
     }
 }
 
@@ -136,11 +139,14 @@ fn started(start_ms: i64, now: i64) -> (Option<i64>, Option<Rfc3339>, Option<i64
 }
 
 /// The start time of each listed transaction, as its coordinator
-/// described it (ListTransactions carries none). Returns how many ids could
-/// not be described; their rows keep `null`.
-fn add_start_times(rows: &mut [ListRow], described: &BTreeMap<String, Described>) -> usize {
+/// described it (ListTransactions carries none). Returns the ids that could
+/// not be described, by cause; their rows keep `null`.
+fn add_start_times(
+    rows: &mut [ListRow],
+    described: &BTreeMap<String, Described>,
+) -> Failures<String> {
     let now = now_ms();
-    let mut failed = 0;
+    let mut failed = Failures::new();
     for row in rows {
         row.now_ms = now;
         match described.get(&row.transactional_id).map(|d| &d.result) {
@@ -151,22 +157,8 @@ fn add_start_times(rows: &mut [ListRow], described: &BTreeMap<String, Described>
                     row.transaction_duration_ms,
                 ) = started(t.transaction_start_time_ms, now);
             }
-            Some(Err(e)) => {
-                failed += 1;
-                fail!(
-                    "{}: start time unknown: {} {}",
-                    row.transactional_id,
-                    e.name(),
-                    e.message.as_deref().unwrap_or("")
-                );
-            }
-            None => {
-                failed += 1;
-                fail!(
-                    "{}: start time unknown: not described",
-                    row.transactional_id
-                );
-            }
+            Some(Err(e)) => failed.add(row.transactional_id.clone(), e),
+            None => failed.add(row.transactional_id.clone(), &not_described()),
         }
     }
     failed
@@ -191,8 +183,8 @@ struct DescribeRow {
 }
 
 impl Record for DescribeRow {
-    fn cells(&self) -> Vec<String> {
-        vec![
+    fn cells(&self) -> Vec<Cell> {
+        plain(vec![
             self.coordinator_id.to_string(),
             self.transactional_id.clone(),
             self.producer_id.to_string(),
@@ -205,7 +197,7 @@ impl Record for DescribeRow {
             },
             or_dash(self.transaction_duration_ms),
             self.topic_partitions.join(","),
-        ]
+        ])
     }
 }
 
@@ -226,8 +218,13 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    run_on(&conn, cmd.args.command, out).await
+}
+
+/// The command on a connected client.
+pub async fn run_on(conn: &Connected, sub: Sub, out: &mut dyn Write) -> i32 {
     let dopts = conn.describe_options(None, None).driver_options();
-    let (result, failed) = match cmd.args.command {
+    let (result, failed) = match sub {
         Sub::List {
             state,
             producer_id,
@@ -258,7 +255,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                 }
             };
             let mut rows = Vec::new();
-            let mut failed = 0;
+            let mut unlisted = Failures::new();
             for (broker, l) in listings {
                 match l {
                     Ok(l) => {
@@ -276,18 +273,15 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                             now_ms: 0,
                         }));
                     }
-                    Err(e) => {
-                        failed += 1;
-                        fail!(
-                            "broker {broker}: {} {}",
-                            e.name(),
-                            e.message.as_deref().unwrap_or("")
-                        );
-                    }
+                    Err(e) => unlisted.add(format!("broker {broker}"), &e),
                 }
             }
             rows.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
-            failed += add_start_times(&mut rows, &described);
+            // what left the list partial first, then the start times
+            failures::report("ListTransactions failed", "brokers", &unlisted);
+            let undescribed = add_start_times(&mut rows, &described);
+            failures::report("start time unknown", "transactional ids", &undescribed);
+            let failed = unlisted.len() + undescribed.len();
             let header = [
                 Column::text("TransactionalId", 0),
                 Column::new("Coordinator", 2),
@@ -310,7 +304,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
             ids.dedup();
             let described = describe_transactions(&conn.client, ids, &dopts, &conn.bound).await;
             let mut rows = Vec::new();
-            let mut failed = 0;
+            let mut undescribed = Failures::new();
             for (id, d) in described {
                 match d.result {
                     Ok(t) => {
@@ -337,12 +331,15 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                             now_ms: now,
                         });
                     }
-                    Err(e) => {
-                        failed += 1;
-                        fail!("{id}: {} {}", e.name(), e.message.as_deref().unwrap_or(""));
-                    }
+                    Err(e) => undescribed.add(id, &e),
                 }
             }
+            failures::report(
+                "DescribeTransactions failed",
+                "transactional ids",
+                &undescribed,
+            );
+            let failed = undescribed.len();
             let header = [
                 Column::new("CoordinatorId", 4),
                 Column::text("TransactionalId", 0),

@@ -164,6 +164,7 @@ mod tests {
                 code,
                 message: None,
                 client_side: false,
+                stalled: None,
             }),
         }
     }

@@ -3,6 +3,8 @@
 //! `always` and `never` decide regardless. Escapes in a pipe or a file are
 //! noise for the next program.
 
+use kdp_domain::severity::Severity;
+
 /// `--color`.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorChoice {
@@ -57,30 +59,17 @@ pub fn paint(style: Style, text: &str) -> String {
     format!("\x1b[{code}m{text}\x1b[0m")
 }
 
-/// A find-hanging verdict cell (`hanging: ...`): hanging red, stuck yellow,
-/// unknown magenta, ok green. The cell starts with `Verdict::kind`.
-pub fn verdict(cell: &str) -> Style {
-    match cell.split(':').next().unwrap_or("") {
-        "hanging" => Style::Bad,
-        "stuck" => Style::Warn,
-        "unknown" => Style::Unknown,
-        "ok" => Style::Good,
-        _ => Style::Plain,
-    }
-}
-
-/// A `describe --with-transactions` flags cell (`Flag::as_str` joined by
-/// commas): red when a producer is fenced or orphaned, yellow for the rest.
-pub fn flags(cell: &str) -> Style {
-    let mut style = Style::Plain;
-    for f in cell.split(',') {
-        match f {
-            "fenced" | "orphan" => return Style::Bad,
-            "open-too-long" | "idle" => style = Style::Warn,
-            _ => {}
+impl From<Severity> for Style {
+    /// A verdict's colour, from its type: ok green, warning yellow,
+    /// problem red, unknown magenta.
+    fn from(s: Severity) -> Style {
+        match s {
+            Severity::Ok => Style::Good,
+            Severity::Warning => Style::Warn,
+            Severity::Problem => Style::Bad,
+            Severity::Unknown => Style::Unknown,
         }
     }
-    style
 }
 
 static STDERR_COLOUR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -88,6 +77,33 @@ static STDERR_COLOUR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 /// Sets whether [`error`] colours (from `--color` and stderr).
 pub fn set_stderr(colour: bool) {
     STDERR_COLOUR.store(colour, std::sync::atomic::Ordering::Relaxed);
+}
+
+thread_local! {
+    /// Lines a test captures instead of stderr (see [`capture`]).
+    static CAPTURED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Writes one line to stderr (or to the test's capture on this thread).
+pub fn emit(line: &str) {
+    let kept = CAPTURED.with_borrow_mut(|c| c.as_mut().map(|c| c.push(line.to_string())));
+    if kept.is_none() {
+        eprintln!("{line}");
+    }
+}
+
+/// From now on this thread's [`emit`] lines are kept, not written, until
+/// [`captured`] takes them (a test of what a command says, on a
+/// current-thread runtime).
+#[cfg(test)]
+pub fn capture() {
+    CAPTURED.with_borrow_mut(|c| *c = Some(Vec::new()));
+}
+
+/// The lines kept since [`capture`]; stderr again from now on.
+#[cfg(test)]
+pub fn captured() -> Vec<String> {
+    CAPTURED.with_borrow_mut(|c| c.take().unwrap_or_default())
 }
 
 /// An error line for stderr: `kdp: MESSAGE`, red on a terminal.

@@ -5,6 +5,7 @@
 //! the next command adds a file, not a fourth copy of the layout code.
 
 pub mod colour;
+pub mod failures;
 pub mod format;
 pub mod json;
 pub mod jsonl;

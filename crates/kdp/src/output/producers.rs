@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 
+use kdp_domain::diagnose::flags::Flag;
 use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::{
     DescribeProducersResponse, PartitionResponse, ProducerState, TopicResponse,
@@ -52,7 +53,8 @@ pub struct TxnFields {
     /// The epoch the coordinator holds for it.
     pub coordinator_producer_epoch: Option<i16>,
     /// What the data proves (`fenced`, `open-too-long`, `orphan`, `idle`).
-    pub flags: Vec<&'static str>,
+    #[serde(serialize_with = "flag_labels")]
+    pub flags: Vec<Flag>,
     /// The consumer groups whose committed offset is at the LSO this
     /// producer's open transaction holds (empty: none, or no open
     /// transaction; null: kdp could not read them all).
@@ -60,6 +62,11 @@ pub struct TxnFields {
     /// The fence verdict and where it came from; `null` for a producer
     /// with no sign of a transaction (idempotent).
     pub fenced: Option<FencedJson>,
+}
+
+/// The flags as their labels.
+fn flag_labels<S: serde::Serializer>(flags: &[Flag], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(flags.iter().map(|f| f.label()))
 }
 
 /// `describe --with-transactions`' fence verdict of one producer.
@@ -527,7 +534,7 @@ fn write_table(
     ];
     if any_error {
         // shortened first: a long error message must not push the producers' columns out
-        columns.push(Column::text("Error", 1).kept().styled(|_| Style::Bad));
+        columns.push(Column::text("Error", 1).kept().styled(Style::Bad));
     }
     let mut counts = TableCounts::default();
     table::write(out, &columns, &mut |row| {
@@ -637,6 +644,7 @@ mod tests {
                     code: kdp_wire::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
                     message: None,
                     client_side: true,
+                    stalled: None,
                 }),
             ),
         ];
@@ -693,6 +701,7 @@ orders  1          2       -           -              -             -           
                         code: kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
                         message: Some("moved".into()),
                         client_side: false,
+                        stalled: None,
                     }),
                 ),
             ],

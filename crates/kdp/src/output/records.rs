@@ -14,12 +14,13 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use super::format::{Output, BUFFER};
-use super::table::{self, Column};
+use super::table::{self, Cell, Column};
 
 /// A row of a command's output.
 pub trait Record: Serialize {
-    /// The table's cells, in the order of the header.
-    fn cells(&self) -> Vec<String>;
+    /// The table's cells, in the order of the header, each styled from
+    /// what the row holds (a plain `String` converts with `.into()`).
+    fn cells(&self) -> Vec<Cell>;
 }
 
 /// Writes `rows` as `format`: an aligned table of `columns` (fitted to the
@@ -99,12 +100,12 @@ mod tests {
     }
 
     impl Record for Row {
-        fn cells(&self) -> Vec<String> {
+        fn cells(&self) -> Vec<Cell> {
             vec![
                 self.topic.into(),
-                self.partition.to_string(),
-                self.producer_id.to_string(),
-                or_dash(self.age),
+                self.partition.to_string().into(),
+                self.producer_id.to_string().into(),
+                or_dash(self.age).into(),
             ]
         }
     }

@@ -13,8 +13,72 @@ use std::sync::OnceLock;
 
 use super::colour::{self, Style};
 
-/// A table's rows: called with a sink, it hands the sink each row's cells.
-pub type Rows<'a> = dyn FnMut(&mut dyn FnMut(&[String])) + 'a;
+/// A table's rows: called with a sink, it hands the sink each row's cells
+/// (plain `String`s, or [`Cell`]s that carry their style).
+pub type Rows<'a, C = String> = dyn FnMut(&mut dyn FnMut(&[C])) + 'a;
+
+/// A cell's text and its style, decided from what the row holds (a
+/// verdict's severity, a flag), never from the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// What is printed.
+    pub text: String,
+    /// How it is coloured on a terminal.
+    pub style: Style,
+}
+
+impl Cell {
+    /// `text` in `style`.
+    pub fn new(text: impl Into<String>, style: Style) -> Cell {
+        Cell {
+            text: text.into(),
+            style,
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell::new(text, Style::Plain)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Cell {
+        Cell::new(text, Style::Plain)
+    }
+}
+
+/// A row of plain cells.
+pub fn plain(cells: Vec<String>) -> Vec<Cell> {
+    cells.into_iter().map(Cell::from).collect()
+}
+
+/// What a table prints of a cell.
+pub trait TableCell {
+    /// The text.
+    fn text(&self) -> &str;
+    /// Its own style; [`Style::Plain`] takes the column's.
+    fn style(&self) -> Style;
+}
+
+impl TableCell for String {
+    fn text(&self) -> &str {
+        self
+    }
+    fn style(&self) -> Style {
+        Style::Plain
+    }
+}
+
+impl TableCell for Cell {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn style(&self) -> Style {
+        self.style
+    }
+}
 
 /// A table column: its header and how much it matters on a narrow screen.
 #[derive(Debug, Clone, Copy)]
@@ -27,8 +91,9 @@ pub struct Column {
     pub shrink: bool,
     /// Never left out, even with a priority above 0 (it is only shortened).
     pub kept: bool,
-    /// How its cells are coloured on a terminal.
-    pub style: Option<fn(&str) -> Style>,
+    /// How its cells are coloured on a terminal, unless a cell has its own
+    /// style (e.g. an error column: every cell of it is an error).
+    pub style: Style,
 }
 
 impl Column {
@@ -39,7 +104,7 @@ impl Column {
             priority,
             shrink: false,
             kept: false,
-            style: None,
+            style: Style::Plain,
         }
     }
 
@@ -57,12 +122,9 @@ impl Column {
         Column { kept: true, ..self }
     }
 
-    /// This column with its cells coloured by `style`.
-    pub const fn styled(self, style: fn(&str) -> Style) -> Column {
-        Column {
-            style: Some(style),
-            ..self
-        }
+    /// This column with every cell in `style` (unless it has its own).
+    pub const fn styled(self, style: Style) -> Column {
+        Column { style, ..self }
     }
 }
 
@@ -122,15 +184,19 @@ const MIN_SHRUNK_KEY: usize = 30;
 /// `rows` is called twice, first for the widths and then for the text, and
 /// hands each row to its argument. Rows can so be built into one reused set
 /// of buffers: a table of a million producers never holds its rows.
-pub fn write(out: &mut dyn Write, columns: &[Column], rows: &mut Rows<'_>) -> io::Result<usize> {
+pub fn write<C: TableCell>(
+    out: &mut dyn Write,
+    columns: &[Column],
+    rows: &mut Rows<'_, C>,
+) -> io::Result<usize> {
     write_in(out, columns, rows, layout())
 }
 
 /// [`write()`] with `layout` instead of the command line's.
-pub fn write_in(
+pub fn write_in<C: TableCell>(
     out: &mut dyn Write,
     columns: &[Column],
-    rows: &mut Rows<'_>,
+    rows: &mut Rows<'_, C>,
     layout: &Layout,
 ) -> io::Result<usize> {
     let mut shown = chosen(columns, &layout.columns).inspect_err(|_| {
@@ -141,7 +207,7 @@ pub fn write_in(
     rows(&mut |cells| {
         count += 1;
         for (w, c) in widths.iter_mut().zip(cells) {
-            *w = (*w).max(c.chars().count());
+            *w = (*w).max(c.text().chars().count());
         }
     });
     if count == 0 {
@@ -175,7 +241,7 @@ pub fn write_in(
     let mut result = Ok(());
     let mut line = String::new();
     let mut painted = String::new();
-    let mut emit = |cells: &[String], is_header: bool| {
+    let mut emit = |cells: &dyn Line, is_header: bool| {
         if result.is_err() {
             return;
         }
@@ -187,14 +253,15 @@ pub fn write_in(
                 line.push_str("  ");
                 painted.push_str("  ");
             }
-            let cell = cells.get(i).map_or("", String::as_str);
+            let (cell, own) = cells.at(i);
             let text = cut(cell, w);
             let len = text.chars().count();
             line.push_str(&text);
-            let style = columns[i]
-                .style
-                .filter(|_| layout.colour && !is_header)
-                .map_or(Style::Plain, |f| f(cell));
+            let style = match own {
+                _ if !layout.colour || is_header => Style::Plain,
+                Style::Plain => columns[i].style,
+                own => own,
+            };
             painted.push_str(&colour::paint(style, &text));
             let pad = w.saturating_sub(len);
             if n + 1 < shown.len() {
@@ -214,10 +281,23 @@ pub fn write_in(
             .and_then(|()| out.write_all(b"\n"));
     };
     if !layout.no_headers {
-        emit(&header, true);
+        emit(&header.as_slice(), true);
     }
-    rows(&mut |cells| emit(cells, false));
+    rows(&mut |cells| emit(&cells, false));
     result.map(|()| count)
+}
+
+/// One line's cells, whatever their type.
+trait Line {
+    /// The text and own style of cell `i` (empty and plain past the end).
+    fn at(&self, i: usize) -> (&str, Style);
+}
+
+impl<C: TableCell> Line for &[C] {
+    fn at(&self, i: usize) -> (&str, Style) {
+        self.get(i)
+            .map_or(("", Style::Plain), |c| (c.text(), c.style()))
+    }
 }
 
 /// The indices of the columns `--columns` names, in its order (all of them
@@ -353,7 +433,7 @@ mod tests {
         );
         let mut out = Vec::new();
         assert_eq!(
-            write_in(&mut out, &COLS, &mut |_| {}, &Layout::default()).unwrap(),
+            write_in::<String>(&mut out, &COLS, &mut |_| {}, &Layout::default()).unwrap(),
             0
         );
         assert!(out.is_empty());
@@ -415,7 +495,7 @@ mod tests {
         write_in(
             &mut out,
             &KEPT,
-            &mut |f| f(&["key".into(), "b".into(), "a long error message".into()]),
+            &mut |f| f(&["key".to_string(), "b".into(), "a long error message".into()]),
             &l,
         )
         .unwrap();
@@ -445,11 +525,8 @@ mod tests {
     }
 
     #[test]
-    fn colour_only_in_styled_cells_and_never_counted_in_widths() {
-        const STYLED: [Column; 2] = [
-            Column::new("V", 0).styled(|v| if v == "bad" { Style::Bad } else { Style::Plain }),
-            Column::new("W", 0),
-        ];
+    fn colour_from_the_cell_or_its_column_never_counted_in_widths() {
+        const STYLED: [Column; 2] = [Column::new("V", 0), Column::new("W", 0).styled(Style::Warn)];
         let l = Layout {
             colour: true,
             ..Layout::default()
@@ -459,13 +536,17 @@ mod tests {
             &mut out,
             &STYLED,
             &mut |f| {
-                f(&["bad".into(), "x".into()]);
-                f(&["ok".into(), "y".into()]);
+                f(&[Cell::new("bad", Style::Bad), "x".into()]);
+                f(&["ok".into(), Cell::new("y", Style::Good)]);
             },
             &l,
         )
         .unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert_eq!(text, "V    W\n\x1b[31mbad\x1b[0m  x\nok   y\n");
+        // a cell's own style, else its column's
+        assert_eq!(
+            text,
+            "V    W\n\x1b[31mbad\x1b[0m  \x1b[33mx\x1b[0m\nok   \x1b[32my\x1b[0m\n"
+        );
     }
 }
