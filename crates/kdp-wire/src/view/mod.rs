@@ -40,11 +40,14 @@
 //! - [`array`](mod@array): [`ArrayView`] and its iterator.
 //! - [`tagged`]: [`TaggedView`], a raw tagged-field section.
 //! - [`validated`]: [`Validated`], a validated body that owns its `Bytes`.
+//! - [`received`]: [`Received`], a response taken owned or validated, as a
+//!   client's send path asks.
 //! - [`impls`]: the views of Kafka's primitive types.
 
 pub mod array;
 pub mod cursor;
 pub mod impls;
+pub mod received;
 pub mod tagged;
 pub mod validated;
 
@@ -57,6 +60,7 @@ use crate::version::Version;
 
 pub use array::{ArrayIter, ArrayView};
 pub use cursor::Cursor;
+pub use received::Received;
 pub use tagged::{TaggedIter, TaggedView};
 pub use validated::Validated;
 
@@ -89,6 +93,12 @@ pub trait Viewable: Sized {
 
     /// The owned value of a view.
     fn owned(view: Self::View<'_>, v: Version) -> Self;
+
+    /// The ThrottleTimeMs of a message's view (0 when its schema has none,
+    /// as [`Message::throttle_time_ms`]).
+    fn view_throttle_time_ms(_view: Self::View<'_>) -> i32 {
+        0
+    }
 
     /// The size of every value of this type in `v` when any bytes of that
     /// size are a valid value (integers, UUIDs, structs of those outside

@@ -2,14 +2,13 @@
 //! `kafka-transactions.sh list` and `describe` print it, plus times as
 //! RFC 3339 and ages; every broker asked, ids batched per coordinator.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use kdp_client::txn::describe::{describe_transactions, Described};
+use kdp_client::txn::describe::describe_transactions;
 use kdp_client::txn::list::ListFilters;
 use kdp_workflows::clock::now_ms;
-use kdp_workflows::transactions::{list, Listed};
+use kdp_workflows::transactions::{list, Entry, Start};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -93,32 +92,52 @@ pub struct Command {
     pub args: Args,
 }
 
-/// One listed transaction.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct ListRow {
-    transactional_id: String,
-    coordinator: i32,
-    producer_id: i64,
-    transaction_state: String,
-    /// From DescribeTransactions: what `--min-duration` filtered on. `null`
-    /// when the coordinator keeps no start time (e.g. `Empty`) or the
-    /// describe failed.
-    current_transaction_start_time_ms: Option<i64>,
-    current_transaction_start_time: Option<Rfc3339>,
-    transaction_duration_ms: Option<i64>,
-    #[serde(skip)]
+/// One listed transaction, rendered from the workflow's compact entry (a
+/// listing of 300,000 ids keeps only the entries, each row borrows one).
+struct ListRow<'a> {
+    entry: &'a Entry,
     now_ms: i64,
 }
 
-impl Record for ListRow {
+impl ListRow<'_> {
+    /// The coordinator's start time, when it described one; `None` when it
+    /// keeps none (e.g. `Empty`, not asked) or the describe failed.
+    fn started(&self) -> (Option<i64>, Option<Rfc3339>, Option<i64>) {
+        match self.entry.start {
+            Start::Described(ms) => started(ms, self.now_ms),
+            Start::NotAsked | Start::Failed(_) => (None, None, None),
+        }
+    }
+}
+
+impl Serialize for ListRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let e = self.entry;
+        let (start_ms, start, duration) = self.started();
+        let mut st = s.serialize_struct("ListRow", 7)?;
+        st.serialize_field("TransactionalId", &*e.transactional_id)?;
+        st.serialize_field("Coordinator", &e.coordinator)?;
+        st.serialize_field("ProducerId", &e.producer_id)?;
+        st.serialize_field("TransactionState", e.state.as_str())?;
+        // From DescribeTransactions: what `--min-duration` filtered on.
+        st.serialize_field("CurrentTransactionStartTimeMs", &start_ms)?;
+        st.serialize_field("CurrentTransactionStartTime", &start)?;
+        st.serialize_field("TransactionDurationMs", &duration)?;
+        st.end()
+    }
+}
+
+impl Record for ListRow<'_> {
     fn cells(&self) -> Vec<String> {
+        let e = self.entry;
         vec![
-            self.transactional_id.clone(),
-            self.coordinator.to_string(),
-            self.producer_id.to_string(),
-            self.transaction_state.clone(),
-            self.current_transaction_start_time_ms
+            e.transactional_id.to_string(),
+            e.coordinator.to_string(),
+            e.producer_id.to_string(),
+            e.state.as_str().to_owned(),
+            self.started()
+                .0
                 .map_or_else(|| "-".into(), |ms| records::when(ms, self.now_ms)),
         ]
     }
@@ -135,38 +154,19 @@ fn started(start_ms: i64, now: i64) -> (Option<i64>, Option<Rfc3339>, Option<i64
     )
 }
 
-/// The start time of each listed transaction, as its coordinator
-/// described it (ListTransactions carries none). Returns how many ids could
-/// not be described; their rows keep `null`.
-fn add_start_times(rows: &mut [ListRow], described: &BTreeMap<String, Described>) -> usize {
-    let now = now_ms();
+/// Says which listed ids have no start time because their describe failed;
+/// returns how many.
+fn start_failures(entries: &[Entry]) -> usize {
     let mut failed = 0;
-    for row in rows {
-        row.now_ms = now;
-        match described.get(&row.transactional_id).map(|d| &d.result) {
-            Some(Ok(t)) => {
-                (
-                    row.current_transaction_start_time_ms,
-                    row.current_transaction_start_time,
-                    row.transaction_duration_ms,
-                ) = started(t.transaction_start_time_ms, now);
-            }
-            Some(Err(e)) => {
-                failed += 1;
-                fail!(
-                    "{}: start time unknown: {} {}",
-                    row.transactional_id,
-                    e.name(),
-                    e.message.as_deref().unwrap_or("")
-                );
-            }
-            None => {
-                failed += 1;
-                fail!(
-                    "{}: start time unknown: not described",
-                    row.transactional_id
-                );
-            }
+    for e in entries {
+        if let Start::Failed(err) = &e.start {
+            failed += 1;
+            fail!(
+                "{}: start time unknown: {} {}",
+                e.transactional_id,
+                err.name(),
+                err.message.as_deref().unwrap_or("")
+            );
         }
     }
     failed
@@ -243,10 +243,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                     .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
                 transactional_id_pattern,
             };
-            let Listed {
-                listings,
-                described,
-            } = match list(&conn.client, &filters, &dopts, &conn.bound).await {
+            let listed = match list(&conn.client, &filters, &dopts, &conn.bound).await {
                 Ok(l) => l,
                 Err(e) => {
                     fail!("{e}");
@@ -257,37 +254,24 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                     };
                 }
             };
-            let mut rows = Vec::new();
-            let mut failed = 0;
-            for (broker, l) in listings {
-                match l {
-                    Ok(l) => {
-                        for s in &l.unknown_state_filters {
-                            eprintln!("kdp: broker {broker} does not know the state {s:?}");
-                        }
-                        rows.extend(l.transactions.into_iter().map(|t| ListRow {
-                            transactional_id: t.transactional_id,
-                            coordinator: broker,
-                            producer_id: t.producer_id,
-                            transaction_state: t.transaction_state,
-                            current_transaction_start_time_ms: None,
-                            current_transaction_start_time: None,
-                            transaction_duration_ms: None,
-                            now_ms: 0,
-                        }));
-                    }
-                    Err(e) => {
-                        failed += 1;
-                        fail!(
-                            "broker {broker}: {} {}",
-                            e.name(),
-                            e.message.as_deref().unwrap_or("")
-                        );
-                    }
-                }
+            for (broker, s) in &listed.unknown_state_filters {
+                eprintln!("kdp: broker {broker} does not know the state {s:?}");
             }
-            rows.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
-            failed += add_start_times(&mut rows, &described);
+            let mut failed = listed.failed.len();
+            for (broker, e) in &listed.failed {
+                fail!(
+                    "broker {broker}: {} {}",
+                    e.name(),
+                    e.message.as_deref().unwrap_or("")
+                );
+            }
+            failed += start_failures(&listed.entries);
+            let now = now_ms();
+            let rows: Vec<ListRow<'_>> = listed
+                .entries
+                .iter()
+                .map(|entry| ListRow { entry, now_ms: now })
+                .collect();
             let header = [
                 Column::text("TransactionalId", 0),
                 Column::new("Coordinator", 2),
