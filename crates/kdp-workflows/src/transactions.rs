@@ -84,7 +84,8 @@ pub struct Listed {
 }
 
 /// Lists the transactions `filters` keeps on every broker and describes
-/// each listed id not `Empty` for its start time. `Err` as
+/// each listed id not `Empty` for its start time, at the broker that
+/// listed it. `Err` as
 /// [`list_transactions_with`]: a filter no broker can apply, or the brokers
 /// could not be listed.
 pub async fn list(
@@ -129,19 +130,22 @@ pub async fn list(
     listed.entries.sort_unstable_by(|a, b| {
         (&a.transactional_id, a.coordinator).cmp(&(&b.transactional_id, b.coordinator))
     });
-    let ids: Vec<Arc<str>> = listed
+    // the broker that listed an id coordinates it: no FindCoordinator
+    let known: Vec<(Arc<str>, i32)> = listed
         .entries
         .iter()
         .filter(|e| e.state != StateName::Known(TxnState::Empty))
-        .map(|e| e.transactional_id.clone())
+        .map(|e| (e.transactional_id.clone(), e.coordinator))
         .collect();
-    if ids.is_empty() {
+    if known.is_empty() {
         return Ok(listed);
     }
+    let ids = known.iter().map(|(id, _)| id.clone()).collect();
     let entries = &mut listed.entries;
     describe_transactions_with(
         client,
         ids,
+        known,
         opts,
         bound,
         |t| t.transaction_start_time_ms(),

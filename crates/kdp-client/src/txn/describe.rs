@@ -102,6 +102,7 @@ pub async fn describe_transactions(
     describe_transactions_with(
         client,
         ids,
+        Vec::new(),
         opts,
         bound,
         |t| t.into_owned(),
@@ -125,9 +126,16 @@ pub async fn describe_transactions(
 /// [`describe_transactions`], each answer read through the response's view
 /// and kept as `fold` makes it, the results streamed to `sink` as each
 /// coordinator answers (every id exactly once, as the driver reports).
+///
+/// `known`: coordinators the caller already has, e.g. the broker that
+/// listed an id (ListTransactions lists the ids whose coordinator
+/// partitions the broker leads): those ids are not looked up
+/// (FindCoordinator) unless their coordinator answers NOT_COORDINATOR.
+#[allow(clippy::too_many_arguments)]
 pub async fn describe_transactions_with<K, T, F, S>(
     client: &SharedClient,
     ids: Vec<K>,
+    known: Vec<(K, i32)>,
     opts: &DriverOptions,
     bound: &TimeBound,
     fold: F,
@@ -137,7 +145,11 @@ pub async fn describe_transactions_with<K, T, F, S>(
     F: Fn(TransactionStateView<'_>) -> T,
     S: FnMut(Batch<K, T>),
 {
-    let mut strategy = Coordinator::new(TransactionCoordinators);
+    let mut strategy = if known.is_empty() {
+        Coordinator::new(TransactionCoordinators)
+    } else {
+        Coordinator::with_known(TransactionCoordinators, known)
+    };
     let handler = Handler {
         fold,
         key: PhantomData,
