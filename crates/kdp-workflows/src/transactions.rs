@@ -45,18 +45,6 @@ impl StateName {
     }
 }
 
-/// The start time of a listed transaction, as its coordinator described it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Start {
-    /// Not asked: the listing says `Empty`, a state without a transaction
-    /// (Kafka keeps no start time for it).
-    NotAsked,
-    /// The coordinator's TransactionStartTimeMs (raw: -1 for none).
-    Described(i64),
-    /// The describe failed, or no answer came.
-    Failed(Box<KeyError>),
-}
-
 /// One listed transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -68,8 +56,10 @@ pub struct Entry {
     pub producer_id: i64,
     /// Its state in the listing.
     pub state: StateName,
-    /// Its start time, from DescribeTransactions.
-    pub start: Start,
+    /// Its coordinator's TransactionStartTimeMs, raw (-1 for none); -1 too
+    /// when not asked (an `Empty` id, which has no transaction) or when the
+    /// describe failed ([`Listed::start_failures`]).
+    pub start_time_ms: i64,
 }
 
 /// Every broker's listing, sorted by transactional id, with start times.
@@ -81,6 +71,8 @@ pub struct Listed {
     pub failed: Vec<(i32, KeyError)>,
     /// State filters a broker did not know: (broker, the filter).
     pub unknown_state_filters: Vec<(i32, String)>,
+    /// Listed ids whose describe failed (no answer, an error): why.
+    pub start_failures: Vec<(Arc<str>, KeyError)>,
 }
 
 /// Lists the transactions `filters` keeps on every broker and describes
@@ -120,7 +112,7 @@ pub async fn list(
                         coordinator: broker,
                         producer_id,
                         state,
-                        start: Start::NotAsked,
+                        start_time_ms: -1,
                     },
                 ));
             }
@@ -141,7 +133,11 @@ pub async fn list(
         return Ok(listed);
     }
     let ids = known.iter().map(|(id, _)| id.clone()).collect();
-    let entries = &mut listed.entries;
+    let Listed {
+        entries,
+        start_failures,
+        ..
+    } = &mut listed;
     describe_transactions_with(
         client,
         ids,
@@ -151,6 +147,13 @@ pub async fn list(
         |t| t.transaction_start_time_ms(),
         |batch: Batch<Arc<str>, i64>| {
             for r in batch.results {
+                let ms = match r.result {
+                    Ok(ms) => ms,
+                    Err(err) => {
+                        start_failures.push((r.key.clone(), err));
+                        continue;
+                    }
+                };
                 let from = entries.partition_point(|e| e.transactional_id < r.key);
                 let same = entries
                     .get_mut(from..)
@@ -158,14 +161,12 @@ pub async fn list(
                     .flatten()
                     .take_while(|e| e.transactional_id == r.key);
                 for e in same {
-                    e.start = match &r.result {
-                        Ok(ms) => Start::Described(*ms),
-                        Err(err) => Start::Failed(Box::new(err.clone())),
-                    };
+                    e.start_time_ms = ms;
                 }
             }
         },
     )
     .await;
+    listed.start_failures.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(listed)
 }

@@ -3,12 +3,14 @@
 //! RFC 3339 and ages; every broker asked, ids batched per coordinator.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kdp_client::txn::describe::describe_transactions;
 use kdp_client::txn::list::ListFilters;
+use kdp_domain::key_error::KeyError;
 use kdp_workflows::clock::now_ms;
-use kdp_workflows::transactions::{list, Entry, Start};
+use kdp_workflows::transactions::{list, Entry};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
@@ -31,9 +33,10 @@ pub enum Sub {
     /// List transactions on every broker (ListTransactions), merged.
     #[command(after_help = "\
 Columns as kafka-transactions.sh list: TransactionalId, Coordinator (the broker that lists it),
-ProducerId, TransactionState; then CurrentTransactionStartTime (RFC 3339 and age, asked of each
-coordinator with DescribeTransactions; `-` when it keeps none). Transactional ids the caller may not DESCRIBE are left out by the
-brokers, silently.
+ProducerId, TransactionState; then CurrentTransactionStartTime (RFC 3339 and age, asked with
+DescribeTransactions of the broker that listed the id, its coordinator; `-` when it keeps none,
+and for Empty ids, which are not asked). Transactional ids the caller may not DESCRIBE are left
+out by the brokers, silently.
 
 Filters: --state (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort,
 PrepareEpochFence, Dead) and --producer-id repeat; --min-duration needs Kafka 3.8+ and
@@ -103,10 +106,7 @@ impl ListRow<'_> {
     /// The coordinator's start time, when it described one; `None` when it
     /// keeps none (e.g. `Empty`, not asked) or the describe failed.
     fn started(&self) -> (Option<i64>, Option<Rfc3339>, Option<i64>) {
-        match self.entry.start {
-            Start::Described(ms) => started(ms, self.now_ms),
-            Start::NotAsked | Start::Failed(_) => (None, None, None),
-        }
+        started(self.entry.start_time_ms, self.now_ms)
     }
 }
 
@@ -156,20 +156,15 @@ fn started(start_ms: i64, now: i64) -> (Option<i64>, Option<Rfc3339>, Option<i64
 
 /// Says which listed ids have no start time because their describe failed;
 /// returns how many.
-fn start_failures(entries: &[Entry]) -> usize {
-    let mut failed = 0;
-    for e in entries {
-        if let Start::Failed(err) = &e.start {
-            failed += 1;
-            fail!(
-                "{}: start time unknown: {} {}",
-                e.transactional_id,
-                err.name(),
-                err.message.as_deref().unwrap_or("")
-            );
-        }
+fn start_failures(failures: &[(Arc<str>, KeyError)]) -> usize {
+    for (id, err) in failures {
+        fail!(
+            "{id}: start time unknown: {} {}",
+            err.name(),
+            err.message.as_deref().unwrap_or("")
+        );
     }
-    failed
+    failures.len()
 }
 
 /// One described transactional id.
@@ -265,7 +260,7 @@ pub async fn run_to(cmd: Command, out: &mut dyn Write) -> i32 {
                     e.message.as_deref().unwrap_or("")
                 );
             }
-            failed += start_failures(&listed.entries);
+            failed += start_failures(&listed.start_failures);
             let now = now_ms();
             let rows: Vec<ListRow<'_>> = listed
                 .entries
