@@ -4,7 +4,8 @@
 
 use bytes::Bytes;
 
-use super::{Validated, Viewable};
+use super::validated::Validated;
+use super::viewable::Viewable;
 use crate::api;
 use crate::codec::Reader;
 use crate::error::{Context, DecodeError};
