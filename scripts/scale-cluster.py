@@ -6,6 +6,7 @@ with --groups, many consumer groups), to time whole-cluster scans at scale
     scripts/scale-cluster.py [TOPICS] [PARTITIONS] [PRODUCERS_PER_PARTITION] [BROKERS]
                              [OPEN_EVERY] [TXN_STATE_PARTITIONS]
                              [--groups N [--offsets-per-group M] [--offsets-partitions P]]
+                             [--transactions N]
                              > big.json
 
 Defaults: 1000 topics x 10 partitions x 100 producers = 1,000,000 producers
@@ -29,6 +30,13 @@ are Empty. The issue-17 size:
 
     scripts/scale-cluster.py 1000 100 2 50 100 --groups 10000 > groups.json
 
+--transactions N adds N transactional ids (`tx-000000001`...) to the
+coordinators (it needs TXN_STATE_PARTITIONS), every other one Ongoing with a
+start time and one partition, the rest Empty: the issue-32 listing of
+300,000 ids is
+
+    scripts/scale-cluster.py 1 1 0 3 10 50 --transactions 300000 > txns.json
+
 (50 brokers, 100,000 partitions, 200,000 producers, 2,000 pinned partitions,
 10,000 groups with 1,000,000 committed offsets.)
 """
@@ -43,6 +51,7 @@ def main():
     ap.add_argument("--groups", type=int, default=0)
     ap.add_argument("--offsets-per-group", type=int, default=100)
     ap.add_argument("--offsets-partitions", type=int, default=0)
+    ap.add_argument("--transactions", type=int, default=0)
     a = ap.parse_args()
     defaults = [1000, 10, 100, 3, 10, 0]
     topics, partitions, producers, brokers, open_every, txn_state = (a.dims + defaults[len(a.dims):])[:6]
@@ -110,6 +119,18 @@ def main():
             text = json.dumps(group)[:-1]
             out.write('%s%s,"offsets":{"%s":{%s}}}\n'
                       % ("," if g else "", text, topic, ",".join(offsets)))
+        out.write("]")
+    if a.transactions:
+        out.write(',"transactions":[\n')
+        for n in range(1, a.transactions + 1):
+            txn = {"transactional_id": "tx-%09d" % n, "producer_id": 1_000_000 + n,
+                   "producer_epoch": n % 5, "timeout_ms": 60000}
+            if n % 2:
+                txn.update(state="Ongoing", start_time=1_795_000_000_000 + n,
+                           partitions={"scale-00000": [0]})
+            else:
+                txn["state"] = "Empty"
+            out.write("%s%s\n" % ("," if n > 1 else "", json.dumps(txn, separators=(",", ":"))))
         out.write("]")
     out.write("}\n")
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use kdp_wire::messages::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
+use kdp_wire::view::Received;
 use kdp_wire::Request;
 
 use crate::bound::TimeBound;
@@ -416,7 +417,22 @@ impl Client {
     {
         let version = conn.version_for::<R>()?;
         let resp = conn.send_with_timeout(req, version, timeout).await?;
-        conn.throttle(resp.throttle_time_ms());
+        conn.throttle(ThrottleTime::throttle_time_ms(&resp));
+        Ok(resp)
+    }
+
+    /// [`Client::send_to`], the response taken as `A`: the owned message,
+    /// or [`Validated`](kdp_wire::view::Validated) for a large or frequent
+    /// response read through its view (validated once, then borrowed).
+    pub async fn receive_from<R, A>(&self, id: i32, req: &R, timeout: Duration) -> Result<A>
+    where
+        R: Request,
+        A: Received<Message = R::Response>,
+    {
+        let conn = self.broker_within(id, timeout).await?;
+        let version = conn.version_for::<R>()?;
+        let resp: A = conn.receive(req, version, timeout).await?;
+        conn.throttle(Received::throttle_time_ms(&resp));
         Ok(resp)
     }
 }

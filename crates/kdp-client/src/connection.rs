@@ -26,6 +26,7 @@ use bytes::Bytes;
 use kdp_wire::frame::io::{self, ReadFrameError};
 use kdp_wire::frame::{encode_request_frame, FrameReader, DEFAULT_MAX_FRAME_SIZE};
 use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kdp_wire::view::Received;
 use kdp_wire::ErrorCode;
 use kdp_wire::{api, DecodeError, Message, Reader, Request, RequestHeader};
 use kdp_wire::{decode_exact, ResponseHeader};
@@ -339,8 +340,27 @@ impl Connection {
         version: i16,
         timeout: Duration,
     ) -> Result<R::Response> {
+        self.receive::<R, R::Response>(req, version, timeout).await
+    }
+
+    /// [`Connection::send_with_timeout`], the response taken as `A`: the
+    /// owned message, or [`Validated`](kdp_wire::view::Validated) (checked
+    /// once with the decoder's errors, then read in place: the frame's
+    /// bytes are kept, nothing else is allocated).
+    pub async fn receive<R, A>(&self, req: &R, version: i16, timeout: Duration) -> Result<A>
+    where
+        R: Request,
+        A: Received<Message = R::Response>,
+    {
         let payload = self.round_trip(req, version, timeout).await?;
-        decode_response::<R::Response>(&self.addr, &payload, version)
+        A::from_payload(payload, version)
+            .map(|(_, body)| body)
+            .map_err(|source| Error::Decode {
+                addr: self.addr.clone(),
+                api: R::Response::NAME,
+                version,
+                source,
+            })
     }
 
     /// Stops sending to this broker for `throttle_time_ms` (a response's
@@ -462,22 +482,6 @@ impl Connection {
             });
         }
     }
-}
-
-/// Decodes a response payload (header and body) of a known type and version.
-fn decode_response<M: Message>(addr: &str, payload: &[u8], version: i16) -> Result<M> {
-    let err = |source: DecodeError| Error::Decode {
-        addr: addr.to_string(),
-        api: M::NAME,
-        version,
-        source,
-    };
-    let mut r = Reader::new(payload);
-    ResponseHeader::decode(&mut r, api::response_header_version(M::API_KEY, version))
-        .map_err(|e| err(e.in_field("Header")))?;
-    let body = M::decode(&mut r, version).map_err(err)?;
-    r.finish().map_err(err)?;
-    Ok(body)
 }
 
 /// ApiVersions responses always carry header v0. The body is read at the

@@ -37,6 +37,7 @@ impl AdminHandler for Names {
     type Key = String;
     type Value = i64;
     type Request = DescribeProducersRequest;
+    type Response = DescribeProducersResponse;
 
     fn build_request(&self, _broker: i32, keys: &[String]) -> DescribeProducersRequest {
         DescribeProducersRequest {
@@ -218,6 +219,7 @@ async fn every_broker_is_asked_once() {
         type Key = i32;
         type Value = i64;
         type Request = DescribeProducersRequest;
+        type Response = DescribeProducersResponse;
         fn build_request(&self, broker: i32, _keys: &[i32]) -> DescribeProducersRequest {
             names(None).build_request(broker, &[format!("from-{broker}")])
         }

@@ -114,6 +114,16 @@ pub(crate) fn expand(
         .collect();
 
     let (check_fields, skips_param, trivial) = check_and_skip(&plain);
+    // a response's throttle, read through its view (Received::throttle_time_ms)
+    let view_throttle = if plain.iter().any(|f| f.ident == "throttle_time_ms") {
+        quote! {
+            fn view_throttle_time_ms(view: #view_name<'_>) -> i32 {
+                view.throttle_time_ms()
+            }
+        }
+    } else {
+        quote! {}
+    };
     let section_check = section_check(tagged);
 
     quote! {
@@ -199,6 +209,8 @@ pub(crate) fn expand(
                     c.skip_tagged_fields();
                 }
             }
+
+            #view_throttle
 
             fn absent<'a>(_default: &Self, v: crate::wire::Version) -> #view_name<'a> {
                 #view_name { buf: &[], v }

@@ -24,9 +24,9 @@ use kdp_client::client::Client;
 use kdp_client::describe::{describe_producers, DescribeEvent, DescribeOptions};
 use kdp_client::error::{Error, Result};
 use kdp_client::txn::configs::{self, broker_configs};
-use kdp_client::txn::describe::describe_transactions;
+use kdp_client::txn::describe::{describe_transactions_with, Described};
 use kdp_client::txn::features::transaction_protocol;
-use kdp_client::txn::list::{list_transactions, ListFilters};
+use kdp_client::txn::list::{list_transactions_with, ListFilters};
 use kdp_client::txn::offsets::offsets;
 use kdp_domain::coordinator::{CoordinatorView, Description};
 use kdp_domain::diagnose::hanging::is_candidate;
@@ -307,7 +307,15 @@ async fn look_up(
         ..Default::default()
     };
     let half = bound.share(1, 2);
-    let listings = match list_transactions(client, &filters, dopts, &half).await {
+    // only the wanted producers' ids are kept of the listing
+    let listings = match list_transactions_with(client, &filters, dopts, &half, |t| {
+        let pid = t.producer_id();
+        wanted
+            .contains(&pid)
+            .then(|| (pid, t.transactional_id().to_owned()))
+    })
+    .await
+    {
         Ok(l) => l,
         Err(e) if half.is_past() => {
             // out of time before any broker was asked: nothing is listed,
@@ -322,14 +330,15 @@ async fn look_up(
         unfinished.push(JoinPhase::ListTransactions);
     }
     let mut listed: HashMap<i64, String> = HashMap::new();
+    // the broker that listed an id coordinates it (no FindCoordinator)
+    let mut coordinators: BTreeMap<String, i32> = BTreeMap::new();
     let mut listing_errors = Vec::new();
     for (broker, l) in listings {
         match l {
             Ok(l) => {
-                for t in l.transactions {
-                    if wanted.contains(&t.producer_id) {
-                        listed.insert(t.producer_id, t.transactional_id);
-                    }
+                for (pid, id) in l.transactions.into_iter().flatten() {
+                    coordinators.insert(id.clone(), broker);
+                    listed.insert(pid, id);
                 }
             }
             Err(e) => listing_errors.push((broker, e)),
@@ -342,7 +351,28 @@ async fn look_up(
     if unlisted {
         to_describe.push(probe.clone());
     }
-    let described = describe_transactions(client, to_describe, dopts, bound).await;
+    let known = ids_known(&to_describe, &coordinators);
+    let mut described = BTreeMap::new();
+    describe_transactions_with(
+        client,
+        to_describe,
+        known,
+        dopts,
+        bound,
+        |t| t.into_owned(),
+        |batch| {
+            for r in batch.results {
+                described.insert(
+                    r.key,
+                    Described {
+                        coordinator: r.broker,
+                        result: r.result,
+                    },
+                );
+            }
+        },
+    )
+    .await;
     if ran_out(bound.is_past(), described.values().map(|d| &d.result)) {
         // named by the step that stalled: the coordinators' lookup, or the
         // describe itself
@@ -379,4 +409,11 @@ async fn look_up(
         descriptions,
     };
     (Ok((view, listing_errors)), unfinished)
+}
+
+/// The listing broker of each id to describe that has one.
+fn ids_known(ids: &[String], coordinators: &BTreeMap<String, i32>) -> Vec<(String, i32)> {
+    ids.iter()
+        .filter_map(|id| Some((id.clone(), *coordinators.get(id)?)))
+        .collect()
 }

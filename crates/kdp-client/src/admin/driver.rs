@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kdp_wire::api::ApiKey;
+use kdp_wire::view::Received;
 use kdp_wire::ErrorCode;
 use kdp_wire::Request;
 use tokio::sync::{mpsc, Semaphore};
@@ -41,7 +42,7 @@ use kdp_domain::key_error::KeyError;
 
 use crate::admin::lookup::{LookupStrategy, Route};
 use crate::bound::TimeBound;
-use crate::client::{Client, ThrottleTime};
+use crate::client::Client;
 use crate::deadline::Deadline;
 use crate::error::{fmt_duration, Error, Result};
 use crate::retry::Retrying;
@@ -92,6 +93,10 @@ pub trait AdminHandler {
     type Value;
     /// The request sent to each broker.
     type Request: Request + Send + Sync + 'static;
+    /// How its response is taken: the owned message, or
+    /// [`Validated`](kdp_wire::view::Validated) for a hot response read
+    /// through its view without building owned values.
+    type Response: Received<Message = <Self::Request as Request>::Response> + Send + 'static;
 
     /// The request for `keys`, all routed to `broker`.
     fn build_request(&self, broker: i32, keys: &[Self::Key]) -> Self::Request;
@@ -101,7 +106,7 @@ pub trait AdminHandler {
         &self,
         broker: i32,
         keys: &[Self::Key],
-        response: <Self::Request as Request>::Response,
+        response: Self::Response,
     ) -> Vec<(Self::Key, KeyOutcome<Self::Value>)>;
 
     /// A key the lookup says does not exist. Default: that is the answer.
@@ -272,7 +277,6 @@ where
     H: AdminHandler,
     S: LookupStrategy<H::Key>,
     F: FnMut(Batch<H::Key, H::Value>),
-    <H::Request as Request>::Response: ThrottleTime + Send,
 {
     let budget = bound.deadline();
     let deadline = budget.at();
@@ -514,11 +518,10 @@ fn absorb<H, F>(
     reroutes: bool,
     st: &mut State<H::Key>,
     sink: &mut F,
-    reply: Reply<H::Key, <H::Request as Request>::Response>,
+    reply: Reply<H::Key, H::Response>,
 ) where
     H: AdminHandler,
     F: FnMut(Batch<H::Key, H::Value>),
-    <H::Request as Request>::Response: ThrottleTime,
 {
     let broker = reply.broker;
     let mut done = Vec::new();
@@ -593,17 +596,17 @@ struct Asked<K, R> {
 
 /// Sends one broker's requests in turn, under a permit of the semaphore; a
 /// connection failure is not waited for again on the next request.
-async fn send_all<K, R>(
+async fn send_all<K, R, A>(
     client: Arc<Client>,
     broker: i32,
     requests: Vec<Asked<K, R>>,
     sem: Arc<Semaphore>,
-    tx: mpsc::UnboundedSender<Reply<K, R::Response>>,
+    tx: mpsc::UnboundedSender<Reply<K, A>>,
     deadline: Deadline,
     request_timeout: Duration,
 ) where
     R: Request,
-    R::Response: ThrottleTime,
+    A: Received<Message = R::Response>,
 {
     let Ok(_permit) = sem.acquire_owned().await else {
         return;
@@ -616,7 +619,7 @@ async fn send_all<K, R>(
                 let timeout = deadline.bound(request_timeout);
                 let what = kdp_wire::api::name(R::API_KEY).unwrap_or(R::NAME);
                 let r = deadline
-                    .run(what, client.send_to(broker, &request, timeout))
+                    .run(what, client.receive_from::<R, A>(broker, &request, timeout))
                     .await;
                 if let Err(e) = &r {
                     if e.is_connection_error() {

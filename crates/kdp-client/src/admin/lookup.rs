@@ -265,7 +265,8 @@ pub trait CoordinatorLookup<K>: Send + Sync {
 #[derive(Debug)]
 pub struct Coordinator<K, L> {
     lookup: L,
-    found: BTreeMap<K, std::result::Result<i32, KeyError>>,
+    /// Boxed errors: a slot per key, and most keys have a coordinator.
+    found: BTreeMap<K, std::result::Result<i32, Box<KeyError>>>,
     /// Coordinators known before the first lookup: it asks only for the
     /// other keys.
     seeded: bool,
@@ -326,15 +327,16 @@ where
         {
             client.metadata_within(Some(&[]), timeout).await?;
         }
-        self.found.extend(found);
+        self.found
+            .extend(found.into_iter().map(|(k, r)| (k, r.map_err(Box::new))));
         Ok(())
     }
 
     fn route(&self, key: &K) -> Route {
         match self.found.get(key) {
             Some(Ok(id)) => Route::Broker(*id),
-            Some(Err(e)) if e.code.is_retriable() => Route::Retry(e.clone()),
-            Some(Err(e)) => Route::Fail(e.clone()),
+            Some(Err(e)) if e.code.is_retriable() => Route::Retry(KeyError::clone(e)),
+            Some(Err(e)) => Route::Fail(KeyError::clone(e)),
             None => Route::Retry(KeyError::client(
                 ErrorCode::COORDINATOR_NOT_AVAILABLE,
                 "no coordinator found yet",

@@ -7,6 +7,7 @@ use kdp_domain::partition::{PartitionError, TopicPartition};
 use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, ProducerState, TopicRequest,
 };
+use kdp_wire::view::Validated;
 use kdp_wire::ErrorCode;
 
 use crate::admin::{AdminHandler, KeyOutcome};
@@ -36,35 +37,44 @@ impl AdminHandler for Handler {
     type Key = TopicPartition;
     type Value = Vec<ProducerState>;
     type Request = DescribeProducersRequest;
+    type Response = Validated<DescribeProducersResponse>;
 
     fn build_request(&self, _broker: i32, keys: &[TopicPartition]) -> DescribeProducersRequest {
         build_request(keys)
     }
 
+    /// Read through the view: the response is validated once, and only
+    /// each partition's producers are built.
     fn handle_response(
         &self,
         _broker: i32,
         _keys: &[TopicPartition],
-        resp: DescribeProducersResponse,
+        resp: Validated<DescribeProducersResponse>,
     ) -> Vec<(TopicPartition, KeyOutcome<Vec<ProducerState>>)> {
         let mut out = Vec::new();
-        for t in resp.topics {
-            for p in t.partitions {
-                let code = p.error_code;
+        for t in resp.view().topics() {
+            for p in t.partitions() {
+                let code = p.error_code();
                 let retry = (code == ErrorCode::NOT_LEADER_OR_FOLLOWER
                     && self.chosen_broker.is_none())
                     || code == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
+                let message = || p.error_message().map(str::to_owned);
                 let outcome = if retry {
                     KeyOutcome::Retry {
-                        reason: PartitionError::broker(code, p.error_message),
+                        reason: PartitionError::broker(code, message()),
                         refresh: true,
                     }
                 } else if code == ErrorCode::NONE {
-                    KeyOutcome::Done(p.active_producers)
+                    KeyOutcome::Done(
+                        p.active_producers()
+                            .iter()
+                            .map(|s| s.into_owned())
+                            .collect(),
+                    )
                 } else {
-                    KeyOutcome::Failed(PartitionError::broker(code, p.error_message))
+                    KeyOutcome::Failed(PartitionError::broker(code, message()))
                 };
-                out.push(((t.name.clone(), p.partition_index), outcome));
+                out.push(((t.name().to_owned(), p.partition_index()), outcome));
             }
         }
         out

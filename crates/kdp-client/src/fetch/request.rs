@@ -77,6 +77,7 @@ impl AdminHandler for Handler<'_> {
     type Key = TopicPartition;
     type Value = FetchedChunk;
     type Request = FetchRequest;
+    type Response = FetchResponse;
 
     fn build_request(&self, _broker: i32, keys: &[TopicPartition]) -> FetchRequest {
         let mut topics: Vec<FetchTopic> = Vec::new();

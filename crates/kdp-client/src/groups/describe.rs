@@ -64,6 +64,7 @@ impl AdminHandler for Classic {
     type Key = String;
     type Value = Description;
     type Request = DescribeGroupsRequest;
+    type Response = DescribeGroupsResponse;
 
     fn build_request(&self, _broker: i32, keys: &[String]) -> DescribeGroupsRequest {
         DescribeGroupsRequest {
@@ -101,6 +102,7 @@ impl AdminHandler for Consumer {
     type Key = String;
     type Value = Description;
     type Request = ConsumerGroupDescribeRequest;
+    type Response = ConsumerGroupDescribeResponse;
 
     fn build_request(&self, _broker: i32, keys: &[String]) -> ConsumerGroupDescribeRequest {
         ConsumerGroupDescribeRequest {
@@ -142,7 +144,6 @@ async fn run<H>(
 ) -> Descriptions
 where
     H: AdminHandler<Key = String, Value = Description>,
-    <H::Request as kdp_wire::Request>::Response: crate::client::ThrottleTime + Send,
 {
     if keys.is_empty() {
         return BTreeMap::new();

@@ -53,6 +53,7 @@ impl AdminHandler for Handler<'_> {
     type Key = i32;
     type Value = Vec<Listed>;
     type Request = ListGroupsRequest;
+    type Response = ListGroupsResponse;
 
     fn build_request(&self, _broker: i32, _keys: &[i32]) -> ListGroupsRequest {
         ListGroupsRequest {

@@ -30,6 +30,7 @@ impl AdminHandler for Handler {
     type Key = String;
     type Value = GroupOffsets;
     type Request = OffsetFetchRequest;
+    type Response = OffsetFetchResponse;
 
     fn build_request(&self, _broker: i32, keys: &[String]) -> OffsetFetchRequest {
         // Both shapes: the version sent decides which is on the wire (a

@@ -32,6 +32,7 @@ impl AdminHandler for Handler<'_> {
     type Key = i32;
     type Value = BrokerConfig;
     type Request = DescribeConfigsRequest;
+    type Response = DescribeConfigsResponse;
 
     fn build_request(&self, _broker: i32, brokers: &[i32]) -> DescribeConfigsRequest {
         DescribeConfigsRequest {

@@ -3,11 +3,12 @@
 //! type (`find`; groups use it too). From v4 one request carries many
 //! keys; an older broker gets one request per key.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use kdp_wire::messages::find_coordinator::KEY_TYPE_TRANSACTION;
-use kdp_wire::messages::FindCoordinatorRequest;
+use kdp_wire::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
+use kdp_wire::view::Validated;
 use kdp_wire::ErrorCode;
 
 use crate::admin::{CoordinatorFuture, CoordinatorLookup};
@@ -30,36 +31,51 @@ fn found(code: ErrorCode, message: Option<String>, node: i32) -> Found {
     }
 }
 
+/// Keys in one batched FindCoordinator (v4+) at most: a listing of
+/// 300,000 ids is asked in pieces, so neither side holds one huge request
+/// and answer at once.
+const MAX_KEYS_PER_FIND: usize = 10_000;
+
 /// The coordinators of `keys` of `key_type` (`KEY_TYPE_TRANSACTION`,
-/// `KEY_TYPE_GROUP`), asked of the lowest broker id the client knows.
-pub(crate) async fn find(
+/// `KEY_TYPE_GROUP`), asked of the lowest broker id the client knows. A
+/// batched answer is read through its view: only the keys asked are kept
+/// (the caller's, cloned), nothing of the answer is copied.
+pub(crate) async fn find<K>(
     client: &Client,
     key_type: i8,
-    keys: &[String],
+    keys: &[K],
     timeout: Duration,
-) -> Result<BTreeMap<String, Found>> {
+) -> Result<BTreeMap<K, Found>>
+where
+    K: AsRef<str> + Ord + Clone,
+{
     let id = any_broker(client, timeout).await?;
     let conn = client.broker(id).await?;
     let version = conn.version_for::<FindCoordinatorRequest>()?;
     let mut out = BTreeMap::new();
     if version >= 4 {
-        let req = FindCoordinatorRequest {
-            key_type,
-            coordinator_keys: keys.to_vec(),
-            ..Default::default()
-        };
-        let resp = client.send_to(id, &req, timeout).await?;
-        // a set: a linear search per answered key is quadratic in the keys
-        let asked: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
-        for c in resp.coordinators {
-            if asked.contains(c.key.as_str()) {
-                out.insert(c.key, found(c.error_code, c.error_message, c.node_id));
+        for chunk in keys.chunks(MAX_KEYS_PER_FIND) {
+            let req = FindCoordinatorRequest {
+                key_type,
+                coordinator_keys: chunk.iter().map(|k| k.as_ref().to_owned()).collect(),
+                ..Default::default()
+            };
+            let resp: Validated<FindCoordinatorResponse> =
+                client.receive_from(id, &req, timeout).await?;
+            drop(req);
+            // a map: a linear search per answered key is quadratic in the keys
+            let asked: HashMap<&str, &K> = chunk.iter().map(|k| (k.as_ref(), k)).collect();
+            for c in resp.view().coordinators() {
+                if let Some(&key) = asked.get(c.key()) {
+                    let message = c.error_message().map(str::to_owned);
+                    out.insert(key.clone(), found(c.error_code(), message, c.node_id()));
+                }
             }
         }
     } else {
         for key in keys {
             let req = FindCoordinatorRequest {
-                key: key.clone(),
+                key: key.as_ref().to_owned(),
                 key_type,
                 ..Default::default()
             };
@@ -87,13 +103,16 @@ async fn any_broker(client: &Client, timeout: Duration) -> Result<i32> {
         .ok_or(crate::error::Error::NoBrokers)
 }
 
-impl CoordinatorLookup<String> for TransactionCoordinators {
+impl<K> CoordinatorLookup<K> for TransactionCoordinators
+where
+    K: AsRef<str> + Ord + Clone + Send + Sync,
+{
     fn find<'a>(
         &'a self,
         client: &'a Client,
-        keys: &'a [String],
+        keys: &'a [K],
         timeout: Duration,
-    ) -> CoordinatorFuture<'a, String> {
+    ) -> CoordinatorFuture<'a, K> {
         Box::pin(find(client, KEY_TYPE_TRANSACTION, keys, timeout))
     }
 }

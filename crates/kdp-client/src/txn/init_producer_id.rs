@@ -27,6 +27,7 @@ impl AdminHandler for TerminateHandler {
     type Key = String;
     type Value = Terminated;
     type Request = InitProducerIdRequest;
+    type Response = InitProducerIdResponse;
 
     fn build_request(&self, _broker: i32, keys: &[String]) -> InitProducerIdRequest {
         // one id per request: the driver is run with max_keys_per_request 1

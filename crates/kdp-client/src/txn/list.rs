@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use kdp_wire::messages::{ListTransactionsRequest, ListTransactionsResponse, ListedTransaction};
+use kdp_wire::messages::{
+    ListTransactionsRequest, ListTransactionsResponse, ListedTransaction, ListedTransactionView,
+};
+use kdp_wire::view::Validated;
 use kdp_wire::ErrorCode;
 use kdp_wire::TxnState;
 
@@ -28,26 +31,43 @@ pub struct ListFilters {
     pub transactional_id_pattern: Option<String>,
 }
 
-/// One broker's listing.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BrokerListing {
+/// One broker's listing: its transactions as `T`, by default the owned
+/// [`ListedTransaction`] ([`list_transactions_with`] folds each entry of
+/// the response's view into a `T` of the caller's choosing instead).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerListing<T = ListedTransaction> {
     /// The transactions it coordinates that passed the filters.
-    pub transactions: Vec<ListedTransaction>,
+    pub transactions: Vec<T>,
     /// State filters it did not know.
     pub unknown_state_filters: Vec<String>,
 }
 
-/// Every broker's listing, or why it has none.
-pub type Listings = BTreeMap<i32, std::result::Result<BrokerListing, KeyError>>;
-
-struct Handler<'a> {
-    filters: &'a ListFilters,
+impl<T> Default for BrokerListing<T> {
+    fn default() -> Self {
+        BrokerListing {
+            transactions: Vec::new(),
+            unknown_state_filters: Vec::new(),
+        }
+    }
 }
 
-impl AdminHandler for Handler<'_> {
+/// Every broker's listing, or why it has none.
+pub type Listings<T = ListedTransaction> =
+    BTreeMap<i32, std::result::Result<BrokerListing<T>, KeyError>>;
+
+struct Handler<'a, F> {
+    filters: &'a ListFilters,
+    fold: F,
+}
+
+impl<T, F> AdminHandler for Handler<'_, F>
+where
+    F: Fn(ListedTransactionView<'_>) -> T,
+{
     type Key = i32;
-    type Value = BrokerListing;
+    type Value = BrokerListing<T>;
     type Request = ListTransactionsRequest;
+    type Response = Validated<ListTransactionsResponse>;
 
     fn build_request(&self, _broker: i32, _keys: &[i32]) -> ListTransactionsRequest {
         ListTransactionsRequest {
@@ -68,11 +88,21 @@ impl AdminHandler for Handler<'_> {
         &self,
         broker: i32,
         _keys: &[i32],
-        resp: ListTransactionsResponse,
-    ) -> Vec<(i32, KeyOutcome<BrokerListing>)> {
-        let outcome = KeyOutcome::from_code(resp.error_code, None, || BrokerListing {
-            transactions: resp.transaction_states,
-            unknown_state_filters: resp.unknown_state_filters,
+        resp: Validated<ListTransactionsResponse>,
+    ) -> Vec<(i32, KeyOutcome<BrokerListing<T>>)> {
+        let view = resp.view();
+        let outcome = KeyOutcome::from_code(view.error_code(), None, || {
+            let states = view.transaction_states();
+            let mut transactions = Vec::with_capacity(states.len());
+            transactions.extend(states.iter().map(&self.fold));
+            BrokerListing {
+                transactions,
+                unknown_state_filters: view
+                    .unknown_state_filters()
+                    .iter()
+                    .map(str::to_owned)
+                    .collect(),
+            }
         });
         vec![(broker, outcome)]
     }
@@ -99,6 +129,22 @@ pub async fn list_transactions(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<Listings> {
+    list_transactions_with(client, filters, opts, bound, |t| t.into_owned()).await
+}
+
+/// [`list_transactions`], each listed transaction read through the
+/// response's view and kept as `fold` makes it: a caller that needs two
+/// fields of 300,000 entries keeps those, not the owned messages.
+pub async fn list_transactions_with<T, F>(
+    client: &SharedClient,
+    filters: &ListFilters,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+    fold: F,
+) -> Result<Listings<T>>
+where
+    F: Fn(ListedTransactionView<'_>) -> T,
+{
     let brokers = bound
         .run(
             "Metadata",
@@ -124,7 +170,7 @@ pub async fn list_transactions(
     let mut results = Vec::new();
     drive(
         client,
-        &Handler { filters },
+        &Handler { filters, fold },
         &mut AllBrokers::default(),
         brokers,
         opts,

@@ -27,6 +27,7 @@ impl AdminHandler for Handler {
     type Key = TopicPartition;
     type Value = i64;
     type Request = ListOffsetsRequest;
+    type Response = ListOffsetsResponse;
 
     fn build_request(&self, _broker: i32, keys: &[TopicPartition]) -> ListOffsetsRequest {
         let mut topics: BTreeMap<&str, Vec<ListOffsetsPartition>> = BTreeMap::new();

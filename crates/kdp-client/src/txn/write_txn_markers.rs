@@ -26,6 +26,7 @@ impl AdminHandler for AbortHandler {
     type Key = TopicPartition;
     type Value = ();
     type Request = WriteTxnMarkersRequest;
+    type Response = WriteTxnMarkersResponse;
 
     fn build_request(&self, _broker: i32, keys: &[TopicPartition]) -> WriteTxnMarkersRequest {
         let markers = keys

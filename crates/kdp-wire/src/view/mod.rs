@@ -40,11 +40,14 @@
 //! - [`array`](mod@array): [`ArrayView`] and its iterator.
 //! - [`tagged`]: [`TaggedView`], a raw tagged-field section.
 //! - [`validated`]: [`Validated`], a validated body that owns its `Bytes`.
+//! - [`received`]: [`Received`], a response taken owned or validated, as a
+//!   client's send path asks.
 //! - [`impls`]: the views of Kafka's primitive types.
 
 pub mod array;
 pub mod cursor;
 pub mod impls;
+pub mod received;
 pub mod tagged;
 pub mod validated;
 mod viewable;
@@ -56,6 +59,7 @@ use crate::version::Version;
 
 pub use array::{ArrayIter, ArrayView};
 pub use cursor::Cursor;
+pub use received::Received;
 pub use tagged::{TaggedIter, TaggedView};
 pub use validated::Validated;
 pub use viewable::{ViewCodec, Viewable};

@@ -39,6 +39,12 @@ pub trait Viewable: Sized {
     /// The owned value of a view.
     fn owned(view: Self::View<'_>, v: Version) -> Self;
 
+    /// The ThrottleTimeMs of a message's view (0 when its schema has none,
+    /// as [`Message::throttle_time_ms`](crate::Message::throttle_time_ms)).
+    fn view_throttle_time_ms(_view: Self::View<'_>) -> i32 {
+        0
+    }
+
     /// The size of every value of this type in `v` when any bytes of that
     /// size are a valid value (integers, UUIDs, structs of those outside
     /// flexible versions), so that an array of them is checked and skipped

@@ -2,16 +2,15 @@
 //! `kafka-transactions.sh list` and `describe` print it, plus times as
 //! RFC 3339 and ages; every broker asked, ids batched per coordinator.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
-use kdp_client::txn::describe::{describe_transactions, Described};
+use kdp_client::txn::describe::describe_transactions;
 use kdp_client::txn::list::ListFilters;
-use kdp_domain::key_error::Failures;
-use kdp_domain::repair::proof::not_described;
+use kdp_domain::key_error::{Failures, KeyError};
 use kdp_workflows::clock::now_ms;
-use kdp_workflows::transactions::{list, Listed};
+use kdp_workflows::transactions::{list, Entry};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs, Connected};
@@ -96,32 +95,49 @@ pub struct Command {
     pub args: Args,
 }
 
-/// One listed transaction.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct ListRow {
-    transactional_id: String,
-    coordinator: i32,
-    producer_id: i64,
-    transaction_state: String,
-    /// From DescribeTransactions: what `--min-duration` filtered on. `null`
-    /// when the coordinator keeps no start time (e.g. `Empty`) or the
-    /// describe failed.
-    current_transaction_start_time_ms: Option<i64>,
-    current_transaction_start_time: Option<Rfc3339>,
-    transaction_duration_ms: Option<i64>,
-    #[serde(skip)]
+/// One listed transaction, rendered from the workflow's compact entry (a
+/// listing of 300,000 ids keeps only the entries, each row borrows one).
+struct ListRow<'a> {
+    entry: &'a Entry,
     now_ms: i64,
 }
 
-impl Record for ListRow {
+impl ListRow<'_> {
+    /// The coordinator's start time, when it described one; `None` when it
+    /// keeps none (e.g. `Empty`, not asked) or the describe failed.
+    fn started(&self) -> (Option<i64>, Option<Rfc3339>, Option<i64>) {
+        started(self.entry.start_time_ms, self.now_ms)
+    }
+}
+
+impl Serialize for ListRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let e = self.entry;
+        let (start_ms, start, duration) = self.started();
+        let mut st = s.serialize_struct("ListRow", 7)?;
+        st.serialize_field("TransactionalId", &*e.transactional_id)?;
+        st.serialize_field("Coordinator", &e.coordinator)?;
+        st.serialize_field("ProducerId", &e.producer_id)?;
+        st.serialize_field("TransactionState", e.state.as_str())?;
+        // From DescribeTransactions: what `--min-duration` filtered on.
+        st.serialize_field("CurrentTransactionStartTimeMs", &start_ms)?;
+        st.serialize_field("CurrentTransactionStartTime", &start)?;
+        st.serialize_field("TransactionDurationMs", &duration)?;
+        st.end()
+    }
+}
+
+impl Record for ListRow<'_> {
     fn cells(&self) -> Vec<Cell> {
+        let e = self.entry;
         plain(vec![
-            self.transactional_id.clone(),
-            self.coordinator.to_string(),
-            self.producer_id.to_string(),
-            self.transaction_state.clone(),
-            self.current_transaction_start_time_ms
+            e.transactional_id.to_string(),
+            e.coordinator.to_string(),
+            e.producer_id.to_string(),
+            e.state.as_str().to_owned(),
+            self.started()
+                .0
                 .map_or_else(|| "-".into(), |ms| records::when(ms, self.now_ms)),
         ])
     }
@@ -138,30 +154,14 @@ fn started(start_ms: i64, now: i64) -> (Option<i64>, Option<Rfc3339>, Option<i64
     )
 }
 
-/// The start time of each listed transaction, as its coordinator
-/// described it (ListTransactions carries none). Returns the ids that could
-/// not be described, by cause; their rows keep `null`.
-fn add_start_times(
-    rows: &mut [ListRow],
-    described: &BTreeMap<String, Described>,
-) -> Failures<String> {
-    let now = now_ms();
-    let mut failed = Failures::new();
-    for row in rows {
-        row.now_ms = now;
-        match described.get(&row.transactional_id).map(|d| &d.result) {
-            Some(Ok(t)) => {
-                (
-                    row.current_transaction_start_time_ms,
-                    row.current_transaction_start_time,
-                    row.transaction_duration_ms,
-                ) = started(t.transaction_start_time_ms, now);
-            }
-            Some(Err(e)) => failed.add(row.transactional_id.clone(), e),
-            None => failed.add(row.transactional_id.clone(), &not_described()),
-        }
+/// The listed ids without a start time because their describe failed,
+/// by cause.
+fn start_failures(failures: &[(Arc<str>, KeyError)]) -> Failures<&str> {
+    let mut f = Failures::new();
+    for (id, err) in failures {
+        f.add(&**id, err);
     }
-    failed
+    f
 }
 
 /// One described transactional id.
@@ -240,10 +240,7 @@ pub async fn run_on(conn: &Connected, sub: Sub, out: &mut dyn Write) -> i32 {
                     .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
                 transactional_id_pattern,
             };
-            let Listed {
-                listings,
-                described,
-            } = match list(&conn.client, &filters, &dopts, &conn.bound).await {
+            let listed = match list(&conn.client, &filters, &dopts, &conn.bound).await {
                 Ok(l) => l,
                 Err(e) => {
                     fail!("{e}");
@@ -254,34 +251,24 @@ pub async fn run_on(conn: &Connected, sub: Sub, out: &mut dyn Write) -> i32 {
                     };
                 }
             };
-            let mut rows = Vec::new();
-            let mut unlisted = Failures::new();
-            for (broker, l) in listings {
-                match l {
-                    Ok(l) => {
-                        for s in &l.unknown_state_filters {
-                            eprintln!("kdp: broker {broker} does not know the state {s:?}");
-                        }
-                        rows.extend(l.transactions.into_iter().map(|t| ListRow {
-                            transactional_id: t.transactional_id,
-                            coordinator: broker,
-                            producer_id: t.producer_id,
-                            transaction_state: t.transaction_state,
-                            current_transaction_start_time_ms: None,
-                            current_transaction_start_time: None,
-                            transaction_duration_ms: None,
-                            now_ms: 0,
-                        }));
-                    }
-                    Err(e) => unlisted.add(format!("broker {broker}"), &e),
-                }
+            for (broker, s) in &listed.unknown_state_filters {
+                eprintln!("kdp: broker {broker} does not know the state {s:?}");
             }
-            rows.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
+            let mut unlisted = Failures::new();
+            for (broker, e) in &listed.failed {
+                unlisted.add(format!("broker {broker}"), e);
+            }
             // what left the list partial first, then the start times
             failures::report("ListTransactions failed", "brokers", &unlisted);
-            let undescribed = add_start_times(&mut rows, &described);
+            let undescribed = start_failures(&listed.start_failures);
             failures::report("start time unknown", "transactional ids", &undescribed);
             let failed = unlisted.len() + undescribed.len();
+            let now = now_ms();
+            let rows: Vec<ListRow<'_>> = listed
+                .entries
+                .iter()
+                .map(|entry| ListRow { entry, now_ms: now })
+                .collect();
             let header = [
                 Column::text("TransactionalId", 0),
                 Column::new("Coordinator", 2),
