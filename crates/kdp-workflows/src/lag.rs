@@ -329,7 +329,14 @@ async fn count(
         }
         let offset = c.tally.next_offset();
         c.fetches += 1;
-        let chunk = match fetch_once(client, tp, offset, None, metadata, &settings, bound).await {
+        // never ask for more than the budget has left (a broker still
+        // returns a first batch larger than asked whole, KIP-74)
+        let left = i32::try_from(budget.saturating_sub(c.bytes)).unwrap_or(i32::MAX);
+        let asked = FetchSettings {
+            partition_max_bytes: settings.partition_max_bytes.min(left.max(1)),
+            ..settings.clone()
+        };
+        let chunk = match fetch_once(client, tp, offset, None, metadata, &asked, bound).await {
             Ok(chunk) => chunk,
             Err(e) => {
                 c.stopped = Some(Stop::Failed(e));
