@@ -107,6 +107,18 @@ pub async fn gather(
         members: opts.members,
     };
     let groups = read_groups(client, &read, driver, bound).await?;
+    Ok(gather_from(client, groups, opts, driver, bound).await)
+}
+
+/// [`gather`] from groups already read (the exporter's scan reads them
+/// once for its blocked series and its lag series).
+pub async fn gather_from(
+    client: &SharedClient,
+    groups: GroupsRead,
+    opts: &LagReadOptions,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+) -> Gathered {
     let starts = partitions_to_read(&groups, &opts.lag);
     let keys: Vec<TopicPartition> = starts.keys().cloned().collect();
     let (earliest, hwm, lso) = tokio::join!(
@@ -276,7 +288,7 @@ pub async fn gather(
         }
     }
     let judged = lag(&groups, &partitions, &blocked_diagnosis, &opts.lag);
-    Ok(Gathered {
+    Gathered {
         groups,
         partitions,
         blocked: blocked_diagnosis,
@@ -284,7 +296,7 @@ pub async fn gather(
         lag: judged,
         bytes_read,
         fetches,
-    })
+    }
 }
 
 /// One partition's count and what it cost.
