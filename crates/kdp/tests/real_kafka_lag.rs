@@ -10,13 +10,16 @@
 //! watermark and committed offset equal `kafka-consumer-groups.sh
 //! --describe` of the cluster's version. A budget too small for the 1000
 //! transactions gives bounds around the consumer's count, never a figure
-//! shown as exact. Run with scripts/test.sh.
+//! shown as exact. `kdp exporter --lag` publishes the same counts per
+//! group and topic. Run with scripts/test.sh.
 
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::Command;
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
@@ -151,6 +154,83 @@ fn kdp_lag(env: &Env, topic: &str, extra: &[&str]) -> (BTreeMap<String, Value>, 
         .map(|row| (row["Group"].as_str().unwrap().to_string(), row.clone()))
         .collect();
     (rows, r.code)
+}
+
+/// `GET /metrics` of the exporter at `addr`, once it answers 200.
+fn scrape(addr: &str) -> Option<String> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).ok()?;
+    let (head, body) = raw.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200")
+        .then(|| body.to_string())
+        .or_else(|| head.starts_with("HTTP/1.0 200").then(|| body.to_string()))
+}
+
+/// The value of `series` (name and labels as printed) in `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// `kdp exporter --lag --topic T...` until its series of every group in
+/// `expected` are there; then the records each shows.
+fn exported(
+    env: &Env,
+    topics: &[&String],
+    expected: &BTreeMap<String, i64>,
+) -> BTreeMap<String, f64> {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kdp"));
+    cmd.args([
+        "exporter",
+        "--bootstrap-server",
+        &env.bootstrap,
+        "--listen",
+        &addr,
+    ])
+    .args(["--interval", "2s", "--timeout", "30s", "--lag"]);
+    for t in topics {
+        cmd.args(["--topic", t.as_str()]);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start kdp exporter");
+    let start = Instant::now();
+    let series = |group: &str, topic: &str| {
+        format!("kdp_group_lag_records{{group=\"{group}\",topic=\"{topic}\"}}")
+    };
+    let found = loop {
+        let text = scrape(&addr).unwrap_or_default();
+        let values: BTreeMap<String, f64> = expected
+            .keys()
+            .filter_map(|g| {
+                let topic = topics.iter().find(|t| g.starts_with(t.as_str()))?;
+                Some((g.clone(), sample(&text, &series(g, topic))?))
+            })
+            .collect();
+        if values.len() == expected.len() {
+            break values;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("the exporter did not publish every group's lag: {values:?}\n{text}");
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    found
 }
 
 #[test]
@@ -317,6 +397,13 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
         assert!(i(row, "RecordsAtMost") < i(row, "OffsetLag") + 1, "{row}");
     }
     assert_eq!(code, 4, "at least some records are known to be there");
+
+    // the exporter's series: the same counts per group and topic (each
+    // group here reads one partition)
+    let published = exported(&env, &[&mix, &idle, &trunc, &many], &expected);
+    for (group, want) in &expected {
+        assert_eq!(published[group], *want as f64, "{group}");
+    }
 
     // whole cluster, narrowed by group: one row, found
     let group = g(&idle, 8);
