@@ -159,3 +159,34 @@ fn markers_and_aborted_records_are_not_lag_and_a_budget_gives_bounds() {
     );
     assert_eq!(code, 1, "between 0 and 5 records: undecided");
 }
+
+#[test]
+fn the_lag_demo_shows_a_caught_up_group_kafkas_tool_calls_lagging() {
+    let out = Command::new(KDP)
+        .args(["demo", "--lag", "-o", "json"])
+        .output()
+        .expect("kdp demo --lag");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(common::schema::violations("lag", false, &doc), None);
+    let rows = doc["Lag"].as_array().unwrap();
+    let row = |g: &str, p: i64| {
+        rows.iter()
+            .find(|r| r["Group"] == g && r["Partition"] == p)
+            .unwrap_or_else(|| panic!("{g}-{p} in {doc}"))
+    };
+    let idle = row("settlement", 0);
+    assert_eq!(
+        (idle["OffsetLag"].as_i64(), idle["Records"].as_i64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(idle["Verdict"], "caught_up");
+    let held = row("settlement", 1);
+    assert_eq!(held["Verdict"], "held_back");
+    assert_eq!(held["HoldingTransactionalId"], "transfers-writer");
+    let behind = row("reconciler", 0);
+    assert_eq!(
+        (behind["OffsetLag"].as_i64(), behind["Records"].as_i64()),
+        (Some(17), Some(11))
+    );
+    assert_eq!(out.status.code(), Some(4));
+}
