@@ -427,3 +427,54 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["Verdict"], "caught_up");
 }
+
+/// Kafka 4.x: a share group (KIP-932) commits no offset; `kdp lag` names
+/// it as not measured and exits 1, never 0 with it left out silently. On
+/// 3.9 share groups do not exist.
+#[test]
+#[ignore = "needs a real Kafka cluster: run with scripts/test.sh"]
+fn a_share_group_is_named_as_not_measured_never_left_out_silently() {
+    let env = env();
+    if env.kafka_version.starts_with("3.") {
+        return;
+    }
+    let topic = unique("lag-share");
+    let group = format!("{topic}-g");
+    layout(&env, &topic, "idem:5,commit:4");
+    let out = lag_scenario(
+        &env,
+        "share-consume",
+        &[
+            "--group",
+            &group,
+            "--topic",
+            &topic,
+            "--accept",
+            "3",
+            "--isolation",
+            "read_committed",
+        ],
+    );
+    assert_eq!(i(&out[0], "accepted"), 3, "{out:?}");
+    let r = kdp(&[
+        "lag",
+        "--bootstrap-server",
+        &env.bootstrap,
+        "--group",
+        &group,
+        "--timeout",
+        "45s",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        r.code, 1,
+        "a group kdp does not measure makes the answer partial"
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("share group {group}: not measured")),
+        "{}",
+        r.stderr
+    );
+}

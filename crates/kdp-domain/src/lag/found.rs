@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use crate::lag::model::{Lag, LagRow};
+use crate::lag::model::{Lag, LagGap, LagRow};
 use crate::lag::position::At;
 
 /// One group's numbers on one partition.
@@ -52,8 +52,15 @@ pub struct LagFound {
 impl LagFound {
     /// The judged rows as numbers.
     pub fn of(lag: &Lag) -> LagFound {
+        // a share group is not measured by design (no series), not a
+        // failed request: the scan is not partial for it
+        let failed = lag
+            .gaps
+            .iter()
+            .filter(|g| !matches!(g, LagGap::ShareGroup(_)))
+            .count();
         let mut out = LagFound {
-            failed_requests: lag.gaps.len() as u64,
+            failed_requests: failed as u64,
             ..LagFound::default()
         };
         for r in &lag.rows {

@@ -89,6 +89,12 @@ pub enum LagGap {
     Bounds(TopicPartition, KeyError),
     /// A partition's read failed before the LSO.
     Read(TopicPartition, KeyError),
+    /// A share group (KIP-932): its progress is not a committed offset,
+    /// and kdp does not read DescribeShareGroupOffsets yet.
+    ShareGroup(String),
+    /// A group named with `--group` that its coordinator does not know
+    /// (nothing committed, not described): most often a misspelt id.
+    UnknownGroup(String),
 }
 
 /// The lag of every group asked for.
@@ -182,6 +188,14 @@ pub fn lag(
         .collect();
     for g in &groups.answers {
         if !opts.groups.is_empty() && !opts.groups.contains(&g.group_id) {
+            continue;
+        }
+        if !opts.groups.is_empty() && g.is_unknown() {
+            out.gaps.push(LagGap::UnknownGroup(g.group_id.clone()));
+            continue;
+        }
+        if g.group_type == Some(GroupType::Share) {
+            out.gaps.push(LagGap::ShareGroup(g.group_id.clone()));
             continue;
         }
         let offsets = match &g.offsets {

@@ -218,6 +218,15 @@ fn report_gap(g: &LagGap) {
             eprintln!("kdp: group {g}: committed offsets not read: {}", e_text(e))
         }
         LagGap::Bounds((t, p), e) => eprintln!("kdp: {t}-{p}: offsets not read: {}", e_text(e)),
+        LagGap::UnknownGroup(g) => eprintln!(
+            "kdp: group {g}: its coordinator does not know it (nothing committed, not \
+             described): is the id right?"
+        ),
+        LagGap::ShareGroup(g) => eprintln!(
+            "kdp: share group {g}: not measured (its progress is not a committed offset; kdp \
+             does not read DescribeShareGroupOffsets yet: kafka-share-groups.sh --describe \
+             --offsets shows Kafka's lag); name groups with --group to leave it out"
+        ),
         LagGap::Read((t, p), e) => eprintln!(
             "kdp: {t}-{p}: read stopped before the LSO (Records are bounds): {}",
             e_text(e)

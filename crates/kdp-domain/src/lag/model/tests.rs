@@ -239,3 +239,40 @@ fn every_verdict_has_a_label_a_key_and_a_severity() {
     assert_eq!(LagVerdict::Unknown.severity(), Severity::Unknown);
     assert_eq!(LagVerdict::Lagging.label(), "lagging");
 }
+
+#[test]
+fn a_share_group_is_not_measured_and_makes_the_answer_partial() {
+    let mut share = group("queue-workers", Committed::Nothing);
+    share.group_type = Some(GroupType::Share);
+    share.offsets = Ok(GroupOffsets::new());
+    let lag = lag(
+        &read(vec![share]),
+        &BTreeMap::new(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert!(lag.rows.is_empty());
+    assert_eq!(lag.gaps, vec![LagGap::ShareGroup("queue-workers".into())]);
+    assert!(!lag.is_complete());
+}
+
+#[test]
+fn a_named_group_nobody_knows_is_a_gap_never_an_empty_all_clear() {
+    let mut ghost = group("ghost", Committed::Nothing);
+    ghost.offsets = Ok(GroupOffsets::new());
+    ghost.members = Some(Err(KeyError::broker(
+        kdp_wire::ErrorCode::GROUP_ID_NOT_FOUND,
+        None,
+    )));
+    let opts = LagOptions {
+        groups: vec!["ghost".into()],
+        topics: Vec::new(),
+    };
+    let lag = lag(
+        &read(vec![ghost]),
+        &BTreeMap::new(),
+        &Blocked::default(),
+        &opts,
+    );
+    assert_eq!(lag.gaps, vec![LagGap::UnknownGroup("ghost".into())]);
+}
