@@ -398,12 +398,11 @@ async fn count(
         }
         if chunk.records.is_empty() {
             // Nothing from `offset` below the LSO: compacted away. Asked
-            // twice, as an answer a quota throttled is empty too.
+            // twice, as an answer a quota throttled is empty too (the
+            // broker holds the next request until the throttle ends).
             empty_answers += 1;
             if empty_answers >= 2 {
                 c.tally.nothing_more();
-            } else {
-                tokio::time::sleep(bound.retry().backoff.min(bound.remaining())).await;
             }
             continue;
         }
