@@ -195,7 +195,12 @@ pub fn lag(
             continue;
         }
         if g.group_type == Some(GroupType::Share) {
-            out.gaps.push(LagGap::ShareGroup(g.group_id.clone()));
+            // which topics it reads is not known without describing it:
+            // a gap of a whole-cluster answer, or of a group asked for by
+            // name; an answer narrowed to topics says nothing of it
+            if opts.topics.is_empty() || !opts.groups.is_empty() {
+                out.gaps.push(LagGap::ShareGroup(g.group_id.clone()));
+            }
             continue;
         }
         let offsets = match &g.offsets {

@@ -44,10 +44,14 @@ Verdicts:
   maybe lagging     Records is a bound from 0: not read far enough to tell
   unknown           the offset or the partition's offsets could not be read
 
+Share groups (KIP-932) commit no offset and are not measured yet: a whole-cluster answer (or one
+naming a share group with --group) names them on stderr and is partial; --topic alone leaves
+them out. Streams groups (KIP-1071) are read like consumer groups.
+
 Exit status: 0 every group is caught up (or committed nothing) and the answer is complete;
 4 a group is lagging by more than --max-records, held back, or behind the log start; 1 the answer
-is partial (a read or a listing failed, ACLs may hide groups, a bound left it undecided) and
-nothing was found; 2 bad usage; 3 the cluster could not be reached.
+is partial (a read or a listing failed, ACLs may hide groups, a bound left it undecided, a share
+group is not measured: see below) and nothing was found; 2 bad usage; 3 the cluster could not be reached.
 
 Examples:
   kdp lag --bootstrap-server localhost:9092

@@ -254,6 +254,20 @@ fn a_share_group_is_not_measured_and_makes_the_answer_partial() {
     assert!(lag.rows.is_empty());
     assert_eq!(lag.gaps, vec![LagGap::ShareGroup("queue-workers".into())]);
     assert!(!lag.is_complete());
+    // narrowed to topics: its topics are not known, it is not this answer's
+    let narrowed = LagOptions {
+        groups: Vec::new(),
+        topics: vec!["orders".into()],
+    };
+    let mut share = group("queue-workers", Committed::Nothing);
+    share.group_type = Some(GroupType::Share);
+    let lag = super::lag(
+        &read(vec![share]),
+        &BTreeMap::new(),
+        &Blocked::default(),
+        &narrowed,
+    );
+    assert!(lag.gaps.is_empty());
 }
 
 #[test]
