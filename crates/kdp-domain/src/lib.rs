@@ -32,6 +32,7 @@
 //! - [`diagnose`]: hanging, stuck and unknown transactions, flags, fences,
 //!   blocked groups, replicas, sequences, producer-id pressure.
 //! - [`repair`]: plans, their re-checks, reports and proofs.
+//! - [`lag`]: consumer lag in records under transactions (`kdp lag`).
 //!
 //! # Judge a snapshot
 //!
@@ -98,6 +99,7 @@ pub mod groups;
 pub mod history;
 pub mod joined;
 pub mod key_error;
+pub mod lag;
 pub mod offsets;
 pub mod partition;
 pub mod protocol;

@@ -91,6 +91,20 @@ pub fn producers_cluster() -> Result<Cluster, ClusterError> {
     Cluster::from_json(&producers_cluster_json())
 }
 
+/// `kdp demo --lag`'s cluster file (JSON): `transfers-0` holds idempotent
+/// records, a committed and an aborted transaction and their markers,
+/// ending on a commit marker at 16; `transfers-1` an open transaction
+/// (`transfers-writer`, producer 13) from offset 3. Group `settlement` sits
+/// on the last marker of partition 0 (Kafka's LAG 1, nothing to read) and
+/// at the LSO of partition 1 (held back); `reconciler` is at 0 (17
+/// offsets, 11 records).
+pub const DEMO_LAG_JSON: &str = include_str!("demo_lag.json");
+
+/// The `kdp demo --lag` cluster, resolved against now.
+pub fn lag_cluster() -> Result<Cluster, ClusterError> {
+    Cluster::from_json(DEMO_LAG_JSON)
+}
+
 /// The demo cluster, with relative timestamps resolved against now.
 pub fn cluster() -> Result<Cluster, ClusterError> {
     cluster_at(SystemTime::now())

@@ -9,6 +9,8 @@
 //!   ApiVersions, ListTransactions, DescribeTransactions, ListOffsets.
 //! - [`groups`]: every group's state, members and committed offsets, once
 //!   per run ([`GroupsRead`](kdp_domain::groups::GroupsRead)).
+//! - [`lag`]: consumer lag in records: groups, bounds, read_committed
+//!   counts and the transactions holding LSOs (`kdp lag`).
 //! - [`replicas`]: every replica of each partition asked for its producers.
 //! - [`pressure`]: the producer-id pressure scan of every replica.
 //! - [`history`]: transactional ids' histories from `__transaction_state`.
@@ -70,6 +72,7 @@ pub mod diagnosis;
 pub mod groups;
 pub mod history;
 pub mod join;
+pub mod lag;
 pub mod pressure;
 pub mod repair;
 pub mod replicas;

@@ -65,6 +65,8 @@ enum Command {
     FindHanging(cmd::find_hanging::Args),
     /// Consumer groups held at a pinned LSO, the transaction pinning it, and what unblocks it.
     Blocked(cmd::blocked::Args),
+    /// Consumer lag in records a read_committed consumer would receive, beside Kafka's offset lag.
+    Lag(cmd::lag::Args),
     /// Transactional ids' state changes from the transaction log: who fenced whom, and when.
     History(cmd::history::Args),
     /// Abort one partition's open transaction at its leader (raw; prefer force-terminate).
@@ -147,6 +149,7 @@ fn main() -> ExitCode {
         Command::Describe(args) => cmd::describe::run(args),
         Command::FindHanging(args) => cmd::find_hanging::run(args),
         Command::Blocked(args) => cmd::blocked::run(args),
+        Command::Lag(args) => cmd::lag::run(args),
         Command::History(args) => cmd::history::run(args),
         Command::Abort(args) => cmd::abort::run(args),
         Command::ForceTerminate(args) => cmd::force_terminate::run(args),
@@ -202,6 +205,10 @@ fn prepare(
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }
         Command::Blocked(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::Lag(a) => {
             table(&mut a.output);
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }

@@ -298,7 +298,10 @@ const DIAGNOSIS: &str = r#"{
   "fenced_producers": [{"topic": "orders", "partition": 3, "value": 1}],
   "replica_divergences": [{"topic": "orders", "partition": 3, "value": 1}],
   "blocked_records": [{"topic": "orders", "partition": 3, "value": 1200}],
-  "groups": {"groups": [{"group": "ledger", "blocked_partitions": 1, "blocked_records": 1200, "members": 2}]}
+  "groups": {"groups": [{"group": "ledger", "blocked_partitions": 1, "blocked_records": 1200, "members": 2}]},
+  "lag": {"values": [{"group": "ledger", "topic": "orders", "partition": 3, "records_at_least": 0,
+                      "records_at_most": 0, "offset_lag": 1201, "held_back": 1200,
+                      "oldest_undelivered_ms": 1700000000000}]}
 }"#;
 
 fn test_cluster() -> PathBuf {

@@ -27,6 +27,7 @@ const COMMANDS: &[&[&str]] = &[
     &["compare-replicas"],
     &["producers"],
     &["blocked"],
+    &["lag"],
     &["batches", "--topic", "inventory", "--partition", "1"],
     &["transactions", "list"],
     &[
@@ -177,6 +178,7 @@ fn a_field_that_disappears_or_appears_unwritten_fails() {
         (&["compare-replicas"], "compare-replicas", "Values"),
         (&["producers"], "producers", "ExpiringWithinDay"),
         (&["blocked"], "blocked", "HeldBack"),
+        (&["lag"], "lag", "RecordsAtMost"),
         (&["describe", "--with-transactions"], "describe", "Fenced"),
         (
             &["history", "--transactional-id", "inventory-sync"],

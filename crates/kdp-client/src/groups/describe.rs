@@ -195,7 +195,7 @@ pub async fn describe_groups_at(
         match t {
             None | Some(GroupType::Classic) => classic.push(id.clone()),
             Some(GroupType::Consumer) => consumer.push(id.clone()),
-            Some(GroupType::Other(_)) => {}
+            Some(GroupType::Share | GroupType::Streams | GroupType::Other(_)) => {}
         }
     }
     let untyped: Vec<&String> = groups

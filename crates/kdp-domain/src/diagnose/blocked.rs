@@ -40,6 +40,7 @@ use crate::groups::read::{GroupAnswer, GroupsRead};
 use crate::groups::state::{GroupState, GroupType};
 use crate::joined::Joined;
 use crate::key_error::KeyError;
+use crate::lag::position::{At, Bounds, Position};
 use crate::partition::TopicPartition;
 use crate::repair::findings::{findings as repair_findings, plan_findings};
 use crate::repair::plan::{Action, CoordinatorAnswer};
@@ -108,13 +109,33 @@ impl GroupVerdict {
     /// [`Blocked`](GroupVerdict::Blocked); whether the transaction there is
     /// live is the partition's to say, see [`Pinning::is_live`]).
     pub fn of(committed: Option<i64>, lso: i64) -> GroupVerdict {
-        match committed {
-            None => GroupVerdict::NoOffset,
-            Some(c) if c == lso => GroupVerdict::Blocked,
-            Some(c) if c < lso => GroupVerdict::Lagging {
-                behind: lso.saturating_sub(c),
+        GroupVerdict::of_position(&Position {
+            committed,
+            bounds: Bounds {
+                log_start: None,
+                last_stable_offset: lso,
+                // blocked judges a pinned partition against its LSO only
+                high_watermark: lso,
             },
-            Some(_) => GroupVerdict::PastLso,
+        })
+    }
+
+    /// The verdict of a group's [`Position`], the model `kdp lag` judges
+    /// too: blocked is its view of the positions an open transaction
+    /// holds (at the LSO) or will hold (below it).
+    pub fn of_position(position: &Position) -> GroupVerdict {
+        match position.at() {
+            At::Nothing => GroupVerdict::NoOffset,
+            At::Lso => GroupVerdict::Blocked,
+            At::BelowLso { offsets } => GroupVerdict::Lagging { behind: offsets },
+            // below the log start is below the LSO too: records remain
+            At::BeforeLogStart { .. } => GroupVerdict::Lagging {
+                behind: position
+                    .bounds
+                    .last_stable_offset
+                    .saturating_sub(position.committed.unwrap_or_default()),
+            },
+            At::PastLso => GroupVerdict::PastLso,
         }
     }
 

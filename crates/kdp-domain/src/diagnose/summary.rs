@@ -143,6 +143,10 @@ pub struct Diagnosis {
     /// were not read (no group series then).
     #[serde(default)]
     pub groups: Option<GroupsFound>,
+    /// Each group's lag in records (`kdp lag`); `None` when not read (no
+    /// lag series then).
+    #[serde(default)]
+    pub lag: Option<crate::lag::found::LagFound>,
     /// Requests of the diagnosis that failed (a broker's ListTransactions,
     /// a transactional id's DescribeTransactions, a partition's offsets, a
     /// replica's DescribeProducers).

@@ -71,7 +71,13 @@ pub enum GroupType {
     Classic,
     /// KIP-848's consumer protocol (Kafka 4.0+): ConsumerGroupDescribe.
     Consumer,
-    /// Share groups (KIP-932) and others.
+    /// A share group (KIP-932, Kafka 4.x): its progress is not a committed
+    /// offset (DescribeShareGroupOffsets).
+    Share,
+    /// A Kafka Streams group (KIP-1071, Kafka 4.x): OffsetFetch reads its
+    /// offsets like a consumer group's.
+    Streams,
+    /// A type this kdp does not know.
     Other(String),
 }
 
@@ -81,6 +87,8 @@ impl GroupType {
         match self {
             GroupType::Classic => "classic",
             GroupType::Consumer => "consumer",
+            GroupType::Share => "share",
+            GroupType::Streams => "streams",
             GroupType::Other(s) => s,
         }
     }
@@ -91,6 +99,10 @@ impl GroupType {
             GroupType::Classic
         } else if name.eq_ignore_ascii_case("consumer") {
             GroupType::Consumer
+        } else if name.eq_ignore_ascii_case("share") {
+            GroupType::Share
+        } else if name.eq_ignore_ascii_case("streams") {
+            GroupType::Streams
         } else {
             GroupType::Other(name.to_string())
         }
@@ -113,6 +125,8 @@ mod tests {
         assert!(!GroupState::Empty.has_members());
         assert!(GroupState::Reconciling.has_members());
         assert_eq!(GroupType::from_name("Consumer"), GroupType::Consumer);
-        assert_eq!(GroupType::from_name("share").name(), "share");
+        assert_eq!(GroupType::from_name("share"), GroupType::Share);
+        assert_eq!(GroupType::from_name("Streams").name(), "streams");
+        assert_eq!(GroupType::from_name("queue").name(), "queue");
     }
 }

@@ -101,6 +101,15 @@ pub struct Args {
     /// and DescribeGroups of every group each scan).
     #[arg(long)]
     pub no_groups: bool,
+    /// Also export each group's lag in records beside Kafka's offset lag (kdp_group_lag_*, as
+    /// kdp lag): reads committed offsets, ListOffsets and, where a group is below the LSO, the
+    /// partition's batches with Fetch READ_COMMITTED (up to --lag-max-bytes-per-partition).
+    #[arg(long)]
+    pub lag: bool,
+    /// With --lag: bytes of batches read per partition at most each scan; past it the records
+    /// are bounds (kdp_group_lag_records at least, kdp_group_lag_records_at_most).
+    #[arg(long, value_name = "BYTES", default_value_t = kdp_workflows::lag::DEFAULT_MAX_BYTES_PER_PARTITION, requires = "lag")]
+    pub lag_max_bytes_per_partition: u64,
     /// Also ask every replica each scan for producer-id pressure per broker
     /// and topic (kdp_broker_producer_ids and the rest; see below). Costs, on
     /// top of the leaders' scan, about the replication factor times its
@@ -170,6 +179,15 @@ pub fn run(args: Args) -> i32 {
             compare_replicas: args.compare_replicas,
             groups_blocked_after_ms: (!args.no_groups)
                 .then(|| i64::try_from(args.blocked_after.as_millis()).unwrap_or(i64::MAX)),
+            lag: args.lag.then(|| kdp_workflows::lag::LagReadOptions {
+                max_bytes_per_partition: args.lag_max_bytes_per_partition,
+                lag: kdp_domain::lag::LagOptions {
+                    groups: Vec::new(),
+                    topics: args.topic.clone(),
+                },
+                members: false,
+                ..Default::default()
+            }),
         }),
     };
     let config = Config {

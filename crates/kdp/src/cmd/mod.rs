@@ -19,6 +19,7 @@ pub mod find_hanging;
 pub mod force_terminate;
 pub mod globals;
 pub mod history;
+pub mod lag;
 pub mod man;
 pub mod mock_broker;
 pub mod producers;

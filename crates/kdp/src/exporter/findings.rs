@@ -37,6 +37,9 @@ pub struct ClusterDiagnosis {
     /// the LSO counting as blocked once the transaction's producer has
     /// written nothing for this long (ms); `None`: no group series.
     pub groups_blocked_after_ms: Option<i64>,
+    /// Read each group's lag in records for the `kdp_group_lag_*` series
+    /// (`--lag`); `None`: no lag series.
+    pub lag: Option<kdp_workflows::lag::LagReadOptions>,
 }
 
 impl Diagnose for ClusterDiagnosis {
@@ -78,6 +81,42 @@ impl Diagnose for ClusterDiagnosis {
                 }
             };
             let mut found = Diagnosis::of(&joined);
+            if let Some(lag_opts) = &self.lag {
+                let driver = self.describe.driver_options();
+                let read = match &groups {
+                    Some(Ok(read)) => Ok(read.clone()),
+                    _ => {
+                        kdp_workflows::groups::read_groups(
+                            &client,
+                            &kdp_workflows::groups::ReadOptions::default(),
+                            &driver,
+                            bound,
+                        )
+                        .await
+                    }
+                };
+                match read {
+                    Ok(read) => {
+                        let g = kdp_workflows::lag::gather_from(
+                            &client, read, lag_opts, &driver, bound,
+                        )
+                        .await;
+                        let lag = kdp_domain::lag::found::LagFound::of(&g.lag);
+                        if lag.failed_requests > 0 || g.join_error.is_some() {
+                            tracing::warn!(
+                                failed = lag.failed_requests,
+                                "some lag could not be read; those groups have no lag series"
+                            );
+                        }
+                        found.failed_requests += lag.failed_requests;
+                        found.lag = Some(lag);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "consumer groups not read; no lag series this scan");
+                        found.failed_requests += 1;
+                    }
+                }
+            }
             match (groups, self.groups_blocked_after_ms) {
                 (Some(Ok(read)), Some(blocked_after)) => {
                     let g = GroupsFound::of(&joined, &read, blocked_after);

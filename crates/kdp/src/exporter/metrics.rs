@@ -258,6 +258,12 @@ pub fn snapshot_of_scan(
         d.blocked_by_verdict,
     );
     super::groups::register(&mut r, diagnosis.and_then(|d| d.groups.as_ref()));
+    super::lag::register(
+        &mut r,
+        diagnosis.and_then(|d| d.lag.as_ref()),
+        per_partition,
+        now_ms,
+    );
     health.register(&mut r);
     r
 }

@@ -7,6 +7,8 @@
 //!   fenced, diverged, blocked) and the [`diagnosis::Diagnose`] sources.
 //! - [`findings`]: the real diagnosis, from the scan's own answers.
 //! - [`groups`]: consumer groups held back by open transactions, per group.
+//! - [`lag`]: consumer lag in records beside Kafka's offset lag, per
+//!   group and topic (`--lag`).
 //! - [`metrics`]: the metric catalogue (names, types, help) and snapshots.
 //! - [`pressure`]: producer-id pressure per broker and topic
 //!   (`--producer-ids`: every replica asked).
@@ -22,6 +24,7 @@ pub mod exposition;
 pub mod findings;
 pub mod groups;
 pub mod http;
+pub mod lag;
 pub mod metrics;
 pub mod pressure;
 pub mod scan;

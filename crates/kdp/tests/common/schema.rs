@@ -17,6 +17,7 @@ pub fn schema_name(args: &[&str]) -> Option<&'static str> {
         "compare-replicas" => "compare-replicas",
         "producers" => "producers",
         "blocked" => "blocked",
+        "lag" => "lag",
         "history" => "history",
         "batches" => "batches",
         "transactions" => {

@@ -46,6 +46,7 @@ async fn scanner(cluster: &StallCluster, per_partition: bool) -> Scanner {
             describe: DescribeOptions::default(),
             compare_replicas: false,
             groups_blocked_after_ms: Some(60_000),
+            lag: None,
         }),
         client: Some(Arc::new(connected)),
         previous: BTreeMap::new(),
@@ -381,6 +382,7 @@ async fn a_replica_that_did_not_answer_gives_no_divergence_zero() {
         describe: DescribeOptions::default(),
         compare_replicas: true,
         groups_blocked_after_ms: Some(60_000),
+        lag: None,
     });
     s.scan().await;
     let text = published(&s);

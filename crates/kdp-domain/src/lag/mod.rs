@@ -1,0 +1,27 @@
+//! Consumer lag in records, not offsets (issue 30; the facts behind every
+//! rule are in docs/LAG.md): for each group's committed offset on a
+//! partition, what a read_committed consumer would still receive up to
+//! the last stable offset (markers and aborted records excluded), what an
+//! open transaction holds back above the LSO and which one, and Kafka's
+//! own offset lag beside them for comparison.
+//!
+//! - [`position`]: a committed offset against the partition's bounds (the
+//!   model `kdp blocked` judges from too).
+//! - [`tally`]: the count from Fetch answers, exact or bounded.
+//! - [`verdict`]: each position's verdict.
+//! - [`model`]: the rows, judged ([`lag`]).
+//! - [`found`]: the rows summed per group and topic (the exporter's series).
+//!
+//! [`lag`] joins the groups, each partition's bounds and count, and the
+//! transactions `kdp blocked` finds holding an LSO.
+
+pub mod found;
+pub mod model;
+pub mod position;
+pub mod tally;
+pub mod verdict;
+
+pub use model::{lag, partitions_to_read, Lag, LagGap, LagOptions, LagRow, PartitionLag, Stop};
+pub use position::{At, Bounds, Position};
+pub use tally::{Records, Tally};
+pub use verdict::LagVerdict;

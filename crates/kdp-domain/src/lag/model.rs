@@ -1,0 +1,288 @@
+//! The lag model: each group's position on each partition with its
+//! records to deliver, held back records and holding transaction, judged
+//! from the groups, the partitions' bounds and counts, and the
+//! transactions `kdp blocked` finds holding an LSO.
+
+use std::collections::BTreeMap;
+
+use crate::diagnose::blocked::{Blocked, Pinning};
+use crate::groups::offsets::Committed;
+use crate::groups::read::GroupsRead;
+use crate::groups::state::{GroupState, GroupType};
+use crate::key_error::KeyError;
+use crate::lag::position::{Bounds, Position};
+use crate::lag::tally::{Records, Tally};
+use crate::lag::verdict::LagVerdict;
+use crate::partition::TopicPartition;
+
+/// What kdp learned of one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionLag {
+    /// Its bounds, or why ListOffsets failed.
+    pub bounds: Result<Bounds, KeyError>,
+    /// The count of [from, LSO) (`None`: nothing needed reading, every
+    /// committed offset was at or past the LSO).
+    pub tally: Option<Tally>,
+    /// Why the read stopped before the LSO, when it did.
+    pub stopped: Option<Stop>,
+}
+
+/// Why a partition's read stopped before the LSO.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// The bytes budget per partition was spent: the figures are bounds
+    /// by choice.
+    Budget {
+        /// Bytes read.
+        bytes: u64,
+    },
+    /// A Fetch failed (or the deadline passed): the figures are bounds,
+    /// and the answer is partial.
+    Failed(KeyError),
+}
+
+/// One group's position on one partition, judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LagRow {
+    /// The group id.
+    pub group_id: String,
+    /// Its type, when listed or described.
+    pub group_type: Option<GroupType>,
+    /// Its state, when listed or described.
+    pub state: Option<GroupState>,
+    /// The topic and partition.
+    pub partition: TopicPartition,
+    /// Where its committed offset stands (`bounds` -1 when unknown).
+    pub position: Option<Position>,
+    /// The records a read_committed consumer at the committed offset (at
+    /// the log start, when the offset is below it) still receives up to
+    /// the LSO; `None` when unknown.
+    pub records: Option<Records>,
+    /// Offsets held back above the LSO (HWM − LSO).
+    pub held_back: Option<i64>,
+    /// The open transaction holding the LSO, when held back and found.
+    pub holder: Option<Pinning>,
+    /// The first timestamp of the first batch still to deliver (ms).
+    pub oldest_undelivered_ms: Option<i64>,
+    /// The verdict.
+    pub verdict: LagVerdict,
+}
+
+impl LagRow {
+    /// Kafka's offset lag (HWM − committed), as `kafka-consumer-groups.sh`
+    /// prints it.
+    pub fn offset_lag(&self) -> Option<i64> {
+        self.position.and_then(|p| p.offset_lag())
+    }
+}
+
+/// What could not be checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LagGap {
+    /// A broker did not list its groups.
+    Listing(i32, KeyError),
+    /// The principal's ACLs may hide groups from the listing.
+    MayHideGroups,
+    /// A group's committed offsets could not be read.
+    GroupOffsets(String, KeyError),
+    /// A partition's bounds could not be read.
+    Bounds(TopicPartition, KeyError),
+    /// A partition's read failed before the LSO.
+    Read(TopicPartition, KeyError),
+    /// A share group (KIP-932): its progress is not a committed offset,
+    /// and kdp does not read DescribeShareGroupOffsets yet.
+    ShareGroup(String),
+    /// A group named with `--group` that its coordinator does not know
+    /// (nothing committed, not described): most often a misspelt id.
+    UnknownGroup(String),
+}
+
+/// The lag of every group asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lag {
+    /// Rows by group, then topic and partition.
+    pub rows: Vec<LagRow>,
+    /// What could not be checked; any makes the answer partial.
+    pub gaps: Vec<LagGap>,
+}
+
+impl Lag {
+    /// Whether everything asked was answered (bounds a budget chose are an
+    /// answer; a failed read is not).
+    pub fn is_complete(&self) -> bool {
+        self.gaps.is_empty()
+            && self
+                .rows
+                .iter()
+                .all(|r| !matches!(r.verdict, LagVerdict::Unknown))
+    }
+}
+
+/// Which rows to keep.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LagOptions {
+    /// Only these groups (empty: all).
+    pub groups: Vec<String>,
+    /// Only these topics (empty: all).
+    pub topics: Vec<String>,
+}
+
+impl LagOptions {
+    /// Whether `tp` of `group` is asked for.
+    pub fn wants(&self, group: &str, tp: &TopicPartition) -> bool {
+        (self.groups.is_empty() || self.groups.iter().any(|g| g == group))
+            && (self.topics.is_empty() || self.topics.contains(&tp.0))
+    }
+}
+
+/// The partitions whose committed offsets `groups` holds (as `opts`
+/// narrows), each with the smallest offset committed on it (`None`: only
+/// failed or missing offsets): where a read must start.
+pub fn partitions_to_read(
+    groups: &GroupsRead,
+    opts: &LagOptions,
+) -> BTreeMap<TopicPartition, Option<i64>> {
+    let mut out: BTreeMap<TopicPartition, Option<i64>> = BTreeMap::new();
+    for g in &groups.answers {
+        let Ok(offsets) = &g.offsets else { continue };
+        for (tp, c) in offsets {
+            if !opts.wants(&g.group_id, tp) {
+                continue;
+            }
+            let slot = out.entry(tp.clone()).or_insert(None);
+            if let Committed::At(o) = c {
+                *slot = Some(slot.map_or(*o, |s: i64| s.min(*o)));
+            }
+        }
+    }
+    out
+}
+
+/// Every committed offset `opts` asks for, judged against its partition.
+/// `blocked` names the transaction holding each pinned partition's LSO
+/// (the diagnosis `kdp blocked` makes).
+pub fn lag(
+    groups: &GroupsRead,
+    partitions: &BTreeMap<TopicPartition, PartitionLag>,
+    blocked: &Blocked,
+    opts: &LagOptions,
+) -> Lag {
+    let mut out = Lag::default();
+    for (broker, e) in &groups.listing_failures {
+        out.gaps.push(LagGap::Listing(*broker, e.clone()));
+    }
+    if opts.groups.is_empty() && groups.visibility.may_hide() {
+        out.gaps.push(LagGap::MayHideGroups);
+    }
+    for (tp, p) in partitions {
+        match (&p.bounds, &p.stopped) {
+            (Err(e), _) => out.gaps.push(LagGap::Bounds(tp.clone(), e.clone())),
+            (Ok(_), Some(Stop::Failed(e))) => out.gaps.push(LagGap::Read(tp.clone(), e.clone())),
+            _ => {}
+        }
+    }
+    let holders: BTreeMap<(&str, i32), &Pinning> = blocked
+        .partitions
+        .iter()
+        .filter_map(|p| Some(((p.topic.as_str(), p.partition), p.pinned_by.as_ref()?)))
+        .collect();
+    for g in &groups.answers {
+        if !opts.groups.is_empty() && !opts.groups.contains(&g.group_id) {
+            continue;
+        }
+        if !opts.groups.is_empty() && g.is_unknown() {
+            out.gaps.push(LagGap::UnknownGroup(g.group_id.clone()));
+            continue;
+        }
+        if g.group_type == Some(GroupType::Share) {
+            // which topics it reads is not known without describing it:
+            // a gap of a whole-cluster answer, or of a group asked for by
+            // name; an answer narrowed to topics says nothing of it
+            if opts.topics.is_empty() || !opts.groups.is_empty() {
+                out.gaps.push(LagGap::ShareGroup(g.group_id.clone()));
+            }
+            continue;
+        }
+        let offsets = match &g.offsets {
+            Ok(o) => o,
+            Err(e) => {
+                out.gaps
+                    .push(LagGap::GroupOffsets(g.group_id.clone(), e.clone()));
+                continue;
+            }
+        };
+        for (tp, c) in offsets {
+            if !opts.wants(&g.group_id, tp) {
+                continue;
+            }
+            let facts = partitions.get(tp);
+            let bounds = facts.and_then(|p| p.bounds.as_ref().ok().copied());
+            let committed = match c {
+                Committed::At(o) => Some(*o),
+                _ => None,
+            };
+            let position = bounds.map(|bounds| Position { committed, bounds });
+            let tally = facts.and_then(|p| p.tally.as_ref());
+            let records = match (position, c) {
+                (Some(pos), Committed::At(_)) => records_at(&pos, tally),
+                _ => None,
+            };
+            let held_back = bounds.map(|b| b.held_back());
+            let holder = held_back
+                .filter(|&h| h > 0)
+                .and_then(|_| holders.get(&(tp.0.as_str(), tp.1)))
+                .map(|p| (*p).clone());
+            let start = position.and_then(|p| reader_start(&p));
+            let oldest_undelivered_ms = match (tally, start) {
+                (Some(t), Some(s)) => t.oldest_undelivered_ms(s),
+                _ => None,
+            };
+            let verdict = match c {
+                Committed::Failed(_) => LagVerdict::Unknown,
+                _ => LagVerdict::of(position.as_ref(), records),
+            };
+            out.rows.push(LagRow {
+                group_id: g.group_id.clone(),
+                group_type: g.group_type.clone(),
+                state: g.state.clone(),
+                partition: tp.clone(),
+                position,
+                records,
+                held_back,
+                holder,
+                oldest_undelivered_ms,
+                verdict,
+            });
+        }
+    }
+    out
+}
+
+/// Where a consumer at `pos` starts reading: its offset, or the log start
+/// when its offset is below it (what `auto.offset.reset=earliest` does);
+/// `None` without an offset.
+fn reader_start(pos: &Position) -> Option<i64> {
+    let c = pos.committed?;
+    Some(pos.bounds.log_start.map_or(c, |s| c.max(s)))
+}
+
+/// The records a consumer at `pos` receives: 0 at or past the LSO (no
+/// read needed), the tally's figure below it, at most one per offset when
+/// nothing was read.
+fn records_at(pos: &Position, tally: Option<&Tally>) -> Option<Records> {
+    let start = reader_start(pos)?;
+    let lso = pos.bounds.last_stable_offset;
+    if start >= lso {
+        return Some(Records::Exact(0));
+    }
+    Some(match tally {
+        Some(t) if t.end() == lso => t.records_from(start),
+        _ => Records::Between {
+            at_least: 0,
+            at_most: lso.saturating_sub(start),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests;

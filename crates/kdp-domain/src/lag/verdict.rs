@@ -1,0 +1,105 @@
+//! A group position's verdict: caught up, lagging, held back by an open
+//! transaction, behind the log start, or unknown.
+
+use crate::lag::position::{At, Position};
+use crate::lag::tally::Records;
+use crate::severity::Severity;
+
+/// Where a group stands on a partition, in records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LagVerdict {
+    /// Nothing left for a read_committed consumer and nothing held back:
+    /// whatever Kafka's offset lag says (markers, aborted records).
+    CaughtUp,
+    /// Records to deliver below the LSO (at least one, counted or bounded).
+    Lagging,
+    /// Nothing left below the LSO, but an open transaction holds offsets
+    /// above it: the consumer waits for it.
+    HeldBack,
+    /// The committed offset is below the log start: records were lost
+    /// (the consumer's `auto.offset.reset` decides where it goes on).
+    BehindLogStart,
+    /// Committed above the LSO: only a read_uncommitted consumer gets
+    /// there.
+    PastLso,
+    /// No committed offset.
+    NoOffset,
+    /// Between 0 and some records: not read far enough to tell.
+    MaybeLagging,
+    /// The partition's bounds or the group's offset could not be read.
+    Unknown,
+}
+
+impl LagVerdict {
+    /// The verdict of a position and its records.
+    pub fn of(position: Option<&Position>, records: Option<Records>) -> LagVerdict {
+        let Some(pos) = position else {
+            return LagVerdict::Unknown;
+        };
+        match pos.at() {
+            At::Nothing => return LagVerdict::NoOffset,
+            At::BeforeLogStart { .. } => return LagVerdict::BehindLogStart,
+            At::PastLso => return LagVerdict::PastLso,
+            At::BelowLso { .. } | At::Lso => {}
+        }
+        match records {
+            None => LagVerdict::Unknown,
+            Some(r) if r.at_least() > 0 => LagVerdict::Lagging,
+            Some(r) if r.at_most() > 0 => LagVerdict::MaybeLagging,
+            Some(_) if pos.bounds.held_back() > 0 => LagVerdict::HeldBack,
+            Some(_) => LagVerdict::CaughtUp,
+        }
+    }
+
+    /// The verdict's name as kdp prints it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            LagVerdict::CaughtUp => "caught up",
+            LagVerdict::Lagging => "lagging",
+            LagVerdict::HeldBack => "held back",
+            LagVerdict::BehindLogStart => "behind log start",
+            LagVerdict::PastLso => "past the LSO",
+            LagVerdict::NoOffset => "no offset",
+            LagVerdict::MaybeLagging => "maybe lagging",
+            LagVerdict::Unknown => "unknown",
+        }
+    }
+
+    /// The verdict's JSON name.
+    pub fn key(&self) -> &'static str {
+        match self {
+            LagVerdict::CaughtUp => "caught_up",
+            LagVerdict::Lagging => "lagging",
+            LagVerdict::HeldBack => "held_back",
+            LagVerdict::BehindLogStart => "behind_log_start",
+            LagVerdict::PastLso => "past_lso",
+            LagVerdict::NoOffset => "no_offset",
+            LagVerdict::MaybeLagging => "maybe_lagging",
+            LagVerdict::Unknown => "unknown",
+        }
+    }
+
+    /// Caught up (or nothing committed) is fine; lagging, held back and
+    /// past the LSO are worth a look; records lost below the log start
+    /// need action; not read far enough or not read is unknown.
+    pub fn severity(&self) -> Severity {
+        match self {
+            LagVerdict::CaughtUp | LagVerdict::NoOffset => Severity::Ok,
+            LagVerdict::Lagging | LagVerdict::HeldBack | LagVerdict::PastLso => Severity::Warning,
+            LagVerdict::BehindLogStart => Severity::Problem,
+            LagVerdict::MaybeLagging | LagVerdict::Unknown => Severity::Unknown,
+        }
+    }
+
+    /// Every verdict, for documentation and tests.
+    pub const ALL: [LagVerdict; 8] = [
+        LagVerdict::CaughtUp,
+        LagVerdict::Lagging,
+        LagVerdict::HeldBack,
+        LagVerdict::BehindLogStart,
+        LagVerdict::PastLso,
+        LagVerdict::NoOffset,
+        LagVerdict::MaybeLagging,
+        LagVerdict::Unknown,
+    ];
+}

@@ -1,0 +1,372 @@
+//! `kdp lag`: each consumer group's lag in records a read_committed
+//! consumer would still receive (markers and aborted records excluded),
+//! the records an open transaction holds back and which one, beside
+//! Kafka's offset lag. The judgement is kdp-domain's
+//! ([`kdp_domain::lag`]); kdp-workflows reads ([`kdp_workflows::lag`]);
+//! this file parses and renders.
+
+use std::io::{self, Write};
+
+use kdp_domain::key_error::Failures;
+use kdp_domain::lag::{Lag, LagGap, LagOptions, LagRow, LagVerdict, Records};
+use kdp_domain::severity::Severity;
+use kdp_workflows::lag::{gather, LagReadOptions, DEFAULT_MAX_BYTES_PER_PARTITION};
+use serde::Serialize;
+
+use crate::cmd::cluster::{self, ClusterArgs, Connected};
+use crate::cmd::watch::{self, WatchArgs};
+use crate::exit;
+use crate::output::colour::Style;
+use crate::output::failures;
+use crate::output::records::{self, or_dash, Record};
+use crate::output::table::{Cell, Column};
+use crate::output::{age, Output, Rfc3339};
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "\
+For each consumer group and partition it committed on (whole cluster by default; --group and
+--topic narrow it): the committed offset, the log start, the last stable offset (LSO), the high
+watermark (HWM), Kafka's offset lag (OffsetLag = HWM - committed, what kafka-consumer-groups.sh
+prints as LAG), and Records: what a read_committed consumer seeked to the committed offset would
+still receive up to the LSO. Commit and abort markers and aborted records take offsets but are
+never delivered, so a group committed after its last record on an idle transactional partition
+has OffsetLag 1 and Records 0. HeldBack = HWM - LSO: offsets an open transaction holds back from
+every read_committed consumer, with the transaction holding the LSO (transactional id, producer
+id, age) as `kdp blocked` names it.
+
+kdp counts Records by fetching [committed, LSO) with isolation READ_COMMITTED (the broker lists the
+aborted transactions of what it returns) and summing batch header record counts, once per
+partition for all its groups; a partition where every group is at or past the LSO is not read.
+Past --max-bytes-per-partition, Records is a bound: 'A..B' (at least A, at most B: one record per
+offset not read), never a guess shown as exact. A group below the log start is counted from it.
+Verdicts:
+  caught up         nothing to deliver and nothing held back (whatever OffsetLag says)
+  lagging           at least one record to deliver below the LSO
+  held back         nothing to deliver below the LSO; an open transaction holds offsets above it
+  behind log start  committed below the log start: records were deleted unread
+  past the LSO      committed above the LSO (only a read_uncommitted consumer gets there)
+  maybe lagging     Records is a bound from 0: not read far enough to tell
+  unknown           the offset or the partition's offsets could not be read
+
+Share groups (KIP-932) commit no offset and are not measured yet: a whole-cluster answer (or one
+naming a share group with --group) names them on stderr and is partial; --topic alone leaves
+them out. Streams groups (KIP-1071) are read like consumer groups.
+
+Exit status: 0 every group is caught up (or committed nothing) and the answer is complete;
+4 a group is lagging by more than --max-records, held back, or behind the log start; 1 the answer
+is partial (a read or a listing failed, ACLs may hide groups, a bound left it undecided, a share
+group is not measured: see below) and nothing was found; 2 bad usage; 3 the cluster could not be reached.
+
+Examples:
+  kdp lag --bootstrap-server localhost:9092
+  kdp lag --bootstrap-server localhost:9092 --group payments-ledger --output json
+  kdp lag --bootstrap-server localhost:9092 --topic payments --max-records 1000 --watch 10s")]
+pub struct Args {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Only this consumer group; repeat for several. Default: every group listed.
+    #[arg(long, value_name = "GROUP")]
+    pub group: Vec<String>,
+    /// Only this topic; repeat for several. Default: every topic.
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// Read at most this many bytes of batches per partition; past it Records is a bound.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BYTES_PER_PARTITION)]
+    pub max_bytes_per_partition: u64,
+    /// Exit 4 only when a group has more than this many records to deliver (at least).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_records: i64,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
+
+/// One group on one partition.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Row {
+    group: String,
+    /// `classic`, `consumer`, ...; null when not known.
+    group_type: Option<String>,
+    group_state: Option<String>,
+    topic: String,
+    partition: i32,
+    committed_offset: Option<i64>,
+    log_start_offset: Option<i64>,
+    last_stable_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    /// Kafka's LAG: HWM − committed.
+    offset_lag: Option<i64>,
+    /// Exact records to deliver; null when only bounds are known.
+    records: Option<i64>,
+    records_at_least: Option<i64>,
+    records_at_most: Option<i64>,
+    held_back: Option<i64>,
+    holding_transactional_id: Option<String>,
+    holding_producer_id: Option<i64>,
+    holding_transaction_start_ms: Option<i64>,
+    holding_transaction_start_rfc3339: Option<Rfc3339>,
+    oldest_undelivered_timestamp_ms: Option<i64>,
+    oldest_undelivered_rfc3339: Option<Rfc3339>,
+    verdict: &'static str,
+    #[serde(skip)]
+    label: &'static str,
+    #[serde(skip)]
+    severity: Severity,
+    #[serde(skip)]
+    now_ms: i64,
+}
+
+fn records_cell(r: Option<Records>) -> String {
+    match r {
+        Some(Records::Exact(n)) => n.to_string(),
+        Some(Records::Between { at_least, at_most }) => format!("{at_least}..{at_most}"),
+        None => "-".into(),
+    }
+}
+
+impl Record for Row {
+    fn cells(&self) -> Vec<Cell> {
+        let records = match (self.records, self.records_at_least, self.records_at_most) {
+            (Some(n), _, _) => Some(Records::Exact(n)),
+            (None, Some(a), Some(b)) => Some(Records::Between {
+                at_least: a,
+                at_most: b,
+            }),
+            _ => None,
+        };
+        let mut cells = crate::output::table::plain(vec![
+            self.group.clone(),
+            self.topic.clone(),
+            self.partition.to_string(),
+            or_dash(self.committed_offset),
+            or_dash(self.last_stable_offset),
+            or_dash(self.high_watermark),
+            or_dash(self.offset_lag),
+            records_cell(records),
+            or_dash(self.held_back),
+            match (&self.holding_transactional_id, self.holding_producer_id) {
+                (Some(id), _) => id.clone(),
+                (None, Some(pid)) => format!("producer {pid}"),
+                (None, None) => "-".into(),
+            },
+            self.holding_transaction_start_ms
+                .map_or_else(|| "-".into(), |s| age(s, self.now_ms)),
+            self.oldest_undelivered_timestamp_ms
+                .map_or_else(|| "-".into(), |s| age(s, self.now_ms)),
+        ]);
+        cells.push(Cell::new(self.label, Style::from(self.severity)));
+        cells
+    }
+}
+
+const HEADER: &[Column] = &[
+    Column::text("Group", 0),
+    Column::text("Topic", 0),
+    Column::new("Partition", 0),
+    Column::new("Committed", 1),
+    Column::new("LSO", 2),
+    Column::new("HWM", 2),
+    Column::new("OffsetLag", 1),
+    Column::new("Records", 0),
+    Column::new("HeldBack", 1),
+    Column::text("HeldBy", 3),
+    Column::new("TxnAge", 3),
+    Column::new("OldestAge", 4),
+    Column::text("Verdict", 0),
+];
+
+/// The rows of a judgement.
+pub fn rows(lag: &Lag, now_ms: i64) -> Vec<Row> {
+    lag.rows.iter().map(|r| row(r, now_ms)).collect()
+}
+
+fn row(r: &LagRow, now_ms: i64) -> Row {
+    let bounds = r.position.map(|p| p.bounds);
+    let holder = r.holder.as_ref();
+    let started = holder.and_then(|h| h.started_ms);
+    Row {
+        group: r.group_id.clone(),
+        group_type: r.group_type.as_ref().map(|t| t.name().to_string()),
+        group_state: r.state.as_ref().map(|s| s.name().to_string()),
+        topic: r.partition.0.clone(),
+        partition: r.partition.1,
+        committed_offset: r.position.and_then(|p| p.committed),
+        log_start_offset: bounds.and_then(|b| b.log_start),
+        last_stable_offset: bounds.map(|b| b.last_stable_offset),
+        high_watermark: bounds.map(|b| b.high_watermark),
+        offset_lag: r.offset_lag(),
+        records: r.records.filter(Records::is_exact).map(|x| x.at_least()),
+        records_at_least: r.records.map(|x| x.at_least()),
+        records_at_most: r.records.map(|x| x.at_most()),
+        held_back: r.held_back,
+        holding_transactional_id: holder.and_then(|h| h.transactional_id.clone()),
+        holding_producer_id: holder.map(|h| h.producer_id),
+        holding_transaction_start_ms: started,
+        holding_transaction_start_rfc3339: started.and_then(Rfc3339::at),
+        oldest_undelivered_timestamp_ms: r.oldest_undelivered_ms,
+        oldest_undelivered_rfc3339: r.oldest_undelivered_ms.and_then(Rfc3339::at),
+        verdict: r.verdict.key(),
+        label: r.verdict.label(),
+        severity: r.verdict.severity(),
+        now_ms,
+    }
+}
+
+/// The gaps on stderr, one line per kind and cause however many keys
+/// share it (10,000 groups refused are one line).
+fn report_gaps(gaps: &[LagGap]) {
+    let mut listing = Failures::new();
+    let mut offsets = Failures::new();
+    let mut bounds = Failures::new();
+    let mut read = Failures::new();
+    let mut share = Vec::new();
+    let mut unknown = Vec::new();
+    let mut may_hide = false;
+    for g in gaps {
+        match g {
+            LagGap::Listing(b, e) => listing.add(format!("broker {b}"), e),
+            LagGap::MayHideGroups => may_hide = true,
+            LagGap::GroupOffsets(g, e) => offsets.add(format!("group {g}"), e),
+            LagGap::Bounds((t, p), e) => bounds.add(format!("{t}-{p}"), e),
+            LagGap::Read((t, p), e) => read.add(format!("{t}-{p}"), e),
+            LagGap::ShareGroup(g) => share.push(g.as_str()),
+            LagGap::UnknownGroup(g) => unknown.push(g.as_str()),
+        }
+    }
+    failures::report("groups not listed", "brokers", &listing);
+    if may_hide {
+        eprintln!(
+            "kdp: the group listing may leave out groups this principal may not DESCRIBE \
+             (name groups with --group, or grant Describe on groups)"
+        );
+    }
+    failures::report("committed offsets not read", "groups", &offsets);
+    failures::report("offsets not read", "partitions", &bounds);
+    failures::report(
+        "read stopped before the LSO (Records are bounds)",
+        "partitions",
+        &read,
+    );
+    if !unknown.is_empty() {
+        eprintln!(
+            "kdp: {}: unknown to its coordinator (nothing committed, not described): is the \
+             id right?",
+            named("group", "groups", &unknown)
+        );
+    }
+    if !share.is_empty() {
+        eprintln!(
+            "kdp: {}: not measured (a share group's progress is not a committed offset; kdp \
+             does not read DescribeShareGroupOffsets yet: kafka-share-groups.sh --describe \
+             --offsets shows Kafka's lag); name groups with --group to leave them out",
+            named("share group", "share groups", &share)
+        );
+    }
+}
+
+/// `group g` for one name; `N groups (a, b, ... and M more)` for several.
+fn named(one: &str, many: &str, names: &[&str]) -> String {
+    if let [only] = names {
+        return format!("{one} {only}");
+    }
+    let shown = names.len().min(5);
+    let mut list = names
+        .iter()
+        .take(shown)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > shown {
+        list.push_str(&format!(" and {} more", names.len() - shown));
+    }
+    format!("{} {many} ({list})", names.len())
+}
+
+/// `kdp lag`.
+pub fn run(args: Args) -> i32 {
+    let every = args.watch.watch;
+    watch::run(every, "kdp lag", async |out| {
+        run_to(args.clone(), out).await
+    })
+}
+
+/// The command, output on `out`.
+pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
+    let conn = match cluster::connect(&args.cluster).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    run_on(&conn, &args, out).await
+}
+
+/// The exit status of a judgement: found beats partial beats clean.
+pub fn status(lag: &Lag, max_records: i64) -> i32 {
+    let found = lag.rows.iter().any(|r| match r.verdict {
+        LagVerdict::Lagging => r.records.is_some_and(|x| x.at_least() > max_records),
+        LagVerdict::HeldBack | LagVerdict::BehindLogStart => true,
+        _ => false,
+    });
+    let undecided = lag.rows.iter().any(|r| match r.verdict {
+        LagVerdict::MaybeLagging => r.records.is_some_and(|x| x.at_most() > max_records),
+        LagVerdict::Unknown => true,
+        _ => false,
+    });
+    if found {
+        exit::FOUND
+    } else if !lag.gaps.is_empty() || undecided {
+        exit::PARTIAL
+    } else {
+        exit::OK
+    }
+}
+
+/// The command on a connected client (the in-process tests' entry).
+pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
+    let dopts = conn.describe_options(None, None).driver_options();
+    let opts = LagReadOptions {
+        lag: LagOptions {
+            groups: args.group.clone(),
+            topics: args.topic.clone(),
+        },
+        max_bytes_per_partition: args.max_bytes_per_partition,
+        ..LagReadOptions::default()
+    };
+    let gathered = match gather(&conn.client, &opts, &dopts, &conn.bound).await {
+        Ok(g) => g,
+        Err(e) => return exit::report(&e),
+    };
+    if let Some(e) = &gathered.join_error {
+        eprintln!("kdp: the transactions holding LSOs were not read: {e}");
+    }
+    report_gaps(&gathered.lag.gaps);
+    let now_ms = kdp_workflows::clock::now_ms();
+    let rows = rows(&gathered.lag, now_ms);
+    if let Err(e) = records::write(out, args.output, "Lag", HEADER, &rows) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("kdp: cannot write output: {e}");
+            return exit::PARTIAL;
+        }
+    }
+    let code = status(&gathered.lag, args.max_records);
+    if args.output == Output::Table {
+        eprintln!(
+            "kdp: {} position(s) of {} group(s); {} partition(s) read, {} bytes in {} fetch(es)",
+            rows.len(),
+            gathered.groups.answers.len(),
+            gathered
+                .partitions
+                .values()
+                .filter(|p| p.tally.is_some())
+                .count(),
+            gathered.bytes_read,
+            gathered.fetches
+        );
+    }
+    if gathered.join_error.is_some() && code == exit::OK {
+        return exit::PARTIAL;
+    }
+    code
+}

@@ -1,0 +1,192 @@
+//! `kdp lag` against a cluster file served by `kdp mock-broker`: a
+//! partition whose batches hold idempotent records, a committed and an
+//! aborted transaction and their markers, read with Fetch READ_COMMITTED;
+//! a group on the last marker is caught up while Kafka's offset lag says
+//! 1; a byte budget too small for the partition gives bounds, never a
+//! figure shown as exact, and a failed read makes the answer partial.
+
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+mod common;
+mod mock_broker;
+use mock_broker::MockBroker;
+
+const KDP: &str = env!("CARGO_BIN_EXE_kdp");
+
+/// 0-4 idempotent | 5-8 committed (producer 2), 9 marker | 10-12 aborted
+/// (producer 3), 13 marker | 14-15 plain | 16-17 committed (producer 4),
+/// 18 marker. HWM = LSO = 19. A read_committed consumer from 0 gets 13.
+fn cluster() -> Value {
+    let b = |v: Value| v;
+    json!({
+        "brokers": [{"id": 1, "configs": {"offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "1"}}],
+        "topics": [{
+            "name": "txn",
+            "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "batches": [
+                b(json!({"producer_id": 1, "producer_epoch": 0, "base_sequence": 0, "records": 5})),
+                b(json!({"producer_id": 2, "producer_epoch": 0, "base_sequence": 0, "records": 4, "transactional": true})),
+                b(json!({"producer_id": 2, "producer_epoch": 0, "control": "commit"})),
+                b(json!({"producer_id": 3, "producer_epoch": 0, "base_sequence": 0, "records": 3, "transactional": true, "compression": "zstd"})),
+                b(json!({"producer_id": 3, "producer_epoch": 0, "control": "abort"})),
+                b(json!({"records": 2, "compression": "gzip"})),
+                b(json!({"producer_id": 4, "producer_epoch": 0, "base_sequence": 0, "records": 2, "transactional": true})),
+                b(json!({"producer_id": 4, "producer_epoch": 0, "control": "commit"}))
+            ]}]
+        }],
+        "groups": [
+            {"group_id": "from-start", "offsets": {"txn": {"0": 0}}},
+            {"group_id": "inside-idem", "offsets": {"txn": {"0": 2}}},
+            {"group_id": "on-abort-marker", "offsets": {"txn": {"0": 13}}},
+            {"group_id": "on-last-marker", "offsets": {"txn": {"0": 18}}},
+            {"group_id": "at-end", "offsets": {"txn": {"0": 19}}}
+        ]
+    })
+}
+
+struct Mock {
+    broker: MockBroker,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start() -> Mock {
+    let dir = std::env::temp_dir().join(format!("kdp-lag-mock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("cluster.json");
+    std::fs::write(&file, serde_json::to_vec(&cluster()).unwrap()).expect("write cluster");
+    Mock {
+        broker: MockBroker::start(&file, &[], Stdio::null()),
+        dir,
+    }
+}
+
+/// `kdp lag -o json ARGS`: exit status and rows by group.
+fn lag(m: &Mock, args: &[&str]) -> (i32, std::collections::BTreeMap<String, Value>) {
+    let mut all = vec![
+        "lag",
+        "--bootstrap-server",
+        &m.broker.bootstrap,
+        "--timeout",
+        "20s",
+        "-o",
+        "json",
+    ];
+    all.extend_from_slice(args);
+    let out = Command::new(KDP).args(&all).output().expect("kdp lag");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    common::schema::check(&all, &stdout);
+    let doc: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let rows = doc["Lag"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["Group"].as_str().unwrap().to_string(), r.clone()))
+        .collect();
+    (out.status.code().unwrap_or(-1), rows)
+}
+
+#[test]
+fn markers_and_aborted_records_are_not_lag_and_a_budget_gives_bounds() {
+    let m = start();
+    let (code, rows) = lag(&m, &[]);
+    assert_eq!(code, 4, "groups are lagging");
+    let records = |g: &str| rows[g]["Records"].clone();
+    assert_eq!(records("from-start"), 13);
+    // C inside a batch: its records' offsets are read (5 - 2 = 3 of it)
+    assert_eq!(records("inside-idem"), 11);
+    assert_eq!(records("on-abort-marker"), 4);
+    assert_eq!(records("on-last-marker"), 0);
+    assert_eq!(rows["on-last-marker"]["OffsetLag"], 1);
+    assert_eq!(rows["on-last-marker"]["Verdict"], "caught_up");
+    assert_eq!(rows["at-end"]["Verdict"], "caught_up");
+    assert_eq!(rows["from-start"]["OffsetLag"], 19);
+    assert_eq!(rows["from-start"]["Verdict"], "lagging");
+
+    // one byte of budget: the first batch only (a broker returns it whole)
+    let (code, rows) = lag(&m, &["--max-bytes-per-partition", "1"]);
+    let from_start = &rows["from-start"];
+    assert!(from_start["Records"].is_null(), "{from_start}");
+    assert_eq!(from_start["RecordsAtLeast"], 5);
+    assert_eq!(from_start["RecordsAtMost"], 5 + 14);
+    // nothing read past 5 for a group at 13: at most one per offset
+    let on_abort = &rows["on-abort-marker"];
+    assert_eq!(
+        (
+            on_abort["RecordsAtLeast"].as_i64(),
+            on_abort["RecordsAtMost"].as_i64()
+        ),
+        (Some(0), Some(6))
+    );
+    assert_eq!(on_abort["Verdict"], "maybe_lagging");
+    // a group known to lag decides the status
+    assert_eq!(code, 4);
+
+    // the groups that are caught up alone, with a budget too small: an
+    // at-end group needs no read, so the answer is complete
+    let (code, rows) = lag(
+        &m,
+        &[
+            "--group",
+            "at-end",
+            "--group",
+            "on-last-marker",
+            "--max-bytes-per-partition",
+            "1",
+        ],
+    );
+    assert_eq!(rows.len(), 2);
+    // on-last-marker's read starts at 18: one batch, the marker, whole
+    assert_eq!(rows["on-last-marker"]["Records"], 0);
+    assert_eq!(code, 0);
+
+    // undecided and nothing found: partial, never 0
+    let (code, _) = lag(
+        &m,
+        &[
+            "--group",
+            "on-abort-marker",
+            "--max-bytes-per-partition",
+            "1",
+        ],
+    );
+    assert_eq!(code, 1, "between 0 and 5 records: undecided");
+}
+
+#[test]
+fn the_lag_demo_shows_a_caught_up_group_kafkas_tool_calls_lagging() {
+    let out = Command::new(KDP)
+        .args(["demo", "--lag", "-o", "json"])
+        .output()
+        .expect("kdp demo --lag");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(common::schema::violations("lag", false, &doc), None);
+    let rows = doc["Lag"].as_array().unwrap();
+    let row = |g: &str, p: i64| {
+        rows.iter()
+            .find(|r| r["Group"] == g && r["Partition"] == p)
+            .unwrap_or_else(|| panic!("{g}-{p} in {doc}"))
+    };
+    let idle = row("settlement", 0);
+    assert_eq!(
+        (idle["OffsetLag"].as_i64(), idle["Records"].as_i64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(idle["Verdict"], "caught_up");
+    let held = row("settlement", 1);
+    assert_eq!(held["Verdict"], "held_back");
+    assert_eq!(held["HoldingTransactionalId"], "transfers-writer");
+    let behind = row("reconciler", 0);
+    assert_eq!(
+        (behind["OffsetLag"].as_i64(), behind["Records"].as_i64()),
+        (Some(17), Some(11))
+    );
+    assert_eq!(out.status.code(), Some(4));
+}
