@@ -97,6 +97,7 @@ pub mod history;
 pub mod joined;
 pub mod key_error;
 pub mod offsets;
+pub mod owners;
 pub mod partition;
 pub mod protocol;
 pub mod repair;
