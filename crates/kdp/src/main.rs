@@ -67,6 +67,8 @@ enum Command {
     Blocked(cmd::blocked::Args),
     /// Transactional ids' state changes from the transaction log: who fenced whom, and when.
     History(cmd::history::Args),
+    /// Which application, instance and task writes each transactional id, and whether it is still there.
+    Owners(cmd::owners::Args),
     /// Abort one partition's open transaction at its leader (raw; prefer force-terminate).
     Abort(cmd::abort::Args),
     /// End transactional ids' transactions at their coordinators and fence their producers.
@@ -147,6 +149,7 @@ fn main() -> ExitCode {
         Command::FindHanging(args) => cmd::find_hanging::run(args),
         Command::Blocked(args) => cmd::blocked::run(args),
         Command::History(args) => cmd::history::run(args),
+        Command::Owners(args) => cmd::owners::run(args),
         Command::Abort(args) => cmd::abort::run(args),
         Command::ForceTerminate(args) => cmd::force_terminate::run(args),
         Command::Transactions(args) => cmd::transactions_tool::run(args),
@@ -205,6 +208,10 @@ fn prepare(
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }
         Command::History(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::Owners(a) => {
             table(&mut a.output);
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }

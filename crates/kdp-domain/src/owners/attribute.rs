@@ -12,7 +12,7 @@ use kdp_wire::{ErrorCode, TxnState};
 
 use crate::groups::state::{GroupState, GroupType};
 use crate::key_error::KeyError;
-use crate::owners::input::{GroupMembers, GroupProtocol, GroupSeen, OwnersInput, TxnEntry};
+use crate::owners::input::{GroupMembers, GroupProtocol, GroupSeen, Member, OwnersInput, TxnEntry};
 use crate::owners::members::{connect_tasks, streams_process_id};
 use crate::owners::scheme::{self, FlinkShape, ProcessId};
 use crate::owners::verdict::{Evidence, Verdict};
@@ -260,15 +260,18 @@ fn settled(state: &GroupState) -> bool {
 }
 
 /// The verdict of an id whose owner is the member `owns` picks, in a group
-/// read as `g`.
+/// read as `g`; the members `first` picks are tried first (the member of
+/// the very thread, when several share a process).
 fn by_members<E>(
     group_id: &str,
     g: &GroupMembers,
-    owns: impl Fn(&crate::owners::input::Member) -> Result<bool, E>,
+    first: impl Fn(&Member) -> bool,
+    owns: impl Fn(&Member) -> Result<bool, E>,
     unreadable: impl Fn(&str, E) -> Evidence,
 ) -> (Verdict, Evidence, Option<String>) {
     let mut undecodable = None;
-    for m in &g.members {
+    let (preferred, rest): (Vec<&Member>, Vec<&Member>) = g.members.iter().partition(|m| first(m));
+    for m in preferred.into_iter().chain(rest) {
         match owns(m) {
             Ok(true) => {
                 return (
@@ -355,9 +358,11 @@ fn streams(input: &OwnersInput, s: &scheme::StreamsShape) -> Option<Judged> {
         }
     }
     let want = s.process_id;
+    let thread = format!("-StreamThread-{}-consumer", s.thread);
     let (verdict, evidence, _) = by_members(
         app,
         g,
+        |m| m.client_id.ends_with(&thread),
         |m| -> Result<bool, kdp_wire::DecodeError> {
             let p: ProcessId = match m.process_id {
                 Some(p) => p,
@@ -432,6 +437,7 @@ fn connect(input: &OwnersInput, id: &str, connect_groups: &[&str]) -> Option<Jud
     let (verdict, evidence, worker) = by_members(
         &c.group_id,
         g,
+        |_| false,
         |m| connect_tasks(&m.metadata, &m.assignment).map(|t| t.contains(&want)),
         |member, error| Evidence::MemberUnreadable {
             group_id: c.group_id.clone(),

@@ -187,7 +187,7 @@ fn auto_abort(a: Option<AutoAbort>) -> Option<String> {
 }
 
 /// `a` as a POSIX shell word.
-fn shell_word(a: &str) -> String {
+pub(crate) fn shell_word(a: &str) -> String {
     let plain = !a.is_empty()
         && a.chars()
             .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));

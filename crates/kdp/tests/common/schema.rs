@@ -18,6 +18,7 @@ pub fn schema_name(args: &[&str]) -> Option<&'static str> {
         "producers" => "producers",
         "blocked" => "blocked",
         "history" => "history",
+        "owners" => "owners",
         "batches" => "batches",
         "transactions" => {
             // the subcommand is the first word that names one (flag values
