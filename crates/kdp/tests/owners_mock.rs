@@ -279,3 +279,75 @@ fn table_and_jsonl_say_the_same() {
     );
     assert_eq!(table.status.code(), Some(4));
 }
+
+/// `kdp COMMAND --output json ARGS` on the demo: status and document.
+fn other(d: &Demo, command: &str, args: &[&str]) -> (i32, Value) {
+    let mut kdp = Command::new(KDP);
+    kdp.args([
+        command,
+        "--bootstrap-server",
+        &d.broker.bootstrap,
+        "--output",
+        "json",
+    ])
+    .args(args);
+    let out = kdp.output().expect("run kdp");
+    common::schema::check_command(&kdp, &out.stdout);
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+#[test]
+fn blocked_and_find_hanging_name_the_owner_and_never_end_a_live_ones_transaction() {
+    let d = demo(|_| {});
+    // every pinning producer counts as idle: only the owner keeps kdp from
+    // suggesting force-terminate for the live writers
+    let (_, doc) = other(&d, "blocked", &["--blocked-after", "0"]);
+    let rows: BTreeMap<String, Value> = doc["Blocked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["TransactionalId"].as_str().unwrap().to_string(),
+                r.clone(),
+            )
+        })
+        .collect();
+    for live in [
+        format!("{LIVE}-1"),
+        "connect-prod-ticks-2024-v2-0".to_string(),
+    ] {
+        assert_eq!(rows[&live]["Owner"]["Verdict"], "live", "{live}");
+        assert_eq!(rows[&live]["Unblock"], "wait", "{live}");
+    }
+    let gone = &rows[&format!("{GONE}-1")];
+    assert_eq!(gone["Owner"]["Verdict"], "orphaned");
+    assert_eq!(gone["Owner"]["Framework"], "kafka-streams");
+    assert!(gone["Unblock"]
+        .as_str()
+        .unwrap()
+        .contains("force-terminate"));
+    assert_eq!(rows["ingest-sink-0-41"]["Owner"]["Verdict"], "lingering");
+
+    let (_, doc) = other(
+        &d,
+        "find-hanging",
+        &["--all", "--max-transaction-timeout", "1s"],
+    );
+    let owners: BTreeMap<String, Value> = doc["Transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r["TransactionalId"].as_str()?.to_string(),
+                r["Owner"].clone(),
+            ))
+        })
+        .collect();
+    assert_eq!(owners[&format!("{GONE}-2")]["Verdict"], "orphaned");
+    assert_eq!(owners["ingest-sink-0-3"]["Verdict"], "live");
+    assert_eq!(owners["legacy-writer.7"]["Verdict"], "unattributed");
+}

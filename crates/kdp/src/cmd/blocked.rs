@@ -18,6 +18,7 @@ use kdp_workflows::join::JoinOptions;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs, Connected};
+use crate::cmd::owner_of;
 use crate::cmd::repair;
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
@@ -123,6 +124,11 @@ pub struct Row {
     error: Option<&'static str>,
     /// The command line, `wait`, or none.
     unblock: Option<String>,
+    /// Who writes the pinning transactional id (`kdp owners`); null without
+    /// one, or when the owners could not be read.
+    owner: Option<owner_of::OwnerField>,
+    #[serde(skip)]
+    owner_cell: String,
     #[serde(skip)]
     started_ms: Option<i64>,
     #[serde(skip)]
@@ -155,6 +161,7 @@ impl Record for Row {
             or_dash(self.committed_offset),
             verdict,
             or_dash(self.unblock.as_deref()),
+            self.owner_cell.clone(),
         ]
     }
 }
@@ -175,6 +182,7 @@ const HEADER: &[Column] = &[
     Column::new("Committed", 2),
     Column::text("Verdict", 0),
     Column::text("Unblock", 1),
+    Column::text("Owner", 2),
 ];
 
 fn auto_abort(a: Option<AutoAbort>) -> Option<String> {
@@ -259,6 +267,8 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                     }
                     Some(_) => None,
                 },
+                owner: None,
+                owner_cell: "-".into(),
                 started_ms: pin.and_then(|t| t.started_ms),
                 last_write_ms: pin.and_then(|t| t.last_write_ms),
                 now_ms,
@@ -298,6 +308,8 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
             verdict: Some("unknown"),
             error: Some(error),
             unblock: None,
+            owner: None,
+            owner_cell: "-".into(),
             started_ms: None,
             last_write_ms: None,
             now_ms,
@@ -494,7 +506,33 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     for g in &diagnosis.gaps {
         report_gap(g);
     }
-    let rows = rows(&diagnosis, joined.now_ms);
+    let mut diagnosis = diagnosis;
+    let ids: std::collections::BTreeSet<String> = diagnosis
+        .partitions
+        .iter()
+        .filter_map(|p| p.pinned_by.as_ref()?.transactional_id.clone())
+        .collect();
+    let owners = owner_of::owners(conn, ids.into_iter().collect()).await;
+    // never suggest ending a live owner's transaction
+    for p in &mut diagnosis.partitions {
+        let id = p
+            .pinned_by
+            .as_ref()
+            .and_then(|t| t.transactional_id.as_ref());
+        if let (Some(Unblock::Command(_)), Some(why)) = (
+            &p.unblock,
+            owner_of::spared(id.and_then(|id| owners.get(id))),
+        ) {
+            eprintln!("kdp: {}-{}: wait: {why}", p.topic, p.partition);
+            p.unblock = Some(Unblock::Wait);
+        }
+    }
+    let mut rows = rows(&diagnosis, joined.now_ms);
+    for r in &mut rows {
+        let o = r.transactional_id.as_ref().and_then(|id| owners.get(id));
+        r.owner = owner_of::field(o);
+        r.owner_cell = owner_of::cell(o);
+    }
     if let Err(e) = records::write(out, args.output, "Blocked", HEADER, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
             eprintln!("kdp: cannot write output: {e}");

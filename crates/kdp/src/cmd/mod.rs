@@ -19,6 +19,7 @@ pub mod globals;
 pub mod history;
 pub mod man;
 pub mod mock_broker;
+pub mod owner_of;
 pub mod owners;
 pub mod producers;
 pub mod repair;
