@@ -37,6 +37,8 @@ pub struct Application {
     pub churn_per_hour: Option<f64>,
     /// The oldest open orphaned or lingering transaction's age.
     pub oldest_stuck_ms: Option<i64>,
+    /// The oldest open orphaned transaction's age.
+    pub oldest_orphaned_ms: Option<i64>,
 }
 
 fn live_members(seen: Option<&GroupSeen>, framework: Framework) -> Option<usize> {
@@ -102,11 +104,15 @@ pub fn applications(input: &OwnersInput, owners: &[Owner]) -> Vec<Application> {
                     live_members(input.groups.get(group), framework)
                 }
             };
-            let oldest_stuck_ms = owners
-                .iter()
-                .filter(|o| matches!(o.verdict, Verdict::Orphaned | Verdict::Lingering))
-                .filter_map(|o| o.open_age_ms(input.now_ms))
-                .max();
+            let oldest = |f: fn(Verdict) -> bool| {
+                owners
+                    .iter()
+                    .filter(|o| f(o.verdict))
+                    .filter_map(|o| o.open_age_ms(input.now_ms))
+                    .max()
+            };
+            let oldest_stuck_ms = oldest(|v| matches!(v, Verdict::Orphaned | Verdict::Lingering));
+            let oldest_orphaned_ms = oldest(|v| v == Verdict::Orphaned);
             Application {
                 framework,
                 live_instances,
@@ -117,6 +123,7 @@ pub fn applications(input: &OwnersInput, owners: &[Owner]) -> Vec<Application> {
                 unknown: open(Some(Verdict::Unknown)),
                 churn_per_hour,
                 oldest_stuck_ms,
+                oldest_orphaned_ms,
                 application,
             }
         })

@@ -23,6 +23,7 @@ pub mod findings;
 pub mod groups;
 pub mod http;
 pub mod metrics;
+pub mod owners;
 pub mod pressure;
 pub mod scan;
 pub mod shared;
