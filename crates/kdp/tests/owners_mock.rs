@@ -351,3 +351,14 @@ fn blocked_and_find_hanging_name_the_owner_and_never_end_a_live_ones_transaction
     assert_eq!(owners["ingest-sink-0-3"]["Verdict"], "live");
     assert_eq!(owners["legacy-writer.7"]["Verdict"], "unattributed");
 }
+
+#[test]
+fn history_names_the_owner() {
+    let d = demo(|_| {});
+    let id = format!("{GONE}-1");
+    let (_, doc) = other(&d, "history", &["--transactional-id", &id]);
+    let h = &doc["Histories"][0];
+    assert_eq!(h["TransactionalId"], id.as_str());
+    assert_eq!(h["Owner"]["Verdict"], "orphaned", "{h}");
+    assert_eq!(h["Owner"]["Task"], "thread 1");
+}
