@@ -362,3 +362,33 @@ fn history_names_the_owner() {
     assert_eq!(h["Owner"]["Verdict"], "orphaned", "{h}");
     assert_eq!(h["Owner"]["Task"], "thread 1");
 }
+
+#[test]
+fn describe_with_transactions_names_the_owner_of_each_open_transaction() {
+    let d = demo(|_| {});
+    let (_, doc) = other(
+        &d,
+        "describe",
+        &["--with-transactions", "--topic", "orders-out"],
+    );
+    let text = doc.to_string();
+    let producers: Vec<&Value> = doc["Topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["Partitions"].as_array().unwrap())
+        .flat_map(|p| p["ActiveProducers"].as_array().unwrap())
+        .collect();
+    let verdicts: BTreeMap<i64, Value> = producers
+        .iter()
+        .map(|p| {
+            (
+                p["ProducerId"].as_i64().unwrap(),
+                p["Owner"]["Verdict"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(verdicts[&6101], "live", "{text}");
+    assert_eq!(verdicts[&6201], "orphaned", "{text}");
+    assert_eq!(verdicts[&6202], "orphaned", "{text}");
+}

@@ -60,6 +60,9 @@ pub struct TxnFields {
     /// The fence verdict and where it came from; `null` for a producer
     /// with no sign of a transaction (idempotent).
     pub fenced: Option<FencedJson>,
+    /// Who writes its transactional id while it holds a transaction open
+    /// (`kdp owners`); null otherwise.
+    pub owner: Option<crate::cmd::owner_of::OwnerField>,
 }
 
 /// `describe --with-transactions`' fence verdict of one producer.
