@@ -10,28 +10,9 @@ use kdp_domain::owners::{Advice, Owner};
 use kdp_domain::repair::{Action, Plan};
 use kdp_workflows::clock::now_ms;
 use kdp_workflows::owners::{read_owners, Scope};
-use serde::Serialize;
 
 use crate::cmd::cluster::Connected;
-
-/// An id's owner as other commands' JSON shows it (`Owner`).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct OwnerField {
-    /// `kafka-streams`, `kafka-connect`, `flink-kafka-sink`; null when
-    /// unattributed.
-    pub framework: Option<&'static str>,
-    /// The application.
-    pub application: Option<String>,
-    /// The instance.
-    pub instance: Option<String>,
-    /// The task.
-    pub task: Option<String>,
-    /// `live`, `orphaned`, `lingering`, `unknown`, `unattributed`.
-    pub verdict: &'static str,
-    /// Why.
-    pub evidence: String,
-}
+pub use crate::output::producers::OwnerField;
 
 /// The owners of `ids`, read at once; empty (said once on stderr) when
 /// they could not be read: the column is then `-`, never a guess.
