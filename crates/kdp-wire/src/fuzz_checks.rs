@@ -255,7 +255,7 @@ macro_rules! api_checks {
     };
 }
 
-crate::for_each_api!(api_checks);
+crate::registry::for_each_api!(api_checks);
 
 /// The message two selector bytes pick, for `every_api` and `every_view`:
 /// the first byte picks the API (in the registry's order), the second its

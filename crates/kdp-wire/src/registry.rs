@@ -49,15 +49,15 @@ use crate::message::{decode_exact, Message, Request};
 #[macro_export]
 macro_rules! for_each_api {
     (@with_release $callback:ident) => {
-        $crate::for_each_api! { @list $callback with_release }
+        $crate::registry::for_each_api! { @list $callback with_release }
     };
     ($callback:ident) => {
-        $crate::for_each_api! { @list $callback plain }
+        $crate::registry::for_each_api! { @list $callback plain }
     };
     // The one list. Releases from Kafka's KIPs and release notes: the
     // first release whose broker answers the API at all.
     (@list $callback:ident $mode:ident) => {
-        $crate::for_each_api! { @emit $callback $mode
+        $crate::registry::for_each_api! { @emit $callback $mode
             Metadata: METADATA, MetadataRequest, MetadataResponse, "0.8.0";
             ApiVersions: API_VERSIONS, ApiVersionsRequest, ApiVersionsResponse, "0.10.0";
             DescribeProducers: DESCRIBE_PRODUCERS, DescribeProducersRequest, DescribeProducersResponse, "2.8";
@@ -84,6 +84,11 @@ macro_rules! for_each_api {
         $callback! { $($name: $key, $req, $resp, $since;)* }
     };
 }
+
+// The macro by its module's path, for its own recursion and this crate's
+// callers: `#[macro_export]` also puts it at the crate root, for users.
+#[doc(hidden)]
+pub use for_each_api;
 
 /// Decodes a whole buffer as one message of an API, to its JSON form.
 pub type DecodeJson = fn(&[u8], i16) -> Result<serde_json::Value, DecodeError>;
@@ -191,7 +196,7 @@ macro_rules! declared_table {
     };
 }
 
-crate::for_each_api!(@with_release declared_table);
+for_each_api!(@with_release declared_table);
 
 /// The API a user names: its Kafka name (any case) or its key.
 pub fn find(name_or_key: &str) -> Option<&'static DeclaredApi> {

@@ -95,9 +95,9 @@ macro_rules! random_int {
 
 random_int!(i8, i16, i32, i64, u16, u32);
 
-impl Random for crate::ErrorCode {
+impl Random for crate::error_code::ErrorCode {
     fn random(g: &mut Gen, v: Version, nullable: bool) -> Self {
-        crate::ErrorCode(i16::random(g, v, nullable))
+        crate::error_code::ErrorCode(i16::random(g, v, nullable))
     }
 }
 

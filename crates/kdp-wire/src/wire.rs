@@ -183,7 +183,7 @@ impl Wire for bool {
 }
 
 /// An `ErrorCode` field is an `int16` on the wire.
-impl Wire for crate::ErrorCode {
+impl Wire for crate::error_code::ErrorCode {
     const WHAT: &'static str = "int16";
     #[inline]
     fn min_len(_v: Version) -> usize {
@@ -199,7 +199,7 @@ impl Wire for crate::ErrorCode {
     }
     #[inline]
     fn read(r: &mut Reader<'_>, _v: Version) -> Result<Self, DecodeError> {
-        r.i16().map(crate::ErrorCode)
+        r.i16().map(crate::error_code::ErrorCode)
     }
 }
 

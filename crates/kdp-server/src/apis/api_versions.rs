@@ -8,7 +8,7 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::registry::DECLARED;
 
-use super::{Call, Handler, Refusal};
+use super::handler::{Call, Handler, Refusal};
 
 /// The APIs and versions the mock serves (and advertises: nothing else):
 /// `(key, lowest, highest)` of every API in kdp-wire's registry, in its

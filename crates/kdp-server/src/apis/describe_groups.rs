@@ -12,7 +12,7 @@ use kdp_wire::messages::{
 use kdp_wire::ErrorCode;
 
 use super::group_errors::group_precheck;
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::cluster::Cluster;
 use crate::group::{
     consumer_protocol_assignment, consumer_protocol_subscription, GroupState, GroupType,

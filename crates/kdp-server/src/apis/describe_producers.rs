@@ -3,7 +3,7 @@
 
 use kdp_wire::messages::{DescribeProducersRequest, DescribeProducersResponse};
 
-use super::{Call, Handler, Refusal};
+use super::handler::{Call, Handler, Refusal};
 use crate::acls::TopicOperation;
 use crate::cluster::Cluster;
 use crate::responder::{describe_producers_within, Authorizer, ClusterBroker, RequestContext};

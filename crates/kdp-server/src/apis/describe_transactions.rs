@@ -14,7 +14,7 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::budget::Budget;
 use crate::budget::TooLarge;

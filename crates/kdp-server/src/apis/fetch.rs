@@ -29,8 +29,8 @@ use kdp_wire::messages::{
 };
 use kdp_wire::{ErrorCode, Uuid};
 
-use super::Invalid;
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::Invalid;
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::acls::TopicOperation;
 use crate::cluster::{Cluster, Topic};
 

@@ -24,7 +24,7 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
-use super::{Call, Caller, Handler, Invalid, Refusal};
+use super::handler::{Call, Caller, Handler, Invalid, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::budget::Budget;
 use crate::cluster::{Cluster, GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC};

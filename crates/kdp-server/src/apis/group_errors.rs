@@ -5,7 +5,7 @@
 
 use kdp_wire::ErrorCode;
 
-use super::Caller;
+use super::handler::Caller;
 use crate::cluster::Cluster;
 
 /// The error a group request gets before its group is looked at, if any.

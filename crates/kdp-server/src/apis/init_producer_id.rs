@@ -40,7 +40,7 @@
 use kdp_wire::messages::{InitProducerIdRequest, InitProducerIdResponse};
 use kdp_wire::ErrorCode;
 
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 use crate::coordinator::abort_open_transaction;

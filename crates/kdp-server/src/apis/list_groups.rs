@@ -7,7 +7,7 @@
 
 use kdp_wire::messages::{ListGroupsRequest, ListGroupsResponse, ListedGroup};
 
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::cluster::Cluster;
 use crate::group::GroupState;
 

@@ -27,8 +27,8 @@ use kdp_wire::ErrorCode;
 
 use kdp_wire::wire::{Version, Wire};
 
-use super::Invalid;
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::Invalid;
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::budget::Budget;
 use crate::cluster::Cluster;
 

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use kdp_wire::messages::{ListTransactionsRequest, ListTransactionsResponse, ListedTransaction};
 use kdp_wire::ErrorCode;
 
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::acls::TxnIdOperation;
 use crate::cluster::Cluster;
 use crate::txn::TxnState;

@@ -11,8 +11,8 @@ use kdp_wire::wire::Version;
 use kdp_wire::ErrorCode;
 use kdp_wire::Uuid;
 
-use super::Invalid;
-use super::{Call, Handler, Refusal};
+use super::handler::Invalid;
+use super::handler::{Call, Handler, Refusal};
 use crate::acls::TopicOperation;
 use crate::budget::Budget;
 use crate::budget::TooLarge;

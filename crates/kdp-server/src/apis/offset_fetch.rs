@@ -21,7 +21,7 @@ use kdp_wire::messages::{
 use kdp_wire::ErrorCode;
 
 use super::group_errors::group_precheck;
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::cluster::Cluster;
 
 /// One partition's answer, before it is put in a version's shape.

@@ -8,7 +8,7 @@ use kdp_wire::messages::{
 };
 use kdp_wire::ErrorCode;
 
-use super::{Call, Handler, Refusal};
+use super::handler::{Call, Handler, Refusal};
 
 impl Handler for SaslHandshakeRequest {
     fn handle(&self, _: &Call<'_>) -> Result<SaslHandshakeResponse, Refusal> {

@@ -43,7 +43,7 @@ use kdp_wire::ErrorCode;
 use kdp_wire::wire::{Version, Wire};
 use kdp_wire::Message;
 
-use super::{Call, Caller, Handler, Refusal};
+use super::handler::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
 use crate::budget::Budget;
 use crate::budget::TooLarge;

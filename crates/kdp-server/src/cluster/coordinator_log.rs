@@ -8,8 +8,8 @@
 //! partition. Without the topic (a file that names the coordinators
 //! instead) there is nowhere to write, and nothing is written.
 
+use super::log::SimpleRecord;
 use super::model::{Cluster, TRANSACTION_STATE_TOPIC};
-use super::SimpleRecord;
 use crate::txn::record;
 use crate::txn::transit::Transit;
 

@@ -13,9 +13,9 @@
 
 use kdp_wire::coordinator::encode_record;
 use kdp_wire::coordinator::txn_log::{PartitionsSchema, TransactionLogKey, TransactionLogValue};
+use kdp_wire::TxnState;
 
 use super::transit::Transit;
-use super::TxnState;
 
 /// The key of `transactional_id`'s records.
 pub fn key(transactional_id: &str) -> Vec<u8> {

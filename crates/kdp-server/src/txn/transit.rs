@@ -10,7 +10,9 @@
 //! (`prepareTransitionTo` passes `this.producerId`: in Kafka 4.x's records
 //! it equals ProducerId except where the id rotates).
 
-use super::{Transaction, TxnState};
+use kdp_wire::TxnState;
+
+use super::transaction::Transaction;
 
 /// `TransactionMetadata.isEpochExhausted`: `Short.MaxValue - 1` and above.
 pub const EPOCH_EXHAUSTED: i16 = i16::MAX - 1;

@@ -16,7 +16,7 @@
 
 use kdp_derive::kafka;
 
-use super::{decode_record, CoordinatorRecord, Versioned};
+use super::record::{decode_record, CoordinatorRecord, Versioned};
 use crate::error::{Context, DecodeError};
 use crate::tagged::TaggedFields;
 use crate::txn_state::TxnState;
@@ -184,6 +184,6 @@ pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
 impl<R: CoordinatorRecord> Versioned<R> {
     /// The record encoded again, version prefix first.
     pub fn to_bytes(&self) -> Vec<u8> {
-        super::encode_record(&self.record, self.version)
+        super::record::encode_record(&self.record, self.version)
     }
 }

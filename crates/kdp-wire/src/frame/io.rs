@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-use super::FrameReader;
+use super::reader::FrameReader;
 use crate::error::DecodeError;
 
 /// Why no frame was read. After any of these the stream is out of step and

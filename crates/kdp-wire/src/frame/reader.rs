@@ -8,7 +8,7 @@
 
 use crate::error::{DecodeError, DecodeErrorKind};
 
-use super::frame_size;
+use super::size::frame_size;
 
 /// Splits a byte stream into frame payloads (the bytes after the size prefix).
 ///

@@ -5,9 +5,9 @@
 
 use kdp_derive::kafka;
 
+use crate::codec::Uuid;
 use crate::error_code::ErrorCode;
 use crate::tagged::TaggedFields;
-use crate::Uuid;
 
 /// Describes consumer-protocol groups.
 #[kafka(key = crate::api::CONSUMER_GROUP_DESCRIBE, versions = "0-1", response = ConsumerGroupDescribeResponse)]

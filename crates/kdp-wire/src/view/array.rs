@@ -5,7 +5,7 @@ use std::iter::FusedIterator;
 use std::marker::PhantomData;
 
 use super::cursor::Cursor;
-use super::Viewable;
+use super::viewable::Viewable;
 use crate::version::Version;
 
 /// An array of `T` in validated bytes. Iterating yields each element's

@@ -4,7 +4,7 @@
 
 use super::array::ArrayView;
 use super::cursor::Cursor;
-use super::{ViewCodec, Viewable};
+use super::viewable::{ViewCodec, Viewable};
 use crate::codec::{Reader, Uuid};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::error_code::ErrorCode;

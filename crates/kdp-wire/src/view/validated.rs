@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use bytes::Bytes;
 
 use super::cursor::Cursor;
-use super::{validate_body, Viewable};
+use super::viewable::Viewable;
 use crate::api;
 use crate::codec::Reader;
 use crate::error::{Context, DecodeError};
@@ -117,4 +117,13 @@ impl<M: Message + Viewable> fmt::Debug for Validated<M> {
             .field("body", &self.view())
             .finish()
     }
+}
+
+/// The body at `r`, checked as [`Message::decode`] reads it.
+pub(crate) fn validate_body<M: Message + Viewable>(
+    r: &mut Reader<'_>,
+    version: i16,
+) -> Result<(), DecodeError> {
+    M::check_version(r, version)?;
+    M::check(r, Version::of::<M>(version)).map(drop)
 }
