@@ -2,7 +2,7 @@
 //! (docs/OWNERS.md): the frameworks' id schemes ([`scheme`]), what group
 //! members' protocol bytes say of their owner ([`members`]), the read
 //! `kdp owners` judges ([`input`]), each id attributed and judged
-//! ([`attribute`], [`verdict`]) and the per-application summary
+//! ([`mod@attribute`], [`verdict`]) and the per-application summary
 //! ([`rollup`]).
 //!
 //! Never guessed: an id whose scheme matched but whose group could not be

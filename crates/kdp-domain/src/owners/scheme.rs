@@ -1,6 +1,6 @@
 //! The shapes the frameworks give their transactional ids (docs/OWNERS.md),
 //! read from the right, as the frameworks build them. A shape alone names
-//! no framework: [`super::attribute`] confirms each one by its group or its
+//! no framework: [`attribute`](mod@super::attribute) confirms each one by its group or its
 //! siblings.
 
 use std::fmt;

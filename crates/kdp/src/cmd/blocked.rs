@@ -182,7 +182,7 @@ const HEADER: &[Column] = &[
     Column::new("Committed", 2),
     Column::text("Verdict", 0),
     Column::text("Unblock", 1),
-    Column::text("Owner", 2),
+    Column::text("Owner", 6),
 ];
 
 fn auto_abort(a: Option<AutoAbort>) -> Option<String> {

@@ -90,7 +90,7 @@ const HEADER: &[Column] = &[
     Column::new("BlockedGroups", 3),
     Column::text("Flags", 0).styled(colour::flags),
     Column::new("FencedFrom", 10),
-    Column::text("Owner", 4),
+    Column::text("Owner", 11),
 ];
 
 /// What a fence verdict shows in JSON.

@@ -178,7 +178,7 @@ const HEADER: &[Column] = &[
     Column::new("BlockedRecords", 0),
     Column::new("BlockedGroups", 1),
     Column::text("Verdict", 0).styled(colour::verdict),
-    Column::text("Owner", 2),
+    Column::text("Owner", 7),
 ];
 
 /// The verdict rows of a joined scan, candidates only: kdp-domain's one
