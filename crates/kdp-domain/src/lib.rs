@@ -29,6 +29,8 @@
 //!
 //! - [`diagnose`]: hanging, stuck and unknown transactions, flags, fences,
 //!   blocked groups, replicas, sequences, producer-id pressure.
+//! - [`owners`]: who writes each transactional id (Kafka Streams, Connect,
+//!   Flink's KafkaSink) and whether it is still there.
 //! - [`repair`]: plans, their re-checks, reports and proofs.
 //!
 //! # Judge a snapshot
