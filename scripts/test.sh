@@ -63,7 +63,8 @@ for i in "${!versions[@]}"; do
             --test real_kafka_diagnose --test real_kafka_repair \
             --test real_kafka_blocked --test real_kafka_secure --test real_kafka_secure_commands \
             --test real_kafka_secure_blocked --test real_kafka_batches --test real_kafka_history \
-            --test real_kafka_pressure --test real_kafka_lag -- --include-ignored ||
+            --test real_kafka_pressure --test real_kafka_lag --test real_kafka_owners \
+            -- --include-ignored ||
             failed+=("$v")
     fi
     bash scripts/kafka-secure.sh stop

@@ -31,6 +31,8 @@
 //!
 //! - [`diagnose`]: hanging, stuck and unknown transactions, flags, fences,
 //!   blocked groups, replicas, sequences, producer-id pressure.
+//! - [`owners`]: who writes each transactional id (Kafka Streams, Connect,
+//!   Flink's KafkaSink) and whether it is still there.
 //! - [`repair`]: plans, their re-checks, reports and proofs.
 //! - [`lag`]: consumer lag in records under transactions (`kdp lag`).
 //!
@@ -101,6 +103,7 @@ pub mod joined;
 pub mod key_error;
 pub mod lag;
 pub mod offsets;
+pub mod owners;
 pub mod partition;
 pub mod protocol;
 pub mod repair;

@@ -48,6 +48,27 @@ pub const DEMO_CLUSTER_JSON: &str = include_str!("demo_cluster.json");
 /// a second under protocol v2) from 32000, near the end of its epochs.
 pub const DEMO_PRODUCERS_JSON: &str = include_str!("demo_producers.json");
 
+/// The cluster of `kdp demo --owners` (JSON): transactional ids of the
+/// frameworks `kdp owners` knows, with the groups that show their owners.
+/// A Kafka Streams application `orders-app` whose group lists one live
+/// instance (its members' subscriptions carry its process id) while
+/// another instance's two ids hold transactions open on `orders-out` for 9
+/// minutes (orphaned); a Connect cluster `connect-prod` whose one worker
+/// runs connector `ticks-2024-v2`'s three tasks (its metadata and
+/// assignment as a real worker sent them) and whose leader writes
+/// `connect-cluster-connect-prod`; a Flink KafkaSink `ingest-sink` restarted
+/// without state, whose old `ingest-sink-0-41` is still open 50 minutes
+/// after the new job committed `-0-1` and `-0-2` (lingering) while `-0-3`
+/// is its newest checkpoint's; and `legacy-writer.7`, a prefix with a
+/// counter (unattributed). The members' bytes are from real runs
+/// (vectors/owners).
+pub const DEMO_OWNERS_JSON: &str = include_str!("demo_owners.json");
+
+/// [`DEMO_OWNERS_JSON`], resolved against now.
+pub fn owners_cluster() -> Result<Cluster, ClusterError> {
+    Cluster::from_json(DEMO_OWNERS_JSON)
+}
+
 /// The demo cluster file with [`DEMO_PRODUCERS_JSON`] merged in: its
 /// brokers' configs set by id, its topics, generators and allowed
 /// transactional-id prefixes added.

@@ -107,6 +107,19 @@ pub struct GroupMember {
     pub client_host: String,
     /// Its partitions, by topic.
     pub assignment: BTreeMap<String, Vec<i32>>,
+    /// Its own protocol bytes (a Kafka Streams or Connect member's
+    /// metadata and assignment), served by DescribeGroups instead of the
+    /// consumer protocol made from `assignment`.
+    pub protocol_bytes: Option<ProtocolBytes>,
+}
+
+/// A member's protocol metadata and assignment as its client sent them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProtocolBytes {
+    /// Its JoinGroup metadata.
+    pub metadata: Vec<u8>,
+    /// Its SyncGroup assignment.
+    pub assignment: Vec<u8>,
 }
 
 /// One group at its coordinator.

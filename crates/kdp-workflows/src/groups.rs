@@ -30,7 +30,7 @@ pub struct ReadOptions {
 }
 
 /// A group id nobody uses (the `__` prefix is never a real consumer's).
-fn probe_id() -> String {
+pub(crate) fn probe_id() -> String {
     format!(
         "__kdp-acl-probe-{}-{}",
         crate::clock::now_ms(),

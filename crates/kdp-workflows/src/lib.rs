@@ -14,6 +14,8 @@
 //! - [`replicas`]: every replica of each partition asked for its producers.
 //! - [`pressure`]: the producer-id pressure scan of every replica.
 //! - [`history`]: transactional ids' histories from `__transaction_state`.
+//! - [`owners`]: who writes each transactional id, and whether it is still
+//!   there (`kdp owners`).
 //! - [`repair`]: plans made by asking the cluster, re-checked and carried
 //!   out, then proven.
 //! - [`diagnosis`]: what the exporter reads to diagnose each scan.
@@ -73,6 +75,7 @@ pub mod groups;
 pub mod history;
 pub mod join;
 pub mod lag;
+pub mod owners;
 pub mod pressure;
 pub mod repair;
 pub mod replicas;

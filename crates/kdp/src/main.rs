@@ -69,6 +69,8 @@ enum Command {
     Lag(cmd::lag::Args),
     /// Transactional ids' state changes from the transaction log: who fenced whom, and when.
     History(cmd::history::Args),
+    /// Which application, instance and task writes each transactional id, and whether it is still there.
+    Owners(cmd::owners::Args),
     /// Abort one partition's open transaction at its leader (raw; prefer force-terminate).
     Abort(cmd::abort::Args),
     /// End transactional ids' transactions at their coordinators and fence their producers.
@@ -151,6 +153,7 @@ fn main() -> ExitCode {
         Command::Blocked(args) => cmd::blocked::run(args),
         Command::Lag(args) => cmd::lag::run(args),
         Command::History(args) => cmd::history::run(args),
+        Command::Owners(args) => cmd::owners::run(args),
         Command::Abort(args) => cmd::abort::run(args),
         Command::ForceTerminate(args) => cmd::force_terminate::run(args),
         Command::Transactions(args) => cmd::transactions_tool::run(args),
@@ -213,6 +216,10 @@ fn prepare(
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }
         Command::History(a) => {
+            table(&mut a.output);
+            apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
+        }
+        Command::Owners(a) => {
             table(&mut a.output);
             apply(ctx, &mut a.cluster.bootstrap_server, &mut a.cluster.client)?;
         }

@@ -175,6 +175,7 @@ fn find_hanging_fits_80_and_200_columns_by_the_declared_priorities() {
         "BlockedRecords",
         "BlockedGroups",
         "Verdict",
+        "Owner",
     ];
     for (width, kept) in [
         // never left out: Topic, Partition, ProducerId, BlockedRecords, Verdict
@@ -188,7 +189,7 @@ fn find_hanging_fits_80_and_200_columns_by_the_declared_priorities() {
                 "Verdict",
             ][..],
         ),
-        // CoordinatorEpoch (6) and LastTimestamp (5) go first
+        // Owner (7), CoordinatorEpoch (6) and LastTimestamp (5) go first
         (
             200,
             &[

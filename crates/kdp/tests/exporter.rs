@@ -483,8 +483,11 @@ fn promtool_checks_and_unit_tests_the_rules() {
 fn rules_and_dashboard_use_only_served_metrics() {
     let dir = TempDir::new("names");
     let (_b, _e, _addr, m) = fed_metrics(&dir, &["--producer-ids"]);
+    // the owner families, from a cluster with applications
+    let (_ob, _oe, owners) = owners_metrics(&dir);
     let served: Vec<&str> = m
         .lines()
+        .chain(owners.lines())
         .filter_map(|l| l.strip_prefix("# TYPE "))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
@@ -885,6 +888,59 @@ fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
     ] {
         assert_eq!(sample(&m, series), Some(value), "{series}: {m}");
     }
+}
+
+/// `kdp demo --owners`' cluster on a mock and an exporter scanning it with
+/// --owners: what keeps them running, and its metrics once a scan has the
+/// owners.
+fn owners_metrics(dir: &TempDir) -> (Proc, Proc, String) {
+    let demo = Command::new(KDP)
+        .args(["demo", "--owners", "--print-cluster-file"])
+        .output()
+        .expect("kdp demo --owners --print-cluster-file");
+    let cluster = dir.write("owners.json", &String::from_utf8_lossy(&demo.stdout));
+    let (broker, bootstrap) = mock(&cluster, 0);
+    let (exporter, addr) = exporter(
+        &bootstrap,
+        &["--interval", "200ms", "--timeout", "10s", "--owners"],
+        &dir.0.join("owners-exporter.log"),
+    );
+    let m = wait_until("a scan with the owners", || {
+        let m = metrics(&addr);
+        sample(
+            &m,
+            r#"kdp_owner_orphaned_transactions{framework="kafka-streams",application="orders-app"}"#,
+        )
+        .map(|_| m)
+    });
+    (broker, exporter, m)
+}
+
+/// With --owners each scan attributes every transactional id as `kdp
+/// owners` does: on `kdp demo --owners`' cluster, orders-app has one live
+/// instance and two orphaned open transactions (the oldest 9 minutes old),
+/// ingest-sink one lingering.
+#[test]
+fn owners_feed_the_per_application_metrics() {
+    let dir = TempDir::new("owners");
+    let (_broker, _exporter, m) = owners_metrics(&dir);
+    let streams = r#"{framework="kafka-streams",application="orders-app"}"#;
+    let flink = r#"{framework="flink-kafka-sink",application="ingest-sink"}"#;
+    for (series, value) in [
+        (format!("kdp_owner_orphaned_transactions{streams}"), 2.0),
+        (format!("kdp_owner_open_transactions{streams}"), 3.0),
+        (format!("kdp_owner_live_instances{streams}"), 1.0),
+        (format!("kdp_owner_lingering_transactions{flink}"), 1.0),
+        (format!("kdp_owner_orphaned_transactions{flink}"), 0.0),
+    ] {
+        assert_eq!(sample(&m, &series), Some(value), "{series}: {m}");
+    }
+    let age = sample(&m, &format!("kdp_owner_oldest_orphaned_seconds{streams}")).unwrap();
+    assert!((540.0..600.0).contains(&age), "{age}");
+    assert_eq!(
+        sample(&m, &format!("kdp_owner_oldest_orphaned_seconds{flink}")),
+        None
+    );
 }
 
 /// With --compare-replicas every replica is asked, as `kdp compare-replicas`

@@ -10,9 +10,11 @@
 
 use std::collections::BTreeMap;
 
+use std::marker::PhantomData;
+
 use kdp_wire::messages::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DescribeGroupsRequest,
-    DescribeGroupsResponse,
+    ConsumerDescribedGroup, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+    DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup,
 };
 use kdp_wire::ErrorCode;
 
@@ -24,6 +26,7 @@ use crate::error::Result;
 use crate::groups::coordinator::GroupCoordinators;
 use kdp_domain::groups::state::{GroupState, GroupType};
 use kdp_domain::key_error::KeyError;
+use kdp_domain::owners::{GroupMembers, GroupProtocol, Member};
 
 /// What a group's coordinator says of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,30 +42,101 @@ pub struct Description {
 /// Each group's description, or why there is none.
 pub type Descriptions = BTreeMap<String, std::result::Result<Description, KeyError>>;
 
+/// Each group with its members, or why there is none.
+pub type MemberDescriptions = BTreeMap<String, std::result::Result<GroupMembers, KeyError>>;
+
 fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// What a description keeps of a group: its state and member count
+/// ([`Description`]), or its members with their protocol bytes
+/// ([`GroupMembers`], for `kdp owners`).
+pub trait Kept: Sized {
+    /// From DescribeGroups' answer.
+    fn classic(g: DescribedGroup) -> Self;
+    /// From ConsumerGroupDescribe's answer.
+    fn consumer(g: ConsumerDescribedGroup) -> Self;
+}
+
+impl Kept for Description {
+    fn classic(g: DescribedGroup) -> Self {
+        Description {
+            state: GroupState::from_name(&g.group_state),
+            group_type: GroupType::Classic,
+            members: count(g.members.len()),
+        }
+    }
+
+    fn consumer(g: ConsumerDescribedGroup) -> Self {
+        Description {
+            state: GroupState::from_name(&g.group_state),
+            group_type: GroupType::Consumer,
+            members: count(g.members.len()),
+        }
+    }
+}
+
+impl Kept for GroupMembers {
+    fn classic(g: DescribedGroup) -> Self {
+        GroupMembers {
+            state: GroupState::from_name(&g.group_state),
+            group_type: GroupType::Classic,
+            protocol: GroupProtocol::from_names(&g.protocol_type, &g.protocol_data),
+            members: g
+                .members
+                .into_iter()
+                .map(|m| Member {
+                    member_id: m.member_id,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    metadata: m.member_metadata,
+                    assignment: m.member_assignment,
+                    process_id: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn consumer(g: ConsumerDescribedGroup) -> Self {
+        GroupMembers {
+            state: GroupState::from_name(&g.group_state),
+            group_type: GroupType::Consumer,
+            protocol: GroupProtocol::None,
+            members: g
+                .members
+                .into_iter()
+                .map(|m| Member {
+                    member_id: m.member_id,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    ..Member::default()
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A described group's error: a group Kafka calls Dead (DescribeGroups
 /// below v6 answers an unknown group with no error and state `Dead`) is
 /// GROUP_ID_NOT_FOUND, as v6 says.
-fn outcome(
+fn outcome<V>(
     code: ErrorCode,
     message: Option<String>,
     state: &str,
-    described: impl FnOnce() -> Description,
-) -> KeyOutcome<Description> {
+    described: impl FnOnce() -> V,
+) -> KeyOutcome<V> {
     if code == ErrorCode::NONE && GroupState::from_name(state) == GroupState::Dead {
         return KeyOutcome::Failed(KeyError::broker(ErrorCode::GROUP_ID_NOT_FOUND, None));
     }
     KeyOutcome::from_code(code, message, described)
 }
 
-struct Classic;
+struct Classic<V>(PhantomData<fn() -> V>);
 
-impl AdminHandler for Classic {
+impl<V: Kept> AdminHandler for Classic<V> {
     type Key = String;
-    type Value = Description;
+    type Value = V;
     type Request = DescribeGroupsRequest;
     type Response = DescribeGroupsResponse;
 
@@ -78,29 +152,24 @@ impl AdminHandler for Classic {
         _broker: i32,
         _keys: &[String],
         resp: DescribeGroupsResponse,
-    ) -> Vec<(String, KeyOutcome<Description>)> {
+    ) -> Vec<(String, KeyOutcome<V>)> {
         resp.groups
             .into_iter()
-            .map(|g| {
-                let members = count(g.members.len());
-                let out = outcome(g.error_code, g.error_message, &g.group_state, || {
-                    Description {
-                        state: GroupState::from_name(&g.group_state),
-                        group_type: GroupType::Classic,
-                        members,
-                    }
-                });
-                (g.group_id, out)
+            .map(|mut g| {
+                let id = std::mem::take(&mut g.group_id);
+                let (code, message) = (g.error_code, g.error_message.take());
+                let state = g.group_state.clone();
+                (id, outcome(code, message, &state, || V::classic(g)))
             })
             .collect()
     }
 }
 
-struct Consumer;
+struct Consumer<V>(PhantomData<fn() -> V>);
 
-impl AdminHandler for Consumer {
+impl<V: Kept> AdminHandler for Consumer<V> {
     type Key = String;
-    type Value = Description;
+    type Value = V;
     type Request = ConsumerGroupDescribeRequest;
     type Response = ConsumerGroupDescribeResponse;
 
@@ -116,34 +185,29 @@ impl AdminHandler for Consumer {
         _broker: i32,
         _keys: &[String],
         resp: ConsumerGroupDescribeResponse,
-    ) -> Vec<(String, KeyOutcome<Description>)> {
+    ) -> Vec<(String, KeyOutcome<V>)> {
         resp.groups
             .into_iter()
-            .map(|g| {
-                let members = count(g.members.len());
-                let out = outcome(g.error_code, g.error_message, &g.group_state, || {
-                    Description {
-                        state: GroupState::from_name(&g.group_state),
-                        group_type: GroupType::Consumer,
-                        members,
-                    }
-                });
-                (g.group_id, out)
+            .map(|mut g| {
+                let id = std::mem::take(&mut g.group_id);
+                let (code, message) = (g.error_code, g.error_message.take());
+                let state = g.group_state.clone();
+                (id, outcome(code, message, &state, || V::consumer(g)))
             })
             .collect()
     }
 }
 
-async fn run<H>(
+async fn run<H, V>(
     client: &SharedClient,
     handler: &H,
     keys: Vec<String>,
     known: &BTreeMap<String, i32>,
     opts: &DriverOptions,
     bound: &TimeBound,
-) -> Descriptions
+) -> BTreeMap<String, std::result::Result<V, KeyError>>
 where
-    H: AdminHandler<Key = String, Value = Description>,
+    H: AdminHandler<Key = String, Value = V>,
 {
     if keys.is_empty() {
         return BTreeMap::new();
@@ -189,6 +253,29 @@ pub async fn describe_groups_at(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<Descriptions> {
+    describe_at(client, groups, known, opts, bound).await
+}
+
+/// [`describe_groups_at`], keeping each group's members: their ids,
+/// client ids and hosts, and (classic groups) their protocol metadata and
+/// assignment, with the group's protocol type and protocol.
+pub async fn describe_members_at(
+    client: &SharedClient,
+    groups: &[(String, Option<GroupType>)],
+    known: &BTreeMap<String, i32>,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<MemberDescriptions> {
+    describe_at(client, groups, known, opts, bound).await
+}
+
+async fn describe_at<V: Kept>(
+    client: &SharedClient,
+    groups: &[(String, Option<GroupType>)],
+    known: &BTreeMap<String, i32>,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<BTreeMap<String, std::result::Result<V, KeyError>>> {
     let mut classic = Vec::new();
     let mut consumer = Vec::new();
     for (id, t) in groups {
@@ -203,9 +290,10 @@ pub async fn describe_groups_at(
         .filter(|(_, t)| t.is_none())
         .map(|(id, _)| id)
         .collect();
+    let (classic_h, consumer_h) = (Classic::<V>(PhantomData), Consumer::<V>(PhantomData));
     let (mut out, consumers) = tokio::join!(
-        run(client, &Classic, classic, known, opts, bound),
-        run(client, &Consumer, consumer, known, opts, bound)
+        run(client, &classic_h, classic, known, opts, bound),
+        run(client, &consumer_h, consumer, known, opts, bound)
     );
     out.extend(consumers);
     // an untyped group DescribeGroups does not know may be a consumer group
@@ -217,7 +305,7 @@ pub async fn describe_groups_at(
         .cloned()
         .collect();
     if !retry.is_empty() && offers_consumer_groups(client, bound).await {
-        for (id, r) in run(client, &Consumer, retry, &BTreeMap::new(), opts, bound).await {
+        for (id, r) in run(client, &consumer_h, retry, &BTreeMap::new(), opts, bound).await {
             // a classic group's coordinator would not call it unknown twice
             if r.is_ok() {
                 out.insert(id, r);
@@ -241,9 +329,7 @@ async fn offers_consumer_groups(client: &SharedClient, bound: &TimeBound) -> boo
 
 #[cfg(test)]
 mod tests {
-    use kdp_wire::messages::{
-        ConsumerDescribedGroup, ConsumerGroupMember, DescribedGroup, DescribedGroupMember,
-    };
+    use kdp_wire::messages::{ConsumerGroupMember, DescribedGroupMember};
 
     use super::*;
 
@@ -276,7 +362,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let out = Classic.handle_response(1, &[], resp);
+        let out = Classic::<Description>(PhantomData).handle_response(1, &[], resp);
         let done = |i: usize| match &out[i].1 {
             KeyOutcome::Done(d) => (d.state.clone(), d.members),
             other => panic!("{other:?}"),
@@ -303,7 +389,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let out = Consumer.handle_response(1, &[], resp);
+        let out = Consumer::<Description>(PhantomData).handle_response(1, &[], resp);
         assert_eq!(
             out[0].1,
             KeyOutcome::Done(Description {
@@ -312,5 +398,39 @@ mod tests {
                 members: 2
             })
         );
+    }
+
+    #[test]
+    fn members_keep_their_protocol_bytes_and_the_groups_protocol() {
+        let resp = DescribeGroupsResponse {
+            groups: vec![DescribedGroup {
+                group_id: "app".into(),
+                group_state: "Stable".into(),
+                protocol_type: "consumer".into(),
+                protocol_data: "stream".into(),
+                members: vec![DescribedGroupMember {
+                    member_id: "m-1".into(),
+                    client_id: "app-StreamThread-1-consumer".into(),
+                    member_metadata: vec![0, 3, 9],
+                    member_assignment: vec![7],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let out = Classic::<GroupMembers>(PhantomData).handle_response(1, &[], resp);
+        let KeyOutcome::Done(g) = &out[0].1 else {
+            panic!("{out:?}")
+        };
+        assert_eq!(g.protocol, GroupProtocol::KafkaStreams);
+        assert_eq!(
+            (
+                g.members[0].metadata.as_slice(),
+                g.members[0].assignment.as_slice()
+            ),
+            (&[0u8, 3, 9][..], &[7u8][..])
+        );
+        assert_eq!(g.members[0].client_id, "app-StreamThread-1-consumer");
     }
 }

@@ -18,6 +18,9 @@ pub mod list;
 pub mod offsets;
 
 pub use coordinator::GroupCoordinators;
-pub use describe::{describe_groups, describe_groups_at, Description, Descriptions};
+pub use describe::{
+    describe_groups, describe_groups_at, describe_members_at, Description, Descriptions,
+    MemberDescriptions,
+};
 pub use list::{list_groups, GroupFilters, Listed, Listings};
 pub use offsets::{committed_offsets, committed_offsets_at};

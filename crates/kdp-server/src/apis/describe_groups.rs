@@ -70,15 +70,15 @@ fn describe_one(cluster: &Cluster, caller: &Caller<'_>, id: &str, version: i16) 
             group_instance_id: m.group_instance_id.clone(),
             client_id: m.client_id.clone(),
             client_host: m.client_host.clone(),
-            member_metadata: if stable {
-                consumer_protocol_subscription(&m.assignment)
-            } else {
-                Vec::new()
+            member_metadata: match (&m.protocol_bytes, stable) {
+                (_, false) => Vec::new(),
+                (Some(b), true) => b.metadata.clone(),
+                (None, true) => consumer_protocol_subscription(&m.assignment),
             },
-            member_assignment: if stable {
-                consumer_protocol_assignment(&m.assignment)
-            } else {
-                Vec::new()
+            member_assignment: match (&m.protocol_bytes, stable) {
+                (_, false) => Vec::new(),
+                (Some(b), true) => b.assignment.clone(),
+                (None, true) => consumer_protocol_assignment(&m.assignment),
             },
             unknown_tagged_fields: Default::default(),
         })

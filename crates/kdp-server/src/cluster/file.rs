@@ -143,6 +143,12 @@ pub(super) struct GroupMemberFile {
     /// `{"topic": [0, 1]}`.
     #[serde(default)]
     pub(super) assignment: BTreeMap<String, Vec<i32>>,
+    /// The member's own protocol metadata, hex (a Streams or Connect member).
+    #[serde(default)]
+    pub(super) metadata_hex: Option<String>,
+    /// The member's own assignment bytes, hex.
+    #[serde(default)]
+    pub(super) assignment_hex: Option<String>,
 }
 
 /// The Java producer's `transaction.timeout.ms` default.

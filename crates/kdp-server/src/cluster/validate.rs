@@ -1005,12 +1005,26 @@ impl GroupFile {
                     check_partition(format!("{path}.assignment.{topic}[{k}]"), topic, p)?;
                 }
             }
+            let hex = |field: &str, h: &Option<String>| match h {
+                None => Ok(None),
+                Some(h) => kdp_wire::hex::decode(h)
+                    .map(Some)
+                    .map_err(|e| ClusterError::new(format!("{path}.{field}"), e.to_string())),
+            };
+            let metadata = hex("metadata_hex", &member.metadata_hex)?;
+            let assignment = hex("assignment_hex", &member.assignment_hex)?;
+            let protocol_bytes =
+                (metadata.is_some() || assignment.is_some()).then(|| crate::group::ProtocolBytes {
+                    metadata: metadata.unwrap_or_default(),
+                    assignment: assignment.unwrap_or_default(),
+                });
             members.push(GroupMember {
                 member_id: member.member_id,
                 group_instance_id: member.group_instance_id,
                 client_id: member.client_id.unwrap_or_else(|| "consumer".into()),
                 client_host: member.client_host.unwrap_or_else(|| "/127.0.0.1".into()),
                 assignment: member.assignment,
+                protocol_bytes,
             });
         }
         for (topic, partitions) in &self.offsets {

@@ -18,6 +18,7 @@ use kdp_workflows::join::JoinOptions;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs, Connected};
+use crate::cmd::owner_of;
 use crate::cmd::repair;
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
@@ -127,6 +128,11 @@ pub struct Row {
     /// The verdict itself, which the Verdict cell is coloured from.
     #[serde(skip)]
     judged: Option<GroupVerdict>,
+    /// Who writes the pinning transactional id (`kdp owners`); null without
+    /// one, or when the owners could not be read.
+    owner: Option<owner_of::OwnerField>,
+    #[serde(skip)]
+    owner_cell: Cell,
     #[serde(skip)]
     started_ms: Option<i64>,
     #[serde(skip)]
@@ -164,6 +170,7 @@ impl Record for Row {
         ]);
         cells.push(verdict);
         cells.push(or_dash(self.unblock.as_deref()).into());
+        cells.push(self.owner_cell.clone());
         cells
     }
 }
@@ -184,6 +191,7 @@ const HEADER: &[Column] = &[
     Column::new("Committed", 2),
     Column::text("Verdict", 0),
     Column::text("Unblock", 1),
+    Column::text("Owner", 6),
 ];
 
 fn auto_abort(a: Option<AutoAbort>) -> Option<String> {
@@ -196,7 +204,7 @@ fn auto_abort(a: Option<AutoAbort>) -> Option<String> {
 }
 
 /// `a` as a POSIX shell word.
-fn shell_word(a: &str) -> String {
+pub(crate) fn shell_word(a: &str) -> String {
     let plain = !a.is_empty()
         && a.chars()
             .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
@@ -269,6 +277,8 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
                     Some(_) => None,
                 },
                 judged: group.map(|g| g.verdict),
+                owner: None,
+                owner_cell: "-".into(),
                 started_ms: pin.and_then(|t| t.started_ms),
                 last_write_ms: pin.and_then(|t| t.last_write_ms),
                 now_ms,
@@ -311,6 +321,8 @@ pub fn rows(b: &Blocked, now_ms: i64) -> Vec<Row> {
             error: Some(code.label()),
             unblock: None,
             judged: Some(judged),
+            owner: None,
+            owner_cell: "-".into(),
             started_ms: None,
             last_write_ms: None,
             now_ms,
@@ -507,7 +519,33 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     for g in &diagnosis.gaps {
         report_gap(g);
     }
-    let rows = rows(&diagnosis, joined.now_ms);
+    let mut diagnosis = diagnosis;
+    let ids: std::collections::BTreeSet<String> = diagnosis
+        .partitions
+        .iter()
+        .filter_map(|p| p.pinned_by.as_ref()?.transactional_id.clone())
+        .collect();
+    let owners = owner_of::owners(conn, ids.into_iter().collect()).await;
+    // never suggest ending a live owner's transaction
+    for p in &mut diagnosis.partitions {
+        let id = p
+            .pinned_by
+            .as_ref()
+            .and_then(|t| t.transactional_id.as_ref());
+        if let (Some(Unblock::Command(_)), Some(why)) = (
+            &p.unblock,
+            owner_of::spared(id.and_then(|id| owners.get(id))),
+        ) {
+            eprintln!("kdp: {}-{}: wait: {why}", p.topic, p.partition);
+            p.unblock = Some(Unblock::Wait);
+        }
+    }
+    let mut rows = rows(&diagnosis, joined.now_ms);
+    for r in &mut rows {
+        let o = r.transactional_id.as_ref().and_then(|id| owners.get(id));
+        r.owner = owner_of::field(o);
+        r.owner_cell = owner_of::cell(o);
+    }
     if let Err(e) = records::write(out, args.output, "Blocked", HEADER, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
             eprintln!("kdp: cannot write output: {e}");

@@ -8,7 +8,7 @@ use kdp_server::{MockCluster, MockConfig};
 
 use crate::cmd::cluster::ClusterArgs;
 use crate::cmd::repair::ConfirmArgs;
-use crate::cmd::{batches, blocked, describe, find_hanging, history, lag, producers};
+use crate::cmd::{batches, blocked, describe, find_hanging, history, lag, owners, producers};
 use crate::exit;
 use crate::output::Output;
 
@@ -42,7 +42,16 @@ churn between the scans), a steady idempotent service writes events, and settlem
 transactional id using an epoch a second, is about 760 epochs from 32767, with its rate and when
 it gets there.
 `kdp demo --producers --print-cluster-file` prints that cluster (producer_generators make the
-producers from the clock).")]
+producers from the clock).
+
+`kdp demo --owners` runs `kdp owners` on a cluster of its own (exit 4: orphaned and lingering
+transactions): orders-app, a Kafka Streams application whose group lists one live instance while
+another instance's two ids hold transactions open on orders-out for 9 minutes (orphaned, with the
+force-terminate that ends each); connect-prod, a Connect cluster whose worker runs connector
+ticks-2024-v2's three tasks (live); ingest-sink, a Flink sink restarted without state whose old
+ingest-sink-0-41 is still open after the new job committed two checkpoints (lingering) while
+ingest-sink-0-3 is its newest checkpoint's (live, with what an abort would discard); and
+legacy-writer.7 (unattributed). The groups' member bytes are from real runs.")]
 pub struct Args {
     /// Output format (as for `kdp describe`).
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
@@ -81,14 +90,22 @@ pub struct Args {
     /// Show what `kdp lag` finds on a cluster of its own: a group Kafka's tool calls lagging by
     /// one offset (a commit marker) that is caught up, one held back by an open transaction, and
     /// one whose 17 offsets hold 11 records.
-    #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file", "repair_dry_run", "blocked", "batches", "history", "producers"])]
+    #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file", "repair_dry_run", "blocked", "batches", "history", "producers", "owners"])]
     pub lag: bool,
+
+    /// Show what `kdp owners` finds on a cluster of its own: a Kafka Streams application with an
+    /// orphaned instance, a Connect cluster's tasks, a Flink sink's lingering transaction and
+    /// newest checkpoint, and an id of no known scheme (with --print-cluster-file: that cluster).
+    #[arg(long, conflicts_with_all = ["show_empty", "repair_dry_run", "blocked", "batches", "history", "producers"])]
+    pub owners: bool,
 }
 
 pub fn run(args: Args) -> i32 {
     if args.print_cluster_file {
         if args.producers {
             println!("{}", kdp_server::demo::producers_cluster_json());
+        } else if args.owners {
+            print!("{}", kdp_server::demo::DEMO_OWNERS_JSON);
         } else {
             print!("{}", kdp_server::demo::DEMO_CLUSTER_JSON);
         }
@@ -112,6 +129,8 @@ pub async fn run_async(args: Args) -> i32 {
         kdp_server::demo::lag_cluster()
     } else if args.producers {
         kdp_server::demo::producers_cluster()
+    } else if args.owners {
+        kdp_server::demo::owners_cluster()
     } else {
         kdp_server::demo::cluster()
     };
@@ -207,6 +226,20 @@ pub async fn run_async(args: Args) -> i32 {
         };
         let stdout = std::io::stdout();
         let code = blocked::run_to(b, &mut stdout.lock()).await;
+        mock.shutdown_within(Duration::from_secs(2)).await;
+        return code;
+    }
+    if args.owners {
+        let o = owners::Args {
+            cluster,
+            transactional_id: Vec::new(),
+            group: Vec::new(),
+            prefix: Vec::new(),
+            output: args.output,
+            watch: Default::default(),
+        };
+        let stdout = std::io::stdout();
+        let code = owners::run_to(o, &mut stdout.lock()).await;
         mock.shutdown_within(Duration::from_secs(2)).await;
         return code;
     }

@@ -21,6 +21,7 @@ use kdp_workflows::history::ReadOptions;
 
 use crate::cmd::blocked;
 use crate::cmd::cluster::{self, Connected};
+use crate::cmd::owner_of;
 use crate::exit;
 use crate::output::colour::Style;
 use crate::output::producers::{self, FencedJson, TxnFields};
@@ -36,6 +37,7 @@ pub struct Row {
     producer: ProducerState,
     txn: TxnFields,
     fence: Option<FenceVerdict>,
+    owner_cell: Cell,
     now_ms: i64,
 }
 
@@ -75,6 +77,7 @@ impl Row {
             }
             .into(),
         );
+        cells.push(self.owner_cell.clone());
         cells
     }
 }
@@ -96,6 +99,7 @@ const HEADER: &[Column] = &[
     Column::new("BlockedGroups", 3),
     Column::text("Flags", 0),
     Column::new("FencedFrom", 10),
+    Column::text("Owner", 11),
 ];
 
 /// What a fence verdict shows in JSON.
@@ -187,8 +191,10 @@ pub fn rows(joined: &Joined, histories: &[IdHistory], held: &HeldGroups) -> Vec<
                     blocked_groups: held
                         .of(topic, partition, p.producer_id)
                         .map(<[String]>::to_vec),
+                    owner: None,
                 },
                 fence,
+                owner_cell: "-".into(),
                 now_ms: joined.now_ms,
             }
         })
@@ -263,7 +269,19 @@ pub async fn run_to(
     let Around { histories, held } =
         around(&conn.client, &joined, &logs, &groups, &conn.bound).await;
     let held = blocked::report_held(held);
-    let rows = rows(&joined, &histories, &held);
+    let mut rows = rows(&joined, &histories, &held);
+    let open_id = |r: &Row| {
+        (r.producer.current_txn_start_offset >= 0)
+            .then(|| r.txn.transactional_id.clone())
+            .flatten()
+    };
+    let ids: std::collections::BTreeSet<String> = rows.iter().filter_map(open_id).collect();
+    let owners = owner_of::owners(conn, ids.into_iter().collect()).await;
+    for r in &mut rows {
+        let o = open_id(r).and_then(|id| owners.get(&id));
+        r.txn.owner = owner_of::field(o);
+        r.owner_cell = owner_of::cell(o);
+    }
     let failed = cluster::report_failed_partitions(&joined);
     // a verdict the log could not give is not "checked": never exit 0 on it
     let unchecked: Vec<&Row> = rows

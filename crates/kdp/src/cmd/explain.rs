@@ -13,7 +13,8 @@ Without NAME, lists every name with a one-line summary. Names are case-insensiti
 Examples:
   kdp explain ProducerFencedException
   kdp explain stuck-consumer
-  kdp explain orphan")]
+  kdp explain orphan
+  kdp explain orphaned")]
 pub struct Args {
     /// The exception, verdict or flag.
     #[arg(value_enum, ignore_case = true)]
@@ -44,6 +45,9 @@ pub enum Term {
     OpenTooLong,
     Orphan,
     Idle,
+    Orphaned,
+    Lingering,
+    Unattributed,
 }
 
 /// The summary, the meaning, and what to run.
@@ -163,6 +167,31 @@ else the cluster's maximum): the coordinator should have aborted it.",
                 meaning: "No coordinator knows the producer, or its transaction does not include this partition \
 while the coordinator has moved to another epoch or producer id: find-hanging calls it hanging.",
                 answer: "kdp find-hanging --topic T --repair",
+            },
+            Term::Orphaned => Entry {
+                summary: "owners: the id's instance is gone from its application's group",
+                meaning: "A Kafka Streams process (its process id is in the id) or a Connect worker that wrote \
+with this transactional id is no longer a member of its group, which is settled (Stable or Empty). \
+Nothing of the application ends its open transaction: the survivors use their own ids. It blocks \
+read_committed consumers of its partitions, the application's own output included, until the \
+coordinator aborts it at start + transaction.timeout.ms, or until a force-terminate.",
+                answer: "kdp owners --group APP    (the id, its partitions, and the force-terminate that ends it)",
+            },
+            Term::Lingering => Entry {
+                summary: "owners: a Flink sink transaction a later checkpoint superseded",
+                meaning: "Flink's KafkaSink names a transaction <prefix>-<subtask>-<checkpoint>. A later-started \
+transaction of the same prefix and subtask committed while this one is still open: its job moved on \
+(a restart that did not probe this id, FLINK-39218) and will never commit it. It blocks \
+read_committed consumers until its timeout (an hour by default). The newest checkpoint's \
+transaction is never called lingering: aborting it discards data Flink checkpointed.",
+                answer: "kdp owners --prefix PREFIX-    (the lingering id and the force-terminate that ends it)",
+            },
+            Term::Unattributed => Entry {
+                summary: "owners: no known framework scheme, or a shape without its evidence",
+                meaning: "The id matches none of Kafka Streams', Kafka Connect's or Flink's schemes, or only a \
+shape without what confirms it (a lone Flink-shaped id, a prefix with a counter as Spring's): kdp \
+never names a framework by shape alone.",
+                answer: "kdp owners --transactional-id ID    (the prefix and counter, when the id ends in digits)",
             },
             Term::Idle => Entry {
                 summary: "describe --with-transactions: silent for longer than producer.id.expiration.ms",

@@ -116,6 +116,12 @@ pub struct Args {
     /// DescribeProducers requests and bytes, and one DescribeConfigs per broker.
     #[arg(long)]
     pub producer_ids: bool,
+    /// Also attribute every transactional id to its owner each scan (kdp_owner_* per
+    /// application: open, orphaned, lingering and unknown transactions, live instances, the
+    /// oldest orphan's age). Costs ListTransactions, DescribeTransactions of every id, ListGroups
+    /// and DescribeGroups of the Streams and Connect groups each scan.
+    #[arg(long)]
+    pub owners: bool,
     /// With --producer-ids: epochs within this many of 32767 are near exhaustion.
     #[arg(long, value_name = "N", default_value_t = kdp_domain::diagnose::pressure::DEFAULT_EPOCH_MARGIN,
           value_parser = clap::value_parser!(i32).range(0..=32767), requires = "producer_ids")]
@@ -203,6 +209,7 @@ pub fn run(args: Args) -> i32 {
             producer_ids: args.producer_ids.then_some(PressureConfig {
                 epoch_margin: args.epoch_margin,
             }),
+            owners: args.owners,
         },
         listen,
         diagnose,

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::cmd::blocked;
 use crate::cmd::cluster::{self, ClusterArgs, Connected};
+use crate::cmd::owner_of;
 use crate::cmd::repair::{self, ConfirmArgs};
 use crate::cmd::watch::{self, WatchArgs};
 use crate::exit;
@@ -129,6 +130,11 @@ pub struct Row {
     verdict: &'static str,
     reason: String,
     kafka_says_hanging: bool,
+    /// Who writes the transactional id (`kdp owners`); null without one,
+    /// or when the owners could not be read.
+    owner: Option<owner_of::OwnerField>,
+    #[serde(skip)]
+    owner_cell: Cell,
     /// The verdict itself, which the exit status is decided from.
     #[serde(skip)]
     judged: Verdict,
@@ -158,6 +164,7 @@ impl Record for Row {
             self.reason.clone(),
             self.judged.kind().severity().into(),
         ));
+        cells.push(self.owner_cell.clone());
         cells
     }
 }
@@ -176,6 +183,7 @@ const HEADER: &[Column] = &[
     Column::new("BlockedRecords", 0),
     Column::new("BlockedGroups", 1),
     Column::text("Verdict", 0),
+    Column::text("Owner", 7),
 ];
 
 /// The verdict rows of a joined scan, candidates only: kdp-domain's one
@@ -223,6 +231,8 @@ pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) 
             verdict: verdict.kind().label(),
             reason: verdict.explain(),
             kafka_says_hanging: hanging::kafka_says_hanging(&txn, &joined.view),
+            owner: None,
+            owner_cell: "-".into(),
             judged: verdict.clone(),
             now_ms: joined.now_ms,
         });
@@ -282,7 +292,17 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let held = blocked::report_held(
         held_groups(&conn.client, &joined, max_timeout_ms, &dopts, &conn.bound).await,
     );
-    let rows = rows(&joined, max_timeout_ms, args.all, &held);
+    let mut rows = rows(&joined, max_timeout_ms, args.all, &held);
+    let ids: std::collections::BTreeSet<String> = rows
+        .iter()
+        .filter_map(|r| r.transactional_id.clone())
+        .collect();
+    let owners = owner_of::owners(conn, ids.into_iter().collect()).await;
+    for r in &mut rows {
+        let o = r.transactional_id.as_ref().and_then(|id| owners.get(id));
+        r.owner = owner_of::field(o);
+        r.owner_cell = owner_of::cell(o);
+    }
     if let Err(e) = records::write(out, args.output, "Transactions", HEADER, &rows) {
         if e.kind() != io::ErrorKind::BrokenPipe {
             fail!("cannot write output: {e}");
@@ -327,7 +347,8 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     }
     if args.repair {
         let connection = repair::connection_flags(&args.cluster);
-        let plan = plan_findings(&findings(&joined, max_timeout_ms), &connection);
+        let mut plan = plan_findings(&findings(&joined, max_timeout_ms), &connection);
+        owner_of::spare_live(&mut plan, &owners);
         if plan.is_empty() {
             eprintln!("kdp: nothing to repair");
             return exit::OK;

@@ -2,13 +2,16 @@
 //! transaction coordinator's log (`__transaction_state`), with what caused
 //! each change of epoch and every change of producer instance marked.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 
 use kdp_domain::history::{Beginning, Cause, History, IdHistory, StateChange};
+use kdp_domain::owners::Owner;
 use kdp_workflows::clock::now_ms;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs};
+use crate::cmd::owner_of;
 use crate::exit;
 use crate::output::colour::Style;
 use crate::output::records::{or_dash, when};
@@ -318,6 +321,8 @@ struct UndecodedJson {
 #[serde(rename_all = "PascalCase")]
 struct HistoryJson {
     transactional_id: String,
+    /// Who writes it (`kdp owners`); null when not read.
+    owner: Option<owner_of::OwnerField>,
     partition: Option<i32>,
     error: Option<String>,
     reach: Option<ReachJson>,
@@ -334,10 +339,12 @@ struct ErrorLine<'a> {
     error: String,
 }
 
-fn history_json(h: &IdHistory, now_ms: i64) -> HistoryJson {
+fn history_json(h: &IdHistory, owner: Option<&Owner>, now_ms: i64) -> HistoryJson {
+    let owner = owner_of::field(owner);
     match &h.result {
         Ok(hist) => HistoryJson {
             transactional_id: h.transactional_id.clone(),
+            owner,
             partition: h.partition,
             error: None,
             reach: Some(ReachJson::new(hist)),
@@ -353,6 +360,7 @@ fn history_json(h: &IdHistory, now_ms: i64) -> HistoryJson {
         },
         Err(e) => HistoryJson {
             transactional_id: h.transactional_id.clone(),
+            owner,
             partition: h.partition,
             error: Some(e.to_string()),
             reach: None,
@@ -425,10 +433,19 @@ pub fn write(
     out: &mut dyn Write,
     output: Output,
     histories: &[IdHistory],
+    owners: &BTreeMap<String, Owner>,
     now_ms: i64,
 ) -> io::Result<i32> {
     let mut code = exit::OK;
     for h in histories {
+        if let Some(o) = owners.get(&h.transactional_id) {
+            eprintln!(
+                "{}: owner {} ({})",
+                h.transactional_id,
+                owner_of::cell(Some(o)).text,
+                o.evidence
+            );
+        }
         match &h.result {
             Ok(hist) => {
                 eprintln!("{}", reach_line(&h.transactional_id, hist, now_ms));
@@ -476,7 +493,10 @@ pub fn write(
                 histories: Vec<HistoryJson>,
             }
             let doc = Doc {
-                histories: histories.iter().map(|h| history_json(h, now_ms)).collect(),
+                histories: histories
+                    .iter()
+                    .map(|h| history_json(h, owners.get(&h.transactional_id), now_ms))
+                    .collect(),
             };
             serde_json::to_writer_pretty(&mut buf, &doc)?;
             buf.write_all(b"\n")?;
@@ -588,16 +608,18 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
         principal: conn.principal.clone(),
     };
     let mut bar = OffsetsBar::new();
-    let histories = kdp_workflows::history::read_histories_with(
-        &conn.client,
-        &args.transactional_id,
-        &opts,
-        &conn.bound,
-        |p| bar.update(p),
-    )
-    .await;
+    let (histories, owners) = tokio::join!(
+        kdp_workflows::history::read_histories_with(
+            &conn.client,
+            &args.transactional_id,
+            &opts,
+            &conn.bound,
+            |p| bar.update(p),
+        ),
+        owner_of::owners(&conn, args.transactional_id.clone())
+    );
     bar.finish();
-    match write(out, args.output, &histories, now_ms()) {
+    match write(out, args.output, &histories, &owners, now_ms()) {
         Ok(code) => code,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => exit::OK,
         Err(e) => {

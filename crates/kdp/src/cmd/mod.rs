@@ -22,6 +22,8 @@ pub mod history;
 pub mod lag;
 pub mod man;
 pub mod mock_broker;
+pub mod owner_of;
+pub mod owners;
 pub mod producers;
 pub mod repair;
 pub mod transactions;

@@ -26,6 +26,7 @@ pub mod groups;
 pub mod http;
 pub mod lag;
 pub mod metrics;
+pub mod owners;
 pub mod pressure;
 pub mod scan;
 pub mod shared;

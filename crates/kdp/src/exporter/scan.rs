@@ -54,6 +54,9 @@ pub struct ScanConfig {
     /// `--producer-ids`: every replica asked for producer-id pressure
     /// ([`super::pressure`]), beside the diagnosis.
     pub producer_ids: Option<PressureConfig>,
+    /// `--owners`: every transactional id's owner ([`super::owners`]),
+    /// beside the diagnosis.
+    pub owners: bool,
 }
 
 /// Scans every `interval` (measured start to start; a scan longer than the
@@ -221,7 +224,28 @@ impl Scanner {
                 None => None,
             }
         };
-        let (diagnosis, producer_ids) = tokio::join!(diagnosis, producer_ids);
+        // and the owners of every transactional id
+        let owners = async {
+            if !self.config.owners {
+                return None;
+            }
+            let dopts = kdp_client::admin::DriverOptions::default();
+            let scope = kdp_workflows::owners::Scope::default();
+            Some(kdp_workflows::owners::read_owners(&client, &scope, now_ms, &dopts, &bound).await)
+        };
+        let (diagnosis, producer_ids, owners) = tokio::join!(diagnosis, producer_ids, owners);
+        let owners = match owners {
+            Some(Ok(read)) => Some(read.judged),
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "owners not read");
+                None
+            }
+            None => None,
+        };
+        let owners_partial = self.config.owners
+            && !owners
+                .as_ref()
+                .is_some_and(kdp_domain::owners::Owners::decided);
         let pressure_partial = producer_ids
             .as_ref()
             .is_some_and(pressure::Scanned::partial);
@@ -256,6 +280,7 @@ impl Scanner {
         if let Some(tracker) = &self.pressure {
             pressure::register(&mut registry, producer_ids.as_ref(), tracker);
         }
+        super::owners::register(&mut registry, owners.as_ref());
         let diagnosed = diagnosis.as_ref().is_some_and(Diagnosis::is_complete);
         // published before the shared gauges say what it holds: a scrape
         // that sees them new also sees this snapshot
@@ -273,7 +298,7 @@ impl Scanner {
             keys = self.previous.len(),
             "scan done"
         );
-        if failed > 0 || !diagnosed || pressure_partial {
+        if failed > 0 || !diagnosed || pressure_partial || owners_partial {
             Outcome::Partial
         } else {
             Outcome::Ok

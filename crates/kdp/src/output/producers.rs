@@ -62,6 +62,28 @@ pub struct TxnFields {
     /// The fence verdict and where it came from; `null` for a producer
     /// with no sign of a transaction (idempotent).
     pub fenced: Option<FencedJson>,
+    /// Who writes its transactional id while it holds a transaction open
+    /// (`kdp owners`); null otherwise.
+    pub owner: Option<OwnerField>,
+}
+
+/// An id's owner as other commands' JSON shows it (`Owner`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct OwnerField {
+    /// `kafka-streams`, `kafka-connect`, `flink-kafka-sink`; null when
+    /// unattributed.
+    pub framework: Option<&'static str>,
+    /// The application.
+    pub application: Option<String>,
+    /// The instance.
+    pub instance: Option<String>,
+    /// The task.
+    pub task: Option<String>,
+    /// `live`, `orphaned`, `lingering`, `unknown`, `unattributed`.
+    pub verdict: &'static str,
+    /// Why.
+    pub evidence: String,
 }
 
 /// The flags as their labels.

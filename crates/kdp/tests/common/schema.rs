@@ -19,6 +19,7 @@ pub fn schema_name(args: &[&str]) -> Option<&'static str> {
         "blocked" => "blocked",
         "lag" => "lag",
         "history" => "history",
+        "owners" => "owners",
         "batches" => "batches",
         "transactions" => {
             // the subcommand is the first word that names one (flag values

@@ -43,6 +43,7 @@ async fn scanner(cluster: &StallCluster, dir: &std::path::Path) -> Scanner {
             per_partition: false,
             max_partitions_per_request: 10_000,
             producer_ids: Some(PressureConfig::default()),
+            owners: false,
         },
         shared: Arc::new(Shared::new(Health::new(60.0), false)),
         diagnose: Arc::new(FileDiagnosis(diagnosis)),

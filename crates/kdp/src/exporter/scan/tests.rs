@@ -40,6 +40,7 @@ async fn scanner(cluster: &StallCluster, per_partition: bool) -> Scanner {
             per_partition,
             max_partitions_per_request: 10_000,
             producer_ids: None,
+            owners: false,
         },
         shared: Arc::new(Shared::new(Health::new(60.0), per_partition)),
         diagnose: Arc::new(ClusterDiagnosis {

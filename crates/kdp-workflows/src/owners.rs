@@ -1,0 +1,253 @@
+//! `kdp owners`' read: every broker's transactions (ListTransactions), the
+//! ids in scope and their siblings described (DescribeTransactions), and
+//! the groups that can own them with their members (ListGroups, then
+//! DescribeGroups / ConsumerGroupDescribe at their coordinators), all
+//! under one [`TimeBound`]. kdp-domain's [`Owners::judge`] decides.
+//!
+//! KIP-1071 streams groups are listed but not described (kdp speaks no
+//! StreamsGroupDescribe yet): their ids are judged unknown, never guessed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
+use kdp_client::client::SharedClient;
+use kdp_client::error::Result;
+use kdp_client::groups::describe::describe_members_at;
+use kdp_client::groups::list::list_groups;
+use kdp_client::groups::offsets::committed_offsets_at;
+use kdp_client::txn::describe::describe_transactions;
+use kdp_client::txn::list::list_transactions;
+use kdp_domain::groups::read::{visibility, Visibility};
+use kdp_domain::groups::state::{GroupState, GroupType};
+use kdp_domain::key_error::KeyError;
+use kdp_domain::owners::scheme;
+use kdp_domain::owners::{GroupMembers, GroupProtocol, GroupSeen, Owners, OwnersInput, TxnEntry};
+use kdp_wire::ErrorCode;
+
+/// Which ids to judge (all empty: every id the cluster lists).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// These ids, listed or not.
+    pub transactional_ids: Vec<String>,
+    /// The ids a group's application writes: `<group>-…` (Streams, Connect
+    /// tasks) and `connect-cluster-<group>`.
+    pub groups: Vec<String>,
+    /// Ids that start with one of these.
+    pub prefixes: Vec<String>,
+}
+
+impl Scope {
+    fn everything(&self) -> bool {
+        self.transactional_ids.is_empty() && self.groups.is_empty() && self.prefixes.is_empty()
+    }
+
+    /// Whether `id` is one the caller asked about.
+    pub fn contains(&self, id: &str) -> bool {
+        self.everything()
+            || self.transactional_ids.iter().any(|t| t == id)
+            || self.prefixes.iter().any(|p| id.starts_with(p.as_str()))
+            || self.groups.iter().any(|g| {
+                id.strip_prefix(g.as_str())
+                    .is_some_and(|rest| rest.starts_with('-'))
+                    || id.strip_prefix("connect-cluster-") == Some(g.as_str())
+            })
+    }
+}
+
+/// The stem a Flink id shares with its siblings: everything before the
+/// counter.
+fn stem(id: &str) -> Option<&str> {
+    id.rsplit_once('-').map(|(s, _)| s)
+}
+
+/// What one run read and judged.
+#[derive(Debug, Clone)]
+pub struct OwnersRead {
+    /// The read, as the domain judges it (also the siblings outside the
+    /// scope).
+    pub input: OwnersInput,
+    /// The judgement, restricted to the scope.
+    pub judged: Owners,
+    /// Brokers whose ListTransactions failed.
+    pub listing_failures: Vec<(i32, KeyError)>,
+    /// KIP-1071 streams groups seen, whose members were not described.
+    pub streams_groups: Vec<String>,
+}
+
+/// Reads and judges the owners of the ids in `scope`.
+pub async fn read_owners(
+    client: &SharedClient,
+    scope: &Scope,
+    now_ms: i64,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<OwnersRead> {
+    let listings = list_transactions(client, &Default::default(), opts, bound).await?;
+    let mut listed = BTreeSet::new();
+    let mut listing_failures = Vec::new();
+    for (broker, l) in listings {
+        match l {
+            Ok(l) => listed.extend(l.transactions.into_iter().map(|t| t.transactional_id)),
+            Err(e) => listing_failures.push((broker, e)),
+        }
+    }
+    // the ids asked about, then their Flink siblings (judged together)
+    let mut wanted: BTreeSet<String> = listed
+        .iter()
+        .filter(|id| scope.contains(id))
+        .cloned()
+        .collect();
+    wanted.extend(scope.transactional_ids.iter().cloned());
+    let stems: BTreeSet<&str> = wanted.iter().filter_map(|id| stem(id)).collect();
+    let siblings: Vec<String> = listed
+        .iter()
+        .filter(|id| stem(id).is_some_and(|s| stems.contains(s)))
+        .cloned()
+        .collect();
+    wanted.extend(siblings);
+
+    let groups_listed = list_groups(client, &Default::default(), opts, bound).await?;
+    let mut coordinators = BTreeMap::new();
+    let mut listed_groups: BTreeMap<
+        String,
+        (GroupProtocol, Option<GroupState>, Option<GroupType>),
+    > = BTreeMap::new();
+    let mut group_listing_failures = Vec::new();
+    for (broker, l) in groups_listed {
+        match l {
+            Ok(groups) => {
+                for g in groups {
+                    coordinators.insert(g.group_id.clone(), g.coordinator);
+                    let protocol = GroupProtocol::from_names(&g.protocol_type, "");
+                    listed_groups.insert(g.group_id, (protocol, g.state, g.group_type));
+                }
+            }
+            Err(e) => group_listing_failures.push((broker, e)),
+        }
+    }
+    // the groups that can own the ids: Streams applications by name,
+    // every Connect cluster, and the groups asked for
+    let mut asked: BTreeSet<String> = wanted
+        .iter()
+        .filter_map(|id| scheme::streams(id).map(|s| s.application_id))
+        .collect();
+    asked.extend(
+        listed_groups
+            .iter()
+            .filter(|(_, (p, _, _))| *p == GroupProtocol::Connect)
+            .map(|(g, _)| g.clone()),
+    );
+    asked.extend(scope.groups.iter().cloned());
+    let typed: Vec<(String, Option<GroupType>)> = asked
+        .iter()
+        .filter(|g| listed_groups.contains_key(*g) || scope.groups.contains(g))
+        .map(|g| (g.clone(), listed_groups.get(g).and_then(|l| l.2.clone())))
+        .collect();
+    let probe = crate::groups::probe_id();
+    let no_coordinators = BTreeMap::new();
+    let ids: Vec<String> = wanted.iter().cloned().collect();
+    let (described, members, probed) = tokio::join!(
+        async {
+            if ids.is_empty() {
+                BTreeMap::new()
+            } else {
+                describe_transactions(client, ids.clone(), opts, bound).await
+            }
+        },
+        describe_members_at(client, &typed, &coordinators, opts, bound),
+        committed_offsets_at(client, vec![probe.clone()], &no_coordinators, opts, bound)
+    );
+    let mut members = members?;
+    let visibility = match probed {
+        Ok(mut p) => visibility(p.remove(&probe)),
+        Err(e) => Visibility::Unknown(KeyError::client(
+            ErrorCode::UNKNOWN_SERVER_ERROR,
+            e.to_string(),
+        )),
+    };
+    let mut described = described;
+    let transactions = ids
+        .iter()
+        .map(|id| match described.remove(id) {
+            Some(d) => TxnEntry {
+                transactional_id: id.clone(),
+                coordinator: d.coordinator,
+                described: d.result,
+            },
+            None => TxnEntry {
+                transactional_id: id.clone(),
+                coordinator: None,
+                described: Err(KeyError::client(
+                    ErrorCode::REQUEST_TIMED_OUT,
+                    "no answer from its coordinator",
+                )),
+            },
+        })
+        .collect();
+    let mut streams_groups = Vec::new();
+    let mut groups = BTreeMap::new();
+    for (g, _) in &typed {
+        let listing = listed_groups.get(g);
+        let described = match (members.remove(g), listing) {
+            (Some(d), _) => d,
+            // a type kdp does not describe (a KIP-1071 streams group)
+            (None, Some((protocol, state, Some(t @ GroupType::Other(_))))) => {
+                streams_groups.push(g.clone());
+                Ok(GroupMembers {
+                    state: state.clone().unwrap_or(GroupState::Other("-".into())),
+                    group_type: t.clone(),
+                    protocol: protocol.clone(),
+                    members: Vec::new(),
+                })
+            }
+            (None, _) => Err(KeyError::client(
+                ErrorCode::REQUEST_TIMED_OUT,
+                "no answer from its coordinator",
+            )),
+        };
+        let listed = listing.map(|l| l.0.clone());
+        groups.insert(g.clone(), GroupSeen { listed, described });
+    }
+    // Connect clusters not asked about still make their ids Connect's
+    for (g, (protocol, _, _)) in &listed_groups {
+        if !groups.contains_key(g) && *protocol == GroupProtocol::Connect {
+            let e = KeyError::client(ErrorCode::UNKNOWN_SERVER_ERROR, "not described");
+            groups.insert(
+                g.clone(),
+                GroupSeen {
+                    listed: Some(protocol.clone()),
+                    described: Err(e),
+                },
+            );
+        }
+    }
+    let input = OwnersInput {
+        now_ms,
+        transactions,
+        listing_complete: listing_failures.is_empty(),
+        groups,
+        group_listing_failures,
+        visibility,
+    };
+    let mut judged = Owners::judge(&input);
+    judged
+        .owners
+        .retain(|o| scope.contains(&o.transactional_id));
+    let kept: BTreeSet<&str> = judged
+        .owners
+        .iter()
+        .filter_map(|o| o.attribution.as_ref())
+        .map(|a| a.application.as_str())
+        .collect();
+    let kept: BTreeSet<String> = kept.into_iter().map(str::to_string).collect();
+    judged
+        .applications
+        .retain(|a| kept.contains(&a.application));
+    Ok(OwnersRead {
+        input,
+        judged,
+        listing_failures,
+        streams_groups,
+    })
+}

@@ -1,0 +1,483 @@
+//! `kdp owners` against real Apache Kafka (both generations) and real
+//! framework processes (it/README.md, "Framework harnesses"): two Kafka
+//! Streams instances (exactly_once_v2, separate JVMs), one killed inside
+//! its open transactions; a Kafka Connect worker running an exactly-once
+//! source connector; producers following Flink KafkaSink's naming exactly
+//! across "checkpoints"; an id of no scheme. Run with scripts/test.sh, or
+//! start a cluster with `scripts/kafka-cluster.sh start` and `cargo test -p
+//! kdp --test real_kafka_owners -- --include-ignored`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use common::{create_topic, env, kdp, scenario, unique, Env};
+use serde_json::Value;
+
+/// A harness JVM whose stdout lines (JSON events) arrive on a channel;
+/// killed (SIGKILL) when dropped.
+struct Harness {
+    child: Child,
+    lines: Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Harness {
+    fn start(env: &Env, classpath: &str, class: &str, args: &[&str]) -> Harness {
+        let mut child = Command::new(&env.java)
+            .args([
+                "-Xmx192m",
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
+                "-cp",
+                classpath,
+                class,
+            ])
+            .args(["--bootstrap", &env.bootstrap])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{class}: {e}"));
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    if tx.send(v).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        Harness {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits (at most `limit`) until `done` holds of the events seen so far.
+    fn until(&mut self, what: &str, limit: Duration, done: impl Fn(&[Value]) -> bool) {
+        let start = Instant::now();
+        while !done(&self.seen) {
+            let left = limit.checked_sub(start.elapsed()).unwrap_or_else(|| {
+                panic!("{what}: not seen within {limit:?}; events: {:?}", self.seen)
+            });
+            match self
+                .lines
+                .recv_timeout(left.min(Duration::from_millis(500)))
+            {
+                Ok(v) => self.seen.push(v),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(e) => panic!("{what}: the harness ended ({e}); events: {:?}", self.seen),
+            }
+        }
+    }
+
+    fn events<'a>(&'a self, event: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.seen.iter().filter(move |v| v["event"] == event)
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `kdp owners --bootstrap-server B -o json ARGS`: status and rows by id.
+fn owners(env: &Env, args: &[&str]) -> (i32, BTreeMap<String, Value>, Value) {
+    let mut all = vec!["owners", "--bootstrap-server", &env.bootstrap, "-o", "json"];
+    all.extend_from_slice(args);
+    let r = kdp(&all);
+    let doc: Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("kdp owners printed no JSON ({e}): {}", r.stderr));
+    let rows = doc["Owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["TransactionalId"].as_str().unwrap().to_string(),
+                o.clone(),
+            )
+        })
+        .collect();
+    (r.code, rows, doc)
+}
+
+fn offsets(env: &Env, topic: &str, partition: i64) -> (i64, i64) {
+    let o = scenario(
+        env,
+        "offsets",
+        &["--topic", topic, "--partition", &partition.to_string()],
+    );
+    (
+        o["lastStableOffset"].as_i64().unwrap(),
+        o["highWatermark"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+#[ignore = "needs a real Kafka cluster: run scripts/test.sh"]
+fn a_killed_streams_instance_is_orphaned_and_force_terminate_unblocks_its_partitions() {
+    let env = env();
+    let app = unique("owners-streams");
+    let (input, output) = (format!("{app}-in"), format!("{app}-out"));
+    create_topic(&env, &input, 4);
+    create_topic(&env, &output, 4);
+    let args = [
+        "--application-id",
+        &app,
+        "--input",
+        &input,
+        "--output",
+        &output,
+        "--threads",
+        "2",
+        "--commit-interval-ms",
+        "600000",
+        "--transaction-timeout-ms",
+        "600000",
+        "--session-timeout-ms",
+        "6000",
+    ];
+    let mut a = Harness::start(&env, &env.classpath, "dev.kdp.it.StreamsApp", &args);
+    a.until("A running", Duration::from_secs(90), |e| {
+        e.iter().any(|v| v["event"] == "running")
+    });
+    let mut b = Harness::start(&env, &env.classpath, "dev.kdp.it.StreamsApp", &args);
+    b.until("B running", Duration::from_secs(90), |e| {
+        e.iter().any(|v| v["event"] == "running")
+    });
+    // both in the group, each with tasks: A re-enters RUNNING after B joined
+    a.until("A rebalanced", Duration::from_secs(60), |e| {
+        e.iter().filter(|v| v["event"] == "running").count() >= 2
+    });
+    let process = |h: &Harness| {
+        h.events("running").last().unwrap()["processId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (pa, pb) = (process(&a), process(&b));
+    for p in 0..4 {
+        scenario(
+            &env,
+            "idempotent",
+            &[
+                "--topic",
+                &input,
+                "--partition",
+                &p.to_string(),
+                "--records",
+                "1",
+            ],
+        );
+    }
+    a.until("A open", Duration::from_secs(60), |e| {
+        e.iter().any(|v| v["event"] == "open")
+    });
+    b.until("B open", Duration::from_secs(60), |e| {
+        e.iter().any(|v| v["event"] == "open")
+    });
+    let opened: Vec<(String, String, i64, i64)> = a
+        .events("open")
+        .map(|v| {
+            (
+                v["transactionalId"].as_str().unwrap().to_string(),
+                v["topic"].as_str().unwrap().to_string(),
+                v["partition"].as_i64().unwrap(),
+                v["offset"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    // SIGKILL inside the open transactions
+    drop(a);
+
+    // once the group has dropped A's members, its ids are orphaned
+    let start = Instant::now();
+    let (code, rows) = loop {
+        let (code, rows, _) = owners(&env, &["--group", &app]);
+        let settled = opened
+            .iter()
+            .all(|(id, ..)| rows.get(id).is_some_and(|r| r["Verdict"] == "orphaned"));
+        if settled {
+            break (code, rows);
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "A's ids never orphaned: {rows:?}"
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    };
+    assert_eq!(code, 4, "an orphaned open transaction exits 4");
+    for (id, r) in &rows {
+        assert_eq!(r["Framework"], "kafka-streams", "{id}");
+        assert_eq!(r["Application"], app.as_str(), "{id}");
+        if id.contains(&pa) {
+            assert_eq!(r["Instance"], pa.as_str());
+        } else {
+            assert!(id.contains(&pb), "{id}");
+            assert_eq!(r["Verdict"], "live", "{id}: {r}");
+            assert_ne!(
+                r["Action"].as_str().map(|a| a.contains("force-terminate")),
+                Some(true)
+            );
+        }
+    }
+    for (id, topic, partition, offset) in &opened {
+        let r = &rows[id];
+        let pinned = format!("{topic}-{partition}");
+        assert!(
+            r["PinnedPartitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p == &pinned),
+            "{r}"
+        );
+        let action = r["Action"].as_str().unwrap();
+        assert!(
+            action.contains(&format!("--transactional-id {id}")),
+            "{action}"
+        );
+        // the orphan holds read_committed consumers at its first offset
+        let (lso, hw) = offsets(&env, topic, *partition);
+        assert!(
+            lso <= *offset && lso < hw,
+            "{pinned}: LSO {lso}, HW {hw}, first {offset}"
+        );
+        // the suggested command, as printed
+        let mut words: Vec<&str> = action.split(' ').skip(1).collect();
+        words.push("--yes");
+        let ft = kdp(&words);
+        assert_eq!(ft.code, 0, "{action}: {}", ft.stderr);
+        let read = scenario(
+            &env,
+            "consume-committed",
+            &[
+                "--topic",
+                topic,
+                "--partition",
+                &partition.to_string(),
+                "--seconds",
+                "20",
+            ],
+        );
+        assert!(
+            read["position"].as_i64().unwrap() > *offset,
+            "{pinned}: a read_committed consumer still stops at {offset}: {read}"
+        );
+    }
+    let (_, after, _) = owners(&env, &["--group", &app]);
+    for (id, ..) in &opened {
+        assert_ne!(after[id]["Verdict"], "live");
+        assert_eq!(
+            after[id]["Action"],
+            Value::Null,
+            "{id}: nothing open any more"
+        );
+    }
+    drop(b);
+}
+
+#[test]
+#[ignore = "needs a real Kafka cluster: run scripts/test.sh"]
+fn flink_named_ids_across_checkpoints_and_an_id_of_no_scheme() {
+    let env = env();
+    let prefix = unique("ingest-sink");
+    let topic = format!("{prefix}-out");
+    create_topic(&env, &topic, 1);
+    let id = |counter: u32| format!("{prefix}-0-{counter}");
+    let open = |tid: &str| {
+        scenario(
+            &env,
+            "txn-open",
+            &[
+                "--topic",
+                &topic,
+                "--partition",
+                "0",
+                "--records",
+                "2",
+                "--transactional-id",
+                tid,
+                "--transaction-timeout-ms",
+                "300000",
+            ],
+        )
+    };
+    let commit = |tid: &str| {
+        scenario(
+            &env,
+            "txn-commit",
+            &[
+                "--topic",
+                &topic,
+                "--partition",
+                "0",
+                "--records",
+                "1",
+                "--transactional-id",
+                tid,
+            ],
+        );
+    };
+    // a job killed with checkpoint 5's transaction open; a new job without
+    // state starts again at 1 and commits 1 and 2; its 3 is open
+    open(&id(5));
+    commit(&id(1));
+    commit(&id(2));
+    open(&id(3));
+    let plain = format!("{prefix}.tx-7");
+    commit(&plain);
+
+    let (code, rows, doc) = owners(&env, &["--prefix", &prefix]);
+    assert_eq!(code, 4, "a lingering transaction exits 4: {doc}");
+    let lingering = &rows[&id(5)];
+    assert_eq!(lingering["Verdict"], "lingering");
+    assert_eq!(lingering["Framework"], "flink-kafka-sink");
+    assert_eq!(lingering["Application"], prefix.as_str());
+    assert!(
+        lingering["Evidence"].as_str().unwrap().contains(&id(2)),
+        "{lingering}"
+    );
+    assert!(lingering["Action"]
+        .as_str()
+        .unwrap()
+        .contains("force-terminate"));
+    let newest = &rows[&id(3)];
+    assert_eq!(
+        (
+            newest["Verdict"].as_str(),
+            newest["NewestCheckpoint"].as_bool()
+        ),
+        (Some("live"), Some(true))
+    );
+    assert!(newest["Action"]
+        .as_str()
+        .unwrap()
+        .contains("discards data Flink checkpointed"));
+    assert_eq!(rows[&plain]["Verdict"], "unattributed");
+    assert_eq!(rows[&plain]["Framework"], Value::Null);
+    let app = doc["Applications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["Application"] == prefix.as_str())
+        .unwrap();
+    assert_eq!(
+        (app["Lingering"].as_i64(), app["OpenTransactions"].as_i64()),
+        (Some(1), Some(2))
+    );
+
+    // kdp blocked names the owner and suggests ending the lingering one only
+    let r = kdp(&[
+        "blocked",
+        "--bootstrap-server",
+        &env.bootstrap,
+        "--topic",
+        &topic,
+        "-o",
+        "json",
+        "--blocked-after",
+        "0",
+    ]);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let row = doc["Blocked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["TransactionalId"] == id(5).as_str())
+        .unwrap();
+    assert_eq!(row["Owner"]["Verdict"], "lingering");
+    assert!(row["Unblock"].as_str().unwrap().contains("force-terminate"));
+    // end them: the next test run starts clean
+    for tid in [id(5), id(3)] {
+        let ft = kdp(&[
+            "force-terminate",
+            "--bootstrap-server",
+            &env.bootstrap,
+            "--transactional-id",
+            &tid,
+            "--yes",
+        ]);
+        assert_eq!(ft.code, 0, "{}", ft.stderr);
+    }
+}
+
+#[test]
+#[ignore = "needs a real Kafka cluster: run scripts/test.sh"]
+fn a_connect_task_id_is_attributed_to_its_connector_task_and_worker() {
+    let env = env();
+    let group = unique("kdp-connect");
+    let topic = format!("{group}-ticks");
+    create_topic(&env, &topic, 2);
+    let mut w = Harness::start(
+        &env,
+        &env.classpath,
+        "dev.kdp.it.ConnectWorker",
+        &[
+            "--group-id",
+            &group,
+            "--connector",
+            "ticks-2024-v2",
+            "--topic",
+            &topic,
+            "--tasks",
+            "2",
+            "--rebalance-delay-ms",
+            "5000",
+        ],
+    );
+    w.until("worker up", Duration::from_secs(120), |e| {
+        e.iter().any(|v| v["event"] == "worker")
+    });
+    w.until("tasks running", Duration::from_secs(120), |e| {
+        e.iter().any(|v| {
+            v["event"] == "connector"
+                && v["tasks"]
+                    .as_array()
+                    .is_some_and(|t| t.len() == 2 && t.iter().all(|t| t["state"] == "RUNNING"))
+        })
+    });
+    let worker = w.events("worker").next().unwrap()["clientId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // a task's id shows once it has run a transaction
+    let start = Instant::now();
+    let rows = loop {
+        let (_, rows, _) = owners(&env, &["--group", &group]);
+        if (0..2).all(|t| rows.contains_key(&format!("{group}-ticks-2024-v2-{t}"))) {
+            break rows;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no task ids: {rows:?}"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    for t in 0..2 {
+        let r = &rows[&format!("{group}-ticks-2024-v2-{t}")];
+        assert_eq!(r["Framework"], "kafka-connect", "{r}");
+        assert_eq!(r["Application"], format!("{group}/ticks-2024-v2"));
+        assert_eq!(r["Task"], format!("task {t}"));
+        assert_eq!(r["Instance"], worker.as_str());
+        assert_eq!(r["Verdict"], "live");
+    }
+    let leader = &rows[&format!("connect-cluster-{group}")];
+    assert_eq!(
+        (leader["Task"].as_str(), leader["Verdict"].as_str()),
+        (Some("leader"), Some("live"))
+    );
+    drop(w);
+}
