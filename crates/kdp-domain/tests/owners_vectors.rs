@@ -119,7 +119,7 @@ fn input(snapshot: &Value) -> OwnersInput {
                 listed: Some(GroupProtocol::None),
                 described: Ok(GroupMembers {
                     state: GroupState::from_name(g["groupState"].as_str().unwrap()),
-                    group_type: GroupType::Other("streams".into()),
+                    group_type: GroupType::Streams,
                     protocol: GroupProtocol::None,
                     members,
                 }),

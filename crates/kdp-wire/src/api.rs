@@ -146,6 +146,8 @@ api_keys! {
     85 WRITE_SHARE_GROUP_STATE         WriteShareGroupState         0;
     86 DELETE_SHARE_GROUP_STATE        DeleteShareGroupState        0;
     87 READ_SHARE_GROUP_STATE_SUMMARY  ReadShareGroupStateSummary   0;
+    88 STREAMS_GROUP_HEARTBEAT         StreamsGroupHeartbeat        0;
+    89 STREAMS_GROUP_DESCRIBE          StreamsGroupDescribe         0;
 }
 
 impl ApiKey {

@@ -117,6 +117,12 @@ pub enum DecodeErrorKind {
         /// The byte read.
         value: u8,
     },
+    /// The presence byte of a nullable struct other than -1 (null) or 1.
+    #[error("struct presence byte is {value}, not -1 or 1")]
+    InvalidStructMarker {
+        /// The byte read.
+        value: i8,
+    },
     /// A version outside the message's schema range.
     #[error("{api} version {version} is not supported (supported: {min} to {max})")]
     UnsupportedVersion {

@@ -106,6 +106,7 @@ pub mod hex;
 pub mod json;
 pub mod message;
 pub mod messages;
+pub mod nullable_struct;
 pub mod records;
 pub mod registry;
 pub mod tagged;

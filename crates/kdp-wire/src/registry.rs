@@ -75,6 +75,7 @@ macro_rules! for_each_api {
             OffsetFetch: OFFSET_FETCH, OffsetFetchRequest, OffsetFetchResponse, "0.8.1";
             ConsumerGroupDescribe: CONSUMER_GROUP_DESCRIBE, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, "4.0";
             Fetch: FETCH, FetchRequest, FetchResponse, "0.8.0";
+            StreamsGroupDescribe: STREAMS_GROUP_DESCRIBE, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, "4.1";
         }
     };
     (@emit $callback:ident plain $($name:ident: $key:ident, $req:ident, $resp:ident, $since:literal;)*) => {

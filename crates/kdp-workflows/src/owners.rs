@@ -1,11 +1,13 @@
 //! `kdp owners`' read: every broker's transactions (ListTransactions), the
 //! ids in scope and their siblings described (DescribeTransactions), and
 //! the groups that can own them with their members (ListGroups, then
-//! DescribeGroups / ConsumerGroupDescribe at their coordinators), all
-//! under one [`TimeBound`]. kdp-domain's [`Owners::judge`] decides.
+//! DescribeGroups / ConsumerGroupDescribe / StreamsGroupDescribe at their
+//! coordinators), all under one [`TimeBound`]. kdp-domain's
+//! [`Owners::judge`] decides.
 //!
-//! KIP-1071 streams groups are listed but not described (kdp speaks no
-//! StreamsGroupDescribe yet): their ids are judged unknown, never guessed.
+//! A group of a type kdp does not describe (share groups, a type newer
+//! than kdp), or a streams group on a broker without StreamsGroupDescribe,
+//! stays unread: its ids are judged unknown, never guessed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,7 +24,7 @@ use kdp_domain::groups::read::{visibility, Visibility};
 use kdp_domain::groups::state::{GroupState, GroupType};
 use kdp_domain::key_error::KeyError;
 use kdp_domain::owners::scheme;
-use kdp_domain::owners::{GroupMembers, GroupProtocol, GroupSeen, Owners, OwnersInput, TxnEntry};
+use kdp_domain::owners::{GroupProtocol, GroupSeen, Owners, OwnersInput, TxnEntry};
 use kdp_wire::ErrorCode;
 
 /// Which ids to judge (all empty: every id the cluster lists).
@@ -71,8 +73,6 @@ pub struct OwnersRead {
     pub judged: Owners,
     /// Brokers whose ListTransactions failed.
     pub listing_failures: Vec<(i32, KeyError)>,
-    /// KIP-1071 streams groups seen, whose members were not described.
-    pub streams_groups: Vec<String>,
 }
 
 /// Reads and judges the owners of the ids in `scope`.
@@ -185,21 +185,17 @@ pub async fn read_owners(
             },
         })
         .collect();
-    let mut streams_groups = Vec::new();
     let mut groups = BTreeMap::new();
     for (g, _) in &typed {
         let listing = listed_groups.get(g);
         let described = match (members.remove(g), listing) {
             (Some(d), _) => d,
-            // a type kdp does not describe (a KIP-1071 streams group)
-            (None, Some((protocol, state, Some(t @ GroupType::Other(_))))) => {
-                streams_groups.push(g.clone());
-                Ok(GroupMembers {
-                    state: state.clone().unwrap_or(GroupState::Other("-".into())),
-                    group_type: t.clone(),
-                    protocol: protocol.clone(),
-                    members: Vec::new(),
-                })
+            // a type kdp does not describe
+            (None, Some((_, _, Some(t @ (GroupType::Share | GroupType::Other(_)))))) => {
+                Err(KeyError::client(
+                    ErrorCode::UNSUPPORTED_VERSION,
+                    format!("kdp does not describe {} groups", t.name()),
+                ))
             }
             (None, _) => Err(KeyError::client(
                 ErrorCode::REQUEST_TIMED_OUT,
@@ -248,6 +244,5 @@ pub async fn read_owners(
         input,
         judged,
         listing_failures,
-        streams_groups,
     })
 }

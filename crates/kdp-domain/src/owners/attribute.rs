@@ -338,13 +338,8 @@ fn streams(input: &OwnersInput, s: &scheme::StreamsShape) -> Option<Judged> {
         Err(e) => return Some(judged(Some(attribution), Verdict::Unknown, e)),
     };
     match (&g.group_type, &g.protocol) {
-        (GroupType::Other(_), _) if g.members.iter().all(|m| m.process_id.is_none()) => {
-            let e = Evidence::StreamsGroupNotDescribed {
-                group_id: app.clone(),
-            };
-            return Some(judged(Some(attribution), Verdict::Unknown, e));
-        }
-        (GroupType::Other(_), _)
+        // a KIP-1071 streams group: each member lists its process id
+        (GroupType::Streams, _)
         | (_, GroupProtocol::KafkaStreams)
         | (GroupType::Classic, GroupProtocol::Consumer { named: false }) => {}
         (_, protocol) => {

@@ -106,11 +106,6 @@ pub enum Evidence {
         /// not answer).
         may_be_hidden: bool,
     },
-    /// A KIP-1071 streams group, whose members kdp did not describe.
-    StreamsGroupNotDescribed {
-        /// The group.
-        group_id: String,
-    },
     /// A member's protocol bytes could not be read: it may be the owner.
     MemberUnreadable {
         /// The group.
@@ -196,10 +191,6 @@ impl fmt::Display for Evidence {
                 }
                 Ok(())
             }
-            Evidence::StreamsGroupNotDescribed { group_id } => write!(
-                f,
-                "group {group_id} is a KIP-1071 streams group: its members were not described"
-            ),
             Evidence::MemberUnreadable {
                 group_id,
                 member_id,

@@ -25,6 +25,7 @@ pub mod list_transactions;
 pub mod metadata;
 pub mod offset_fetch;
 pub mod sasl_state;
+pub mod streams_group_describe;
 pub mod write_txn_markers;
 
 pub use handler::{Call, Caller, Handler, Invalid, Refusal};

@@ -159,6 +159,20 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The presence byte of a nullable struct: -1 null, 1 present,
+    /// strictly (Kafka's encoders write only these two).
+    pub fn struct_marker(&mut self) -> Result<bool, DecodeError> {
+        let start = self.pos;
+        match self.i8()? {
+            -1 => Ok(false),
+            1 => Ok(true),
+            value => {
+                self.pos = start;
+                Err(self.error(DecodeErrorKind::InvalidStructMarker { value }))
+            }
+        }
+    }
+
     /// A `uuid`: 16 raw bytes.
     pub fn uuid(&mut self) -> Result<Uuid, DecodeError> {
         self.fixed::<16>("uuid").map(Uuid)

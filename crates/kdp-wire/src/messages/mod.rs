@@ -18,6 +18,7 @@ pub mod metadata;
 pub mod offset_fetch;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
+pub mod streams_group_describe;
 pub mod write_txn_markers;
 
 pub use api_versions::{ApiVersion, ApiVersionsRequest, ApiVersionsResponse};
@@ -67,6 +68,11 @@ pub use offset_fetch::{
 };
 pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
+pub use streams_group_describe::{
+    StreamsAssignment, StreamsDescribedGroup, StreamsEndpoint, StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse, StreamsGroupMember, StreamsKeyValue, StreamsSubtopology,
+    StreamsTaskIds, StreamsTaskOffset, StreamsTopicInfo, StreamsTopology,
+};
 pub use write_txn_markers::{
     WritableTxnMarker, WritableTxnMarkerPartitionResult, WritableTxnMarkerResult,
     WritableTxnMarkerTopic, WritableTxnMarkerTopicResult, WriteTxnMarkersRequest,

@@ -29,8 +29,8 @@ use crate::output::{age, Output, Rfc3339, BUFFER};
 Each transactional id attributed to the framework that made it, by the scheme the framework
 builds its ids with, and confirmed by evidence (docs/OWNERS.md):
   kafka-streams     <application.id>-<process UUID>-<thread>: the application's group lists its
-                    live instances (the process id in each member's subscription, or a KIP-1071
-                    streams group's member)
+                    live instances (the process id in each member's subscription, or each
+                    member's ProcessId in StreamsGroupDescribe for a KIP-1071 streams group)
   kafka-connect     <group.id>-<connector>-<task> of a Connect group (protocol type connect): the
                     worker whose assignment holds the task; connect-cluster-<group.id> is its leader
   flink-kafka-sink  <prefix>-<subtask>-<checkpoint>, only with sibling ids of the same prefix and
@@ -44,8 +44,8 @@ Verdicts:
   lingering     Flink: a sibling started after it committed while it is still open: its job
                 moved on (a restart that did not probe it)
   unknown       the scheme matched but the evidence could not be read: the group could not be
-                read, is hidden by ACLs, is not listed, is rebalancing, or a member's bytes are
-                unreadable; a KIP-1071 streams group (its members are not described yet)
+                read (a KIP-1071 streams group on a broker without StreamsGroupDescribe), is
+                hidden by ACLs, is not listed, is rebalancing, or a member's bytes are unreadable
   unattributed  no known scheme, or a shape without the evidence (a lone Flink-shaped id, a
                 prefix with a counter such as Spring's): never a framework picked by shape
 Action: the force-terminate command for an orphaned or lingering open transaction; never for a
@@ -380,12 +380,6 @@ pub fn report(read: &OwnersRead) {
             e.name()
         ),
         Visibility::Named | Visibility::Any => {}
-    }
-    for g in &read.streams_groups {
-        eprintln!(
-            "kdp: group {g} is a KIP-1071 streams group: kdp does not describe its members \
-             (StreamsGroupDescribe) yet, so its ids are unknown"
-        );
     }
 }
 
