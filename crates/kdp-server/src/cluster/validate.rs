@@ -238,6 +238,7 @@ impl ClusterFile {
             topics.push(Topic {
                 topic_id: derived_topic_id(&t.name),
                 internal: t.internal.unwrap_or_else(|| is_internal_topic(&t.name)),
+                configs: t.configs,
                 name: t.name,
                 partitions,
             });
