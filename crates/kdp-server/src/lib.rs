@@ -1,4 +1,4 @@
-//! `kdp-server`: the broker side of DescribeProducers.
+//! `kdp-server`: the broker side of the APIs kdp speaks, DescribeProducers first.
 //!
 //! * [`responder`]: builds a DescribeProducers response exactly as a Kafka
 //!   broker does, from a request, one broker's view of the cluster and an
