@@ -7,7 +7,8 @@
 //!   with Kafka's semantics: the transaction APIs (FindCoordinator, which
 //!   creates the internal topics as a broker does, ListTransactions,
 //!   DescribeTransactions, WriteTxnMarkers, InitProducerId), the group APIs
-//!   (ListGroups, DescribeGroups, OffsetFetch, ConsumerGroupDescribe),
+//!   (ListGroups, DescribeGroups, OffsetFetch, ConsumerGroupDescribe,
+//!   DescribeShareGroupOffsets),
 //!   Metadata, DescribeConfigs, ListOffsets and Fetch. No sockets.
 //! * [`cluster`]: the cluster file (brokers and their configuration, topics,
 //!   replicas, offline logs, producer state per replica, record batches,
