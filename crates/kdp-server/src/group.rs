@@ -15,20 +15,24 @@ pub enum GroupType {
     Classic,
     /// The consumer protocol of KIP-848 (Kafka 4.0+): ConsumerGroupDescribe.
     Consumer,
+    /// A share group of KIP-932 (Kafka 4.1+): its offsets are share-partition
+    /// start offsets, read with DescribeShareGroupOffsets, never OffsetFetch.
+    Share,
 }
 
 impl GroupType {
-    /// Kafka's name (`GroupType.toString`): `classic`, `consumer`.
+    /// Kafka's name (`GroupType.toString`): `classic`, `consumer`, `share`.
     pub fn name(self) -> &'static str {
         match self {
             GroupType::Classic => "classic",
             GroupType::Consumer => "consumer",
+            GroupType::Share => "share",
         }
     }
 
     /// Reads Kafka's name, in any case (as ListGroups' type filter does).
     pub fn from_name(name: &str) -> Option<GroupType> {
-        [GroupType::Classic, GroupType::Consumer]
+        [GroupType::Classic, GroupType::Consumer, GroupType::Share]
             .into_iter()
             .find(|t| t.name().eq_ignore_ascii_case(name.trim()))
     }
@@ -89,7 +93,8 @@ impl GroupState {
                 t == GroupType::Classic
             }
             GroupState::Assigning | GroupState::Reconciling => t == GroupType::Consumer,
-            _ => true,
+            // ShareGroupState: Empty, Stable, Dead.
+            GroupState::Empty | GroupState::Stable | GroupState::Dead => true,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! `kdp-server`: the broker side of DescribeProducers.
+//! `kdp-server`: the broker side of the APIs kdp speaks, DescribeProducers first.
 //!
 //! * [`responder`]: builds a DescribeProducers response exactly as a Kafka
 //!   broker does, from a request, one broker's view of the cluster and an
@@ -7,7 +7,8 @@
 //!   with Kafka's semantics: the transaction APIs (FindCoordinator, which
 //!   creates the internal topics as a broker does, ListTransactions,
 //!   DescribeTransactions, WriteTxnMarkers, InitProducerId), the group APIs
-//!   (ListGroups, DescribeGroups, OffsetFetch, ConsumerGroupDescribe),
+//!   (ListGroups, DescribeGroups, OffsetFetch, ConsumerGroupDescribe,
+//!   DescribeShareGroupOffsets),
 //!   Metadata, DescribeConfigs, ListOffsets and Fetch. No sockets.
 //! * [`cluster`]: the cluster file (brokers and their configuration, topics,
 //!   replicas, offline logs, producer state per replica, record batches,

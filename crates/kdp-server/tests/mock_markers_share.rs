@@ -6,6 +6,10 @@
 //! a broker that asked it under the cluster's write lock (as the mock did)
 //! could not answer the other client meanwhile.
 
+#[path = "support/wire.rs"]
+mod wire;
+use wire::{frame, read_frame};
+
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -13,14 +17,13 @@ use kdp_server::acls::ClusterOperation;
 use kdp_server::cluster::Cluster;
 use kdp_server::mock::{MockCluster, MockConfig};
 use kdp_server::{Authorizer, RequestContext};
-use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
+use kdp_wire::frame::decode_response_frame;
 use kdp_wire::messages::{
     DescribeProducersRequest, DescribeProducersResponse, TopicRequest, WritableTxnMarker,
     WritableTxnMarkerTopic, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 use kdp_wire::ErrorCode;
-use kdp_wire::{Request, RequestHeader};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
@@ -51,28 +54,6 @@ impl Authorizer for Gate {
         });
         true
     }
-}
-
-fn frame<R: Request>(req: &R, version: i16, correlation_id: i32) -> Vec<u8> {
-    request_frame_to_vec(
-        &RequestHeader {
-            request_api_key: R::API_KEY,
-            request_api_version: version,
-            correlation_id,
-            client_id: Some("kdp-test".into()),
-            ..Default::default()
-        },
-        req,
-    )
-}
-
-async fn read_frame(s: &mut TcpStream) -> Vec<u8> {
-    let mut size = [0u8; 4];
-    s.read_exact(&mut size).await.unwrap();
-    let mut out = size.to_vec();
-    out.resize(4 + i32::from_be_bytes(size) as usize, 0);
-    s.read_exact(&mut out[4..]).await.unwrap();
-    out
 }
 
 fn marker(producer_id: i64, topics: Vec<WritableTxnMarkerTopic>) -> WritableTxnMarker {

@@ -1,18 +1,22 @@
 //! The mock cluster over real TCP, with kdp-wire-encoded requests: what it
 //! serves, and that hostile clients cost it nothing but their own connection.
 
+#[path = "support/wire.rs"]
+mod wire;
+use wire::{frame, read_frame, HANG_GUARD};
+
 use std::time::Duration;
 
 use kdp_server::cluster::Cluster;
 use kdp_server::mock::{MockCluster, MockConfig};
 use kdp_wire::ErrorCode;
 
-use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
+use kdp_wire::frame::decode_response_frame;
 use kdp_wire::messages::{
     ApiVersion, ApiVersionsRequest, ApiVersionsResponse, DescribeProducersRequest,
     DescribeProducersResponse, MetadataRequest, MetadataRequestTopic, TopicRequest,
 };
-use kdp_wire::{Request, RequestHeader};
+use kdp_wire::Request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{timeout, Instant};
@@ -23,10 +27,6 @@ const IDLE: Duration = Duration::from_millis(800);
 /// The idle timeout elsewhere: long, so that a connection a test sees closed
 /// was closed for the reason under test, however slow the machine.
 const NEVER_IDLE: Duration = Duration::from_secs(3600);
-/// How long a test waits for something that should happen at once before it
-/// fails instead of hanging. Not a timing requirement.
-const HANG_GUARD: Duration = Duration::from_secs(60);
-
 async fn start() -> MockCluster {
     start_with(MockConfig {
         port: 0,
@@ -46,32 +46,6 @@ async fn connect(mock: &MockCluster, broker: i32) -> TcpStream {
     TcpStream::connect(mock.broker_addr(broker).unwrap())
         .await
         .unwrap()
-}
-
-fn frame<R: Request>(req: &R, version: i16, correlation_id: i32) -> Vec<u8> {
-    request_frame_to_vec(
-        &RequestHeader {
-            request_api_key: R::API_KEY,
-            request_api_version: version,
-            correlation_id,
-            client_id: Some("kdp-test".into()),
-            ..Default::default()
-        },
-        req,
-    )
-}
-
-async fn read_frame(s: &mut TcpStream) -> Vec<u8> {
-    let mut size = [0u8; 4];
-    timeout(HANG_GUARD, s.read_exact(&mut size))
-        .await
-        .expect("a response, not a hang")
-        .expect("response size");
-    let n = i32::from_be_bytes(size) as usize;
-    let mut out = size.to_vec();
-    out.resize(4 + n, 0);
-    s.read_exact(&mut out[4..]).await.unwrap();
-    out
 }
 
 async fn call<R: Request>(

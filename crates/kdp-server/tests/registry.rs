@@ -3,6 +3,10 @@
 //! request of each API at each version, over TCP, gets its answer. A new
 //! API in the registry is checked here without a line of its own.
 
+#[path = "support/wire.rs"]
+mod wire;
+use wire::read_frame;
+
 use std::time::Duration;
 
 use kdp_server::cluster::Cluster;
@@ -12,17 +16,8 @@ use kdp_wire::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kdp_wire::registry::DECLARED;
 use kdp_wire::ErrorCode;
 use kdp_wire::{Message, Request, RequestHeader};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-
-async fn read_frame(s: &mut TcpStream) -> Vec<u8> {
-    let mut size = [0u8; 4];
-    s.read_exact(&mut size).await.unwrap();
-    let mut out = size.to_vec();
-    out.resize(4 + i32::from_be_bytes(size) as usize, 0);
-    s.read_exact(&mut out[4..]).await.unwrap();
-    out
-}
 
 async fn ask<R: Request + Default>(s: &mut TcpStream, req: &R, version: i16) -> R::Response {
     let header = RequestHeader {

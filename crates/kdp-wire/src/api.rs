@@ -148,6 +148,9 @@ api_keys! {
     87 READ_SHARE_GROUP_STATE_SUMMARY  ReadShareGroupStateSummary   0;
     88 STREAMS_GROUP_HEARTBEAT         StreamsGroupHeartbeat        0;
     89 STREAMS_GROUP_DESCRIBE          StreamsGroupDescribe         0;
+    90 DESCRIBE_SHARE_GROUP_OFFSETS    DescribeShareGroupOffsets    0;
+    91 ALTER_SHARE_GROUP_OFFSETS       AlterShareGroupOffsets       0;
+    92 DELETE_SHARE_GROUP_OFFSETS      DeleteShareGroupOffsets      0;
 }
 
 impl ApiKey {

@@ -75,6 +75,9 @@ macro_rules! for_each_api {
             OffsetFetch: OFFSET_FETCH, OffsetFetchRequest, OffsetFetchResponse, "0.8.1";
             ConsumerGroupDescribe: CONSUMER_GROUP_DESCRIBE, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, "4.0";
             Fetch: FETCH, FetchRequest, FetchResponse, "0.8.0";
+            // Added unstable in early 2025 (apache/kafka#18500); the first
+            // release whose brokers answer it without unstable versions is 4.1.
+            DescribeShareGroupOffsets: DESCRIBE_SHARE_GROUP_OFFSETS, DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse, "4.1";
             StreamsGroupDescribe: STREAMS_GROUP_DESCRIBE, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse, "4.1";
         }
     };

@@ -113,6 +113,9 @@ const PEER_GAPS: &[(&str, std::ops::RangeInclusive<i16>)] = &[
     // The peer knows only v1 of WriteTxnMarkers; v2 is checked by
     // write_txn_markers_v2_appends_transaction_version.
     ("WriteTxnMarkers", 1..=1),
+    // The peer knows only v0 of DescribeShareGroupOffsets; v1 is checked by
+    // describe_share_group_offsets_v1_adds_lag.
+    ("DescribeShareGroupOffsets", 0..=0),
 ];
 
 /// APIs the peer does not know at all, each with the test that holds it
@@ -231,6 +234,74 @@ fn write_txn_markers_v2_appends_transaction_version() {
         back.markers[0].transaction_version, 0,
         "absent in v1: the default"
     );
+}
+
+/// DescribeShareGroupOffsets v1 (KIP-1226) adds Lag (int64, default -1)
+/// after each partition's LeaderEpoch; the request is unchanged. Bytes
+/// written by hand from Kafka's schema.
+#[test]
+fn describe_share_group_offsets_v1_adds_lag() {
+    let m = DescribeShareGroupOffsetsResponse {
+        groups: vec![DescribeShareGroupOffsetsResponseGroup {
+            group_id: "g".into(),
+            topics: vec![DescribeShareGroupOffsetsResponseTopic {
+                topic_name: "t".into(),
+                topic_id: kdp_wire::Uuid([1; 16]),
+                partitions: vec![DescribeShareGroupOffsetsResponsePartition {
+                    partition_index: 2,
+                    start_offset: 5,
+                    leader_epoch: 3,
+                    lag: 7,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut golden = vec![0, 0, 0, 0, 2, 2, b'g', 2, 2, b't'];
+    golden.extend([1; 16]);
+    golden.extend([2, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 3]);
+    let lag_at = golden.len();
+    golden.extend([0, 0, 0, 0, 0, 0, 0, 7]);
+    // ErrorCode, null ErrorMessage, tags; the topic's tags; the group's
+    // ErrorCode, ErrorMessage and tags; the response's tags.
+    golden.extend([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(encode_to_vec(&m, 1), golden);
+    assert_eq!(
+        decode_exact::<DescribeShareGroupOffsetsResponse>(&golden, 1).unwrap(),
+        m
+    );
+    let mut v0 = golden.clone();
+    v0.drain(lag_at..lag_at + 8);
+    assert_eq!(encode_to_vec(&m, 0), v0);
+    assert_eq!(
+        peer_round_trip::<peer::DescribeShareGroupOffsetsResponse>(&v0, 0),
+        v0
+    );
+    let back: DescribeShareGroupOffsetsResponse = decode_exact(&v0, 0).unwrap();
+    assert_eq!(
+        back.groups[0].topics[0].partitions[0].lag, -1,
+        "absent in v0: the default"
+    );
+    // Cut inside Lag: one partition no longer fits the bytes left, which
+    // the array's count is checked against before anything is read.
+    let err =
+        decode_exact::<DescribeShareGroupOffsetsResponse>(&golden[..lag_at + 3], 1).unwrap_err();
+    assert_eq!(err.path(), "Groups[0].Topics[0].Partitions");
+    assert_eq!(err.offset(), 26, "the partitions' count");
+    let req = DescribeShareGroupOffsetsRequest {
+        groups: vec![DescribeShareGroupOffsetsRequestGroup {
+            group_id: "g".into(),
+            topics: None,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    // Null topics (every partition) is a compact length of 0.
+    assert_eq!(encode_to_vec(&req, 1), [2, 2, b'g', 0, 0, 0]);
+    assert_eq!(encode_to_vec(&req, 0), encode_to_vec(&req, 1));
 }
 
 proptest! {

@@ -14,6 +14,13 @@
 //! budget the figures are bounds ([`Stop::Budget`]). A read the deadline
 //! or an error cuts short gives bounds too, and makes the answer partial
 //! ([`Stop::Failed`]).
+//!
+//! With a [`Known`] carried from one gather to the next (the exporter's
+//! scans), a partition a read found without any transactional or control
+//! batch is read only from where that read ended: a partition never
+//! written transactionally needs no Fetch while its log does not grow.
+//! Only topics whose `cleanup.policy` (DescribeConfigs) has no `compact`
+//! are kept there, as compaction can remove records already counted.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -23,7 +30,8 @@ use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::error::Result;
 use kdp_client::fetch::{fetch_once, FetchSettings};
-use kdp_client::metadata::ClusterMetadata;
+use kdp_client::metadata::{ClusterMetadata, TopicInfo};
+use kdp_client::txn::configs::{topic_configs, CLEANUP_POLICY};
 use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
 use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
@@ -31,7 +39,7 @@ use kdp_domain::groups::offsets::Committed;
 use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{
-    lag, partitions_to_read, Bounds, Lag, LagOptions, PartitionLag, Stop, Tally,
+    lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Stop, Tally,
 };
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
@@ -92,6 +100,9 @@ pub struct Gathered {
     pub bytes_read: u64,
     /// Fetch requests sent in all.
     pub fetches: u64,
+    /// Fetch requests sent per partition (partitions sent none are left
+    /// out).
+    pub fetched: BTreeMap<TopicPartition, u64>,
 }
 
 /// Reads and judges the lag `opts` asks for. `Err` only when the groups
@@ -107,17 +118,20 @@ pub async fn gather(
         members: opts.members,
     };
     let groups = read_groups(client, &read, driver, bound).await?;
-    Ok(gather_from(client, groups, opts, driver, bound).await)
+    Ok(gather_from(client, groups, opts, driver, bound, None).await)
 }
 
 /// [`gather`] from groups already read (the exporter's scan reads them
-/// once for its blocked series and its lag series).
+/// once for its blocked series and its lag series). `known`: what earlier
+/// gathers proved, updated with what this one reads (see the module's
+/// documentation); it keeps only the partitions asked for now.
 pub async fn gather_from(
     client: &SharedClient,
     groups: GroupsRead,
     opts: &LagReadOptions,
     driver: &DriverOptions,
     bound: &TimeBound,
+    mut known: Option<&mut Known>,
 ) -> Gathered {
     let starts = partitions_to_read(&groups, &opts.lag);
     let keys: Vec<TopicPartition> = starts.keys().cloned().collect();
@@ -215,9 +229,35 @@ pub async fn gather_from(
             }
         }
     }
+    // the topics whose counts may be kept: known not to be compacted
+    let mut uncompacted: BTreeSet<String> = BTreeSet::new();
+    if let Some(known) = known.as_deref_mut() {
+        known.retain(|tp| starts.contains_key(tp));
+        let topics: BTreeSet<String> = keys.iter().map(|tp| tp.0.clone()).collect();
+        if let Ok(configs) = topic_configs(
+            client,
+            topics.into_iter().collect(),
+            &[CLEANUP_POLICY],
+            driver,
+            bound,
+        )
+        .await
+        {
+            for (topic, config) in configs {
+                let policy = config
+                    .ok()
+                    .and_then(|c| c.get(CLEANUP_POLICY).cloned().flatten());
+                if policy.is_some_and(|p| !p.split(',').any(|v| v.trim() == "compact")) {
+                    uncompacted.insert(topic);
+                }
+            }
+        }
+        known.retain(|tp| uncompacted.contains(&tp.0));
+    }
     let mut partitions: BTreeMap<TopicPartition, PartitionLag> = BTreeMap::new();
-    let mut jobs: Vec<(TopicPartition, i64, i64, Vec<i64>)> = Vec::new();
+    let mut jobs: Vec<(TopicPartition, Tally, Vec<i64>)> = Vec::new();
     for (tp, b) in bounds {
+        let mut ready = None;
         if let Ok(b) = &b {
             let start = starts
                 .get(&tp)
@@ -229,19 +269,29 @@ pub async fn gather_from(
                     .get(&tp)
                     .map(|s| s.iter().map(|&c| c.max(start)).collect())
                     .unwrap_or_default();
-                jobs.push((tp.clone(), start, b.last_stable_offset, cs));
+                let tally = match known.as_deref_mut() {
+                    Some(known) => known.tally(&tp, start, b.last_stable_offset),
+                    None => Tally::new(start, b.last_stable_offset),
+                };
+                if tally.is_done() {
+                    // what is known already: no request
+                    ready = Some(tally);
+                } else {
+                    jobs.push((tp.clone(), tally, cs));
+                }
             }
         }
         partitions.insert(
             tp,
             PartitionLag {
                 bounds: b,
-                tally: None,
+                tally: ready,
                 stopped: None,
             },
         );
     }
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
+    let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
     if !jobs.is_empty() {
         let topics: Vec<String> = jobs
             .iter()
@@ -255,12 +305,33 @@ pub async fn gather_from(
             // each read looks its partition up again
             _ => ClusterMetadata::default(),
         };
-        let metadata = Arc::new(metadata);
         let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
         let mut reads = tokio::task::JoinSet::new();
-        for (tp, start, end, cs) in jobs {
-            let (client, permits, metadata, bound) =
-                (client.clone(), permits.clone(), metadata.clone(), *bound);
+        for (tp, tally, cs) in jobs {
+            // only this partition's metadata: a copy of the whole cluster's
+            // for each read costs partitions squared on a large cluster
+            let mut md = ClusterMetadata {
+                cluster_id: None,
+                controller_id: metadata.controller_id,
+                brokers: metadata.brokers.clone(),
+                topics: BTreeMap::new(),
+            };
+            if let Some(t) = metadata.topic(&tp.0) {
+                let partitions = t
+                    .partitions
+                    .get(&tp.1)
+                    .map(|p| BTreeMap::from([(tp.1, p.clone())]))
+                    .unwrap_or_default();
+                let topic = TopicInfo {
+                    name: t.name.clone(),
+                    error_code: t.error_code,
+                    topic_id: t.topic_id,
+                    is_internal: t.is_internal,
+                    partitions,
+                };
+                md.topics.insert(tp.0.clone(), topic);
+            }
+            let (client, permits, bound) = (client.clone(), permits.clone(), *bound);
             let settings = FetchSettings {
                 isolation_level: READ_COMMITTED,
                 partition_max_bytes: opts.fetch_bytes,
@@ -269,11 +340,8 @@ pub async fn gather_from(
             let budget = opts.max_bytes_per_partition;
             reads.spawn(async move {
                 let _permit = permits.acquire_owned().await.ok();
-                let mut md = (*metadata).clone();
-                let counted = count(
-                    &client, &tp, start, end, &cs, &mut md, settings, budget, &bound,
-                )
-                .await;
+                let counted =
+                    count(&client, &tp, tally, &cs, &mut md, settings, budget, &bound).await;
                 (tp, counted)
             });
         }
@@ -281,6 +349,14 @@ pub async fn gather_from(
             let Ok((tp, counted)) = done else { continue };
             bytes_read += counted.bytes;
             fetches += counted.fetches;
+            if counted.fetches > 0 {
+                fetched.insert(tp.clone(), counted.fetches);
+            }
+            if let Some(known) = known.as_deref_mut() {
+                if uncompacted.contains(&tp.0) {
+                    known.learn(&tp, &counted.tally);
+                }
+            }
             if let Some(p) = partitions.get_mut(&tp) {
                 p.tally = Some(counted.tally);
                 p.stopped = counted.stopped;
@@ -296,6 +372,7 @@ pub async fn gather_from(
         lag: judged,
         bytes_read,
         fetches,
+        fetched,
     }
 }
 
@@ -311,16 +388,16 @@ struct Counted {
 /// asked.
 const MAX_PARTITION_BYTES: i32 = 64 << 20;
 
-/// Counts [`start`, `end`) of `tp` with Fetch READ_COMMITTED: the broker
-/// stops at the LSO and lists the aborted transactions of what it returns.
+/// Counts what `tally` has left to read of `tp` (up to the LSO it was
+/// made against) with Fetch READ_COMMITTED: the broker stops at the LSO
+/// and lists the aborted transactions of what it returns.
 /// `committed`: the offsets counts are asked from (a batch holding one is
 /// decompressed for its records' offsets).
 #[allow(clippy::too_many_arguments)]
 async fn count(
     client: &SharedClient,
     tp: &TopicPartition,
-    start: i64,
-    end: i64,
+    tally: Tally,
     committed: &[i64],
     metadata: &mut ClusterMetadata,
     mut settings: FetchSettings,
@@ -328,7 +405,7 @@ async fn count(
     bound: &TimeBound,
 ) -> Counted {
     let mut c = Counted {
-        tally: Tally::new(start, end),
+        tally,
         stopped: None,
         bytes: 0,
         fetches: 0,

@@ -3,72 +3,27 @@
 //! transaction) get every verdict, the blocked row ends with the repair
 //! `find-hanging --repair` would plan, and the exit status is 4.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
 mod mock_broker;
-use mock_broker::MockBroker;
+use mock_broker::Served;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
-struct Demo {
-    broker: MockBroker,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// The demo cluster, with `edit` applied to its JSON first.
-fn demo(edit: impl FnOnce(&mut Value)) -> Demo {
-    let out = Command::new(KDP)
-        .args(["demo", "--print-cluster-file"])
-        .output()
-        .expect("kdp demo --print-cluster-file");
-    let mut doc: Value = serde_json::from_slice(&out.stdout).expect("demo cluster JSON");
-    edit(&mut doc);
-    let dir = std::env::temp_dir().join(format!(
-        "kdp-blocked-mock-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("cluster.json");
-    std::fs::write(&file, serde_json::to_vec(&doc).expect("JSON")).expect("write cluster");
-    Demo {
-        broker: MockBroker::start(&file, &[], Stdio::null()),
-        dir,
-    }
+fn demo(edit: impl FnOnce(&mut Value)) -> Served {
+    Served::demo(&[], edit)
 }
-
-static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// `kdp blocked --bootstrap-server B ARGS`: exit status, stdout, stderr.
-fn run(d: &Demo, args: &[&str]) -> (i32, String, String) {
-    let mut kdp = Command::new(KDP);
-    kdp.args([
-        "blocked",
-        "--bootstrap-server",
-        &d.broker.bootstrap,
-        "--timeout",
-        "20s",
-    ])
-    .args(args);
-    let out = kdp.output().expect("run kdp");
-    common::schema::check_command(&kdp, &out.stdout);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn run(d: &Served, args: &[&str]) -> (i32, String, String) {
+    d.run(&["blocked"], args)
 }
 
-fn json(d: &Demo, args: &[&str]) -> (i32, Vec<Value>) {
+fn json(d: &Served, args: &[&str]) -> (i32, Vec<Value>) {
     let mut all = args.to_vec();
     all.extend(["--output", "json"]);
     let (code, stdout, stderr) = run(d, &all);
@@ -329,26 +284,8 @@ fn a_listing_that_acls_may_have_cut_short_is_never_all_clear() {
 }
 
 /// `kdp COMMAND --bootstrap-server B ARGS --output json` on the demo.
-fn other(d: &Demo, command: &[&str], args: &[&str]) -> (i32, Value, String) {
-    let mut kdp = Command::new(KDP);
-    kdp.args(command)
-        .args([
-            "--bootstrap-server",
-            &d.broker.bootstrap,
-            "--timeout",
-            "20s",
-        ])
-        .args(args)
-        .args(["--output", "json"]);
-    let out = kdp.output().expect("run kdp");
-    common::schema::check_command(&kdp, &out.stdout);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    (
-        out.status.code().unwrap_or(-1),
-        doc,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn other(d: &Served, command: &[&str], args: &[&str]) -> (i32, Value, String) {
+    d.json(command, args)
 }
 
 /// Each producer of describe --with-transactions' document, as
@@ -389,7 +326,7 @@ fn find_hanging_and_describe_name_the_groups_each_transaction_blocks() {
     assert_eq!(of("ledger", 8001), serde_json::json!([]));
     // the table counts them
     let out = Command::new(KDP)
-        .args(["find-hanging", "--bootstrap-server", &d.broker.bootstrap])
+        .args(["find-hanging", "--bootstrap-server", d.bootstrap()])
         .args(["--columns", "Topic,ProducerId,BlockedGroups"])
         .output()
         .unwrap();

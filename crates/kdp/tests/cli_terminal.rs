@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+mod common;
 mod mock_broker;
 use mock_broker::MockBroker;
 

@@ -6,92 +6,27 @@
 //! kdp-server's java_tool.rs; the claims about a real broker are in
 //! real_kafka_diagnose.rs.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
 mod mock_broker;
-use mock_broker::MockBroker;
+use mock_broker::Served;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
-struct Mock {
-    _broker: MockBroker,
-    bootstrap: String,
-    _dir: TempDir,
+/// `kdp CMD ARGS --output json` on `mock`: the exit status and the rows
+/// under `key`.
+fn json_rows(mock: &Served, cmd: &[&str], args: &[&str], key: &str) -> (i32, Vec<Value>) {
+    let (code, doc, _) = mock.json(cmd, args);
+    let rows = doc
+        .get(key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {key} in {doc}"));
+    (code, rows)
 }
-
-struct TempDir(std::path::PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl Mock {
-    /// The demo cluster, with `edit` applied to its JSON first.
-    fn demo(edit: impl FnOnce(&mut Value)) -> Mock {
-        let out = Command::new(KDP)
-            .args(["demo", "--print-cluster-file"])
-            .output()
-            .expect("kdp demo --print-cluster-file");
-        let mut doc: Value = serde_json::from_slice(&out.stdout).expect("demo cluster JSON");
-        edit(&mut doc);
-        let dir = std::env::temp_dir().join(format!(
-            "kdp-diagnose-mock-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let file = dir.join("cluster.json");
-        std::fs::write(&file, serde_json::to_vec(&doc).expect("JSON")).expect("write cluster");
-        Mock::start(&file, TempDir(dir))
-    }
-
-    fn start(file: &Path, dir: TempDir) -> Mock {
-        let broker = MockBroker::start(file, &[], Stdio::null());
-        Mock {
-            bootstrap: broker.bootstrap.clone(),
-            _broker: broker,
-            _dir: dir,
-        }
-    }
-
-    /// Runs `kdp <cmd> --bootstrap-server B <args>`; the exit status and
-    /// stdout parsed as JSON (`--output json` is added) or as text.
-    fn run(&self, cmd: &[&str], args: &[&str]) -> (i32, String, String) {
-        let mut kdp = Command::new(KDP);
-        kdp.args(cmd)
-            .args(["--bootstrap-server", &self.bootstrap, "--timeout", "20s"])
-            .args(args);
-        let out = kdp.output().expect("run kdp");
-        common::schema::check_command(&kdp, &out.stdout);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    fn json(&self, cmd: &[&str], args: &[&str], key: &str) -> (i32, Vec<Value>) {
-        let mut all = args.to_vec();
-        all.extend(["--output", "json"]);
-        let (code, stdout, stderr) = self.run(cmd, &all);
-        let doc: Value = serde_json::from_str(&stdout)
-            .unwrap_or_else(|e| panic!("{e}: stdout {stdout:?} stderr {stderr}"));
-        let rows = doc
-            .get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_else(|| panic!("no {key} in {doc}"));
-        (code, rows)
-    }
-}
-
-static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 fn verdicts(rows: &[Value]) -> Vec<(String, i64, String, String)> {
     let mut v: Vec<_> = rows
@@ -115,8 +50,8 @@ fn verdicts(rows: &[Value]) -> Vec<(String, i64, String, String)> {
 /// PrepareCommit long past its timeout is stuck (Kafka's rule misses it).
 #[test]
 fn find_hanging_on_the_demo_gives_every_verdict_with_its_reason() {
-    let mock = Mock::demo(|_| {});
-    let (code, rows) = mock.json(&["find-hanging"], &[], "Transactions");
+    let mock = Served::demo(&[], |_| {});
+    let (code, rows) = json_rows(&mock, &["find-hanging"], &[], "Transactions");
     assert_eq!(code, 4, "something hangs: exit 4");
     let unknown = "unknown: not authorized to describe the transactional id";
     assert_eq!(
@@ -159,12 +94,13 @@ fn find_hanging_on_the_demo_gives_every_verdict_with_its_reason() {
 /// coordinator has no transaction for it: hanging, as Kafka says.
 #[test]
 fn find_hanging_without_acls_reports_forgotten_transactions_as_hanging() {
-    let mock = Mock::demo(|doc| {
+    let mock = Served::demo(&[], |doc| {
         if let Some(o) = doc.as_object_mut() {
             o.remove("acls");
         }
     });
-    let (code, rows) = mock.json(
+    let (code, rows) = json_rows(
+        &mock,
         &["find-hanging"],
         &["--topic", "payments", "--topic", "ledger"],
         "Transactions",
@@ -192,12 +128,17 @@ fn find_hanging_without_acls_reports_forgotten_transactions_as_hanging() {
 /// the exporter counts it (`unknown_timestamp`), never hanging (exit 4).
 #[test]
 fn find_hanging_calls_an_open_transaction_without_a_timestamp_unknown() {
-    let mock = Mock::demo(|doc| {
+    let mock = Served::demo(&[], |doc| {
         if let Some(o) = doc.as_object_mut() {
             o.remove("acls");
         }
     });
-    let (code, rows) = mock.json(&["find-hanging"], &["--topic", "orders"], "Transactions");
+    let (code, rows) = json_rows(
+        &mock,
+        &["find-hanging"],
+        &["--topic", "orders"],
+        "Transactions",
+    );
     assert_eq!(
         verdicts(&rows),
         vec![(
@@ -216,8 +157,9 @@ fn find_hanging_calls_an_open_transaction_without_a_timestamp_unknown() {
 /// exit 0 with an empty document.
 #[test]
 fn find_hanging_scope_and_threshold() {
-    let mock = Mock::demo(|_| {});
-    let (code, rows) = mock.json(
+    let mock = Served::demo(&[], |_| {});
+    let (code, rows) = json_rows(
+        &mock,
         &["find-hanging"],
         &["--topic", "ledger", "--partition", "0"],
         "Transactions",
@@ -226,14 +168,16 @@ fn find_hanging_scope_and_threshold() {
     assert_eq!(rows.len(), 1);
     // payments-2's open transaction is seconds old: not a candidate at the
     // cluster's 15-minute timeout.
-    let (code, rows) = mock.json(
+    let (code, rows) = json_rows(
+        &mock,
         &["find-hanging"],
         &["--topic", "payments", "--partition", "2"],
         "Transactions",
     );
     assert_eq!((code, rows.len()), (0, 0));
     // ...but a candidate at 0, where the coordinator still tracks it.
-    let (code, rows) = mock.json(
+    let (code, rows) = json_rows(
+        &mock,
         &["find-hanging"],
         &[
             "--topic",
@@ -253,12 +197,12 @@ fn find_hanging_scope_and_threshold() {
 
 #[test]
 fn transactions_list_and_describe_hide_what_acls_hide() {
-    let mock = Mock::demo(|_| {});
+    let mock = Served::demo(&[], |_| {});
     let out = Command::new(KDP)
         .args([
             "transactions",
             "--bootstrap-server",
-            &mock.bootstrap,
+            mock.bootstrap(),
             "list",
             "--output",
             "json",
@@ -288,7 +232,7 @@ fn transactions_list_and_describe_hide_what_acls_hide() {
         .args([
             "transactions",
             "--bootstrap-server",
-            &mock.bootstrap,
+            mock.bootstrap(),
             "describe",
         ])
         .args([
@@ -316,10 +260,11 @@ fn transactions_list_and_describe_hide_what_acls_hide() {
 /// the same start as `describe` gives, with its RFC 3339 form and age.
 #[test]
 fn transactions_list_carries_the_start_time_describe_gives() {
-    let mock = Mock::demo(|_| {});
-    let (code, listed) = mock.json(&["transactions"], &["list"], "Transactions");
+    let mock = Served::demo(&[], |_| {});
+    let (code, listed) = json_rows(&mock, &["transactions"], &["list"], "Transactions");
     assert_eq!(code, 0, "{listed:?}");
-    let (code, described) = mock.json(
+    let (code, described) = json_rows(
+        &mock,
         &["transactions"],
         &["describe", "--transactional-id", "ledger-writer"],
         "Transactions",
@@ -353,7 +298,7 @@ fn transactions_list_carries_the_start_time_describe_gives() {
 
 #[test]
 fn describe_with_transactions_flags_only_what_the_data_proves() {
-    let mock = Mock::demo(|_| {});
+    let mock = Served::demo(&[], |_| {});
     let (code, stdout, stderr) = mock.run(&["describe"], &["--with-transactions", "-o", "json"]);
     assert_eq!(code, 0, "{stderr}");
     // describe's own document, each producer with the transaction fields added
@@ -398,8 +343,9 @@ fn describe_with_transactions_flags_only_what_the_data_proves() {
 /// an older sequence, and the one with an older epoch and transaction.
 #[test]
 fn compare_replicas_shows_the_diverged_followers_field_by_field() {
-    let mock = Mock::demo(|_| {});
-    let (code, rows) = mock.json(
+    let mock = Served::demo(&[], |_| {});
+    let (code, rows) = json_rows(
+        &mock,
         &["compare-replicas"],
         &["--topic", "inventory", "--topic", "orders"],
         "Differences",
@@ -435,7 +381,12 @@ fn compare_replicas_shows_the_diverged_followers_field_by_field() {
     assert_eq!(seq["Values"]["1"], "1019");
     assert_eq!(seq["Values"]["3"], "1022");
     // Agreeing replicas: exit 0, nothing printed.
-    let (code, rows) = mock.json(&["compare-replicas"], &["--topic", "ledger"], "Differences");
+    let (code, rows) = json_rows(
+        &mock,
+        &["compare-replicas"],
+        &["--topic", "ledger"],
+        "Differences",
+    );
     assert_eq!((code, rows.len()), (0, 0));
 }
 
@@ -443,7 +394,7 @@ fn compare_replicas_shows_the_diverged_followers_field_by_field() {
 /// brokers it does have: never "no hanging transaction in 0 partitions".
 #[test]
 fn a_broker_id_the_cluster_lacks_is_refused_with_the_brokers_it_has() {
-    let mock = Mock::demo(|_| {});
+    let mock = Served::demo(&[], |_| {});
     for cmd in [
         &["find-hanging"][..],
         &["describe"],
@@ -463,7 +414,7 @@ fn a_broker_id_the_cluster_lacks_is_refused_with_the_brokers_it_has() {
 /// the states it does have; an empty listing is never the answer.
 #[test]
 fn transactions_list_with_a_state_kafka_lacks_is_refused() {
-    let mock = Mock::demo(|_| {});
+    let mock = Served::demo(&[], |_| {});
     let (code, stdout, stderr) = mock.run(&["transactions"], &["list", "--state", "bogus"]);
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
@@ -480,7 +431,7 @@ fn transactions_list_with_a_state_kafka_lacks_is_refused() {
 /// the replicas that answered agree, but that is not "all replicas agree".
 #[test]
 fn compare_replicas_never_says_all_agree_after_a_replica_failed() {
-    let mock = Mock::demo(|_| {});
+    let mock = Served::demo(&[], |_| {});
     let (code, stdout, stderr) = mock.run(&["compare-replicas"], &["--topic", "payments"]);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert!(stderr.contains("KAFKA_STORAGE_ERROR"), "{stderr}");
@@ -502,7 +453,7 @@ fn compare_replicas_never_says_all_agree_after_a_replica_failed() {
 /// partition, or whose every partition failed, is never all clear.
 #[test]
 fn find_hanging_over_nothing_is_never_all_clear() {
-    let mock = Mock::demo(|_| {});
+    let mock = Served::demo(&[], |_| {});
     let (code, _, stderr) = mock.run(&["find-hanging"], &["--topic", "no-such-topic"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("nothing was checked"), "{stderr}");

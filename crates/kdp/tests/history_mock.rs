@@ -10,65 +10,13 @@ use serde_json::{json, Value};
 
 mod common;
 mod mock_broker;
-use mock_broker::MockBroker;
+use mock_broker::Served;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
-struct Mock {
-    broker: MockBroker,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// The demo cluster with `edit` applied to its JSON.
-fn demo(edit: impl FnOnce(&mut Value)) -> Mock {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let out = Command::new(KDP)
-        .args(["demo", "--print-cluster-file"])
-        .output()
-        .expect("kdp demo --print-cluster-file");
-    let mut doc: Value = serde_json::from_slice(&out.stdout).expect("demo JSON");
-    edit(&mut doc);
-    let dir = std::env::temp_dir().join(format!(
-        "kdp-history-mock-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("cluster.json");
-    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
-    Mock {
-        broker: MockBroker::start(&file, &[], Stdio::null()),
-        dir,
-    }
-}
-
-impl Mock {
-    /// `kdp <cmd> --bootstrap-server B <args>`: exit status, stdout, stderr;
-    /// JSON output is checked against its schema.
-    fn run(&self, cmd: &[&str], args: &[&str]) -> (i32, String, String) {
-        let mut kdp = Command::new(KDP);
-        kdp.args(cmd)
-            .args([
-                "--bootstrap-server",
-                &self.broker.bootstrap,
-                "--timeout",
-                "20s",
-            ])
-            .args(args);
-        let out = kdp.output().expect("run kdp");
-        common::schema::check_command(&kdp, &out.stdout);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
+fn demo(edit: impl FnOnce(&mut Value)) -> Served {
+    Served::demo(&[], edit)
 }
 
 /// The demo's `transactions[]` entry of `id`.
@@ -262,7 +210,7 @@ fn an_id_with_no_record_and_a_refused_read_are_not_all_clear() {
 }
 
 /// The fence verdict of each demo producer, from `describe --with-transactions -o json`.
-fn fenced(m: &Mock, topics: &[&str]) -> (i32, Vec<Value>, String) {
+fn fenced(m: &Served, topics: &[&str]) -> (i32, Vec<Value>, String) {
     let mut args = vec!["--with-transactions", "-o", "json"];
     for t in topics {
         args.extend(["--topic", t]);

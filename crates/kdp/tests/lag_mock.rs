@@ -5,13 +5,13 @@
 //! 1; a byte budget too small for the partition gives bounds, never a
 //! figure shown as exact, and a failed read makes the answer partial.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
 mod common;
 mod mock_broker;
-use mock_broker::MockBroker;
+use mock_broker::Served;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
@@ -45,52 +45,20 @@ fn cluster() -> Value {
     })
 }
 
-struct Mock {
-    broker: MockBroker,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn start() -> Mock {
-    let dir = std::env::temp_dir().join(format!("kdp-lag-mock-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("cluster.json");
-    std::fs::write(&file, serde_json::to_vec(&cluster()).unwrap()).expect("write cluster");
-    Mock {
-        broker: MockBroker::start(&file, &[], Stdio::null()),
-        dir,
-    }
+fn start() -> Served {
+    Served::start(&cluster())
 }
 
 /// `kdp lag -o json ARGS`: exit status and rows by group.
-fn lag(m: &Mock, args: &[&str]) -> (i32, std::collections::BTreeMap<String, Value>) {
-    let mut all = vec![
-        "lag",
-        "--bootstrap-server",
-        &m.broker.bootstrap,
-        "--timeout",
-        "20s",
-        "-o",
-        "json",
-    ];
-    all.extend_from_slice(args);
-    let out = Command::new(KDP).args(&all).output().expect("kdp lag");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    common::schema::check(&all, &stdout);
-    let doc: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+fn lag(m: &Served, args: &[&str]) -> (i32, std::collections::BTreeMap<String, Value>) {
+    let (code, doc, _) = m.json(&["lag"], args);
     let rows = doc["Lag"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| (r["Group"].as_str().unwrap().to_string(), r.clone()))
         .collect();
-    (out.status.code().unwrap_or(-1), rows)
+    (code, rows)
 }
 
 #[test]

@@ -12,7 +12,6 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 
 use kdp_wire::frame::{decode_response_frame, request_frame_to_vec};
 use kdp_wire::messages::{MetadataRequest, MetadataResponse};
@@ -21,123 +20,61 @@ use serde_json::{json, Value};
 
 mod common;
 mod mock_broker;
-use mock_broker::MockBroker;
-
-const KDP: &str = env!("CARGO_BIN_EXE_kdp");
-
-struct Mock {
-    broker: MockBroker,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use mock_broker::Served;
 
 /// The demo's cluster file.
 fn demo_doc() -> Value {
-    let out = Command::new(KDP)
-        .args(["demo", "--print-cluster-file"])
-        .output()
-        .expect("kdp demo --print-cluster-file");
-    serde_json::from_slice(&out.stdout).expect("demo JSON")
+    mock_broker::demo_doc(&[])
 }
 
 /// `kdp mock-broker` serving `doc`.
-fn serve(doc: &Value) -> Mock {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "kdp-mock-coordinator-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("cluster.json");
-    std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
-    Mock {
-        broker: MockBroker::start(&file, &[], Stdio::null()),
-        dir,
-    }
+fn serve(doc: &Value) -> Served {
+    Served::start(doc)
 }
 
-impl Mock {
-    /// `kdp CMD --bootstrap-server B ARGS`: exit status, stdout, stderr;
-    /// JSON output is checked against its schema.
-    fn run(&self, cmd: &[&str], args: &[&str]) -> (i32, String, String) {
-        let mut kdp = Command::new(KDP);
-        kdp.args(cmd)
-            .args([
-                "--bootstrap-server",
-                &self.broker.bootstrap,
-                "--timeout",
-                "20s",
-            ])
-            .args(args);
-        let out = kdp.output().expect("run kdp");
-        common::schema::check_command(&kdp, &out.stdout);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
+/// The topics the first broker's Metadata lists: (name, internal,
+/// partitions), asked over the wire.
+fn topics(m: &Served) -> Vec<(String, bool, usize)> {
+    let addr = m.bootstrap().split(',').next().unwrap();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let req = MetadataRequest::default();
+    let frame = request_frame_to_vec(
+        &RequestHeader {
+            request_api_key: MetadataRequest::API_KEY,
+            request_api_version: 12,
+            correlation_id: 1,
+            client_id: Some("mock-coordinator-test".into()),
+            ..Default::default()
+        },
+        &req,
+    );
+    s.write_all(&frame).unwrap();
+    let mut size = [0u8; 4];
+    s.read_exact(&mut size).unwrap();
+    let mut body = vec![0u8; u32::from_be_bytes(size) as usize];
+    s.read_exact(&mut body).unwrap();
+    let mut whole = size.to_vec();
+    whole.extend(body);
+    let (_, resp) = decode_response_frame::<MetadataResponse>(&whole, 12).unwrap();
+    resp.topics
+        .into_iter()
+        .map(|t| {
+            (
+                t.name.unwrap_or_default(),
+                t.is_internal,
+                t.partitions.len(),
+            )
+        })
+        .collect()
+}
 
-    /// `run` with `-o json`, parsed.
-    fn json(&self, cmd: &[&str], args: &[&str]) -> (i32, Value, String) {
-        let mut all = args.to_vec();
-        all.extend(["-o", "json"]);
-        let (code, stdout, stderr) = self.run(cmd, &all);
-        let doc = serde_json::from_str(&stdout)
-            .unwrap_or_else(|e| panic!("{e}: stdout {stdout:?}\nstderr {stderr}"));
-        (code, doc, stderr)
-    }
-
-    /// The topics the first broker's Metadata lists: (name, internal,
-    /// partitions), asked over the wire.
-    fn topics(&self) -> Vec<(String, bool, usize)> {
-        let addr = self.broker.bootstrap.split(',').next().unwrap();
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
-            .unwrap();
-        let req = MetadataRequest::default();
-        let frame = request_frame_to_vec(
-            &RequestHeader {
-                request_api_key: MetadataRequest::API_KEY,
-                request_api_version: 12,
-                correlation_id: 1,
-                client_id: Some("mock-coordinator-test".into()),
-                ..Default::default()
-            },
-            &req,
-        );
-        s.write_all(&frame).unwrap();
-        let mut size = [0u8; 4];
-        s.read_exact(&mut size).unwrap();
-        let mut body = vec![0u8; u32::from_be_bytes(size) as usize];
-        s.read_exact(&mut body).unwrap();
-        let mut whole = size.to_vec();
-        whole.extend(body);
-        let (_, resp) = decode_response_frame::<MetadataResponse>(&whole, 12).unwrap();
-        resp.topics
-            .into_iter()
-            .map(|t| {
-                (
-                    t.name.unwrap_or_default(),
-                    t.is_internal,
-                    t.partitions.len(),
-                )
-            })
-            .collect()
-    }
-
-    fn has(&self, topic: &str) -> Option<(bool, usize)> {
-        self.topics()
-            .into_iter()
-            .find(|t| t.0 == topic)
-            .map(|t| (t.1, t.2))
-    }
+fn has(m: &Served, topic: &str) -> Option<(bool, usize)> {
+    topics(m)
+        .into_iter()
+        .find(|t| t.0 == topic)
+        .map(|t| (t.1, t.2))
 }
 
 /// Java's `String.hashCode`, for Kafka's `abs(hashCode) % partitions`.
@@ -216,8 +153,8 @@ fn without_internal_topics_find_hanging_and_blocked_answer_as_on_the_demo() {
     // The file's groups and transactions live in the internal topics: the
     // mock made both, with Kafka's 50 partitions (three brokers hold the
     // 3 replicas).
-    assert_eq!(bare.has("__consumer_offsets"), Some((true, 50)));
-    assert_eq!(bare.has("__transaction_state"), Some((true, 50)));
+    assert_eq!(has(&bare, "__consumer_offsets"), Some((true, 50)));
+    assert_eq!(has(&bare, "__transaction_state"), Some((true, 50)));
     for (cmd, exit) in [("find-hanging", 4), ("blocked", 4)] {
         let (code, want, stderr) = demo.json(&[cmd], &[]);
         assert_eq!(code, exit, "{cmd} on the demo: {stderr}");
@@ -257,7 +194,7 @@ fn the_first_group_lookup_makes_consumer_offsets() {
                             "CurrentTxnStartOffset": 100}]}]}]
     });
     let m = serve(&doc);
-    assert_eq!(m.topics(), [("t".to_string(), false, 1)]);
+    assert_eq!(topics(&m), [("t".to_string(), false, 1)]);
     // blocked: its group lookups asked for the topic (a broker makes it at
     // the first FindCoordinator of a group and answers "not available"
     // then, the coordinator next); the pinned partition is listed, no
@@ -274,7 +211,7 @@ fn the_first_group_lookup_makes_consumer_offsets() {
         ),
         (json!("t"), json!(20), Value::Null)
     );
-    assert_eq!(m.has("__consumer_offsets"), Some((true, 50)));
+    assert_eq!(has(&m, "__consumer_offsets"), Some((true, 50)));
     // find-hanging: the open transaction nobody coordinates, in its
     // usual answer
     let (code, doc, stderr) = m.json(&["find-hanging"], &[]);

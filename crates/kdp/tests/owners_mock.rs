@@ -7,69 +7,24 @@
 //! guessed.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
 mod mock_broker;
-use mock_broker::MockBroker;
+use mock_broker::Served;
 
 const KDP: &str = env!("CARGO_BIN_EXE_kdp");
 
-struct Demo {
-    broker: MockBroker,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
 /// The owners demo cluster, with `edit` applied to its JSON first.
-fn demo(edit: impl FnOnce(&mut Value)) -> Demo {
-    let out = Command::new(KDP)
-        .args(["demo", "--owners", "--print-cluster-file"])
-        .output()
-        .expect("kdp demo --owners --print-cluster-file");
-    let mut doc: Value = serde_json::from_slice(&out.stdout).expect("owners cluster JSON");
-    edit(&mut doc);
-    let dir = std::env::temp_dir().join(format!(
-        "kdp-owners-mock-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("cluster.json");
-    std::fs::write(&file, serde_json::to_vec(&doc).expect("JSON")).expect("write cluster");
-    Demo {
-        broker: MockBroker::start(&file, &[], Stdio::null()),
-        dir,
-    }
+fn demo(edit: impl FnOnce(&mut Value)) -> Served {
+    Served::demo(&["--owners"], edit)
 }
 
 /// `kdp owners --output json ARGS`: exit status, the document, stderr.
-fn owners(d: &Demo, args: &[&str]) -> (i32, Value, String) {
-    let mut kdp = Command::new(KDP);
-    kdp.args([
-        "owners",
-        "--bootstrap-server",
-        &d.broker.bootstrap,
-        "--timeout",
-        "20s",
-        "--output",
-        "json",
-    ])
-    .args(args);
-    let out = kdp.output().expect("run kdp");
-    common::schema::check_command(&kdp, &out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    (out.status.code().unwrap_or(-1), doc, stderr)
+fn owners(d: &Served, args: &[&str]) -> (i32, Value, String) {
+    d.json(&["owners"], args)
 }
 
 fn by_id(doc: &Value) -> BTreeMap<String, Value> {
@@ -252,7 +207,7 @@ fn table_and_jsonl_say_the_same() {
     kdp.args([
         "owners",
         "--bootstrap-server",
-        &d.broker.bootstrap,
+        d.bootstrap(),
         "--output",
         "jsonl",
     ]);
@@ -263,13 +218,7 @@ fn table_and_jsonl_say_the_same() {
     assert_eq!(kinds.iter().filter(|k| **k == "owner").count(), 13);
     assert_eq!(kinds.iter().filter(|k| **k == "application").count(), 4);
     let table = Command::new(KDP)
-        .args([
-            "owners",
-            "--bootstrap-server",
-            &d.broker.bootstrap,
-            "-o",
-            "wide",
-        ])
+        .args(["owners", "--bootstrap-server", d.bootstrap(), "-o", "wide"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&table.stdout);
@@ -281,21 +230,9 @@ fn table_and_jsonl_say_the_same() {
 }
 
 /// `kdp COMMAND --output json ARGS` on the demo: status and document.
-fn other(d: &Demo, command: &str, args: &[&str]) -> (i32, Value) {
-    let mut kdp = Command::new(KDP);
-    kdp.args([
-        command,
-        "--bootstrap-server",
-        &d.broker.bootstrap,
-        "--output",
-        "json",
-    ])
-    .args(args);
-    let out = kdp.output().expect("run kdp");
-    common::schema::check_command(&kdp, &out.stdout);
-    let doc = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    (out.status.code().unwrap_or(-1), doc)
+fn other(d: &Served, command: &str, args: &[&str]) -> (i32, Value) {
+    let (code, doc, _) = d.json(&[command], args);
+    (code, doc)
 }
 
 #[test]

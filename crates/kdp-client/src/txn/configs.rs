@@ -1,14 +1,15 @@
-//! DescribeConfigs of brokers: the settings the diagnosis depends on.
+//! DescribeConfigs of brokers (the settings the diagnosis depends on) and
+//! of topics (whether a log is compacted, for the lag's counts).
 
 use std::collections::BTreeMap;
 
-use kdp_wire::messages::describe_configs::RESOURCE_TYPE_BROKER;
+use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
 use kdp_wire::messages::{
     DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResponse,
 };
 
 use crate::admin::driver::collect;
-use crate::admin::{drive, AdminHandler, AllBrokers, DriverOptions, KeyOutcome};
+use crate::admin::{drive, AdminHandler, AllBrokers, ChosenBroker, DriverOptions, KeyOutcome};
 use crate::bound::TimeBound;
 use crate::client::SharedClient;
 use crate::error::Result;
@@ -21,8 +22,15 @@ pub const PRODUCER_ID_EXPIRATION_MS: &str = "producer.id.expiration.ms";
 /// `transactional.id.expiration.ms`: how long an idle transactional id is kept.
 pub const TRANSACTIONAL_ID_EXPIRATION_MS: &str = "transactional.id.expiration.ms";
 
+/// `cleanup.policy`: `delete`, `compact` or both; a compacted log can
+/// lose records it held.
+pub const CLEANUP_POLICY: &str = "cleanup.policy";
+
 /// One broker's values (null for a sensitive or unset key).
 pub type BrokerConfig = BTreeMap<String, Option<String>>;
+
+/// One topic's values (null for a sensitive or unset key).
+pub type TopicConfig = BTreeMap<String, Option<String>>;
 
 struct Handler<'a> {
     keys: &'a [&'a str],
@@ -91,6 +99,80 @@ pub async fn broker_configs(
         &mut AllBrokers::default(),
         brokers,
         &opts,
+        bound,
+        collect(&mut results),
+    )
+    .await;
+    Ok(results.into_iter().map(|(k, _, r)| (k, r)).collect())
+}
+
+struct TopicHandler<'a> {
+    keys: &'a [&'a str],
+}
+
+impl AdminHandler for TopicHandler<'_> {
+    type Key = String;
+    type Value = TopicConfig;
+    type Request = DescribeConfigsRequest;
+    type Response = DescribeConfigsResponse;
+
+    fn build_request(&self, _broker: i32, topics: &[String]) -> DescribeConfigsRequest {
+        DescribeConfigsRequest {
+            resources: topics
+                .iter()
+                .map(|t| DescribeConfigsResource {
+                    resource_type: RESOURCE_TYPE_TOPIC,
+                    resource_name: t.clone(),
+                    configuration_keys: Some(self.keys.iter().map(|k| k.to_string()).collect()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn handle_response(
+        &self,
+        _broker: i32,
+        keys: &[String],
+        resp: DescribeConfigsResponse,
+    ) -> Vec<(String, KeyOutcome<TopicConfig>)> {
+        resp.results
+            .into_iter()
+            .filter(|r| r.resource_type == RESOURCE_TYPE_TOPIC && keys.contains(&r.resource_name))
+            .map(|r| {
+                let outcome = KeyOutcome::from_code(r.error_code, r.error_message, || {
+                    r.configs.into_iter().map(|c| (c.name, c.value)).collect()
+                });
+                (r.resource_name, outcome)
+            })
+            .collect()
+    }
+}
+
+/// Each topic's values of `keys`, asked of one broker (any broker
+/// describes every topic): the lowest id in the metadata.
+pub async fn topic_configs(
+    client: &SharedClient,
+    topics: Vec<String>,
+    keys: &[&str],
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<BTreeMap<String, std::result::Result<TopicConfig, KeyError>>> {
+    let brokers = bound
+        .run(
+            "Metadata",
+            AllBrokers::keys_within(client, bound.request_timeout()),
+        )
+        .await?;
+    let broker = brokers.into_iter().min().unwrap_or(-1);
+    let mut results = Vec::new();
+    drive(
+        client,
+        &TopicHandler { keys },
+        &mut ChosenBroker::new(broker),
+        topics,
+        opts,
         bound,
         collect(&mut results),
     )

@@ -11,16 +11,20 @@
 //! - [`verdict`]: each position's verdict.
 //! - [`model`]: the rows, judged ([`lag`]).
 //! - [`found`]: the rows summed per group and topic (the exporter's series).
+//! - [`known`]: what earlier reads proved, so a later one reads only what
+//!   the log added (the exporter's scans).
 //!
 //! [`lag`] joins the groups, each partition's bounds and count, and the
 //! transactions `kdp blocked` finds holding an LSO.
 
 pub mod found;
+pub mod known;
 pub mod model;
 pub mod position;
 pub mod tally;
 pub mod verdict;
 
+pub use known::Known;
 pub use model::{lag, partitions_to_read, Lag, LagGap, LagOptions, LagRow, PartitionLag, Stop};
 pub use position::{At, Bounds, Position};
 pub use tally::{Records, Tally};

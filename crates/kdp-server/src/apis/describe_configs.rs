@@ -9,9 +9,12 @@
 //! The mock's broker configuration is [`Cluster::broker_configs`]: the
 //! transaction settings with Kafka's defaults (DEFAULT_CONFIG) unless the
 //! file sets them (STATIC_BROKER_CONFIG), plus anything else the file sets.
-//! Topics carry no configuration in the file: a known topic answers with
-//! no entries, an unknown one UNKNOWN_TOPIC_OR_PARTITION without a message
-//! (as `ConfigHelper.describeConfigs` at apache/kafka 1eb7644).
+//! A topic answers with its own settings (the file's `configs`,
+//! DYNAMIC_TOPIC_CONFIG) and `cleanup.policy` always: `compact` for the
+//! internal topics (created with it, DYNAMIC_TOPIC_CONFIG), else Kafka's
+//! default `delete` (DEFAULT_CONFIG); an unknown topic answers
+//! UNKNOWN_TOPIC_OR_PARTITION without a message (as
+//! `ConfigHelper.describeConfigs` at apache/kafka 1eb7644).
 
 use std::collections::HashSet;
 
@@ -28,7 +31,12 @@ use super::handler::{Call, Caller, Handler, Refusal};
 use crate::acls::ClusterOperation;
 use crate::budget::Budget;
 use crate::budget::TooLarge;
-use crate::cluster::{Cluster, ConfigSource};
+use crate::cluster::{Cluster, ConfigSource, CONFIG_TYPE_STRING};
+
+/// `cleanup.policy`, reported for every topic.
+const CLEANUP_POLICY: &str = "cleanup.policy";
+/// DescribeConfigs ConfigType LIST (`cleanup.policy`'s type).
+const CONFIG_TYPE_LIST: i8 = 7;
 
 /// Answers a DescribeConfigs request on this broker, for any size of answer.
 pub fn describe_configs(
@@ -201,8 +209,48 @@ fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
         let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
         return Err((code, Some(default_message(code))));
     }
+    let entry = |name: &str, value: &str, source: ConfigSource, config_type: i8| {
+        DescribeConfigsResourceResult {
+            name: name.to_string(),
+            value: Some(value.to_string()),
+            read_only: false,
+            config_source: source as i8,
+            is_sensitive: false,
+            synonyms: vec![DescribeConfigsSynonym {
+                name: name.to_string(),
+                value: Some(value.to_string()),
+                source: source as i8,
+                unknown_tagged_fields: Default::default(),
+            }],
+            config_type,
+            documentation: None,
+            unknown_tagged_fields: Default::default(),
+        }
+    };
     match cluster.topic(name) {
-        Some(_) => Ok(Vec::new()),
+        Some(t) => {
+            let mut entries: Vec<_> = t
+                .configs
+                .iter()
+                .map(|(k, v)| {
+                    let ty = if k == CLEANUP_POLICY {
+                        CONFIG_TYPE_LIST
+                    } else {
+                        CONFIG_TYPE_STRING
+                    };
+                    entry(k, v, ConfigSource::DynamicTopic, ty)
+                })
+                .collect();
+            if !t.configs.contains_key(CLEANUP_POLICY) {
+                let (value, source) = if t.internal {
+                    ("compact", ConfigSource::DynamicTopic)
+                } else {
+                    ("delete", ConfigSource::Default)
+                };
+                entries.push(entry(CLEANUP_POLICY, value, source, CONFIG_TYPE_LIST));
+            }
+            Ok(entries)
+        }
         // ConfigHelper sets only the code here.
         None => Err((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None)),
     }
@@ -328,8 +376,8 @@ mod tests {
     }
 
     #[test]
-    fn topics_have_no_entries_and_unknown_ones_no_message() {
-        let c = cluster(TXN_CLUSTER);
+    fn topics_answer_their_cleanup_policy_and_unknown_ones_no_message() {
+        let mut c = cluster(TXN_CLUSTER);
         let topic = |name: &str| DescribeConfigsResource {
             resource_type: RESOURCE_TYPE_TOPIC,
             resource_name: name.into(),
@@ -337,19 +385,43 @@ mod tests {
             ..Default::default()
         };
         let req = DescribeConfigsRequest {
-            resources: vec![topic("orders"), topic("nope")],
+            resources: vec![topic("orders"), topic("nope"), topic("__transaction_state")],
             ..Default::default()
         };
+        let entries = |r: &DescribeConfigsResult| {
+            let e: Vec<_> = r
+                .configs
+                .iter()
+                .map(|c| {
+                    let v = c.value.clone();
+                    (c.name.clone(), v, c.config_source, c.config_type)
+                })
+                .collect();
+            (r.error_code, e)
+        };
+        let policy = |v: &str, source: i8| {
+            let e = vec![("cleanup.policy".to_string(), Some(v.to_string()), source, 7)];
+            (ErrorCode::NONE, e)
+        };
         let r = describe_configs(&c, &caller(1), &req, 4);
-        assert_eq!(
-            (r.results[0].error_code, r.results[0].configs.len()),
-            (ErrorCode::NONE, 0)
-        );
+        // Kafka's default for a topic, the internal topics' own setting
+        assert_eq!(entries(&r.results[0]), policy("delete", 5));
         assert_eq!(
             r.results[1].error_code,
             ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
         );
         assert_eq!(r.results[1].error_message, None);
+        assert_eq!(entries(&r.results[2]), policy("compact", 1));
+        // a topic's own setting from the file
+        c.topics
+            .iter_mut()
+            .filter(|t| t.name == "orders")
+            .for_each(|t| {
+                t.configs
+                    .insert("cleanup.policy".into(), "compact,delete".into());
+            });
+        let r = describe_configs(&c, &caller(1), &req, 4);
+        assert_eq!(entries(&r.results[0]), policy("compact,delete", 1));
     }
 
     #[test]

@@ -23,6 +23,7 @@ use kdp_wire::ErrorCode;
 use super::group_errors::group_precheck;
 use super::handler::{Call, Caller, Handler, Refusal};
 use crate::cluster::Cluster;
+use crate::group::GroupType;
 
 /// One partition's answer, before it is put in a version's shape.
 struct Fetched {
@@ -138,7 +139,12 @@ fn fetch_group(
     if let Some(code) = group_precheck(cluster, caller, group_id) {
         return (code, BTreeMap::new());
     }
-    let group = cluster.group(group_id);
+    // A share group fails `ShareGroup.validateOffsetFetch`, which
+    // `OffsetMetadataManager.fetchOffsets` answers as a group without
+    // offsets: its start offsets are not committed offsets.
+    let group = cluster
+        .group(group_id)
+        .filter(|g| g.group_type != GroupType::Share);
     let mut out: BTreeMap<String, Vec<Fetched>> = BTreeMap::new();
     match asked {
         None => {

@@ -198,6 +198,8 @@ pub(super) struct TopicFile {
     pub(super) name: String,
     #[serde(default)]
     pub(super) internal: Option<bool>,
+    #[serde(default)]
+    pub(super) configs: BTreeMap<String, String>,
     pub(super) partitions: Vec<PartitionFile>,
 }
 

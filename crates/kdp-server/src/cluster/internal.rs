@@ -150,6 +150,7 @@ impl Cluster {
             name: topic.to_string(),
             topic_id: derived_topic_id(topic),
             internal: true,
+            configs: Default::default(),
             partitions,
         });
         Ok(true)

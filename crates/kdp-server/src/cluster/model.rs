@@ -62,6 +62,8 @@ pub const CONFIG_TYPE_STRING: i8 = 2;
 /// ConfigSource).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigSource {
+    /// A topic's own setting: DYNAMIC_TOPIC_CONFIG (1).
+    DynamicTopic = 1,
     /// Set in the file: STATIC_BROKER_CONFIG (4), as from server.properties.
     Static = 4,
     /// Kafka's default: DEFAULT_CONFIG (5).
@@ -92,6 +94,9 @@ pub struct Topic {
     pub topic_id: Uuid,
     /// `IsInternal` in Metadata, e.g. for `__transaction_state`.
     pub internal: bool,
+    /// The topic's own settings (DescribeConfigs, DYNAMIC_TOPIC_CONFIG),
+    /// e.g. `cleanup.policy`.
+    pub configs: std::collections::BTreeMap<String, String>,
     /// Indexed by partition id: `partitions[i].index == i`.
     pub partitions: Vec<Partition>,
 }

@@ -426,7 +426,14 @@ fn group_errors_name_the_path() {
             r#"[{"group_id": "g"}, {"group_id": "g"}]"#,
             "groups[1].group_id",
         ),
-        (r#"[{"group_id": "g", "type": "share"}]"#, "groups[0].type"),
+        (
+            r#"[{"group_id": "g", "type": "streams"}]"#,
+            "groups[0].type",
+        ),
+        (
+            r#"[{"group_id": "g", "type": "share", "state": "Assigning", "members": [{"member_id": "m"}]}]"#,
+            "groups[0].state",
+        ),
         (
             r#"[{"group_id": "g", "type": "consumer", "state": "PreparingRebalance", "members": [{"member_id": "m"}]}]"#,
             "groups[0].state",

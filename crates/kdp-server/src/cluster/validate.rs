@@ -238,6 +238,7 @@ impl ClusterFile {
             topics.push(Topic {
                 topic_id: derived_topic_id(&t.name),
                 internal: t.internal.unwrap_or_else(|| is_internal_topic(&t.name)),
+                configs: t.configs,
                 name: t.name,
                 partitions,
             });
@@ -938,7 +939,7 @@ impl GroupFile {
             Some(t) => GroupType::from_name(t).ok_or_else(|| {
                 ClusterError::new(
                     format!("{at}.type"),
-                    format!("{t:?} is not a group type: classic or consumer"),
+                    format!("{t:?} is not a group type: classic, consumer or share"),
                 )
             })?,
         };
@@ -951,11 +952,13 @@ impl GroupFile {
                     ClusterError::new(
                         format!("{at}.state"),
                         format!(
-                            "{s:?} is not a state of a {} group (Empty, Stable, {})",
+                            "{s:?} is not a state of a {} group ({})",
                             group_type.name(),
                             match group_type {
-                                GroupType::Classic => "PreparingRebalance, CompletingRebalance",
-                                GroupType::Consumer => "Assigning, Reconciling",
+                                GroupType::Classic =>
+                                    "Empty, Stable, PreparingRebalance, CompletingRebalance",
+                                GroupType::Consumer => "Empty, Stable, Assigning, Reconciling",
+                                GroupType::Share => "Empty, Stable",
                             }
                         ),
                     )
@@ -1040,11 +1043,19 @@ impl GroupFile {
             group_id: self.group_id,
             group_type,
             state,
-            protocol_type: self.protocol_type.unwrap_or_else(|| "consumer".into()),
+            // ShareGroup.PROTOCOL_TYPE is `share`.
+            protocol_type: self.protocol_type.unwrap_or_else(|| {
+                match group_type {
+                    GroupType::Share => "share",
+                    _ => "consumer",
+                }
+                .into()
+            }),
             protocol: self.protocol.unwrap_or_else(|| {
                 match group_type {
                     GroupType::Classic => "range",
                     GroupType::Consumer => "uniform",
+                    GroupType::Share => "simple",
                 }
                 .into()
             }),

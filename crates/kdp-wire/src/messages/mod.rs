@@ -7,6 +7,7 @@ pub mod consumer_group_describe;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_producers;
+pub mod describe_share_group_offsets;
 pub mod describe_transactions;
 pub mod fetch;
 pub mod find_coordinator;
@@ -37,6 +38,12 @@ pub use describe_producers::{
     DescribeProducersRequest, DescribeProducersResponse, DescribeProducersResponseView,
     PartitionResponse, PartitionResponseView, ProducerState, ProducerStateView, TopicRequest,
     TopicResponse, TopicResponseView,
+};
+pub use describe_share_group_offsets::{
+    DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsRequestGroup,
+    DescribeShareGroupOffsetsRequestTopic, DescribeShareGroupOffsetsResponse,
+    DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition,
+    DescribeShareGroupOffsetsResponseTopic,
 };
 pub use describe_transactions::{
     DescribeTransactionsRequest, DescribeTransactionsResponse, DescribeTransactionsResponseView,

@@ -104,6 +104,8 @@ pub struct Args {
     /// Also export each group's lag in records beside Kafka's offset lag (kdp_group_lag_*, as
     /// kdp lag): reads committed offsets, ListOffsets and, where a group is below the LSO, the
     /// partition's batches with Fetch READ_COMMITTED (up to --lag-max-bytes-per-partition).
+    /// A partition a scan found without transactions or markers (in a topic not compacted) is
+    /// read at the next scan only from where that read ended: no Fetch while it does not grow.
     #[arg(long)]
     pub lag: bool,
     /// With --lag: bytes of batches read per partition at most each scan; past it the records
@@ -194,6 +196,7 @@ pub fn run(args: Args) -> i32 {
                 members: false,
                 ..Default::default()
             }),
+            lag_known: Default::default(),
         }),
     };
     let config = Config {

@@ -40,6 +40,10 @@ pub struct ClusterDiagnosis {
     /// Read each group's lag in records for the `kdp_group_lag_*` series
     /// (`--lag`); `None`: no lag series.
     pub lag: Option<kdp_workflows::lag::LagReadOptions>,
+    /// What the lag's reads proved, carried to the next scan: a partition
+    /// never written transactionally is fetched again only when its log
+    /// grew (kdp-domain's `lag::Known`).
+    pub lag_known: std::sync::Mutex<kdp_domain::lag::Known>,
 }
 
 impl Diagnose for ClusterDiagnosis {
@@ -97,10 +101,24 @@ impl Diagnose for ClusterDiagnosis {
                 };
                 match read {
                     Ok(read) => {
+                        // taken out for the scan (scans never overlap), put back after
+                        let mut known = self
+                            .lag_known
+                            .lock()
+                            .map(|mut k| std::mem::take(&mut *k))
+                            .unwrap_or_default();
                         let g = kdp_workflows::lag::gather_from(
-                            &client, read, lag_opts, &driver, bound,
+                            &client,
+                            read,
+                            lag_opts,
+                            &driver,
+                            bound,
+                            Some(&mut known),
                         )
                         .await;
+                        if let Ok(mut k) = self.lag_known.lock() {
+                            *k = known;
+                        }
                         let lag = kdp_domain::lag::found::LagFound::of(&g.lag);
                         if lag.failed_requests > 0 || g.join_error.is_some() {
                             tracing::warn!(

@@ -2,6 +2,10 @@
 //! against it.
 #![allow(dead_code)] // each test binary uses a different subset
 
+mod served;
+#[allow(unused_imports)] // not every test binary serves a document
+pub use served::{demo_doc, Served};
+
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
