@@ -32,23 +32,64 @@ pub type BrokerConfig = BTreeMap<String, Option<String>>;
 /// One topic's values (null for a sensitive or unset key).
 pub type TopicConfig = BTreeMap<String, Option<String>>;
 
-struct Handler<'a> {
-    keys: &'a [&'a str],
+/// What names a DescribeConfigs resource: a broker's id or a topic's name.
+trait Resource: Clone + Ord + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static {
+    /// Kafka's resource type for it.
+    const TYPE: i8;
+    /// The resource name on the wire.
+    fn name(&self) -> String;
+    /// The key a resource name in the answer stands for, if it parses.
+    fn from_name(name: String) -> Option<Self>;
 }
 
-impl AdminHandler for Handler<'_> {
-    type Key = i32;
-    type Value = BrokerConfig;
+impl Resource for i32 {
+    const TYPE: i8 = RESOURCE_TYPE_BROKER;
+    fn name(&self) -> String {
+        self.to_string()
+    }
+    fn from_name(name: String) -> Option<Self> {
+        name.parse().ok()
+    }
+}
+
+impl Resource for String {
+    const TYPE: i8 = RESOURCE_TYPE_TOPIC;
+    fn name(&self) -> String {
+        self.clone()
+    }
+    fn from_name(name: String) -> Option<Self> {
+        Some(name)
+    }
+}
+
+/// DescribeConfigs of resources of one type, each asking `keys`.
+struct Handler<'a, K> {
+    keys: &'a [&'a str],
+    resource: std::marker::PhantomData<fn() -> K>,
+}
+
+impl<'a, K> Handler<'a, K> {
+    fn new(keys: &'a [&'a str]) -> Self {
+        Handler {
+            keys,
+            resource: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<K: Resource> AdminHandler for Handler<'_, K> {
+    type Key = K;
+    type Value = BTreeMap<String, Option<String>>;
     type Request = DescribeConfigsRequest;
     type Response = DescribeConfigsResponse;
 
-    fn build_request(&self, _broker: i32, brokers: &[i32]) -> DescribeConfigsRequest {
+    fn build_request(&self, _broker: i32, resources: &[K]) -> DescribeConfigsRequest {
         DescribeConfigsRequest {
-            resources: brokers
+            resources: resources
                 .iter()
-                .map(|b| DescribeConfigsResource {
-                    resource_type: RESOURCE_TYPE_BROKER,
-                    resource_name: b.to_string(),
+                .map(|r| DescribeConfigsResource {
+                    resource_type: K::TYPE,
+                    resource_name: r.name(),
                     configuration_keys: Some(self.keys.iter().map(|k| k.to_string()).collect()),
                     ..Default::default()
                 })
@@ -60,18 +101,19 @@ impl AdminHandler for Handler<'_> {
     fn handle_response(
         &self,
         _broker: i32,
-        keys: &[i32],
+        keys: &[K],
         resp: DescribeConfigsResponse,
-    ) -> Vec<(i32, KeyOutcome<BrokerConfig>)> {
+    ) -> Vec<(K, KeyOutcome<Self::Value>)> {
         resp.results
             .into_iter()
+            .filter(|r| r.resource_type == K::TYPE)
             .filter_map(|r| {
-                let id: i32 = r.resource_name.parse().ok()?;
-                keys.contains(&id).then(|| {
+                let key = K::from_name(r.resource_name)?;
+                keys.contains(&key).then(|| {
                     let outcome = KeyOutcome::from_code(r.error_code, r.error_message, || {
                         r.configs.into_iter().map(|c| (c.name, c.value)).collect()
                     });
-                    (id, outcome)
+                    (key, outcome)
                 })
             })
             .collect()
@@ -95,7 +137,7 @@ pub async fn broker_configs(
     let opts = opts.one_key_per_request();
     drive(
         client,
-        &Handler { keys },
+        &Handler::<i32>::new(keys),
         &mut AllBrokers::default(),
         brokers,
         &opts,
@@ -104,50 +146,6 @@ pub async fn broker_configs(
     )
     .await;
     Ok(results.into_iter().map(|(k, _, r)| (k, r)).collect())
-}
-
-struct TopicHandler<'a> {
-    keys: &'a [&'a str],
-}
-
-impl AdminHandler for TopicHandler<'_> {
-    type Key = String;
-    type Value = TopicConfig;
-    type Request = DescribeConfigsRequest;
-    type Response = DescribeConfigsResponse;
-
-    fn build_request(&self, _broker: i32, topics: &[String]) -> DescribeConfigsRequest {
-        DescribeConfigsRequest {
-            resources: topics
-                .iter()
-                .map(|t| DescribeConfigsResource {
-                    resource_type: RESOURCE_TYPE_TOPIC,
-                    resource_name: t.clone(),
-                    configuration_keys: Some(self.keys.iter().map(|k| k.to_string()).collect()),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }
-    }
-
-    fn handle_response(
-        &self,
-        _broker: i32,
-        keys: &[String],
-        resp: DescribeConfigsResponse,
-    ) -> Vec<(String, KeyOutcome<TopicConfig>)> {
-        resp.results
-            .into_iter()
-            .filter(|r| r.resource_type == RESOURCE_TYPE_TOPIC && keys.contains(&r.resource_name))
-            .map(|r| {
-                let outcome = KeyOutcome::from_code(r.error_code, r.error_message, || {
-                    r.configs.into_iter().map(|c| (c.name, c.value)).collect()
-                });
-                (r.resource_name, outcome)
-            })
-            .collect()
-    }
 }
 
 /// Each topic's values of `keys`, asked of one broker (any broker
@@ -169,7 +167,7 @@ pub async fn topic_configs(
     let mut results = Vec::new();
     drive(
         client,
-        &TopicHandler { keys },
+        &Handler::<String>::new(keys),
         &mut ChosenBroker::new(broker),
         topics,
         opts,
