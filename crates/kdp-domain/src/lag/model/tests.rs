@@ -242,12 +242,20 @@ fn every_verdict_has_a_label_a_key_and_a_severity() {
     assert_eq!(LagVerdict::Lagging.label(), "lagging");
 }
 
-fn share(id: &str, start: i64, kafka_lag: i64, isolation: Result<Isolation, KeyError>) -> GroupsRead {
+fn share(
+    id: &str,
+    start: i64,
+    kafka_lag: i64,
+    isolation: Result<Isolation, KeyError>,
+) -> GroupsRead {
     let mut g = group(id, Committed::Nothing);
     g.group_type = Some(GroupType::Share);
     g.offsets = Ok(GroupOffsets::new());
     let mut offsets = ShareOffsets::new();
-    offsets.insert(tp(), ShareStart::of(start, kafka_lag, kdp_wire::ErrorCode::NONE));
+    offsets.insert(
+        tp(),
+        ShareStart::of(start, kafka_lag, kdp_wire::ErrorCode::NONE),
+    );
     let mut r = read(vec![g]);
     r.shares.insert(
         id.to_string(),
@@ -315,7 +323,10 @@ fn a_read_committed_share_group_may_deliver_at_most_the_counted_records_never_ex
     let v = &found.values[0];
     assert!(v.share);
     assert_eq!((v.records_at_least, v.records_at_most), (0, 16));
-    assert_eq!((v.offset_lag, v.kafka_share_lag, v.held_back), (None, Some(15), 9));
+    assert_eq!(
+        (v.offset_lag, v.kafka_share_lag, v.held_back),
+        (None, Some(15), 9)
+    );
 }
 
 #[test]
@@ -391,13 +402,26 @@ fn a_share_group_whose_isolation_or_offsets_failed_is_partial_never_caught_up() 
     if let Some(s) = r.shares.get_mut("queue") {
         s.offsets = Err(refused.clone());
     }
-    let lag2 = lag(&r, &mixed_counted(), &Blocked::default(), &LagOptions::default());
+    let lag2 = lag(
+        &r,
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
     assert!(lag2.rows.is_empty());
-    assert_eq!(lag2.gaps, vec![LagGap::ShareOffsets("queue".into(), refused)]);
+    assert_eq!(
+        lag2.gaps,
+        vec![LagGap::ShareOffsets("queue".into(), refused)]
+    );
     // not read at all: named, never left out
     let mut r = share("queue", 0, 0, Ok(Isolation::ReadCommitted));
     r.shares.clear();
-    let lag3 = lag(&r, &mixed_counted(), &Blocked::default(), &LagOptions::default());
+    let lag3 = lag(
+        &r,
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
     assert_eq!(lag3.gaps, vec![LagGap::ShareGroup("queue".into())]);
 }
 
