@@ -463,6 +463,47 @@ mod tests {
     }
 
     #[test]
+    fn a_group_answers_its_isolation_set_or_kafkas_default_whether_or_not_it_exists() {
+        let mut c = cluster(TXN_CLUSTER);
+        let group = |name: &str| DescribeConfigsResource {
+            resource_type: RESOURCE_TYPE_GROUP,
+            resource_name: name.into(),
+            configuration_keys: Some(vec![SHARE_ISOLATION_LEVEL.into()]),
+            ..Default::default()
+        };
+        let req = DescribeConfigsRequest {
+            resources: vec![group("nobody")],
+            ..Default::default()
+        };
+        let level = |r: &DescribeConfigsResponse| {
+            let e = &r.results[0];
+            let c = e.configs.first();
+            (
+                e.error_code,
+                c.and_then(|c| c.value.clone()),
+                c.map(|c| c.config_source),
+            )
+        };
+        let r = describe_configs(&c, &caller(1), &req, 4);
+        assert_eq!(
+            level(&r),
+            (ErrorCode::NONE, Some("read_uncommitted".into()), Some(5))
+        );
+        // the demo's share group sets it in its file
+        c = crate::demo::lag_cluster().expect("the demo cluster");
+        let req = DescribeConfigsRequest {
+            resources: vec![group("payouts")],
+            ..Default::default()
+        };
+        let r = describe_configs(&c, &caller(1), &req, 4);
+        // GROUP_CONFIG (8), Kafka's DescribeConfigsResponse.ConfigSource
+        assert_eq!(
+            level(&r),
+            (ErrorCode::NONE, Some("read_committed".into()), Some(8))
+        );
+    }
+
+    #[test]
     fn denied_describe_configs_is_a_cluster_authorization_failure() {
         let mut c = cluster(TXN_CLUSTER);
         c.acls.cluster_deny.push(ClusterOperation::DescribeConfigs);
