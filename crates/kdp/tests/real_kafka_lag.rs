@@ -176,11 +176,12 @@ fn sample(text: &str, series: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
-/// `kdp exporter --lag --topic T...` until its series of every group in
-/// `expected` are there; then the records each shows.
+/// `kdp exporter --lag --topic T...` until its `metric` series of every
+/// group in `expected` are there; then the value each shows.
 fn exported(
     env: &Env,
     topics: &[&String],
+    metric: &str,
     expected: &BTreeMap<String, i64>,
 ) -> BTreeMap<String, f64> {
     let port = TcpListener::bind("127.0.0.1:0")
@@ -207,9 +208,8 @@ fn exported(
         .spawn()
         .expect("start kdp exporter");
     let start = Instant::now();
-    let series = |group: &str, topic: &str| {
-        format!("kdp_group_lag_records{{group=\"{group}\",topic=\"{topic}\"}}")
-    };
+    let series =
+        |group: &str, topic: &str| format!("{metric}{{group=\"{group}\",topic=\"{topic}\"}}");
     let found = loop {
         let text = scrape(&addr).unwrap_or_default();
         let values: BTreeMap<String, f64> = expected
@@ -400,7 +400,12 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
 
     // the exporter's series: the same counts per group and topic (each
     // group here reads one partition)
-    let published = exported(&env, &[&mix, &idle, &trunc, &many], &expected);
+    let published = exported(
+        &env,
+        &[&mix, &idle, &trunc, &many],
+        "kdp_group_lag_records",
+        &expected,
+    );
     for (group, want) in &expected {
         assert_eq!(published[group], *want as f64, "{group}");
     }
@@ -507,6 +512,10 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
     // read_uncommitted 12 + the 3 open ones
     let w = layout(&env, &topic, "idem:5,commit:4,abort:3,open:3");
     assert_eq!(i(&w, "deliveredReadCommitted"), 9, "{w}");
+    // after both consumers: each group's KafkaLag and RecordsAtMost, for
+    // the exporter's series
+    let mut kafka_lags: BTreeMap<String, i64> = BTreeMap::new();
+    let mut at_mosts: BTreeMap<String, i64> = BTreeMap::new();
     for (isolation, deliverable, held) in [("read_committed", 9, 3), ("read_uncommitted", 15, 0)] {
         let group = format!("{topic}-{isolation}");
         let first = lag_scenario(
@@ -577,5 +586,20 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
             cell(&tool, "START-OFFSET"),
             "{rows:?} {tool}"
         );
+        kafka_lags.insert(group.clone(), i(&rows[0], "KafkaLag"));
+        at_mosts.insert(group, i(&rows[0], "RecordsAtMost"));
     }
+    // the exporter publishes the same figures (no consumer runs now)
+    let published = exported(&env, &[&topic], "kdp_share_group_lag", &kafka_lags);
+    let want: BTreeMap<String, f64> = kafka_lags
+        .iter()
+        .map(|(g, &n)| (g.clone(), n as f64))
+        .collect();
+    assert_eq!(published, want, "kdp_share_group_lag");
+    let published = exported(&env, &[&topic], "kdp_group_lag_records_at_most", &at_mosts);
+    let want: BTreeMap<String, f64> = at_mosts
+        .iter()
+        .map(|(g, &n)| (g.clone(), n as f64))
+        .collect();
+    assert_eq!(published, want, "kdp_group_lag_records_at_most");
 }
