@@ -1,6 +1,6 @@
 //! FindCoordinator for group ids (key type 0): the [`CoordinatorLookup`]
 //! the driver's coordinator strategy uses, on the one FindCoordinator
-//! lookup of [`crate::txn::coordinator`]; and [`at_coordinators`], the
+//! lookup of [`crate::txn::coordinator`]; and `at_coordinators`, the
 //! shape every per-group request shares (OffsetFetch,
 //! DescribeShareGroupOffsets): each group asked of its coordinator.
 
