@@ -460,6 +460,28 @@ fn share_tool_row(env: &Env, group: &str) -> Value {
     rows[0].clone()
 }
 
+/// A KafkaShareConsumer of `group` (its `share.isolation.level` set to
+/// `isolation`) accepts `accept` records of `topic` (LagScenario
+/// share-consume; it waits until it has them).
+fn share_consume(env: &Env, group: &str, topic: &str, accept: i64, isolation: &str) {
+    let n = accept.to_string();
+    let out = lag_scenario(
+        env,
+        "share-consume",
+        &[
+            "--group",
+            group,
+            "--topic",
+            topic,
+            "--accept",
+            &n,
+            "--isolation",
+            isolation,
+        ],
+    );
+    assert_eq!(i(&out[0], "accepted"), accept, "{out:?}");
+}
+
 /// The tool's cell as kdp's JSON value: `-` is null.
 fn cell(row: &Value, k: &str) -> Value {
     match row[k].as_str() {
@@ -518,21 +540,7 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
     let mut at_mosts: BTreeMap<String, i64> = BTreeMap::new();
     for (isolation, deliverable, held) in [("read_committed", 9, 3), ("read_uncommitted", 15, 0)] {
         let group = format!("{topic}-{isolation}");
-        let first = lag_scenario(
-            &env,
-            "share-consume",
-            &[
-                "--group",
-                &group,
-                "--topic",
-                &topic,
-                "--accept",
-                "3",
-                "--isolation",
-                isolation,
-            ],
-        );
-        assert_eq!(i(&first[0], "accepted"), 3, "{first:?}");
+        share_consume(&env, &group, &topic, 3, isolation);
         let (rows, code) = kdp_lag_group(&env, &group);
         assert_eq!(rows.len(), 1, "{rows:?}");
         let row = &rows[0];
@@ -558,21 +566,7 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
         assert_eq!(code, 1, "a bound above --max-records 0 is undecided: {row}");
         // the bound holds: what the group still delivers is within it
         let rest = deliverable - 3;
-        let second = lag_scenario(
-            &env,
-            "share-consume",
-            &[
-                "--group",
-                &group,
-                "--topic",
-                &topic,
-                "--accept",
-                &rest.to_string(),
-                "--isolation",
-                isolation,
-            ],
-        );
-        assert_eq!(i(&second[0], "accepted"), rest, "{second:?}");
+        share_consume(&env, &group, &topic, rest, isolation);
         assert!(
             rest <= at_most,
             "{isolation}: {rest} records still delivered, kdp said at most {at_most}"

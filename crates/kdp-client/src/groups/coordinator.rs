@@ -2,7 +2,7 @@
 //! the driver's coordinator strategy uses, on the one FindCoordinator
 //! lookup of [`crate::txn::coordinator`]; and `at_coordinators`, the
 //! shape every per-group request shares (OffsetFetch,
-//! DescribeShareGroupOffsets): each group asked of its coordinator.
+//! DescribeShareGroupOffsets, DescribeGroups and the other describes): each group asked of its coordinator.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -52,13 +52,14 @@ where
     H: AdminHandler<Key = String>,
 {
     let mut results = Vec::new();
+    // only the asked groups' coordinators: `known` may hold every listed group
+    let asked = groups
+        .iter()
+        .filter_map(|g| known.get(g).map(|b| (g.clone(), *b)));
     drive(
         client,
         handler,
-        &mut Coordinator::with_known(
-            GroupCoordinators,
-            known.iter().map(|(g, b)| (g.clone(), *b)),
-        ),
+        &mut Coordinator::with_known(GroupCoordinators, asked),
         groups,
         opts,
         bound,
