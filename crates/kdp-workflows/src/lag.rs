@@ -159,8 +159,53 @@ pub async fn gather_from(
     opts: &LagReadOptions,
     driver: &DriverOptions,
     bound: &TimeBound,
-    mut known: Option<&mut Known>,
+    known: Option<&mut Known>,
 ) -> Gathered {
+    let r = read_from(client, groups, opts, driver, bound, known).await;
+    let judged = lag(&r.groups, &r.partitions, &r.blocked, &opts.lag);
+    Gathered {
+        groups: r.groups,
+        partitions: r.partitions,
+        blocked: r.blocked,
+        join_error: r.join_error,
+        lag: judged,
+        bytes_read: r.bytes_read,
+        fetches: r.fetches,
+        fetched: r.fetched,
+    }
+}
+
+/// What [`read_from`] read, not judged yet: judged whole by
+/// [`kdp_domain::lag::lag`], or row by row by
+/// [`kdp_domain::lag::lag_each`] (a monitor folding the rows into its
+/// series holds no row per committed offset).
+#[derive(Debug, Clone)]
+pub struct LagRead {
+    /// The groups.
+    pub groups: GroupsRead,
+    /// Each partition read.
+    pub partitions: BTreeMap<TopicPartition, PartitionLag>,
+    /// The transactions holding LSOs.
+    pub blocked: Blocked,
+    /// Why the pinned partitions' producers could not be read, if so.
+    pub join_error: Option<String>,
+    /// Bytes of batches read in all.
+    pub bytes_read: u64,
+    /// Fetch requests sent in all.
+    pub fetches: u64,
+    /// Fetch requests that asked for each partition.
+    pub fetched: BTreeMap<TopicPartition, u64>,
+}
+
+/// [`gather_from`]'s reads, without the judgement.
+pub async fn read_from(
+    client: &SharedClient,
+    groups: GroupsRead,
+    opts: &LagReadOptions,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+    mut known: Option<&mut Known>,
+) -> LagRead {
     let starts = partitions_to_read(&groups, &opts.lag);
     let keys: Vec<TopicPartition> = starts.keys().cloned().collect();
     let (earliest, hwm, lso) = tokio::join!(
@@ -370,13 +415,11 @@ pub async fn gather_from(
             }
         }
     }
-    let judged = lag(&groups, &partitions, &blocked_diagnosis, &opts.lag);
-    Gathered {
+    LagRead {
         groups,
         partitions,
         blocked: blocked_diagnosis,
         join_error,
-        lag: judged,
         bytes_read,
         fetches,
         fetched,

@@ -1,7 +1,8 @@
 //! The lag's reads batched per leader: many partitions in one Fetch, an
 //! answer `MaxBytes` cut short (empty, or inside a batch) read on from
 //! where each partition stopped, one partition's error leaving the others
-//! of its request counted, and the counts the same whatever the limits.
+//! of its request counted, the counts the same whatever the limits, and
+//! the exporter's fold of the rows into its series.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::time::Duration;
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::{Client, TimeBound};
+use kdp_domain::lag::found::{LagFold, LagFound};
 use kdp_domain::lag::{LagGap, LagVerdict, Records};
 use kdp_test_support::StallCluster;
 use kdp_wire::messages::FetchRequest;
@@ -173,4 +175,42 @@ async fn one_partitions_error_leaves_the_others_of_its_fetch_counted() {
     // the four asked together, then partition 2 alone
     assert_eq!(asked(&cluster), [4, 1]);
     assert!(moved.load(Ordering::SeqCst) >= 2);
+    // the exporter's fold: the refused partition counts as its bounds
+    // (0..16), and the read's failure makes the scan partial
+    let mut fold = LagFold::new(false);
+    g.lag.rows.iter().for_each(|r| fold.add(r));
+    let found = fold.finish(&g.lag.gaps);
+    let v = found.values.first().unwrap();
+    assert_eq!((v.records_at_least, v.records_at_most), (36, 52));
+    assert_eq!(found.failed_requests, 1);
+    assert_eq!(found.failed_requests, LagFound::of(&g.lag).failed_requests);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_exporters_fold_holds_one_value_per_series_and_sums_the_rows() {
+    let cluster = cluster();
+    let client = client(&cluster).await;
+    let g = read(&client, &LagReadOptions::default()).await;
+    // per partition: the rows' own values
+    let mut fold = LagFold::new(true);
+    g.lag.rows.iter().for_each(|r| fold.add(r));
+    assert_eq!(fold.finish(&g.lag.gaps), LagFound::of(&g.lag));
+    // per topic: one value, the four partitions summed
+    let mut fold = LagFold::new(false);
+    g.lag.rows.iter().for_each(|r| fold.add(r));
+    let found = fold.finish(&g.lag.gaps);
+    let sums: Vec<_> = found
+        .values
+        .iter()
+        .map(|v| {
+            (
+                v.group.as_str(),
+                v.topic.as_str(),
+                v.records_at_least,
+                v.records_at_most,
+                v.offset_lag,
+            )
+        })
+        .collect();
+    assert_eq!(sums, [("g", "t", 48, 48, 64)]);
 }

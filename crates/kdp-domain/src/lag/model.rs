@@ -167,6 +167,21 @@ pub fn lag(
     blocked: &Blocked,
     opts: &LagOptions,
 ) -> Lag {
+    let mut rows = Vec::new();
+    let gaps = lag_each(groups, partitions, blocked, opts, |row| rows.push(row));
+    Lag { rows, gaps }
+}
+
+/// [`lag`] row by row: each row goes to `row` as it is judged, in the
+/// same order, and the gaps are returned (a monitor folds the rows into
+/// its series without holding one per committed offset).
+pub fn lag_each(
+    groups: &GroupsRead,
+    partitions: &BTreeMap<TopicPartition, PartitionLag>,
+    blocked: &Blocked,
+    opts: &LagOptions,
+    mut row: impl FnMut(LagRow),
+) -> Vec<LagGap> {
     let mut out = Lag::default();
     for (broker, e) in &groups.listing_failures {
         out.gaps.push(LagGap::Listing(*broker, e.clone()));
@@ -241,7 +256,7 @@ pub fn lag(
                 Committed::Failed(_) => LagVerdict::Unknown,
                 _ => LagVerdict::of(position.as_ref(), records),
             };
-            out.rows.push(LagRow {
+            row(LagRow {
                 group_id: g.group_id.clone(),
                 group_type: g.group_type.clone(),
                 state: g.state.clone(),
@@ -255,7 +270,7 @@ pub fn lag(
             });
         }
     }
-    out
+    out.gaps
 }
 
 /// Where a consumer at `pos` starts reading: its offset, or the log start

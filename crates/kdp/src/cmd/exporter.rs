@@ -196,6 +196,7 @@ pub fn run(args: Args) -> i32 {
                 members: false,
                 ..Default::default()
             }),
+            lag_per_partition: args.per_partition,
             lag_known: Default::default(),
         }),
     };
