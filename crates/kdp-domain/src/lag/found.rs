@@ -106,7 +106,7 @@ impl LagFold {
     /// Folds one judged row in.
     pub fn add(&mut self, r: &LagRow) {
         let Some(v) = value(r) else {
-            if !r.position.is_some_and(|p| p.committed.is_none()) {
+            if r.position.is_none_or(|p| p.committed.is_some()) {
                 self.unknown
                     .insert((r.group_id.clone(), r.partition.0.clone()));
             }
