@@ -26,7 +26,7 @@ pub mod verdict;
 
 pub use known::Known;
 pub use model::{
-    lag, partitions_to_read, read_starts, Lag, LagGap, LagOptions, LagRow, PartitionLag,
+    lag, lag_each, partitions_to_read, read_starts, Lag, LagGap, LagOptions, LagRow, PartitionLag,
     ShareFacts, Stop,
 };
 pub use position::{At, Bounds, Position};

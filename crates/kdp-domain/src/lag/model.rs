@@ -230,6 +230,21 @@ pub fn lag(
     blocked: &Blocked,
     opts: &LagOptions,
 ) -> Lag {
+    let mut rows = Vec::new();
+    let gaps = lag_each(groups, partitions, blocked, opts, |row| rows.push(row));
+    Lag { rows, gaps }
+}
+
+/// [`lag`] row by row: each row goes to `row` as it is judged, in the
+/// same order, and the gaps are returned (a monitor folds the rows into
+/// its series without holding one per committed offset).
+pub fn lag_each(
+    groups: &GroupsRead,
+    partitions: &BTreeMap<TopicPartition, PartitionLag>,
+    blocked: &Blocked,
+    opts: &LagOptions,
+    mut row: impl FnMut(LagRow),
+) -> Vec<LagGap> {
     let mut out = Lag::default();
     for (broker, e) in &groups.listing_failures {
         out.gaps.push(LagGap::Listing(*broker, e.clone()));
@@ -258,7 +273,7 @@ pub fn lag(
             continue;
         }
         if g.group_type == Some(GroupType::Share) {
-            share_rows(g, groups, partitions, &holders, opts, &mut out);
+            share_rows(g, groups, partitions, &holders, opts, &mut out, &mut row);
             continue;
         }
         let offsets = match &g.offsets {
@@ -299,7 +314,7 @@ pub fn lag(
                 Committed::Failed(_) => LagVerdict::Unknown,
                 _ => LagVerdict::of(position.as_ref(), records),
             };
-            out.rows.push(LagRow {
+            row(LagRow {
                 group_id: g.group_id.clone(),
                 group_type: g.group_type.clone(),
                 state: g.state.clone(),
@@ -314,7 +329,7 @@ pub fn lag(
             });
         }
     }
-    out
+    out.gaps
 }
 
 /// A share group's rows: its start offset on each partition against the
@@ -331,6 +346,7 @@ fn share_rows(
     holders: &BTreeMap<(&str, i32), &Pinning>,
     opts: &LagOptions,
     out: &mut Lag,
+    row: &mut impl FnMut(LagRow),
 ) {
     let Some(read) = groups.shares.get(&g.group_id) else {
         // a whole-cluster answer, or one naming it, is missing it
@@ -387,7 +403,7 @@ fn share_rows(
             Committed::Failed(_) => LagVerdict::Unknown,
             _ => LagVerdict::of_share(position.as_ref(), records, held_back),
         };
-        out.rows.push(LagRow {
+        row(LagRow {
             group_id: g.group_id.clone(),
             group_type: g.group_type.clone(),
             state: g.state.clone(),

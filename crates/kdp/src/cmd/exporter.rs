@@ -199,6 +199,7 @@ pub fn run(args: Args) -> i32 {
                 members: false,
                 ..Default::default()
             }),
+            lag_per_partition: args.per_partition,
             lag_known: Default::default(),
         }),
     };
