@@ -64,6 +64,8 @@ fn every_framework_attributed_and_the_stuck_ones_get_force_terminate() {
             gone["PinnedPartitions"],
             serde_json::json!([format!("orders-out-{n}")])
         );
+        // the read_committed group committed at the LSO it holds
+        assert_eq!(gone["GroupsBlocked"], serde_json::json!(["orders-report"]));
         let action = gone["Action"].as_str().unwrap();
         assert!(
             action.starts_with("kdp force-terminate --bootstrap-server"),
@@ -127,6 +129,20 @@ fn every_framework_attributed_and_the_stuck_ones_get_force_terminate() {
         (Some(1), Some(2))
     );
     assert!(orders["OldestStuckMs"].as_i64().unwrap() >= 9 * 60_000);
+    assert_eq!(
+        orders["GroupsBlocked"],
+        serde_json::json!(["orders-report"])
+    );
+    // a closed transaction holds nothing; an open one where nobody
+    // committed at its LSO holds nothing either
+    assert_eq!(
+        rows[&format!("{LIVE}-2")]["GroupsBlocked"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        rows["ingest-sink-0-41"]["GroupsBlocked"],
+        serde_json::json!([])
+    );
     assert_eq!(apps["ingest-sink"]["Lingering"], 1);
 }
 
@@ -180,6 +196,9 @@ fn a_group_hidden_by_acls_makes_its_ids_unknown_and_exit_1() {
     assert_eq!(rows["ingest-sink-0-41"]["Verdict"], "unknown");
     assert_eq!(rows["connect-prod-ticks-2024-v2-0"]["Verdict"], "live");
     assert!(stderr.contains("may leave out groups"), "{stderr}");
+    // nor are the groups an open transaction holds back known: null, not []
+    assert_eq!(rows[&format!("{GONE}-1")]["GroupsBlocked"], Value::Null);
+    assert!(stderr.contains("GroupsBlocked unknown"), "{stderr}");
 }
 
 #[test]

@@ -374,6 +374,53 @@ fn streams_instance_killed(protocol: &str) -> String {
             );
         }
     }
+    // a read_committed group reads the output to its LSO and commits there:
+    // the transaction holding each pinned partition's LSO holds it back
+    let reader = format!("{app}-reader");
+    scenario(
+        &env,
+        "group-consume",
+        &["--topic", &output, "--group", &reader],
+    );
+    let (_, held, doc) = owners(&env, &["--group", &app]);
+    b.drain();
+    for (id, topic, partition, offset) in &opened {
+        let (lso, _) = offsets(&env, topic, *partition);
+        // A's first offset, or B's live transaction lower down
+        let holder = if lso == *offset {
+            id.clone()
+        } else {
+            b.events("open")
+                .find(|v| {
+                    v["topic"] == topic.as_str()
+                        && v["partition"] == *partition
+                        && v["offset"] == lso
+                })
+                .and_then(|v| v["transactionalId"].as_str())
+                .unwrap_or_else(|| panic!("{topic}-{partition}: no open transaction at LSO {lso}"))
+                .to_string()
+        };
+        let groups = &held[&holder]["GroupsBlocked"];
+        assert!(
+            groups
+                .as_array()
+                .is_some_and(|g| g.iter().any(|g| g == reader.as_str())),
+            "{holder} holds {topic}-{partition} at {lso}: {}",
+            held[&holder]
+        );
+    }
+    let summary = doc["Applications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["Application"] == app.as_str())
+        .unwrap();
+    assert!(
+        summary["GroupsBlocked"]
+            .as_array()
+            .is_some_and(|g| g.iter().any(|g| g == reader.as_str())),
+        "{summary}"
+    );
     for (id, topic, partition, offset) in &opened {
         let r = &rows[id];
         let pinned = format!("{topic}-{partition}");
