@@ -54,7 +54,9 @@ pub const DEMO_PRODUCERS_JSON: &str = include_str!("demo_producers.json");
 /// instance (its members' subscriptions carry its process id) while
 /// another instance's two ids hold transactions open on `orders-out` for 9
 /// minutes (orphaned), holding back the read_committed group
-/// `orders-report` committed at their LSOs; a Connect cluster `connect-prod` whose one worker
+/// `orders-report` committed at their LSOs; `payments-app`, a KIP-1071
+/// streams group (StreamsGroupDescribe lists its one live process id) with
+/// an orphaned id open on `payments-out` for 12 minutes; a Connect cluster `connect-prod` whose one worker
 /// runs connector `ticks-2024-v2`'s three tasks (its metadata and
 /// assignment as a real worker sent them) and whose leader writes
 /// `connect-cluster-connect-prod`; a Flink KafkaSink `ingest-sink` restarted
