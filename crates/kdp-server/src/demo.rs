@@ -121,7 +121,9 @@ pub fn producers_cluster() -> Result<Cluster, ClusterError> {
 /// (`transfers-writer`, producer 13) from offset 3. Group `settlement` sits
 /// on the last marker of partition 0 (Kafka's LAG 1, nothing to read) and
 /// at the LSO of partition 1 (held back); `reconciler` is at 0 (17
-/// offsets, 11 records).
+/// offsets, 11 records); share group `payouts` (read_committed) has start
+/// offsets 9 and 0 (at most 2 and 3 records, the open transaction holds 3
+/// back).
 pub const DEMO_LAG_JSON: &str = include_str!("demo_lag.json");
 
 /// The `kdp demo --lag` cluster, resolved against now.

@@ -143,6 +143,10 @@ pub struct ProtocolBytes {
     pub assignment: Vec<u8>,
 }
 
+/// `share.isolation.level`: the group config the mock knows (Kafka's
+/// default, unset, is read_uncommitted).
+pub const SHARE_ISOLATION_LEVEL: &str = "share.isolation.level";
+
 /// One group at its coordinator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
@@ -163,6 +167,8 @@ pub struct Group {
     pub members: Vec<GroupMember>,
     /// Committed offsets by topic and partition.
     pub offsets: BTreeMap<String, BTreeMap<i32, i64>>,
+    /// Group configs set on it (DYNAMIC_GROUP_CONFIG), by key.
+    pub configs: BTreeMap<String, String>,
 }
 
 impl Group {

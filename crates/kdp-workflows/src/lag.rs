@@ -35,11 +35,10 @@ use kdp_client::txn::configs::{topic_configs, CLEANUP_POLICY};
 use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
 use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
-use kdp_domain::groups::offsets::Committed;
 use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{
-    lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Stop, Tally,
+    lag, partitions_to_read, read_starts, Bounds, Known, Lag, LagOptions, PartitionLag, Stop, Tally,
 };
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
@@ -47,7 +46,7 @@ use kdp_wire::messages::{READ_COMMITTED, READ_UNCOMMITTED};
 use kdp_wire::records::{Batch, Batches, DEFAULT_MAX_DECOMPRESSED};
 use kdp_wire::ErrorCode;
 
-use crate::groups::{read_groups, ReadOptions};
+use crate::groups::{read_groups, read_shares, ReadOptions};
 use crate::join::{join, JoinOptions};
 
 /// `kdp lag`'s default for [`LagReadOptions::max_bytes_per_partition`]:
@@ -127,12 +126,13 @@ pub async fn gather(
 /// documentation); it keeps only the partitions asked for now.
 pub async fn gather_from(
     client: &SharedClient,
-    groups: GroupsRead,
+    mut groups: GroupsRead,
     opts: &LagReadOptions,
     driver: &DriverOptions,
     bound: &TimeBound,
     mut known: Option<&mut Known>,
 ) -> Gathered {
+    read_shares(client, &mut groups, driver, bound).await;
     let starts = partitions_to_read(&groups, &opts.lag);
     let keys: Vec<TopicPartition> = starts.keys().cloned().collect();
     let (earliest, hwm, lso) = tokio::join!(
@@ -221,12 +221,9 @@ pub async fn gather_from(
 
     // the reads: each partition once, from its smallest offset
     let mut committed_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    for g in &groups.answers {
-        let Ok(offsets) = &g.offsets else { continue };
-        for (tp, c) in offsets {
-            if let (Committed::At(o), true) = (c, opts.lag.wants(&g.group_id, tp)) {
-                committed_on.entry(tp.clone()).or_default().insert(*o);
-            }
+    for (tp, start) in read_starts(&groups, &opts.lag) {
+        if let Some(o) = start {
+            committed_on.entry(tp).or_default().insert(o);
         }
     }
     // the topics whose counts may be kept: known not to be compacted

@@ -23,12 +23,11 @@ use kdp_wire::messages::{
 use kdp_wire::view::Received;
 use kdp_wire::ErrorCode;
 
-use crate::admin::driver::collect;
-use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::admin::{AdminHandler, DriverOptions, KeyOutcome};
 use crate::bound::TimeBound;
 use crate::client::SharedClient;
 use crate::error::Result;
-use crate::groups::coordinator::GroupCoordinators;
+use crate::groups::coordinator::at_coordinators;
 use kdp_domain::groups::state::{GroupState, GroupType};
 use kdp_domain::key_error::KeyError;
 use kdp_domain::owners::scheme::ProcessId;
@@ -341,22 +340,7 @@ where
     if keys.is_empty() {
         return BTreeMap::new();
     }
-    let mut results = Vec::new();
-    drive(
-        client,
-        handler,
-        &mut Coordinator::with_known(
-            GroupCoordinators,
-            keys.iter()
-                .filter_map(|k| known.get(k).map(|b| (k.clone(), *b))),
-        ),
-        keys,
-        opts,
-        bound,
-        collect(&mut results),
-    )
-    .await;
-    results.into_iter().map(|(k, _, r)| (k, r)).collect()
+    at_coordinators(client, handler, keys, known, opts, bound).await
 }
 
 /// Describes `groups` (each with its type when ListGroups said) at their

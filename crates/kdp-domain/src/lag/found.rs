@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use crate::lag::model::{Lag, LagGap, LagRow};
+use crate::lag::model::{Lag, LagRow};
 use crate::lag::position::At;
 
 /// One group's numbers on one partition.
@@ -24,13 +24,22 @@ pub struct LagValue {
     pub records_at_least: i64,
     /// Records to deliver, at most.
     pub records_at_most: i64,
-    /// Kafka's offset lag (HWM − committed).
-    pub offset_lag: i64,
+    /// Kafka's offset lag (HWM − committed); `None` for a share group,
+    /// which commits no offset.
+    #[serde(default)]
+    pub offset_lag: Option<i64>,
     /// Offsets held back above the LSO while the group is at or below it.
     pub held_back: i64,
     /// The first timestamp of the first batch still to deliver (ms).
     #[serde(default)]
     pub oldest_undelivered_ms: Option<i64>,
+    /// A share group's position (its records are "at most" figures).
+    #[serde(default)]
+    pub share: bool,
+    /// A share group's Lag as Kafka reports it (DescribeShareGroupOffsets
+    /// v1), when it does.
+    #[serde(default)]
+    pub kafka_share_lag: Option<i64>,
 }
 
 /// The lag of every position kdp could judge.
@@ -52,13 +61,7 @@ pub struct LagFound {
 impl LagFound {
     /// The judged rows as numbers.
     pub fn of(lag: &Lag) -> LagFound {
-        // a share group is not measured by design (no series), not a
-        // failed request: the scan is not partial for it
-        let failed = lag
-            .gaps
-            .iter()
-            .filter(|g| !matches!(g, LagGap::ShareGroup(_)))
-            .count();
+        let failed = lag.gaps.len();
         let mut out = LagFound {
             failed_requests: failed as u64,
             ..LagFound::default()
@@ -81,6 +84,21 @@ impl LagFound {
 fn value(r: &LagRow) -> Option<LagValue> {
     let pos = r.position?;
     let records = r.records?;
+    if let Some(share) = r.share {
+        pos.committed?;
+        return Some(LagValue {
+            group: r.group_id.clone(),
+            topic: r.partition.0.clone(),
+            partition: r.partition.1,
+            records_at_least: records.at_least(),
+            records_at_most: records.at_most(),
+            offset_lag: None,
+            held_back: r.held_back?,
+            oldest_undelivered_ms: None,
+            share: true,
+            kafka_share_lag: share.kafka_lag,
+        });
+    }
     let held_back = match pos.at() {
         At::PastLso | At::Nothing => 0,
         _ => pos.bounds.held_back(),
@@ -91,8 +109,10 @@ fn value(r: &LagRow) -> Option<LagValue> {
         partition: r.partition.1,
         records_at_least: records.at_least(),
         records_at_most: records.at_most(),
-        offset_lag: r.offset_lag()?,
+        offset_lag: Some(r.offset_lag()?),
         held_back,
         oldest_undelivered_ms: r.oldest_undelivered_ms,
+        share: false,
+        kafka_share_lag: None,
     })
 }

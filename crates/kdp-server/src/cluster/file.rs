@@ -134,6 +134,10 @@ pub(super) struct GroupFile {
     /// `{"topic": {"0": 42}}`: committed offsets by topic and partition.
     #[serde(default)]
     pub(super) offsets: BTreeMap<String, BTreeMap<i32, i64>>,
+    /// Group configs (DescribeConfigs, resource type GROUP), e.g.
+    /// `{"share.isolation.level": "read_committed"}`.
+    #[serde(default)]
+    pub(super) configs: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]

@@ -64,6 +64,8 @@ pub const CONFIG_TYPE_STRING: i8 = 2;
 pub enum ConfigSource {
     /// A topic's own setting: DYNAMIC_TOPIC_CONFIG (1).
     DynamicTopic = 1,
+    /// A group's own setting: GROUP_CONFIG (8, Kafka 4.x).
+    DynamicGroup = 8,
     /// Set in the file: STATIC_BROKER_CONFIG (4), as from server.properties.
     Static = 4,
     /// Kafka's default: DEFAULT_CONFIG (5).

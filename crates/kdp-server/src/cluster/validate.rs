@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use kdp_wire::messages::ProducerState;
 
 use crate::acls::{Acls, ClusterOperation, NamePattern};
-use crate::group::{Group, GroupMember, GroupState, GroupType};
+use crate::group::{Group, GroupMember, GroupState, GroupType, SHARE_ISOLATION_LEVEL};
 use crate::sasl::{SaslMechanism, User, Users};
 use crate::txn::{Transaction, TxnState};
 
@@ -1058,6 +1058,26 @@ impl GroupFile {
                 }
             }
         }
+        for (key, value) in &self.configs {
+            let path = format!("{at}.configs.{key}");
+            match key.as_str() {
+                // GroupConfig's validator: one of IsolationLevel's names
+                SHARE_ISOLATION_LEVEL => {
+                    if value != "read_committed" && value != "read_uncommitted" {
+                        return Err(ClusterError::new(
+                            path,
+                            "share.isolation.level is read_committed or read_uncommitted",
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(ClusterError::new(
+                        path,
+                        "the mock knows one group config: share.isolation.level",
+                    ))
+                }
+            }
+        }
         Ok(Group {
             group_id: self.group_id,
             group_type,
@@ -1083,6 +1103,7 @@ impl GroupFile {
             group_epoch: self.group_epoch.unwrap_or(1),
             members,
             offsets: self.offsets,
+            configs: self.configs,
         })
     }
 }
