@@ -53,7 +53,10 @@ pub const DEMO_PRODUCERS_JSON: &str = include_str!("demo_producers.json");
 /// A Kafka Streams application `orders-app` whose group lists one live
 /// instance (its members' subscriptions carry its process id) while
 /// another instance's two ids hold transactions open on `orders-out` for 9
-/// minutes (orphaned); a Connect cluster `connect-prod` whose one worker
+/// minutes (orphaned), holding back the read_committed group
+/// `orders-report` committed at their LSOs; `payments-app`, a KIP-1071
+/// streams group (StreamsGroupDescribe lists its one live process id) with
+/// an orphaned id open on `payments-out` for 12 minutes; a Connect cluster `connect-prod` whose one worker
 /// runs connector `ticks-2024-v2`'s three tasks (its metadata and
 /// assignment as a real worker sent them) and whose leader writes
 /// `connect-cluster-connect-prod`; a Flink KafkaSink `ingest-sink` restarted

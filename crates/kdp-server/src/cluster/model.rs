@@ -209,6 +209,8 @@ pub struct Cluster {
     /// The finalized `transaction.version` feature level ApiVersions (v3+)
     /// reports; 0 reports none (transaction protocol v1, as Kafka 3.9).
     pub transaction_version: i16,
+    /// API keys the mock neither advertises in ApiVersions nor serves.
+    pub withheld_apis: Vec<i16>,
     pub(super) by_name: HashMap<String, usize>,
     pub(super) by_id: HashMap<Uuid, usize>,
     pub(super) by_transactional_id: HashMap<String, usize>,
