@@ -180,9 +180,10 @@ fn new_ids_against_each_brokers_last_answer() {
 fn kept_state_does_not_grow_with_the_scans() {
     let mut t = Tracker::new(PressureConfig::default());
     let scan = |n: i64| {
-        // 1,000 ids per list, 100 of them new each scan
-        let a: Vec<i64> = (n * 100..n * 100 + 1_000).collect();
-        let b: Vec<i64> = (50_000 + n * 100..50_000 + n * 100 + 1_000).collect();
+        // 1,000 ids per list, 100 of them new each scan (from ids whose
+        // first distance takes three bytes throughout)
+        let a: Vec<i64> = (1_000_000 + n * 100..1_001_000 + n * 100).collect();
+        let b: Vec<i64> = (1_500_000 + n * 100..1_501_000 + n * 100).collect();
         report(
             &[1, 2],
             held(&[(1, "a", &a), (1, "b", &b), (2, "a", &a), (2, "b", &b)]),
