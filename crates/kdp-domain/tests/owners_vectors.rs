@@ -146,6 +146,7 @@ fn input(snapshot: &Value) -> OwnersInput {
         groups,
         group_listing_failures: Vec::new(),
         visibility: Visibility::Any,
+        held: None,
     }
 }
 
@@ -382,6 +383,7 @@ fn ids_of_no_scheme_are_unattributed_never_a_framework_by_shape() {
         )]),
         group_listing_failures: Vec::new(),
         visibility: Visibility::Any,
+        held: None,
     };
     let judged = Owners::judge(&input);
     for o in &judged.owners {
@@ -512,4 +514,78 @@ fn an_id_the_coordinator_did_not_describe_leaves_the_answer_undecided() {
     let mut partial = self::input(&vector("streams-3.9.2.json")["snapshots"]["afterKill"]);
     partial.listing_complete = false;
     assert!(!Owners::judge(&partial).decided());
+}
+
+/// `TransactionalIdFactory.buildTransactionalId(prefix, subtask,
+/// checkpointId)`: the three joined by `-`.
+fn flink_id(prefix: &str, subtask: u32, checkpoint: u64) -> String {
+    format!("{prefix}-{subtask}-{checkpoint}")
+}
+
+fn flink_input(transactions: Vec<TxnEntry>) -> OwnersInput {
+    OwnersInput {
+        now_ms: 2_000_000,
+        transactions,
+        listing_complete: true,
+        visibility: Visibility::Any,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn two_flink_jobs_on_one_prefix_leave_its_ids_unknown_and_are_named() {
+    // job A at checkpoints 41.., job B started fresh on the same prefix at
+    // 1..; each commits a checkpoint a second, their ids interleaved, and
+    // each has its current transaction open
+    let mut txns = Vec::new();
+    for i in 0..6u64 {
+        let t = 1_000_000 + 1_000 * i as i64;
+        let state = if i == 5 { "Ongoing" } else { "CompleteCommit" };
+        txns.push(entry(&flink_id("ingest-sink", 0, 41 + i), state, t));
+        txns.push(entry(&flink_id("ingest-sink", 0, 1 + i), state, t + 500));
+    }
+    let judged = Owners::judge(&flink_input(txns.clone()));
+    for o in &judged.owners {
+        assert_eq!(o.verdict, Verdict::Unknown, "{}", o.transactional_id);
+        assert!(
+            matches!(o.evidence, Evidence::TwoJobs { .. }),
+            "{}: {}",
+            o.transactional_id,
+            o.evidence
+        );
+        // never force-terminate a transaction one of the jobs may still commit
+        assert_ne!(o.advice(), Advice::ForceTerminate);
+    }
+    let app = &judged.applications[0];
+    assert_eq!(app.application, "ingest-sink");
+    let (subtask, c) = &app.collisions[0];
+    assert_eq!(*subtask, 0);
+    assert_eq!(c.sequences[0].first, "ingest-sink-0-41");
+    assert_eq!(c.sequences[1].last, "ingest-sink-0-6");
+    assert_eq!(c.switches, 11);
+
+    // the same ids of job A, then job B after it was killed (a restart
+    // without state): one switch, no collision; A's open one lingers
+    let mut txns = Vec::new();
+    for i in 0..6u64 {
+        let state = if i == 5 { "Ongoing" } else { "CompleteCommit" };
+        txns.push(entry(
+            &flink_id("ingest-sink", 0, 41 + i),
+            state,
+            1_000_000 + 1_000 * i as i64,
+        ));
+        txns.push(entry(
+            &flink_id("ingest-sink", 0, 1 + i),
+            "CompleteCommit",
+            1_100_000 + 1_000 * i as i64,
+        ));
+    }
+    let judged = Owners::judge(&flink_input(txns));
+    assert!(judged.applications[0].collisions.is_empty());
+    let lingering = judged
+        .owners
+        .iter()
+        .find(|o| o.transactional_id == "ingest-sink-0-46")
+        .unwrap();
+    assert_eq!(lingering.verdict, Verdict::Lingering);
 }

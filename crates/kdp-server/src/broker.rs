@@ -134,6 +134,13 @@ pub fn handle_request_as(
         version,
         limit: response_limit(shared).saturating_sub(response_header_len(key, version)),
     };
+    if call.shared.read().withheld_apis.contains(&key) {
+        // a broker that predates the API cannot parse its header: it
+        // closes the connection
+        return Err(Reject(format!(
+            "api key {key} ({api_name}) is withheld by this mock's cluster file"
+        )));
+    }
     match dispatch(&call, &header, body) {
         Some(response) => {
             let response = response?;

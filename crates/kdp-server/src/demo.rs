@@ -53,7 +53,10 @@ pub const DEMO_PRODUCERS_JSON: &str = include_str!("demo_producers.json");
 /// A Kafka Streams application `orders-app` whose group lists one live
 /// instance (its members' subscriptions carry its process id) while
 /// another instance's two ids hold transactions open on `orders-out` for 9
-/// minutes (orphaned); a Connect cluster `connect-prod` whose one worker
+/// minutes (orphaned), holding back the read_committed group
+/// `orders-report` committed at their LSOs; `payments-app`, a KIP-1071
+/// streams group (StreamsGroupDescribe lists its one live process id) with
+/// an orphaned id open on `payments-out` for 12 minutes; a Connect cluster `connect-prod` whose one worker
 /// runs connector `ticks-2024-v2`'s three tasks (its metadata and
 /// assignment as a real worker sent them) and whose leader writes
 /// `connect-cluster-connect-prod`; a Flink KafkaSink `ingest-sink` restarted
@@ -118,7 +121,9 @@ pub fn producers_cluster() -> Result<Cluster, ClusterError> {
 /// (`transfers-writer`, producer 13) from offset 3. Group `settlement` sits
 /// on the last marker of partition 0 (Kafka's LAG 1, nothing to read) and
 /// at the LSO of partition 1 (held back); `reconciler` is at 0 (17
-/// offsets, 11 records).
+/// offsets, 11 records); share group `payouts` (read_committed) has start
+/// offsets 9 and 0 (at most 2 and 3 records, the open transaction holds 3
+/// back).
 pub const DEMO_LAG_JSON: &str = include_str!("demo_lag.json");
 
 /// The `kdp demo --lag` cluster, resolved against now.

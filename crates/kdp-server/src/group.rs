@@ -18,23 +18,33 @@ pub enum GroupType {
     /// A share group of KIP-932 (Kafka 4.1+): its offsets are share-partition
     /// start offsets, read with DescribeShareGroupOffsets, never OffsetFetch.
     Share,
+    /// A Kafka Streams group of KIP-1071 (Kafka 4.1+): StreamsGroupDescribe,
+    /// each member with its Streams process id.
+    Streams,
 }
 
 impl GroupType {
-    /// Kafka's name (`GroupType.toString`): `classic`, `consumer`, `share`.
+    /// Kafka's name (`GroupType.toString`): `classic`, `consumer`, `share`,
+    /// `streams`.
     pub fn name(self) -> &'static str {
         match self {
             GroupType::Classic => "classic",
             GroupType::Consumer => "consumer",
             GroupType::Share => "share",
+            GroupType::Streams => "streams",
         }
     }
 
     /// Reads Kafka's name, in any case (as ListGroups' type filter does).
     pub fn from_name(name: &str) -> Option<GroupType> {
-        [GroupType::Classic, GroupType::Consumer, GroupType::Share]
-            .into_iter()
-            .find(|t| t.name().eq_ignore_ascii_case(name.trim()))
+        [
+            GroupType::Classic,
+            GroupType::Consumer,
+            GroupType::Share,
+            GroupType::Streams,
+        ]
+        .into_iter()
+        .find(|t| t.name().eq_ignore_ascii_case(name.trim()))
     }
 }
 
@@ -92,7 +102,10 @@ impl GroupState {
             GroupState::PreparingRebalance | GroupState::CompletingRebalance => {
                 t == GroupType::Classic
             }
-            GroupState::Assigning | GroupState::Reconciling => t == GroupType::Consumer,
+            // StreamsGroupState has them too (and NotReady, not modelled)
+            GroupState::Assigning | GroupState::Reconciling => {
+                matches!(t, GroupType::Consumer | GroupType::Streams)
+            }
             // ShareGroupState: Empty, Stable, Dead.
             GroupState::Empty | GroupState::Stable | GroupState::Dead => true,
         }
@@ -116,6 +129,9 @@ pub struct GroupMember {
     /// metadata and assignment), served by DescribeGroups instead of the
     /// consumer protocol made from `assignment`.
     pub protocol_bytes: Option<ProtocolBytes>,
+    /// A streams group's member: its Streams process id (the UUID in its
+    /// transactional ids), as StreamsGroupDescribe lists it.
+    pub process_id: Option<String>,
 }
 
 /// A member's protocol metadata and assignment as its client sent them.
@@ -126,6 +142,10 @@ pub struct ProtocolBytes {
     /// Its SyncGroup assignment.
     pub assignment: Vec<u8>,
 }
+
+/// `share.isolation.level`: the group config the mock knows (Kafka's
+/// default, unset, is read_uncommitted).
+pub const SHARE_ISOLATION_LEVEL: &str = "share.isolation.level";
 
 /// One group at its coordinator.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +167,8 @@ pub struct Group {
     pub members: Vec<GroupMember>,
     /// Committed offsets by topic and partition.
     pub offsets: BTreeMap<String, BTreeMap<i32, i64>>,
+    /// Group configs set on it (DYNAMIC_GROUP_CONFIG), by key.
+    pub configs: BTreeMap<String, String>,
 }
 
 impl Group {

@@ -14,10 +14,15 @@ use kdp_client::error::Result;
 use kdp_client::groups::describe::describe_groups_at;
 use kdp_client::groups::list::list_groups;
 use kdp_client::groups::offsets::committed_offsets_at;
+use kdp_client::groups::share_offsets::share_offsets_at;
+use kdp_client::txn::configs::{group_configs, SHARE_ISOLATION_LEVEL};
 use kdp_domain::diagnose::blocked::{any_pinned, held_groups as held_groups_of, HeldGroups};
 use kdp_domain::groups::read::{visibility, GroupAnswer, GroupsRead, Visibility};
+use kdp_domain::groups::share::{Isolation, ShareRead};
 use kdp_domain::groups::state::{GroupState, GroupType};
 use kdp_domain::joined::Joined;
+use kdp_domain::key_error::KeyError;
+use kdp_wire::ErrorCode;
 
 /// What to read of each group.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,7 +118,73 @@ pub async fn read_groups(
         answers,
         listing_failures,
         visibility,
+        shares: BTreeMap::new(),
     })
+}
+
+/// Reads into `read` the start offsets and `share.isolation.level` of
+/// each share group it holds and has not read them for (`kdp lag`, the
+/// exporter's lag series): both asked at once; a group missing from
+/// either answer has that part's error (never a default taken for an
+/// answer).
+pub async fn read_shares(
+    client: &SharedClient,
+    read: &mut GroupsRead,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) {
+    let groups: Vec<String> = read
+        .answers
+        .iter()
+        .filter(|g| {
+            g.group_type == Some(GroupType::Share) && !read.shares.contains_key(&g.group_id)
+        })
+        .map(|g| g.group_id.clone())
+        .collect();
+    if groups.is_empty() {
+        return;
+    }
+    let coordinators = BTreeMap::new();
+    let (mut offsets, configs) = tokio::join!(
+        share_offsets_at(client, groups.clone(), &coordinators, opts, bound),
+        group_configs(
+            client,
+            groups.clone(),
+            &[SHARE_ISOLATION_LEVEL],
+            opts,
+            bound
+        )
+    );
+    let missing = |what: &str| KeyError::client(ErrorCode::UNKNOWN_SERVER_ERROR, what.to_string());
+    let mut configs = match configs {
+        Ok(c) => c,
+        Err(e) => {
+            let e = KeyError::client(ErrorCode::UNKNOWN_SERVER_ERROR, e.to_string());
+            groups.iter().map(|g| (g.clone(), Err(e.clone()))).collect()
+        }
+    };
+    read.shares.extend(groups.into_iter().map(|g| {
+        let isolation = match configs.remove(&g) {
+            Some(Ok(c)) => {
+                let value = c.get(SHARE_ISOLATION_LEVEL).cloned().flatten();
+                Isolation::of_config(value.as_deref()).ok_or_else(|| {
+                    KeyError::client(
+                        ErrorCode::INVALID_CONFIG,
+                        format!("share.isolation.level {value:?} is not a level Kafka knows"),
+                    )
+                })
+            }
+            Some(Err(e)) => Err(e),
+            None => Err(missing("no DescribeConfigs answer")),
+        };
+        let share = ShareRead {
+            offsets: offsets
+                .remove(&g)
+                .unwrap_or_else(|| Err(missing("no DescribeShareGroupOffsets answer"))),
+            isolation,
+        };
+        (g, share)
+    }));
 }
 
 /// The blocked-groups column of `find-hanging` and `describe

@@ -8,12 +8,25 @@
 //! A partition is read only when some committed offset lies below its
 //! LSO: at or past it, the records to deliver are 0 without a read. Each
 //! partition is read once for all its groups, from the smallest of their
-//! offsets (at least the log start), in Fetch requests of
-//! [`LagReadOptions::fetch_bytes`], until the LSO read before the first
+//! offsets (at least the log start), until the LSO read before the first
 //! Fetch or [`LagReadOptions::max_bytes_per_partition`]; past that
 //! budget the figures are bounds ([`Stop::Budget`]). A read the deadline
 //! or an error cuts short gives bounds too, and makes the answer partial
-//! ([`Stop::Failed`]).
+//! ([`Stop::Failed`]); one partition's failure leaves the others of its
+//! request counted.
+//!
+//! The partitions are read together, in Fetch requests batched per
+//! leader ([`LagReadOptions::partitions_per_fetch`] partitions at most,
+//! [`LagReadOptions::fetch_bytes`] per partition and
+//! [`LagReadOptions::fetch_max_bytes`] per request, from
+//! [`LagReadOptions::concurrency`] brokers at once), round after round
+//! from where each count stands; each answer is folded into its
+//! partition's count as it arrives. What the reads hold at once is the
+//! counts and at most `concurrency` × `fetch_max_bytes` of answers (64
+//! MiB by default).
+//!
+//! [`Stop::Budget`]: kdp_domain::lag::Stop::Budget
+//! [`Stop::Failed`]: kdp_domain::lag::Stop::Failed
 //!
 //! With a [`Known`] carried from one gather to the next (the exporter's
 //! scans), a partition a read found without any transactional or control
@@ -23,32 +36,33 @@
 //! are kept there, as compaction can remove records already counted.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::error::Result;
-use kdp_client::fetch::{fetch_once, FetchSettings};
+use kdp_client::fetch::FetchSettings;
 use kdp_client::metadata::{ClusterMetadata, TopicInfo};
 use kdp_client::txn::configs::{topic_configs, CLEANUP_POLICY};
 use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
 use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
-use kdp_domain::groups::offsets::Committed;
 use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{
-    lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Stop, Tally,
+    lag, partitions_to_read, read_starts, Bounds, Known, Lag, LagOptions, PartitionLag, Tally,
 };
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
 use kdp_wire::messages::{READ_COMMITTED, READ_UNCOMMITTED};
-use kdp_wire::records::{Batch, Batches, DEFAULT_MAX_DECOMPRESSED};
 use kdp_wire::ErrorCode;
 
-use crate::groups::{read_groups, ReadOptions};
+use crate::groups::{read_groups, read_shares, ReadOptions};
 use crate::join::{join, JoinOptions};
+
+mod read;
+
+use read::{read_all, Reading};
 
 /// `kdp lag`'s default for [`LagReadOptions::max_bytes_per_partition`]:
 /// 64 MiB, a few seconds of Fetch on a loaded broker.
@@ -62,9 +76,16 @@ pub struct LagReadOptions {
     /// Stop reading a partition after this many bytes of batches: its
     /// figures are bounds from there.
     pub max_bytes_per_partition: u64,
-    /// `PartitionMaxBytes` of each Fetch.
+    /// `PartitionMaxBytes` of each partition in a Fetch (grown for a
+    /// batch larger than it, up to 64 MiB).
     pub fetch_bytes: i32,
-    /// Partitions read at once.
+    /// `MaxBytes` of each Fetch: a broker's answer to one request, all
+    /// its partitions together (a first batch larger than it comes whole,
+    /// KIP-74).
+    pub fetch_max_bytes: i32,
+    /// Partitions in one Fetch at most.
+    pub partitions_per_fetch: usize,
+    /// Brokers fetched from at once.
     pub concurrency: usize,
     /// Also describe each group (its state and members).
     pub members: bool,
@@ -75,8 +96,14 @@ impl Default for LagReadOptions {
         LagReadOptions {
             lag: LagOptions::default(),
             max_bytes_per_partition: DEFAULT_MAX_BYTES_PER_PARTITION,
+            // 4 MiB per partition: a partition far behind is read in
+            // few requests; 8 MiB per request from 8 brokers at once
+            // bounds the answers in flight to 64 MiB (Kafka's consumer
+            // asks 1 MiB per partition and 50 MiB per request)
             fetch_bytes: 4 << 20,
-            concurrency: 16,
+            fetch_max_bytes: 8 << 20,
+            partitions_per_fetch: 1_000,
+            concurrency: 8,
             members: true,
         }
     }
@@ -100,8 +127,8 @@ pub struct Gathered {
     pub bytes_read: u64,
     /// Fetch requests sent in all.
     pub fetches: u64,
-    /// Fetch requests sent per partition (partitions sent none are left
-    /// out).
+    /// Fetch requests that asked for each partition (partitions asked in
+    /// none are left out).
     pub fetched: BTreeMap<TopicPartition, u64>,
 }
 
@@ -131,8 +158,54 @@ pub async fn gather_from(
     opts: &LagReadOptions,
     driver: &DriverOptions,
     bound: &TimeBound,
-    mut known: Option<&mut Known>,
+    known: Option<&mut Known>,
 ) -> Gathered {
+    let r = read_from(client, groups, opts, driver, bound, known).await;
+    let judged = lag(&r.groups, &r.partitions, &r.blocked, &opts.lag);
+    Gathered {
+        groups: r.groups,
+        partitions: r.partitions,
+        blocked: r.blocked,
+        join_error: r.join_error,
+        lag: judged,
+        bytes_read: r.bytes_read,
+        fetches: r.fetches,
+        fetched: r.fetched,
+    }
+}
+
+/// What [`read_from`] read, not judged yet: judged whole by
+/// [`kdp_domain::lag::lag`], or row by row by
+/// [`kdp_domain::lag::lag_each`] (a monitor folding the rows into its
+/// series holds no row per committed offset).
+#[derive(Debug, Clone)]
+pub struct LagRead {
+    /// The groups.
+    pub groups: GroupsRead,
+    /// Each partition read.
+    pub partitions: BTreeMap<TopicPartition, PartitionLag>,
+    /// The transactions holding LSOs.
+    pub blocked: Blocked,
+    /// Why the pinned partitions' producers could not be read, if so.
+    pub join_error: Option<String>,
+    /// Bytes of batches read in all.
+    pub bytes_read: u64,
+    /// Fetch requests sent in all.
+    pub fetches: u64,
+    /// Fetch requests that asked for each partition.
+    pub fetched: BTreeMap<TopicPartition, u64>,
+}
+
+/// [`gather_from`]'s reads, without the judgement.
+pub async fn read_from(
+    client: &SharedClient,
+    mut groups: GroupsRead,
+    opts: &LagReadOptions,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+    mut known: Option<&mut Known>,
+) -> LagRead {
+    read_shares(client, &mut groups, driver, bound).await;
     let starts = partitions_to_read(&groups, &opts.lag);
     let keys: Vec<TopicPartition> = starts.keys().cloned().collect();
     let (earliest, hwm, lso) = tokio::join!(
@@ -221,12 +294,9 @@ pub async fn gather_from(
 
     // the reads: each partition once, from its smallest offset
     let mut committed_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    for g in &groups.answers {
-        let Ok(offsets) = &g.offsets else { continue };
-        for (tp, c) in offsets {
-            if let (Committed::At(o), true) = (c, opts.lag.wants(&g.group_id, tp)) {
-                committed_on.entry(tp.clone()).or_default().insert(*o);
-            }
+    for (tp, start) in read_starts(&groups, &opts.lag) {
+        if let Some(o) = start {
+            committed_on.entry(tp).or_default().insert(o);
         }
     }
     // the topics whose counts may be kept: known not to be compacted
@@ -255,7 +325,7 @@ pub async fn gather_from(
         known.retain(|tp| uncompacted.contains(&tp.0));
     }
     let mut partitions: BTreeMap<TopicPartition, PartitionLag> = BTreeMap::new();
-    let mut jobs: Vec<(TopicPartition, Tally, Vec<i64>)> = Vec::new();
+    let mut readings: Vec<Reading> = Vec::new();
     for (tp, b) in bounds {
         let mut ready = None;
         if let Ok(b) = &b {
@@ -277,7 +347,7 @@ pub async fn gather_from(
                     // what is known already: no request
                     ready = Some(tally);
                 } else {
-                    jobs.push((tp.clone(), tally, cs));
+                    readings.push(Reading::new(tp.clone(), tally, cs, opts.fetch_bytes));
                 }
             }
         }
@@ -292,222 +362,95 @@ pub async fn gather_from(
     }
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
     let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
-    if !jobs.is_empty() {
-        let topics: Vec<String> = jobs
+    if !readings.is_empty() {
+        let topics: Vec<String> = readings
             .iter()
-            .map(|j| j.0 .0.clone())
+            .map(|r| r.tp.0.clone())
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
         let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
         let metadata = match tokio::time::timeout_at(bound.deadline().at(), lookup).await {
-            Ok(Ok(md)) => md,
-            // each read looks its partition up again
+            Ok(Ok(md)) => only(&md, readings.iter().map(|r| &r.tp)),
+            // the reads look their partitions up again
             _ => ClusterMetadata::default(),
         };
-        let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
-        let mut reads = tokio::task::JoinSet::new();
-        for (tp, tally, cs) in jobs {
-            // only this partition's metadata: a copy of the whole cluster's
-            // for each read costs partitions squared on a large cluster
-            let mut md = ClusterMetadata {
-                cluster_id: None,
-                controller_id: metadata.controller_id,
-                brokers: metadata.brokers.clone(),
-                topics: BTreeMap::new(),
-            };
-            if let Some(t) = metadata.topic(&tp.0) {
-                let partitions = t
-                    .partitions
-                    .get(&tp.1)
-                    .map(|p| BTreeMap::from([(tp.1, p.clone())]))
-                    .unwrap_or_default();
-                let topic = TopicInfo {
-                    name: t.name.clone(),
-                    error_code: t.error_code,
-                    topic_id: t.topic_id,
-                    is_internal: t.is_internal,
-                    partitions,
-                };
-                md.topics.insert(tp.0.clone(), topic);
-            }
-            let (client, permits, bound) = (client.clone(), permits.clone(), *bound);
-            let settings = FetchSettings {
-                isolation_level: READ_COMMITTED,
-                partition_max_bytes: opts.fetch_bytes,
-                max_wait_ms: 0,
-            };
-            let budget = opts.max_bytes_per_partition;
-            reads.spawn(async move {
-                let _permit = permits.acquire_owned().await.ok();
-                let counted =
-                    count(&client, &tp, tally, &cs, &mut md, settings, budget, &bound).await;
-                (tp, counted)
-            });
-        }
-        while let Some(done) = reads.join_next().await {
-            let Ok((tp, counted)) = done else { continue };
-            bytes_read += counted.bytes;
-            fetches += counted.fetches;
-            if counted.fetches > 0 {
-                fetched.insert(tp.clone(), counted.fetches);
+        let settings = FetchSettings {
+            isolation_level: READ_COMMITTED,
+            partition_max_bytes: opts.fetch_bytes,
+            max_bytes: Some(opts.fetch_max_bytes),
+            max_wait_ms: 0,
+        };
+        let fetch_driver = DriverOptions {
+            max_keys_per_request: opts.partitions_per_fetch,
+            max_concurrent_brokers: opts.concurrency,
+        };
+        let (done, requests) = read_all(
+            client,
+            readings,
+            metadata,
+            &settings,
+            opts.max_bytes_per_partition,
+            &fetch_driver,
+            bound,
+        )
+        .await;
+        fetches = requests;
+        for r in done {
+            bytes_read += r.bytes;
+            if r.fetches > 0 {
+                fetched.insert(r.tp.clone(), r.fetches);
             }
             if let Some(known) = known.as_deref_mut() {
-                if uncompacted.contains(&tp.0) {
-                    known.learn(&tp, &counted.tally);
+                if uncompacted.contains(&r.tp.0) {
+                    known.learn(&r.tp, &r.tally);
                 }
             }
-            if let Some(p) = partitions.get_mut(&tp) {
-                p.tally = Some(counted.tally);
-                p.stopped = counted.stopped;
+            if let Some(p) = partitions.get_mut(&r.tp) {
+                p.tally = Some(r.tally);
+                p.stopped = r.stopped;
             }
         }
     }
-    let judged = lag(&groups, &partitions, &blocked_diagnosis, &opts.lag);
-    Gathered {
+    LagRead {
         groups,
         partitions,
         blocked: blocked_diagnosis,
         join_error,
-        lag: judged,
         bytes_read,
         fetches,
         fetched,
     }
 }
 
-/// One partition's count and what it cost.
-struct Counted {
-    tally: Tally,
-    stopped: Option<Stop>,
-    bytes: u64,
-    fetches: u64,
-}
-
-/// The most a Fetch's PartitionMaxBytes grows to for a batch larger than
-/// asked.
-const MAX_PARTITION_BYTES: i32 = 64 << 20;
-
-/// Counts what `tally` has left to read of `tp` (up to the LSO it was
-/// made against) with Fetch READ_COMMITTED: the broker stops at the LSO
-/// and lists the aborted transactions of what it returns.
-/// `committed`: the offsets counts are asked from (a batch holding one is
-/// decompressed for its records' offsets).
-#[allow(clippy::too_many_arguments)]
-async fn count(
-    client: &SharedClient,
-    tp: &TopicPartition,
-    tally: Tally,
-    committed: &[i64],
-    metadata: &mut ClusterMetadata,
-    mut settings: FetchSettings,
-    budget: u64,
-    bound: &TimeBound,
-) -> Counted {
-    let mut c = Counted {
-        tally,
-        stopped: None,
-        bytes: 0,
-        fetches: 0,
+/// `md` with only the partitions `keep` names (what the reads route by:
+/// a copy of every topic's partitions costs more than the reads on a
+/// large cluster).
+fn only<'a>(
+    md: &ClusterMetadata,
+    keep: impl Iterator<Item = &'a TopicPartition>,
+) -> ClusterMetadata {
+    let mut out = ClusterMetadata {
+        cluster_id: None,
+        controller_id: md.controller_id,
+        brokers: md.brokers.clone(),
+        topics: BTreeMap::new(),
     };
-    let mut empty_answers = 0;
-    while !c.tally.is_done() {
-        if c.bytes >= budget {
-            c.stopped = Some(Stop::Budget { bytes: c.bytes });
-            break;
-        }
-        let offset = c.tally.next_offset();
-        c.fetches += 1;
-        // never ask for more than the budget has left (a broker still
-        // returns a first batch larger than asked whole, KIP-74)
-        let left = i32::try_from(budget.saturating_sub(c.bytes)).unwrap_or(i32::MAX);
-        let asked = FetchSettings {
-            partition_max_bytes: settings.partition_max_bytes.min(left.max(1)),
-            ..settings.clone()
-        };
-        let chunk = match fetch_once(client, tp, offset, None, metadata, &asked, bound).await {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                c.stopped = Some(Stop::Failed(e));
-                break;
-            }
-        };
-        c.bytes = c.bytes.saturating_add(chunk.records.len() as u64);
-        c.tally.answer(chunk.aborted_transactions.as_deref());
-        let mut batches = Batches::new(&chunk.records);
-        let mut broken = None;
-        for item in &mut batches {
-            match item {
-                Ok(batch) => {
-                    let h = *batch.header();
-                    let control = if h.is_control() {
-                        batch
-                            .control(DEFAULT_MAX_DECOMPRESSED)
-                            .ok()
-                            .flatten()
-                            .map(|r| r.control_type)
-                    } else {
-                        None
-                    };
-                    let offsets = if !h.is_control() && Tally::needs_offsets(&h, committed) {
-                        record_offsets(&batch)
-                    } else {
-                        None
-                    };
-                    c.tally.batch(&h, control, offsets);
-                }
-                Err(e) => {
-                    broken = Some(e);
-                    break;
-                }
-            }
-        }
-        if let Some(e) = broken {
-            c.stopped = Some(Stop::Failed(KeyError::client(
-                ErrorCode::CORRUPT_MESSAGE,
-                e.to_string(),
-            )));
-            break;
-        }
-        if c.tally.next_offset() > offset {
-            empty_answers = 0;
+    for (topic, partition) in keep {
+        let (Some(t), Some(p)) = (md.topic(topic), md.partition(topic, *partition)) else {
             continue;
-        }
-        if chunk.records.is_empty() {
-            // Nothing from `offset` below the LSO: compacted away. Asked
-            // twice, as an answer a quota throttled is empty too (the
-            // broker holds the next request until the throttle ends).
-            empty_answers += 1;
-            if empty_answers >= 2 {
-                c.tally.nothing_more();
-            }
-            continue;
-        }
-        // a batch larger than asked for
-        let needed = batches.partial().and_then(|p| p.size).unwrap_or(0);
-        if settings.partition_max_bytes >= MAX_PARTITION_BYTES {
-            c.stopped = Some(Stop::Failed(KeyError::client(
-                ErrorCode::RECORD_LIST_TOO_LARGE,
-                "a batch larger than 64 MiB",
-            )));
-            break;
-        }
-        settings.partition_max_bytes = i32::try_from(needed)
-            .unwrap_or(i32::MAX)
-            .max(settings.partition_max_bytes.saturating_mul(2))
-            .min(MAX_PARTITION_BYTES);
+        };
+        out.topics
+            .entry(topic.clone())
+            .or_insert_with(|| TopicInfo {
+                name: t.name.clone(),
+                error_code: t.error_code,
+                topic_id: t.topic_id,
+                is_internal: t.is_internal,
+                partitions: BTreeMap::new(),
+            })
+            .partitions
+            .insert(*partition, p.clone());
     }
-    c
-}
-
-/// The offsets of a batch's records (`None` when they cannot be read:
-/// the count from inside it is then a bound).
-fn record_offsets(batch: &Batch<'_>) -> Option<Vec<i64>> {
-    let data = batch.records_data(DEFAULT_MAX_DECOMPRESSED).ok()?;
-    let base = batch.header().base_offset;
-    let mut out = Vec::with_capacity(data.count().min(batch.size()));
-    for r in data.iter() {
-        out.push(base.saturating_add(i64::from(r.ok()?.offset_delta)));
-    }
-    Some(out)
+    out
 }

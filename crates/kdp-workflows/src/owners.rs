@@ -5,6 +5,10 @@
 //! coordinators), all under one [`TimeBound`]. kdp-domain's
 //! [`Owners::judge`] decides.
 //!
+//! [`read_owners_and_groups`] also reads what `kdp blocked` reads over the
+//! partitions the open transactions pin, so each open transaction's
+//! blocked groups come from the one model that judges them.
+//!
 //! A group of a type kdp does not describe (share groups, a type newer
 //! than kdp), or a streams group on a broker without StreamsGroupDescribe,
 //! stays unread: its ids are judged unknown, never guessed.
@@ -14,18 +18,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
+use kdp_client::describe::{DescribeOptions, TopicSelection};
 use kdp_client::error::Result;
 use kdp_client::groups::describe::describe_members_at;
 use kdp_client::groups::list::list_groups;
 use kdp_client::groups::offsets::committed_offsets_at;
 use kdp_client::txn::describe::describe_transactions;
 use kdp_client::txn::list::list_transactions;
-use kdp_domain::groups::read::{visibility, Visibility};
+use kdp_domain::diagnose::blocked::{held_groups, HeldGroups};
+use kdp_domain::groups::read::{visibility, GroupsRead, Visibility};
 use kdp_domain::groups::state::{GroupState, GroupType};
 use kdp_domain::key_error::KeyError;
 use kdp_domain::owners::scheme;
 use kdp_domain::owners::{GroupProtocol, GroupSeen, Owners, OwnersInput, TxnEntry};
 use kdp_wire::ErrorCode;
+
+use crate::blocked::gather;
+use crate::groups::ReadOptions;
+use crate::join::JoinOptions;
 
 /// Which ids to judge (all empty: every id the cluster lists).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -73,6 +83,19 @@ pub struct OwnersRead {
     pub judged: Owners,
     /// Brokers whose ListTransactions failed.
     pub listing_failures: Vec<(i32, KeyError)>,
+    /// [`read_owners_and_groups`]: the read behind the groups blocked
+    /// (`None`: not asked for, or nothing open to read them for).
+    pub held: Option<HeldRead>,
+}
+
+/// Why the groups the open transactions hold back were not read in full.
+#[derive(Debug, Clone)]
+pub enum HeldRead {
+    /// Read: `kdp blocked`'s view of the partitions the open transactions
+    /// pin (`Err`: the groups could not be listed).
+    Read(std::result::Result<GroupsRead, String>),
+    /// The join over those partitions failed.
+    JoinFailed(String),
 }
 
 /// Reads and judges the owners of the ids in `scope`.
@@ -83,6 +106,111 @@ pub async fn read_owners(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<OwnersRead> {
+    let (input, listing_failures) = read_input(client, scope, now_ms, opts, bound).await?;
+    Ok(judge(input, scope, listing_failures, None))
+}
+
+/// [`read_owners`], and the consumer groups each open transaction in
+/// `scope` holds back: `kdp blocked`'s join and groups read over the
+/// partitions those transactions pin, judged by its model
+/// ([`held_groups`]), after the owners' own read.
+pub async fn read_owners_and_groups(
+    client: &SharedClient,
+    scope: &Scope,
+    now_ms: i64,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<OwnersRead> {
+    let (mut input, listing_failures) = read_input(client, scope, now_ms, opts, bound).await?;
+    // the partitions the open transactions in scope pin, by topic
+    let mut pinned: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
+    for t in &input.transactions {
+        if scope.contains(&t.transactional_id) {
+            for (topic, partition) in t.pinned() {
+                pinned.entry(topic).or_default().insert(partition);
+            }
+        }
+    }
+    if pinned.is_empty() {
+        // nothing open: nothing held back
+        input.held = Some(HeldGroups::default());
+        return Ok(judge(input, scope, listing_failures, None));
+    }
+    let describe = DescribeOptions {
+        topics: Some(
+            pinned
+                .into_iter()
+                .map(|(name, partitions)| TopicSelection {
+                    name,
+                    partitions: Some(partitions.into_iter().collect()),
+                })
+                .collect(),
+        ),
+        max_partitions_per_request: opts.max_keys_per_request,
+        max_concurrent_brokers: opts.max_concurrent_brokers,
+        ..DescribeOptions::default()
+    };
+    let gathered = gather(
+        client,
+        &JoinOptions::new(describe, true),
+        &ReadOptions::default(),
+        opts,
+        bound,
+    )
+    .await;
+    let held = match gathered.joined {
+        Ok(joined) => {
+            let groups = gathered.groups.map_err(|e| e.to_string());
+            input.held = Some(held_groups(
+                &joined,
+                groups.as_ref().ok(),
+                joined.max_timeout_ms(),
+            ));
+            HeldRead::Read(groups)
+        }
+        Err(e) => HeldRead::JoinFailed(e.to_string()),
+    };
+    Ok(judge(input, scope, listing_failures, Some(held)))
+}
+
+/// The judgement of `input`, restricted to `scope`.
+fn judge(
+    input: OwnersInput,
+    scope: &Scope,
+    listing_failures: Vec<(i32, KeyError)>,
+    held: Option<HeldRead>,
+) -> OwnersRead {
+    let mut judged = Owners::judge(&input);
+    judged
+        .owners
+        .retain(|o| scope.contains(&o.transactional_id));
+    let kept: BTreeSet<&str> = judged
+        .owners
+        .iter()
+        .filter_map(|o| o.attribution.as_ref())
+        .map(|a| a.application.as_str())
+        .collect();
+    let kept: BTreeSet<String> = kept.into_iter().map(str::to_string).collect();
+    judged
+        .applications
+        .retain(|a| kept.contains(&a.application));
+    OwnersRead {
+        input,
+        judged,
+        listing_failures,
+        held,
+    }
+}
+
+/// The read `kdp owners` judges, and the brokers whose ListTransactions
+/// failed.
+async fn read_input(
+    client: &SharedClient,
+    scope: &Scope,
+    now_ms: i64,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<(OwnersInput, Vec<(i32, KeyError)>)> {
     let listings = list_transactions(client, &Default::default(), opts, bound).await?;
     let mut listed = BTreeSet::new();
     let mut listing_failures = Vec::new();
@@ -225,24 +353,7 @@ pub async fn read_owners(
         groups,
         group_listing_failures,
         visibility,
+        held: None,
     };
-    let mut judged = Owners::judge(&input);
-    judged
-        .owners
-        .retain(|o| scope.contains(&o.transactional_id));
-    let kept: BTreeSet<&str> = judged
-        .owners
-        .iter()
-        .filter_map(|o| o.attribution.as_ref())
-        .map(|a| a.application.as_str())
-        .collect();
-    let kept: BTreeSet<String> = kept.into_iter().map(str::to_string).collect();
-    judged
-        .applications
-        .retain(|a| kept.contains(&a.application));
-    Ok(OwnersRead {
-        input,
-        judged,
-        listing_failures,
-    })
+    Ok((input, listing_failures))
 }

@@ -25,6 +25,13 @@ mod progress;
 mod properties;
 mod signal;
 
+/// mimalloc, not glibc's malloc: a scan of a million producers allocates and
+/// frees a few hundred MB from several threads, and glibc's per-thread arenas
+/// kept much of it resident between scans (the exporter soak in
+/// docs/PERFORMANCE.md measures both).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Kafka's DescribeProducers API, for operators: which producers write to a
 /// partition, which are zombies, which open transaction pins the last stable
 /// offset.

@@ -301,7 +301,9 @@ const DIAGNOSIS: &str = r#"{
   "groups": {"groups": [{"group": "ledger", "blocked_partitions": 1, "blocked_records": 1200, "members": 2}]},
   "lag": {"values": [{"group": "ledger", "topic": "orders", "partition": 3, "records_at_least": 0,
                       "records_at_most": 0, "offset_lag": 1201, "held_back": 1200,
-                      "oldest_undelivered_ms": 1700000000000}]}
+                      "oldest_undelivered_ms": 1700000000000},
+                     {"group": "queue", "topic": "orders", "partition": 3, "records_at_least": 0,
+                      "records_at_most": 9, "held_back": 0, "share": true, "kafka_share_lag": 4}]}
 }"#;
 
 fn test_cluster() -> PathBuf {

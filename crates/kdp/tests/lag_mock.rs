@@ -156,5 +156,29 @@ fn the_lag_demo_shows_a_caught_up_group_kafkas_tool_calls_lagging() {
         (behind["OffsetLag"].as_i64(), behind["Records"].as_i64()),
         (Some(17), Some(11))
     );
+    // a read_committed share group from offset 9: the 2 committed records
+    // of [9, 17), at most (above its start offset some may be
+    // acknowledged); the mock reports no Lag of its own
+    let share = row("payouts", 0);
+    assert_eq!(share["GroupType"], "share");
+    assert_eq!(share["Isolation"], "read_committed");
+    assert_eq!(share["ShareStartOffset"], 9);
+    assert_eq!(share["CommittedOffset"], Value::Null);
+    assert_eq!(share["OffsetLag"], Value::Null);
+    assert_eq!(share["KafkaLag"], Value::Null);
+    assert_eq!(
+        (
+            &share["Records"],
+            &share["RecordsAtLeast"],
+            &share["RecordsAtMost"]
+        ),
+        (&Value::Null, &json!(0), &json!(2))
+    );
+    assert_eq!(share["Verdict"], "maybe_lagging");
+    let waiting = row("payouts", 1);
+    assert_eq!(
+        (&waiting["HeldBack"], &waiting["HoldingTransactionalId"]),
+        (&json!(3), &json!("transfers-writer"))
+    );
     assert_eq!(out.status.code(), Some(4));
 }

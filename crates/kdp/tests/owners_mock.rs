@@ -64,6 +64,8 @@ fn every_framework_attributed_and_the_stuck_ones_get_force_terminate() {
             gone["PinnedPartitions"],
             serde_json::json!([format!("orders-out-{n}")])
         );
+        // the read_committed group committed at the LSO it holds
+        assert_eq!(gone["GroupsBlocked"], serde_json::json!(["orders-report"]));
         let action = gone["Action"].as_str().unwrap();
         assert!(
             action.starts_with("kdp force-terminate --bootstrap-server"),
@@ -127,6 +129,20 @@ fn every_framework_attributed_and_the_stuck_ones_get_force_terminate() {
         (Some(1), Some(2))
     );
     assert!(orders["OldestStuckMs"].as_i64().unwrap() >= 9 * 60_000);
+    assert_eq!(
+        orders["GroupsBlocked"],
+        serde_json::json!(["orders-report"])
+    );
+    // a closed transaction holds nothing; an open one where nobody
+    // committed at its LSO holds nothing either
+    assert_eq!(
+        rows[&format!("{LIVE}-2")]["GroupsBlocked"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        rows["ingest-sink-0-41"]["GroupsBlocked"],
+        serde_json::json!([])
+    );
     assert_eq!(apps["ingest-sink"]["Lingering"], 1);
 }
 
@@ -180,6 +196,9 @@ fn a_group_hidden_by_acls_makes_its_ids_unknown_and_exit_1() {
     assert_eq!(rows["ingest-sink-0-41"]["Verdict"], "unknown");
     assert_eq!(rows["connect-prod-ticks-2024-v2-0"]["Verdict"], "live");
     assert!(stderr.contains("may leave out groups"), "{stderr}");
+    // nor are the groups an open transaction holds back known: null, not []
+    assert_eq!(rows[&format!("{GONE}-1")]["GroupsBlocked"], Value::Null);
+    assert!(stderr.contains("GroupsBlocked unknown"), "{stderr}");
 }
 
 #[test]
@@ -215,8 +234,8 @@ fn table_and_jsonl_say_the_same() {
     common::schema::check_command(&kdp, &out.stdout);
     let lines = common::parse_jsonl(&String::from_utf8_lossy(&out.stdout));
     let kinds: Vec<&str> = lines.iter().map(|l| l["Kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds.iter().filter(|k| **k == "owner").count(), 13);
-    assert_eq!(kinds.iter().filter(|k| **k == "application").count(), 4);
+    assert_eq!(kinds.iter().filter(|k| **k == "owner").count(), 15);
+    assert_eq!(kinds.iter().filter(|k| **k == "application").count(), 5);
     let table = Command::new(KDP)
         .args(["owners", "--bootstrap-server", d.bootstrap(), "-o", "wide"])
         .output()
@@ -227,6 +246,66 @@ fn table_and_jsonl_say_the_same() {
         text.contains("orphaned") && text.contains("lingering") && text.contains("LiveInstances")
     );
     assert_eq!(table.status.code(), Some(4));
+}
+
+const PAYMENTS_LIVE: &str = "payments-app-3f9a2c4e-8b71-4d05-9e6a-5c2b1d7f0a93-1";
+const PAYMENTS_GONE: &str = "payments-app-b84e6d10-27c3-4f9e-a1d5-6e0c3b9a7f28-1";
+
+#[test]
+fn a_kip_1071_streams_group_attributes_its_application_by_process_id() {
+    let d = demo(|_| {});
+    let (code, doc, stderr) = owners(&d, &["--group", "payments-app"]);
+    assert_eq!(code, 4, "an orphaned open transaction: {stderr}");
+    let rows = by_id(&doc);
+    assert_eq!(rows.len(), 2, "{doc}");
+    let live = &rows[PAYMENTS_LIVE];
+    assert_eq!(
+        (live["Framework"].as_str(), live["Verdict"].as_str()),
+        (Some("kafka-streams"), Some("live"))
+    );
+    // the member StreamsGroupDescribe lists with that process id
+    assert!(
+        live["Evidence"].as_str().unwrap().starts_with(
+            "member payments-app-3f9a2c4e-8b71-4d05-9e6a-5c2b1d7f0a93-StreamThread-1-consumer"
+        ),
+        "{live}"
+    );
+    let gone = &rows[PAYMENTS_GONE];
+    assert_eq!(gone["Verdict"], "orphaned", "{gone}");
+    assert!(gone["Action"].as_str().unwrap().contains("force-terminate"));
+    let app = &doc["Applications"][0];
+    assert_eq!(
+        (app["Application"].as_str(), app["LiveInstances"].as_i64()),
+        (Some("payments-app"), Some(1))
+    );
+}
+
+#[test]
+fn a_broker_without_streams_group_describe_leaves_a_streams_groups_ids_unknown() {
+    // a broker that predates KIP-1071: API 89 neither advertised nor served
+    let d = demo(|doc| doc["withheld_apis"] = serde_json::json!([89]));
+    let (code, doc, stderr) = owners(&d, &["--group", "payments-app"]);
+    assert_eq!(code, 1, "undecided, never clear: {stderr}");
+    for id in [PAYMENTS_LIVE, PAYMENTS_GONE] {
+        let r = &by_id(&doc)[id];
+        // what the id says is kept; the verdict is not guessed
+        assert_eq!(r["Framework"], "kafka-streams", "{r}");
+        assert_eq!(r["Verdict"], "unknown", "{r}");
+        assert_eq!(r["Action"], Value::Null, "{r}");
+        assert!(
+            r["Evidence"]
+                .as_str()
+                .unwrap()
+                .contains("group payments-app could not be read: UNSUPPORTED_VERSION"),
+            "{r}"
+        );
+    }
+    assert!(stderr.contains("not decided"), "{stderr}");
+    assert_eq!(doc["Applications"][0]["LiveInstances"], Value::Null);
+    // the other applications are read as before
+    let (code, doc, _) = owners(&d, &["--group", "orders-app"]);
+    assert_eq!(code, 4);
+    assert_eq!(by_id(&doc)[&format!("{GONE}-1")]["Verdict"], "orphaned");
 }
 
 /// `kdp COMMAND --output json ARGS` on the demo: status and document.

@@ -176,11 +176,12 @@ fn sample(text: &str, series: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
-/// `kdp exporter --lag --topic T...` until its series of every group in
-/// `expected` are there; then the records each shows.
+/// `kdp exporter --lag --topic T...` until its `metric` series of every
+/// group in `expected` are there; then the value each shows.
 fn exported(
     env: &Env,
     topics: &[&String],
+    metric: &str,
     expected: &BTreeMap<String, i64>,
 ) -> BTreeMap<String, f64> {
     let port = TcpListener::bind("127.0.0.1:0")
@@ -207,9 +208,8 @@ fn exported(
         .spawn()
         .expect("start kdp exporter");
     let start = Instant::now();
-    let series = |group: &str, topic: &str| {
-        format!("kdp_group_lag_records{{group=\"{group}\",topic=\"{topic}\"}}")
-    };
+    let series =
+        |group: &str, topic: &str| format!("{metric}{{group=\"{group}\",topic=\"{topic}\"}}");
     let found = loop {
         let text = scrape(&addr).unwrap_or_default();
         let values: BTreeMap<String, f64> = expected
@@ -400,7 +400,12 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
 
     // the exporter's series: the same counts per group and topic (each
     // group here reads one partition)
-    let published = exported(&env, &[&mix, &idle, &trunc, &many], &expected);
+    let published = exported(
+        &env,
+        &[&mix, &idle, &trunc, &many],
+        "kdp_group_lag_records",
+        &expected,
+    );
     for (group, want) in &expected {
         assert_eq!(published[group], *want as f64, "{group}");
     }
@@ -428,53 +433,167 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
     assert_eq!(lines[0]["Verdict"], "caught_up");
 }
 
-/// Kafka 4.x: a share group (KIP-932) commits no offset; `kdp lag` names
-/// it as not measured and exits 1, never 0 with it left out silently. On
-/// 3.9 share groups do not exist.
-#[test]
-#[ignore = "needs a real Kafka cluster: run with scripts/test.sh"]
-fn a_share_group_is_named_as_not_measured_never_left_out_silently() {
-    let env = env();
-    if env.kafka_version.starts_with("3.") {
-        return;
-    }
-    let topic = unique("lag-share");
-    let group = format!("{topic}-g");
-    layout(&env, &topic, "idem:5,commit:4");
-    let out = lag_scenario(
-        &env,
-        "share-consume",
-        &[
-            "--group",
-            &group,
-            "--topic",
-            &topic,
-            "--accept",
-            "3",
-            "--isolation",
-            "read_committed",
-        ],
-    );
-    assert_eq!(i(&out[0], "accepted"), 3, "{out:?}");
+/// `kdp lag --group G -o json`'s rows (one partition each here), and the
+/// exit status.
+fn kdp_lag_group(env: &Env, group: &str) -> (Vec<Value>, i32) {
     let r = kdp(&[
         "lag",
         "--bootstrap-server",
         &env.bootstrap,
         "--group",
-        &group,
+        group,
         "--timeout",
         "45s",
         "-o",
         "json",
     ]);
-    assert_eq!(
-        r.code, 1,
-        "a group kdp does not measure makes the answer partial"
+    let doc: Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", r.stdout, r.stderr));
+    (doc["Lag"].as_array().expect("Lag").clone(), r.code)
+}
+
+/// Kafka's share-group tool's row of `group` (kafka-share-groups.sh
+/// --describe --offsets of the cluster's version).
+fn share_tool_row(env: &Env, group: &str) -> Value {
+    let rows = lag_scenario(env, "tool", &["--kind", "share-groups", "--group", group]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    rows[0].clone()
+}
+
+/// A KafkaShareConsumer of `group` (its `share.isolation.level` set to
+/// `isolation`) accepts `accept` records of `topic` (LagScenario
+/// share-consume; it waits until it has them).
+fn share_consume(env: &Env, group: &str, topic: &str, accept: i64, isolation: &str) {
+    let n = accept.to_string();
+    let out = lag_scenario(
+        env,
+        "share-consume",
+        &[
+            "--group",
+            group,
+            "--topic",
+            topic,
+            "--accept",
+            &n,
+            "--isolation",
+            isolation,
+        ],
     );
+    assert_eq!(i(&out[0], "accepted"), accept, "{out:?}");
+}
+
+/// The tool's cell as kdp's JSON value: `-` is null.
+fn cell(row: &Value, k: &str) -> Value {
+    match row[k].as_str() {
+        Some("-") => Value::Null,
+        Some(n) => Value::from(
+            n.parse::<i64>()
+                .unwrap_or_else(|e| panic!("{k}: {e} in {row}")),
+        ),
+        None => panic!("{k} missing in {row}"),
+    }
+}
+
+/// Share groups (KIP-932, Kafka 4.x): a topic written with a committed
+/// and an aborted transaction and then an open one; real KafkaShareConsumers
+/// (read_committed, read_uncommitted) accept some records. kdp's row of
+/// each equals what `kafka-share-groups.sh --describe --offsets` prints
+/// (start offset, LAG), names the group's isolation, holds back the open
+/// transaction's offsets only under read_committed, and its "at most"
+/// bound holds against what a second share consumer then still receives.
+/// On 3.9 the brokers do not offer DescribeShareGroupOffsets at all.
+#[test]
+#[ignore = "needs a real Kafka cluster: run with scripts/test.sh"]
+fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool() {
+    let env = env();
+    let (_, addr) = &env.brokers[0];
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let offered = rt.block_on(async {
+        let stream = tokio::net::TcpStream::connect(addr.as_str()).await.unwrap();
+        let conn = kdp_client::Connection::establish(
+            stream,
+            addr.clone(),
+            kdp_client::ConnectionConfig::default(),
+        )
+        .await
+        .unwrap();
+        conn.api_versions()
+            .and_then(|t| t.range(kdp_wire::api::DESCRIBE_SHARE_GROUP_OFFSETS))
+    });
+    if env.kafka_version.starts_with("3.") {
+        assert_eq!(offered, None, "3.x has no share groups");
+        return;
+    }
     assert!(
-        r.stderr
-            .contains(&format!("share group {group}: not measured")),
-        "{}",
-        r.stderr
+        offered.is_some_and(|r| r.1 >= 1),
+        "4.4 offers DescribeShareGroupOffsets v1: {offered:?}"
     );
+    let topic = unique("lag-share");
+    // idem 0-4, commit 5-8 + marker 9, abort 10-12 + marker 13, open 14-16:
+    // LSO 14, HWM 17; read_committed delivers 9 below the LSO,
+    // read_uncommitted 12 + the 3 open ones
+    let w = layout(&env, &topic, "idem:5,commit:4,abort:3,open:3");
+    assert_eq!(i(&w, "deliveredReadCommitted"), 9, "{w}");
+    // after both consumers: each group's KafkaLag and RecordsAtMost, for
+    // the exporter's series
+    let mut kafka_lags: BTreeMap<String, i64> = BTreeMap::new();
+    let mut at_mosts: BTreeMap<String, i64> = BTreeMap::new();
+    for (isolation, deliverable, held) in [("read_committed", 9, 3), ("read_uncommitted", 15, 0)] {
+        let group = format!("{topic}-{isolation}");
+        share_consume(&env, &group, &topic, 3, isolation);
+        let (rows, code) = kdp_lag_group(&env, &group);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let row = &rows[0];
+        let tool = share_tool_row(&env, &group);
+        assert_eq!(row["Isolation"], isolation, "{row}");
+        assert_eq!(row["GroupType"], "share", "{row}");
+        assert_eq!(row["CommittedOffset"], Value::Null, "{row}");
+        assert_eq!(row["OffsetLag"], Value::Null, "{row}");
+        assert_eq!(
+            row["ShareStartOffset"],
+            cell(&tool, "START-OFFSET"),
+            "{row} {tool}"
+        );
+        assert_eq!(row["KafkaLag"], cell(&tool, "LAG"), "{row} {tool}");
+        assert_eq!(i(row, "HighWatermark"), 17, "{row}");
+        assert_eq!(i(row, "LastStableOffset"), 14, "{row}");
+        assert_eq!(i(row, "HeldBack"), held, "{row}");
+        // never exact while records remain: at least 0, at most a bound
+        assert_eq!(row["Records"], Value::Null, "{row}");
+        assert_eq!(i(row, "RecordsAtLeast"), 0, "{row}");
+        let at_most = i(row, "RecordsAtMost");
+        assert_eq!(row["Verdict"], "maybe_lagging", "{row}");
+        assert_eq!(code, 1, "a bound above --max-records 0 is undecided: {row}");
+        // the bound holds: what the group still delivers is within it
+        let rest = deliverable - 3;
+        share_consume(&env, &group, &topic, rest, isolation);
+        assert!(
+            rest <= at_most,
+            "{isolation}: {rest} records still delivered, kdp said at most {at_most}"
+        );
+        // and Kafka's figure follows the tool after the second consumer too
+        let (rows, _) = kdp_lag_group(&env, &group);
+        let tool = share_tool_row(&env, &group);
+        assert_eq!(rows[0]["KafkaLag"], cell(&tool, "LAG"), "{rows:?} {tool}");
+        assert_eq!(
+            rows[0]["ShareStartOffset"],
+            cell(&tool, "START-OFFSET"),
+            "{rows:?} {tool}"
+        );
+        kafka_lags.insert(group.clone(), i(&rows[0], "KafkaLag"));
+        at_mosts.insert(group, i(&rows[0], "RecordsAtMost"));
+    }
+    // the exporter publishes the same figures (no consumer runs now)
+    let published = exported(&env, &[&topic], "kdp_share_group_lag", &kafka_lags);
+    let want: BTreeMap<String, f64> = kafka_lags
+        .iter()
+        .map(|(g, &n)| (g.clone(), n as f64))
+        .collect();
+    assert_eq!(published, want, "kdp_share_group_lag");
+    let published = exported(&env, &[&topic], "kdp_group_lag_records_at_most", &at_mosts);
+    let want: BTreeMap<String, f64> = at_mosts
+        .iter()
+        .map(|(g, &n)| (g.clone(), n as f64))
+        .collect();
+    assert_eq!(published, want, "kdp_group_lag_records_at_most");
 }

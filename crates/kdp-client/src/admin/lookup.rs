@@ -97,6 +97,11 @@ impl PartitionLeader {
     pub fn metadata(&self) -> &ClusterMetadata {
         &self.metadata
     }
+
+    /// The metadata of the last refresh, taken.
+    pub fn into_metadata(self) -> ClusterMetadata {
+        self.metadata
+    }
 }
 
 impl LookupStrategy<TopicPartition> for PartitionLeader {

@@ -2,8 +2,9 @@
 //! that inspect a log without a broker's disk: `kdp batches`, the
 //! transaction log's history.
 //!
-//! - [`request`]: one Fetch of one partition through the admin driver
-//!   (leader lookup, version negotiation, topic ids, retries, deadline);
+//! - [`request`]: Fetch through the admin driver (leader lookup, version
+//!   negotiation, topic ids, retries, deadline): one partition
+//!   ([`fetch_once`]) or many, batched per leader ([`fetch_many`]);
 //! - [`range`]: [`read_batches`], from an offset or the last N batches
 //!   (the log's bounds from ListOffsets, read backwards in chunks), with
 //!   typed failures that name the ACL a refusal needs.
@@ -17,4 +18,4 @@ pub mod request;
 pub use range::{
     read_batches, FetchedBatch, PartitionRead, Progress, ReadError, ReadFrom, ReadRequest,
 };
-pub use request::{fetch_once, FetchSettings, FetchedChunk};
+pub use request::{fetch_many, fetch_once, FetchAsk, FetchSettings, FetchedChunk};

@@ -20,14 +20,14 @@ use kdp_wire::messages::{
     DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, StreamsDescribedGroup,
     StreamsGroupDescribeRequest, StreamsGroupDescribeResponse,
 };
+use kdp_wire::view::Received;
 use kdp_wire::ErrorCode;
 
-use crate::admin::driver::collect;
-use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::admin::{AdminHandler, DriverOptions, KeyOutcome};
 use crate::bound::TimeBound;
 use crate::client::SharedClient;
 use crate::error::Result;
-use crate::groups::coordinator::GroupCoordinators;
+use crate::groups::coordinator::at_coordinators;
 use kdp_domain::groups::state::{GroupState, GroupType};
 use kdp_domain::key_error::KeyError;
 use kdp_domain::owners::scheme::ProcessId;
@@ -170,100 +170,157 @@ fn outcome<V>(
     KeyOutcome::from_code(code, message, described)
 }
 
-struct Classic<V>(PhantomData<fn() -> V>);
+/// One of the three describe APIs, by what differs between them: its
+/// request and response, and the described group it answers with.
+trait DescribeApi {
+    /// The request.
+    type Request: kdp_wire::Request<Response = Self::Response> + Send + Sync + 'static;
+    /// The response.
+    type Response: Received<Message = Self::Response> + Send + 'static;
+    /// One described group in it.
+    type Group;
+    /// The request for these group ids.
+    fn request(group_ids: Vec<String>) -> Self::Request;
+    /// The groups the response describes.
+    fn groups(resp: Self::Response) -> Vec<Self::Group>;
+    /// A group's id, error code, message and state, taken out of it.
+    fn head(g: &mut Self::Group) -> (String, ErrorCode, Option<String>, String);
+    /// What `V` keeps of it.
+    fn keep<V: Kept>(g: Self::Group) -> V;
+}
 
-impl<V: Kept> AdminHandler for Classic<V> {
-    type Key = String;
-    type Value = V;
+/// DescribeGroups: classic groups.
+struct Classic;
+
+impl DescribeApi for Classic {
     type Request = DescribeGroupsRequest;
     type Response = DescribeGroupsResponse;
+    type Group = DescribedGroup;
 
-    fn build_request(&self, _broker: i32, keys: &[String]) -> DescribeGroupsRequest {
+    fn request(groups: Vec<String>) -> DescribeGroupsRequest {
         DescribeGroupsRequest {
-            groups: keys.to_vec(),
+            groups,
             ..Default::default()
         }
     }
 
-    fn handle_response(
-        &self,
-        _broker: i32,
-        _keys: &[String],
-        resp: DescribeGroupsResponse,
-    ) -> Vec<(String, KeyOutcome<V>)> {
+    fn groups(resp: DescribeGroupsResponse) -> Vec<DescribedGroup> {
         resp.groups
-            .into_iter()
-            .map(|mut g| {
-                let id = std::mem::take(&mut g.group_id);
-                let (code, message) = (g.error_code, g.error_message.take());
-                let state = g.group_state.clone();
-                (id, outcome(code, message, &state, || V::classic(g)))
-            })
-            .collect()
+    }
+
+    fn head(g: &mut DescribedGroup) -> (String, ErrorCode, Option<String>, String) {
+        let id = std::mem::take(&mut g.group_id);
+        (
+            id,
+            g.error_code,
+            g.error_message.take(),
+            g.group_state.clone(),
+        )
+    }
+
+    fn keep<V: Kept>(g: DescribedGroup) -> V {
+        V::classic(g)
     }
 }
 
-struct Consumer<V>(PhantomData<fn() -> V>);
+/// ConsumerGroupDescribe: KIP-848 consumer groups.
+struct Consumer;
 
-impl<V: Kept> AdminHandler for Consumer<V> {
-    type Key = String;
-    type Value = V;
+impl DescribeApi for Consumer {
     type Request = ConsumerGroupDescribeRequest;
     type Response = ConsumerGroupDescribeResponse;
+    type Group = ConsumerDescribedGroup;
 
-    fn build_request(&self, _broker: i32, keys: &[String]) -> ConsumerGroupDescribeRequest {
+    fn request(group_ids: Vec<String>) -> ConsumerGroupDescribeRequest {
         ConsumerGroupDescribeRequest {
-            group_ids: keys.to_vec(),
+            group_ids,
             ..Default::default()
         }
     }
 
-    fn handle_response(
-        &self,
-        _broker: i32,
-        _keys: &[String],
-        resp: ConsumerGroupDescribeResponse,
-    ) -> Vec<(String, KeyOutcome<V>)> {
+    fn groups(resp: ConsumerGroupDescribeResponse) -> Vec<ConsumerDescribedGroup> {
         resp.groups
-            .into_iter()
-            .map(|mut g| {
-                let id = std::mem::take(&mut g.group_id);
-                let (code, message) = (g.error_code, g.error_message.take());
-                let state = g.group_state.clone();
-                (id, outcome(code, message, &state, || V::consumer(g)))
-            })
-            .collect()
+    }
+
+    fn head(g: &mut ConsumerDescribedGroup) -> (String, ErrorCode, Option<String>, String) {
+        let id = std::mem::take(&mut g.group_id);
+        (
+            id,
+            g.error_code,
+            g.error_message.take(),
+            g.group_state.clone(),
+        )
+    }
+
+    fn keep<V: Kept>(g: ConsumerDescribedGroup) -> V {
+        V::consumer(g)
     }
 }
 
-struct Streams<V>(PhantomData<fn() -> V>);
+/// StreamsGroupDescribe: KIP-1071 streams groups.
+struct Streams;
 
-impl<V: Kept> AdminHandler for Streams<V> {
-    type Key = String;
-    type Value = V;
+impl DescribeApi for Streams {
     type Request = StreamsGroupDescribeRequest;
     type Response = StreamsGroupDescribeResponse;
+    type Group = StreamsDescribedGroup;
 
-    fn build_request(&self, _broker: i32, keys: &[String]) -> StreamsGroupDescribeRequest {
+    fn request(group_ids: Vec<String>) -> StreamsGroupDescribeRequest {
         StreamsGroupDescribeRequest {
-            group_ids: keys.to_vec(),
+            group_ids,
             ..Default::default()
         }
+    }
+
+    fn groups(resp: StreamsGroupDescribeResponse) -> Vec<StreamsDescribedGroup> {
+        resp.groups
+    }
+
+    fn head(g: &mut StreamsDescribedGroup) -> (String, ErrorCode, Option<String>, String) {
+        let id = std::mem::take(&mut g.group_id);
+        (
+            id,
+            g.error_code,
+            g.error_message.take(),
+            g.group_state.clone(),
+        )
+    }
+
+    fn keep<V: Kept>(g: StreamsDescribedGroup) -> V {
+        V::streams(g)
+    }
+}
+
+/// The admin handler of describe API `A`, keeping `V` of each group.
+struct Describe<A, V>(PhantomData<fn() -> (A, V)>);
+
+impl<A, V> Describe<A, V> {
+    fn new() -> Self {
+        Describe(PhantomData)
+    }
+}
+
+impl<A: DescribeApi, V: Kept> AdminHandler for Describe<A, V> {
+    type Key = String;
+    type Value = V;
+    type Request = A::Request;
+    type Response = A::Response;
+
+    fn build_request(&self, _broker: i32, keys: &[String]) -> A::Request {
+        A::request(keys.to_vec())
     }
 
     fn handle_response(
         &self,
         _broker: i32,
         _keys: &[String],
-        resp: StreamsGroupDescribeResponse,
+        resp: A::Response,
     ) -> Vec<(String, KeyOutcome<V>)> {
-        resp.groups
+        A::groups(resp)
             .into_iter()
             .map(|mut g| {
-                let id = std::mem::take(&mut g.group_id);
-                let (code, message) = (g.error_code, g.error_message.take());
-                let state = g.group_state.clone();
-                (id, outcome(code, message, &state, || V::streams(g)))
+                let (id, code, message, state) = A::head(&mut g);
+                (id, outcome(code, message, &state, || A::keep(g)))
             })
             .collect()
     }
@@ -283,22 +340,7 @@ where
     if keys.is_empty() {
         return BTreeMap::new();
     }
-    let mut results = Vec::new();
-    drive(
-        client,
-        handler,
-        &mut Coordinator::with_known(
-            GroupCoordinators,
-            keys.iter()
-                .filter_map(|k| known.get(k).map(|b| (k.clone(), *b))),
-        ),
-        keys,
-        opts,
-        bound,
-        collect(&mut results),
-    )
-    .await;
-    results.into_iter().map(|(k, _, r)| (k, r)).collect()
+    at_coordinators(client, handler, keys, known, opts, bound).await
 }
 
 /// Describes `groups` (each with its type when ListGroups said) at their
@@ -364,8 +406,9 @@ async fn describe_at<V: Kept>(
         .filter(|(_, t)| t.is_none())
         .map(|(id, _)| id)
         .collect();
-    let (classic_h, consumer_h) = (Classic::<V>(PhantomData), Consumer::<V>(PhantomData));
-    let streams_h = Streams::<V>(PhantomData);
+    let classic_h = Describe::<Classic, V>::new();
+    let consumer_h = Describe::<Consumer, V>::new();
+    let streams_h = Describe::<Streams, V>::new();
     let (mut out, consumers, streams) = tokio::join!(
         run(client, &classic_h, classic, known, opts, bound),
         run(client, &consumer_h, consumer, known, opts, bound),
@@ -439,7 +482,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let out = Classic::<Description>(PhantomData).handle_response(1, &[], resp);
+        let out = Describe::<Classic, Description>::new().handle_response(1, &[], resp);
         let done = |i: usize| match &out[i].1 {
             KeyOutcome::Done(d) => (d.state.clone(), d.members),
             other => panic!("{other:?}"),
@@ -466,7 +509,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let out = Consumer::<Description>(PhantomData).handle_response(1, &[], resp);
+        let out = Describe::<Consumer, Description>::new().handle_response(1, &[], resp);
         assert_eq!(
             out[0].1,
             KeyOutcome::Done(Description {
@@ -496,7 +539,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let out = Classic::<GroupMembers>(PhantomData).handle_response(1, &[], resp);
+        let out = Describe::<Classic, GroupMembers>::new().handle_response(1, &[], resp);
         let KeyOutcome::Done(g) = &out[0].1 else {
             panic!("{out:?}")
         };

@@ -9,15 +9,14 @@ use std::collections::BTreeMap;
 
 use kdp_wire::messages::{OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchResponse};
 
-use crate::admin::{drive, AdminHandler, AllBrokers, Coordinator, DriverOptions, KeyOutcome};
+use crate::admin::{AdminHandler, AllBrokers, DriverOptions, KeyOutcome};
 use crate::bound::TimeBound;
 use crate::error::{Error, Result};
 use kdp_domain::groups::offsets::{Committed, GroupOffsets};
 use kdp_domain::key_error::KeyError;
 
-use crate::admin::driver::collect;
 use crate::client::SharedClient;
-use crate::groups::coordinator::GroupCoordinators;
+use crate::groups::coordinator::at_coordinators;
 
 /// The first OffsetFetch version that batches groups.
 const BATCHED: i16 = 8;
@@ -150,21 +149,7 @@ pub async fn committed_offsets_at(
     } else {
         *opts
     };
-    let mut results = Vec::new();
-    drive(
-        client,
-        &Handler,
-        &mut Coordinator::with_known(
-            GroupCoordinators,
-            known.iter().map(|(g, b)| (g.clone(), *b)),
-        ),
-        groups,
-        &opts,
-        bound,
-        collect(&mut results),
-    )
-    .await;
-    Ok(results.into_iter().map(|(k, _, r)| (k, r)).collect())
+    Ok(at_coordinators(client, &Handler, groups, known, &opts, bound).await)
 }
 
 #[cfg(test)]

@@ -13,11 +13,10 @@ use kdp_wire::messages::{
     DescribeShareGroupOffsetsResponse,
 };
 
-use crate::admin::driver::collect;
-use crate::admin::{drive, AdminHandler, Coordinator, DriverOptions, KeyOutcome};
+use crate::admin::{AdminHandler, DriverOptions, KeyOutcome};
 use crate::bound::TimeBound;
 use crate::client::SharedClient;
-use crate::groups::coordinator::GroupCoordinators;
+use crate::groups::coordinator::at_coordinators;
 use kdp_domain::groups::share::{ShareOffsets, ShareStart};
 use kdp_domain::key_error::KeyError;
 
@@ -84,21 +83,7 @@ pub async fn share_offsets_at(
     if groups.is_empty() {
         return BTreeMap::new();
     }
-    let mut results = Vec::new();
-    drive(
-        client,
-        &Handler,
-        &mut Coordinator::with_known(
-            GroupCoordinators,
-            known.iter().map(|(g, b)| (g.clone(), *b)),
-        ),
-        groups,
-        opts,
-        bound,
-        collect(&mut results),
-    )
-    .await;
-    results.into_iter().map(|(k, _, r)| (k, r)).collect()
+    at_coordinators(client, &Handler, groups, known, opts, bound).await
 }
 
 #[cfg(test)]

@@ -1,9 +1,13 @@
-//! DescribeConfigs of brokers (the settings the diagnosis depends on) and
-//! of topics (whether a log is compacted, for the lag's counts).
+//! DescribeConfigs of brokers (the settings the diagnosis depends on), of
+//! topics (whether a log is compacted, for the lag's counts) and of groups
+//! (a share group's `share.isolation.level`): one handler, generic over
+//! the resource.
 
 use std::collections::BTreeMap;
 
-use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
+use kdp_wire::messages::describe_configs::{
+    RESOURCE_TYPE_BROKER, RESOURCE_TYPE_GROUP, RESOURCE_TYPE_TOPIC,
+};
 use kdp_wire::messages::{
     DescribeConfigsRequest, DescribeConfigsResource, DescribeConfigsResponse,
 };
@@ -26,11 +30,18 @@ pub const TRANSACTIONAL_ID_EXPIRATION_MS: &str = "transactional.id.expiration.ms
 /// lose records it held.
 pub const CLEANUP_POLICY: &str = "cleanup.policy";
 
+/// `share.isolation.level`: a share group's isolation (group config,
+/// Kafka 4.x; unset means read_uncommitted).
+pub const SHARE_ISOLATION_LEVEL: &str = "share.isolation.level";
+
 /// One broker's values (null for a sensitive or unset key).
 pub type BrokerConfig = BTreeMap<String, Option<String>>;
 
 /// One topic's values (null for a sensitive or unset key).
 pub type TopicConfig = BTreeMap<String, Option<String>>;
+
+/// One group's values (null for a sensitive or unset key).
+pub type GroupConfig = BTreeMap<String, Option<String>>;
 
 /// What names a DescribeConfigs resource: a broker's id or a topic's name.
 trait Resource: Clone + Ord + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static {
@@ -59,6 +70,20 @@ impl Resource for String {
     }
     fn from_name(name: String) -> Option<Self> {
         Some(name)
+    }
+}
+
+/// A group id as a DescribeConfigs resource (a topic is a plain string).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct GroupId(String);
+
+impl Resource for GroupId {
+    const TYPE: i8 = RESOURCE_TYPE_GROUP;
+    fn name(&self) -> String {
+        self.0.clone()
+    }
+    fn from_name(name: String) -> Option<Self> {
+        Some(GroupId(name))
     }
 }
 
@@ -157,6 +182,32 @@ pub async fn topic_configs(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<BTreeMap<String, std::result::Result<TopicConfig, KeyError>>> {
+    any_broker_configs(client, topics, keys, opts, bound).await
+}
+
+/// Each group's values of `keys` (group configs, resource type GROUP,
+/// Kafka 4.x), asked of one broker as for topics: group configs live in
+/// the cluster's metadata, which every broker holds.
+pub async fn group_configs(
+    client: &SharedClient,
+    groups: Vec<String>,
+    keys: &[&str],
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<BTreeMap<String, std::result::Result<GroupConfig, KeyError>>> {
+    let ids = groups.into_iter().map(GroupId).collect();
+    let got = any_broker_configs(client, ids, keys, opts, bound).await?;
+    Ok(got.into_iter().map(|(g, r)| (g.0, r)).collect())
+}
+
+/// DescribeConfigs of `resources` at the lowest broker id in the metadata.
+async fn any_broker_configs<K: Resource>(
+    client: &SharedClient,
+    resources: Vec<K>,
+    keys: &[&str],
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<BTreeMap<K, std::result::Result<BTreeMap<String, Option<String>>, KeyError>>> {
     let brokers = bound
         .run(
             "Metadata",
@@ -167,9 +218,9 @@ pub async fn topic_configs(
     let mut results = Vec::new();
     drive(
         client,
-        &Handler::<String>::new(keys),
+        &Handler::<K>::new(keys),
         &mut ChosenBroker::new(broker),
-        topics,
+        resources,
         opts,
         bound,
         collect(&mut results),

@@ -14,6 +14,7 @@
 //!   changes (both protocol generations) or the v1 epochs.
 //! - [`flags`]: per-producer flags for `describe --with-transactions`.
 //! - [`pressure`]: producer ids held per broker and topic, expiry, epochs.
+//! - [`id_set`]: producer ids kept between scans in a few bytes each.
 //! - [`replicas`]: field-by-field differences between a partition's
 //!   replicas, and what a scan of every replica found.
 //! - [`summary`]: one scan's diagnosis summed up per partition and group
@@ -26,6 +27,7 @@ pub mod fence;
 pub mod findings;
 pub mod flags;
 pub mod hanging;
+pub mod id_set;
 pub mod pressure;
 pub mod replicas;
 pub mod sequence;

@@ -11,5 +11,5 @@ pub mod state;
 
 pub use offsets::{advice, Committed, GroupOffsets};
 pub use read::{visibility, GroupAnswer, GroupsRead, Visibility};
-pub use share::{ShareOffsets, ShareStart};
+pub use share::{Isolation, ShareOffsets, ShareRead, ShareStart};
 pub use state::{GroupState, GroupType};

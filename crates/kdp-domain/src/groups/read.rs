@@ -4,9 +4,12 @@
 //! caller. `kdp blocked`, the blocked-groups column, the exporter and a
 //! repair's proof all judge groups from it.
 
+use std::collections::BTreeMap;
+
 use kdp_wire::ErrorCode;
 
 use crate::groups::offsets::GroupOffsets;
+use crate::groups::share::ShareRead;
 use crate::groups::state::{GroupState, GroupType};
 use crate::key_error::KeyError;
 
@@ -85,6 +88,9 @@ pub struct GroupsRead {
     pub listing_failures: Vec<(i32, KeyError)>,
     /// Whether the listing could have hidden groups from this caller.
     pub visibility: Visibility,
+    /// Each share group's start offsets and isolation, by group id, when
+    /// the read asked for them (`kdp lag`); empty otherwise.
+    pub shares: BTreeMap<String, ShareRead>,
 }
 
 /// The probe's answer as a [`Visibility`].

@@ -25,7 +25,10 @@ pub mod tally;
 pub mod verdict;
 
 pub use known::Known;
-pub use model::{lag, partitions_to_read, Lag, LagGap, LagOptions, LagRow, PartitionLag, Stop};
+pub use model::{
+    lag, lag_each, partitions_to_read, read_starts, Lag, LagGap, LagOptions, LagRow, PartitionLag,
+    ShareFacts, Stop,
+};
 pub use position::{At, Bounds, Position};
 pub use tally::{Records, Tally};
 pub use verdict::LagVerdict;

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::diagnose::blocked::{Blocked, Pinning};
 use crate::groups::offsets::Committed;
-use crate::groups::read::GroupsRead;
+use crate::groups::read::{GroupAnswer, GroupsRead};
+use crate::groups::share::{Isolation, ShareRead};
 use crate::groups::state::{GroupState, GroupType};
 use crate::key_error::KeyError;
 use crate::lag::position::{Bounds, Position};
@@ -64,14 +65,32 @@ pub struct LagRow {
     pub holder: Option<Pinning>,
     /// The first timestamp of the first batch still to deliver (ms).
     pub oldest_undelivered_ms: Option<i64>,
+    /// A share group's facts (its position is the share-partition start
+    /// offset, not a committed offset); `None` for other groups.
+    pub share: Option<ShareFacts>,
     /// The verdict.
     pub verdict: LagVerdict,
 }
 
+/// What a share group's row adds (KIP-932): its isolation and Kafka's own
+/// lag figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareFacts {
+    /// `share.isolation.level`; `None` when DescribeConfigs failed.
+    pub isolation: Option<Isolation>,
+    /// DescribeShareGroupOffsets v1's `Lag`; `None` on a v0 broker or
+    /// when the broker said unknown (-1).
+    pub kafka_lag: Option<i64>,
+}
+
 impl LagRow {
     /// Kafka's offset lag (HWM − committed), as `kafka-consumer-groups.sh`
-    /// prints it.
+    /// prints it; `None` for a share group, which commits no offset (its
+    /// Kafka figure is [`ShareFacts::kafka_lag`]).
     pub fn offset_lag(&self) -> Option<i64> {
+        if self.share.is_some() {
+            return None;
+        }
         self.position.and_then(|p| p.offset_lag())
     }
 }
@@ -89,9 +108,15 @@ pub enum LagGap {
     Bounds(TopicPartition, KeyError),
     /// A partition's read failed before the LSO.
     Read(TopicPartition, KeyError),
-    /// A share group (KIP-932): its progress is not a committed offset,
-    /// and kdp does not read DescribeShareGroupOffsets yet.
+    /// A share group (KIP-932) whose start offsets were not read (the read
+    /// of the groups did not ask for them).
     ShareGroup(String),
+    /// A share group's start offsets could not be read
+    /// (DescribeShareGroupOffsets).
+    ShareOffsets(String, KeyError),
+    /// A share group's `share.isolation.level` could not be read
+    /// (DescribeConfigs): its records to deliver are unknown.
+    ShareIsolation(String, KeyError),
     /// A group named with `--group` that its coordinator does not know
     /// (nothing committed, not described): most often a misspelt id.
     UnknownGroup(String),
@@ -135,23 +160,61 @@ impl LagOptions {
     }
 }
 
-/// The partitions whose committed offsets `groups` holds (as `opts`
-/// narrows), each with the smallest offset committed on it (`None`: only
-/// failed or missing offsets): where a read must start.
+/// The partitions whose committed offsets (and share-partition start
+/// offsets) `groups` holds, as `opts` narrows, each with the smallest
+/// offset a count must start from (`None`: only failed or missing
+/// offsets, or only read_uncommitted share groups, which need bounds and
+/// no count): where a read must start.
 pub fn partitions_to_read(
     groups: &GroupsRead,
     opts: &LagOptions,
 ) -> BTreeMap<TopicPartition, Option<i64>> {
     let mut out: BTreeMap<TopicPartition, Option<i64>> = BTreeMap::new();
+    for (tp, start) in read_starts(groups, opts) {
+        let slot = out.entry(tp).or_insert(None);
+        if let Some(o) = start {
+            *slot = Some(slot.map_or(o, |s: i64| s.min(o)));
+        }
+    }
+    out
+}
+
+/// Every position `opts` asks for, with the offset a read_committed count
+/// starts from where one is needed: committed offsets, and the start
+/// offsets of read_committed share groups (a read_uncommitted one is
+/// bounded by the high watermark, no count; an unknown isolation is judged
+/// on no count either).
+pub fn read_starts(groups: &GroupsRead, opts: &LagOptions) -> Vec<(TopicPartition, Option<i64>)> {
+    let mut out = Vec::new();
     for g in &groups.answers {
+        if g.group_type == Some(GroupType::Share) {
+            let Some(ShareRead {
+                offsets: Ok(offsets),
+                isolation,
+            }) = groups.shares.get(&g.group_id)
+            else {
+                continue;
+            };
+            let counted = matches!(isolation, Ok(Isolation::ReadCommitted));
+            for (tp, s) in offsets {
+                if opts.wants(&g.group_id, tp) {
+                    let start = match s.start {
+                        Committed::At(o) if counted => Some(o),
+                        _ => None,
+                    };
+                    out.push((tp.clone(), start));
+                }
+            }
+            continue;
+        }
         let Ok(offsets) = &g.offsets else { continue };
         for (tp, c) in offsets {
-            if !opts.wants(&g.group_id, tp) {
-                continue;
-            }
-            let slot = out.entry(tp.clone()).or_insert(None);
-            if let Committed::At(o) = c {
-                *slot = Some(slot.map_or(*o, |s: i64| s.min(*o)));
+            if opts.wants(&g.group_id, tp) {
+                let start = match c {
+                    Committed::At(o) => Some(*o),
+                    _ => None,
+                };
+                out.push((tp.clone(), start));
             }
         }
     }
@@ -167,6 +230,21 @@ pub fn lag(
     blocked: &Blocked,
     opts: &LagOptions,
 ) -> Lag {
+    let mut rows = Vec::new();
+    let gaps = lag_each(groups, partitions, blocked, opts, |row| rows.push(row));
+    Lag { rows, gaps }
+}
+
+/// [`lag`] row by row: each row goes to `row` as it is judged, in the
+/// same order, and the gaps are returned (a monitor folds the rows into
+/// its series without holding one per committed offset).
+pub fn lag_each(
+    groups: &GroupsRead,
+    partitions: &BTreeMap<TopicPartition, PartitionLag>,
+    blocked: &Blocked,
+    opts: &LagOptions,
+    mut row: impl FnMut(LagRow),
+) -> Vec<LagGap> {
     let mut out = Lag::default();
     for (broker, e) in &groups.listing_failures {
         out.gaps.push(LagGap::Listing(*broker, e.clone()));
@@ -195,12 +273,7 @@ pub fn lag(
             continue;
         }
         if g.group_type == Some(GroupType::Share) {
-            // which topics it reads is not known without describing it:
-            // a gap of a whole-cluster answer, or of a group asked for by
-            // name; an answer narrowed to topics says nothing of it
-            if opts.topics.is_empty() || !opts.groups.is_empty() {
-                out.gaps.push(LagGap::ShareGroup(g.group_id.clone()));
-            }
+            share_rows(g, groups, partitions, &holders, opts, &mut out, &mut row);
             continue;
         }
         let offsets = match &g.offsets {
@@ -241,7 +314,7 @@ pub fn lag(
                 Committed::Failed(_) => LagVerdict::Unknown,
                 _ => LagVerdict::of(position.as_ref(), records),
             };
-            out.rows.push(LagRow {
+            row(LagRow {
                 group_id: g.group_id.clone(),
                 group_type: g.group_type.clone(),
                 state: g.state.clone(),
@@ -251,11 +324,126 @@ pub fn lag(
                 held_back,
                 holder,
                 oldest_undelivered_ms,
+                share: None,
                 verdict,
             });
         }
     }
-    out
+    out.gaps
+}
+
+/// A share group's rows: its start offset on each partition against the
+/// partition's bounds. The start offset moves only when every record below
+/// it is acknowledged or archived, and not promptly even then (docs/LAG.md
+/// section 5): records above it may be delivered and acknowledged already.
+/// So the records it still delivers are known only as "at most" (exact
+/// only when nothing deliverable lies above the start offset), and Kafka's
+/// own `Lag` is shown beside them.
+fn share_rows(
+    g: &GroupAnswer,
+    groups: &GroupsRead,
+    partitions: &BTreeMap<TopicPartition, PartitionLag>,
+    holders: &BTreeMap<(&str, i32), &Pinning>,
+    opts: &LagOptions,
+    out: &mut Lag,
+    row: &mut impl FnMut(LagRow),
+) {
+    let Some(read) = groups.shares.get(&g.group_id) else {
+        // a whole-cluster answer, or one naming it, is missing it
+        if opts.topics.is_empty() || !opts.groups.is_empty() {
+            out.gaps.push(LagGap::ShareGroup(g.group_id.clone()));
+        }
+        return;
+    };
+    let offsets = match &read.offsets {
+        Ok(o) => o,
+        Err(e) => {
+            out.gaps
+                .push(LagGap::ShareOffsets(g.group_id.clone(), e.clone()));
+            return;
+        }
+    };
+    let isolation = match &read.isolation {
+        Ok(i) => Some(*i),
+        Err(e) => {
+            out.gaps
+                .push(LagGap::ShareIsolation(g.group_id.clone(), e.clone()));
+            None
+        }
+    };
+    for (tp, s) in offsets {
+        if !opts.wants(&g.group_id, tp) {
+            continue;
+        }
+        let facts = partitions.get(tp);
+        let bounds = facts.and_then(|p| p.bounds.as_ref().ok().copied());
+        let start = match s.start {
+            Committed::At(o) => Some(o),
+            _ => None,
+        };
+        let position = bounds.map(|bounds| Position {
+            committed: start,
+            bounds,
+        });
+        let tally = facts.and_then(|p| p.tally.as_ref());
+        let records = match (position, isolation) {
+            (Some(pos), Some(iso)) => share_records(&pos, iso, tally),
+            _ => None,
+        };
+        let held_back = match (bounds, isolation) {
+            (Some(b), Some(Isolation::ReadCommitted)) => Some(b.held_back()),
+            (Some(_), Some(Isolation::ReadUncommitted)) => Some(0),
+            _ => None,
+        };
+        let holder = held_back
+            .filter(|&h| h > 0)
+            .and_then(|_| holders.get(&(tp.0.as_str(), tp.1)))
+            .map(|p| (*p).clone());
+        let verdict = match s.start {
+            Committed::Failed(_) => LagVerdict::Unknown,
+            _ => LagVerdict::of_share(position.as_ref(), records, held_back),
+        };
+        row(LagRow {
+            group_id: g.group_id.clone(),
+            group_type: g.group_type.clone(),
+            state: g.state.clone(),
+            partition: tp.clone(),
+            position,
+            records,
+            held_back,
+            holder,
+            oldest_undelivered_ms: None,
+            share: Some(ShareFacts {
+                isolation,
+                kafka_lag: s.kafka_lag,
+            }),
+            verdict,
+        });
+    }
+}
+
+/// The records a share group at start offset `pos` may still deliver: at
+/// most the records of [start, LSO) a read_committed count finds
+/// (read_committed), at most one per offset of [start, HWM)
+/// (read_uncommitted); at least 0, as any of them may be acknowledged
+/// already. Exact only when that bound is 0. `None` without a start.
+fn share_records(pos: &Position, isolation: Isolation, tally: Option<&Tally>) -> Option<Records> {
+    let start = reader_start(pos)?;
+    let most = match isolation {
+        Isolation::ReadCommitted => {
+            let lso = pos.bounds.last_stable_offset;
+            if start >= lso {
+                0
+            } else {
+                match tally {
+                    Some(t) if t.end() == lso => t.records_from(start).at_most(),
+                    _ => lso.saturating_sub(start),
+                }
+            }
+        }
+        Isolation::ReadUncommitted => pos.bounds.high_watermark.saturating_sub(start).max(0),
+    };
+    Some(Records::of(0, most))
 }
 
 /// Where a consumer at `pos` starts reading: its offset, or the log start

@@ -54,7 +54,7 @@ impl Records {
         matches!(self, Records::Exact(_))
     }
 
-    fn of(at_least: i64, at_most: i64) -> Records {
+    pub(crate) fn of(at_least: i64, at_most: i64) -> Records {
         if at_least == at_most {
             Records::Exact(at_least)
         } else {

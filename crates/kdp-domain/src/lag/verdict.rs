@@ -51,6 +51,30 @@ impl LagVerdict {
         }
     }
 
+    /// The verdict of a share group's position (its start offset) and the
+    /// records it may still deliver (at least 0: the verdict is never
+    /// lagging on a bound alone). `held_back`: offsets above the LSO a
+    /// read_committed share group waits for.
+    pub fn of_share(
+        position: Option<&Position>,
+        records: Option<Records>,
+        held_back: Option<i64>,
+    ) -> LagVerdict {
+        let Some(pos) = position else {
+            return LagVerdict::Unknown;
+        };
+        if pos.committed.is_none() {
+            return LagVerdict::NoOffset;
+        }
+        match records {
+            None => LagVerdict::Unknown,
+            Some(r) if r.at_least() > 0 => LagVerdict::Lagging,
+            Some(r) if r.at_most() > 0 => LagVerdict::MaybeLagging,
+            Some(_) if held_back.is_some_and(|h| h > 0) => LagVerdict::HeldBack,
+            Some(_) => LagVerdict::CaughtUp,
+        }
+    }
+
     /// The verdict's name as kdp prints it.
     pub fn label(&self) -> &'static str {
         match self {

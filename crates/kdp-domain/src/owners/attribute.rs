@@ -3,15 +3,18 @@
 //! (docs/OWNERS.md). The checks run in the order that keeps a weak shape
 //! from claiming a strong one's id: Streams (a UUID and its application's
 //! group), Connect (a Connect group that prefixes the id), Flink (several
-//! ids of one prefix and subtask), else unattributed.
+//! ids of one prefix and subtask; two jobs on one prefix, see
+//! [`super::collide`], leave every id of it unknown), else unattributed.
 
 use std::collections::BTreeMap;
 
 use kdp_wire::messages::TransactionState;
 use kdp_wire::{ErrorCode, TxnState};
 
+use crate::diagnose::blocked::HeldGroups;
 use crate::groups::state::{GroupState, GroupType};
 use crate::key_error::KeyError;
+use crate::owners::collide::{collision, Started};
 use crate::owners::input::{GroupMembers, GroupProtocol, GroupSeen, Member, OwnersInput, TxnEntry};
 use crate::owners::members::{connect_tasks, streams_process_id};
 use crate::owners::scheme::{self, FlinkShape, ProcessId};
@@ -111,7 +114,7 @@ pub struct TxnFacts {
 }
 
 impl TxnFacts {
-    fn of(t: &TransactionState, coordinator: Option<i32>) -> TxnFacts {
+    pub(crate) fn of(t: &TransactionState, coordinator: Option<i32>) -> TxnFacts {
         TxnFacts {
             state: TxnState::from_name(&t.transaction_state),
             state_name: t.transaction_state.clone(),
@@ -128,6 +131,35 @@ impl TxnFacts {
         }
     }
 
+    /// The groups this transaction holds back on its partitions, from
+    /// `held` (`kdp blocked`'s model): empty when it is not open, `None`
+    /// when `held` was not read or cannot tell for one of its partitions.
+    pub fn groups_blocked(&self, held: Option<&HeldGroups>) -> Option<Vec<String>> {
+        if !self.is_open() {
+            return Some(Vec::new());
+        }
+        let held = held?;
+        let mut out: Vec<String> = Vec::new();
+        for (topic, partition) in &self.partitions {
+            out.extend(
+                held.of(topic, *partition, self.producer_id)?
+                    .iter()
+                    .cloned(),
+            );
+        }
+        out.sort();
+        out.dedup();
+        Some(out)
+    }
+
+    /// The topics its open transaction writes (none when it is closed).
+    pub fn open_topics(&self) -> std::collections::BTreeSet<String> {
+        if !self.is_open() {
+            return Default::default();
+        }
+        self.partitions.iter().map(|(t, _)| t.clone()).collect()
+    }
+
     /// A transaction is open (it holds its partitions' LSO): Ongoing, or
     /// its end decided and markers not yet written.
     pub fn is_open(&self) -> bool {
@@ -140,6 +172,24 @@ impl TxnFacts {
                     | TxnState::PrepareEpochFence
             )
         )
+    }
+}
+
+impl TxnEntry {
+    /// The partitions its transaction pins: those of an open one, none
+    /// when it is closed or was not described.
+    pub fn pinned(&self) -> Vec<TopicPartition> {
+        match &self.described {
+            Ok(d) => {
+                let facts = TxnFacts::of(d, self.coordinator);
+                if facts.is_open() {
+                    facts.partitions
+                } else {
+                    Vec::new()
+                }
+            }
+            Err(_) => Vec::new(),
+        }
     }
 }
 
@@ -178,6 +228,11 @@ pub struct Owner {
     /// Flink: one of its subtask's two newest open transactions (aborting
     /// the pre-committed one discards checkpointed data).
     pub newest_checkpoint: bool,
+    /// The consumer groups its open transaction holds back: those at the
+    /// LSO it holds on any of its partitions (`kdp blocked`'s verdicts
+    /// blocked and waiting), by group id; empty when it holds none (or is
+    /// not open); `None` when kdp could not tell.
+    pub groups_blocked: Option<Vec<String>>,
 }
 
 impl Owner {
@@ -482,6 +537,30 @@ fn flink_line(
     let fact = |i: usize| facts.get(i).and_then(|f| f.as_ref().ok());
     let start = |i: usize| fact(i).and_then(|f| f.start_ms);
     let open = |i: usize| fact(i).is_some_and(TxnFacts::is_open);
+    // two jobs on one prefix: which transactions are whose is unknown, so
+    // nothing is lingering, nor the newest checkpoint
+    let started: Vec<Started<'_>> = line
+        .iter()
+        .filter_map(|(i, f)| {
+            Some(Started {
+                transactional_id: ids.get(*i)?,
+                counter: f.counter,
+                start_ms: start(*i)?,
+                topics: fact(*i).map(TxnFacts::open_topics).unwrap_or_default(),
+            })
+        })
+        .collect();
+    if let Some(c) = collision(&started) {
+        return line
+            .iter()
+            .map(|(i, f)| {
+                let e = Evidence::TwoJobs {
+                    collision: Box::new(c.clone()),
+                };
+                (*i, judged(Some(attribution(f)), Verdict::Unknown, e))
+            })
+            .collect();
+    }
     // newest first; an unknown start sorts last, then by counter
     let mut order: Vec<&(usize, FlinkShape)> = line.iter().collect();
     order.sort_by_key(|l| std::cmp::Reverse((start(l.0), l.1.counter)));
@@ -598,7 +677,12 @@ pub fn attribute(input: &OwnersInput) -> Vec<Owner> {
                     Evidence::NoScheme { counter_tail },
                 )
             });
+            let groups_blocked = match &txn {
+                Ok(t) => t.groups_blocked(input.held.as_ref()),
+                Err(_) => None,
+            };
             Owner {
+                groups_blocked,
                 transactional_id: id.to_string(),
                 attribution: j.attribution,
                 verdict: j.verdict,

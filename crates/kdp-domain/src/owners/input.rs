@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use kdp_wire::messages::TransactionState;
 
+use crate::diagnose::blocked::HeldGroups;
 use crate::groups::read::Visibility;
 use crate::groups::state::{GroupState, GroupType};
 use crate::key_error::KeyError;
@@ -132,6 +133,12 @@ pub struct OwnersInput {
     pub group_listing_failures: Vec<(i32, KeyError)>,
     /// Whether the group listing may hide groups from this principal.
     pub visibility: Visibility,
+    /// The consumer groups each open transaction holds at its partitions'
+    /// LSO, as `kdp blocked` judges them ([`held_groups`]); `None` when
+    /// they were not read.
+    ///
+    /// [`held_groups`]: crate::diagnose::blocked::held_groups
+    pub held: Option<HeldGroups>,
 }
 
 impl OwnersInput {

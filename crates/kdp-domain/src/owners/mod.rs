@@ -2,8 +2,8 @@
 //! (docs/OWNERS.md): the frameworks' id schemes ([`scheme`]), what group
 //! members' protocol bytes say of their owner ([`members`]), the read
 //! `kdp owners` judges ([`input`]), each id attributed and judged
-//! ([`mod@attribute`], [`verdict`]) and the per-application summary
-//! ([`rollup`]).
+//! ([`mod@attribute`], [`verdict`]), two Flink jobs on one prefix
+//! ([`collide`]) and the per-application summary ([`rollup`]).
 //!
 //! Never guessed: an id whose scheme matched but whose group could not be
 //! read (an error, an ACL, a rebalance) is [`Verdict::Unknown`]; an id of
@@ -11,6 +11,7 @@
 //! [`Verdict::Unattributed`], never a framework picked by shape.
 
 pub mod attribute;
+pub mod collide;
 pub mod input;
 pub mod members;
 pub mod rollup;
@@ -18,6 +19,7 @@ pub mod scheme;
 pub mod verdict;
 
 pub use attribute::{attribute, Advice, Attribution, Framework, Owner, Task, TxnFacts};
+pub use collide::Collision;
 pub use input::{GroupMembers, GroupProtocol, GroupSeen, Member, OwnersInput, TxnEntry};
 pub use rollup::{applications, Application};
 pub use verdict::{Evidence, Verdict};

@@ -1,9 +1,11 @@
 //! Per application: its instances, ids, open transactions, orphaned and
-//! lingering ones, and how fast it makes new ids.
+//! lingering ones, the groups they hold back, how fast it makes new ids,
+//! and (Flink) two jobs writing one prefix.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::owners::attribute::{Framework, Owner, Task};
+use crate::owners::collide::{collision, Collision, Started};
 use crate::owners::input::{GroupSeen, OwnersInput};
 use crate::owners::members::streams_process_id;
 use crate::owners::verdict::Verdict;
@@ -39,6 +41,36 @@ pub struct Application {
     pub oldest_stuck_ms: Option<i64>,
     /// The oldest open orphaned transaction's age.
     pub oldest_orphaned_ms: Option<i64>,
+    /// The consumer groups its open transactions hold back, by group id;
+    /// `None` when kdp could not tell for one of them.
+    pub groups_blocked: Option<Vec<String>>,
+    /// Flink: each subtask two jobs write (by subtask), with the evidence.
+    pub collisions: Vec<(u32, Collision)>,
+}
+
+/// The subtasks of a Flink application two jobs write.
+fn collisions(owners: &[&Owner]) -> Vec<(u32, Collision)> {
+    let mut by: BTreeMap<u32, Vec<Started<'_>>> = BTreeMap::new();
+    for o in owners {
+        let Some(Task::FlinkCheckpoint { subtask, counter }) =
+            o.attribution.as_ref().map(|a| &a.task)
+        else {
+            continue;
+        };
+        let Some(t) = o.txn.as_ref().ok() else {
+            continue;
+        };
+        let Some(start_ms) = t.start_ms else { continue };
+        by.entry(*subtask).or_default().push(Started {
+            transactional_id: &o.transactional_id,
+            counter: *counter,
+            start_ms,
+            topics: t.open_topics(),
+        });
+    }
+    by.into_iter()
+        .filter_map(|(subtask, ids)| Some((subtask, collision(&ids)?)))
+        .collect()
 }
 
 fn live_members(seen: Option<&GroupSeen>, framework: Framework) -> Option<usize> {
@@ -113,7 +145,19 @@ pub fn applications(input: &OwnersInput, owners: &[Owner]) -> Vec<Application> {
             };
             let oldest_stuck_ms = oldest(|v| matches!(v, Verdict::Orphaned | Verdict::Lingering));
             let oldest_orphaned_ms = oldest(|v| v == Verdict::Orphaned);
+            let groups_blocked = owners
+                .iter()
+                .try_fold(BTreeSet::new(), |mut all, o| {
+                    all.extend(o.groups_blocked.as_ref()?.iter().cloned());
+                    Some(all)
+                })
+                .map(|all| all.into_iter().collect());
+            let collisions = match framework {
+                Framework::FlinkKafkaSink => collisions(&owners),
+                Framework::KafkaStreams | Framework::KafkaConnect => Vec::new(),
+            };
             Application {
+                collisions,
                 framework,
                 live_instances,
                 ids: owners.len(),
@@ -124,6 +168,7 @@ pub fn applications(input: &OwnersInput, owners: &[Owner]) -> Vec<Application> {
                 churn_per_hour,
                 oldest_stuck_ms,
                 oldest_orphaned_ms,
+                groups_blocked,
                 application,
             }
         })

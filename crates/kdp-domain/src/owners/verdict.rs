@@ -6,6 +6,7 @@ use kdp_wire::DecodeError;
 
 use crate::groups::state::GroupState;
 use crate::key_error::KeyError;
+use crate::owners::collide::Collision;
 use crate::severity::Severity;
 
 /// Whether the writer of an id is still there (docs/OWNERS.md, Verdicts).
@@ -149,6 +150,12 @@ pub enum Evidence {
     },
     /// Flink-shaped, but the only id of its prefix and subtask.
     Alone,
+    /// Two Flink jobs write its prefix and subtask: which transactions
+    /// are whose cannot be told.
+    TwoJobs {
+        /// The two jobs' sequences of ids.
+        collision: Box<Collision>,
+    },
 }
 
 impl fmt::Display for Evidence {
@@ -227,6 +234,10 @@ impl fmt::Display for Evidence {
             Evidence::Alone => {
                 f.write_str("Flink-shaped, but the only id of its prefix and subtask")
             }
+            Evidence::TwoJobs { collision } => write!(
+                f,
+                "{collision}: which transactions are whose cannot be told; give each job its own prefix"
+            ),
         }
     }
 }

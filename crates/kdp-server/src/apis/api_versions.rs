@@ -32,7 +32,12 @@ const SUPPORTED: [(i16, i16, i16); DECLARED.len()] = {
 impl Handler for ApiVersionsRequest {
     fn handle(&self, call: &Call<'_>) -> Result<ApiVersionsResponse, Refusal> {
         let mut resp = api_versions_response(self, call.version);
-        let level = call.shared.read().transaction_version;
+        let (level, withheld) = {
+            let c = call.shared.read();
+            (c.transaction_version, c.withheld_apis.clone())
+        };
+        // a broker that predates an API does not list it
+        resp.api_keys.retain(|a| !withheld.contains(&a.api_key));
         if call.version >= 3 && level > 0 && resp.error_code == ErrorCode::NONE {
             with_transaction_version(&mut resp, level);
         }

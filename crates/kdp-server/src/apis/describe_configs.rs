@@ -1,5 +1,5 @@
 //! DescribeConfigs (`KafkaApis.handleDescribeConfigsRequest`,
-//! `ConfigHelper.describeConfigs`) for BROKER and TOPIC resources. A broker
+//! `ConfigHelper.describeConfigs`) for BROKER, TOPIC and GROUP resources. A broker
 //! describes its own configuration only: a BROKER resource named with
 //! another broker id is INVALID_REQUEST ("Unexpected broker id, expected N
 //! or empty string, but received M"), one that is not a number likewise;
@@ -14,11 +14,18 @@
 //! internal topics (created with it, DYNAMIC_TOPIC_CONFIG), else Kafka's
 //! default `delete` (DEFAULT_CONFIG); an unknown topic answers
 //! UNKNOWN_TOPIC_OR_PARTITION without a message (as
-//! `ConfigHelper.describeConfigs` at apache/kafka 1eb7644).
+//! `ConfigHelper.describeConfigs` at apache/kafka 1eb7644). A group (Kafka
+//! 4.x, GROUP = 32) answers the configs its file sets (GROUP_CONFIG) and
+//! `share.isolation.level` always, Kafka's default `read_uncommitted`
+//! (DEFAULT_CONFIG) when unset, whether or not the group exists (group
+//! configs outlive groups); the mock checks DESCRIBE on the group
+//! (GROUP_AUTHORIZATION_FAILED).
 
 use std::collections::HashSet;
 
-use kdp_wire::messages::describe_configs::{RESOURCE_TYPE_BROKER, RESOURCE_TYPE_TOPIC};
+use kdp_wire::messages::describe_configs::{
+    RESOURCE_TYPE_BROKER, RESOURCE_TYPE_GROUP, RESOURCE_TYPE_TOPIC,
+};
 use kdp_wire::messages::{
     DescribeConfigsRequest, DescribeConfigsResourceResult, DescribeConfigsResponse,
     DescribeConfigsResult, DescribeConfigsSynonym,
@@ -32,6 +39,7 @@ use crate::acls::ClusterOperation;
 use crate::budget::Budget;
 use crate::budget::TooLarge;
 use crate::cluster::{Cluster, ConfigSource, CONFIG_TYPE_STRING};
+use crate::group::SHARE_ISOLATION_LEVEL;
 
 /// `cleanup.policy`, reported for every topic.
 const CLEANUP_POLICY: &str = "cleanup.policy";
@@ -80,6 +88,7 @@ pub fn describe_configs_within(
         let answer = match r.resource_type {
             RESOURCE_TYPE_BROKER => broker(cluster, caller, &r.resource_name),
             RESOURCE_TYPE_TOPIC => topic(cluster, caller, &r.resource_name),
+            RESOURCE_TYPE_GROUP => group(cluster, caller, &r.resource_name),
             t => Err((
                 ErrorCode::INVALID_REQUEST,
                 Some(format!("Unsupported resource type: {t}")),
@@ -204,29 +213,58 @@ fn broker(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
         .collect())
 }
 
+/// One entry with itself as its only synonym.
+fn entry(
+    name: &str,
+    value: &str,
+    source: ConfigSource,
+    config_type: i8,
+) -> DescribeConfigsResourceResult {
+    DescribeConfigsResourceResult {
+        name: name.to_string(),
+        value: Some(value.to_string()),
+        read_only: false,
+        config_source: source as i8,
+        is_sensitive: false,
+        synonyms: vec![DescribeConfigsSynonym {
+            name: name.to_string(),
+            value: Some(value.to_string()),
+            source: source as i8,
+            unknown_tagged_fields: Default::default(),
+        }],
+        config_type,
+        documentation: None,
+        unknown_tagged_fields: Default::default(),
+    }
+}
+
+fn group(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
+    if !caller.may_describe_group(cluster, name) {
+        let code = ErrorCode::GROUP_AUTHORIZATION_FAILED;
+        return Err((code, Some(default_message(code))));
+    }
+    let set = cluster.group(name).map(|g| &g.configs);
+    let mut entries: Vec<_> = set
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| entry(k, v, ConfigSource::DynamicGroup, CONFIG_TYPE_STRING))
+        .collect();
+    if !set.is_some_and(|c| c.contains_key(SHARE_ISOLATION_LEVEL)) {
+        entries.push(entry(
+            SHARE_ISOLATION_LEVEL,
+            "read_uncommitted",
+            ConfigSource::Default,
+            CONFIG_TYPE_STRING,
+        ));
+    }
+    Ok(entries)
+}
+
 fn topic(cluster: &Cluster, caller: &Caller<'_>, name: &str) -> Answer {
     if !caller.may_describe_topic(cluster, name) {
         let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
         return Err((code, Some(default_message(code))));
     }
-    let entry = |name: &str, value: &str, source: ConfigSource, config_type: i8| {
-        DescribeConfigsResourceResult {
-            name: name.to_string(),
-            value: Some(value.to_string()),
-            read_only: false,
-            config_source: source as i8,
-            is_sensitive: false,
-            synonyms: vec![DescribeConfigsSynonym {
-                name: name.to_string(),
-                value: Some(value.to_string()),
-                source: source as i8,
-                unknown_tagged_fields: Default::default(),
-            }],
-            config_type,
-            documentation: None,
-            unknown_tagged_fields: Default::default(),
-        }
-    };
     match cluster.topic(name) {
         Some(t) => {
             let mut entries: Vec<_> = t
@@ -422,6 +460,47 @@ mod tests {
             });
         let r = describe_configs(&c, &caller(1), &req, 4);
         assert_eq!(entries(&r.results[0]), policy("compact,delete", 1));
+    }
+
+    #[test]
+    fn a_group_answers_its_isolation_set_or_kafkas_default_whether_or_not_it_exists() {
+        let mut c = cluster(TXN_CLUSTER);
+        let group = |name: &str| DescribeConfigsResource {
+            resource_type: RESOURCE_TYPE_GROUP,
+            resource_name: name.into(),
+            configuration_keys: Some(vec![SHARE_ISOLATION_LEVEL.into()]),
+            ..Default::default()
+        };
+        let req = DescribeConfigsRequest {
+            resources: vec![group("nobody")],
+            ..Default::default()
+        };
+        let level = |r: &DescribeConfigsResponse| {
+            let e = &r.results[0];
+            let c = e.configs.first();
+            (
+                e.error_code,
+                c.and_then(|c| c.value.clone()),
+                c.map(|c| c.config_source),
+            )
+        };
+        let r = describe_configs(&c, &caller(1), &req, 4);
+        assert_eq!(
+            level(&r),
+            (ErrorCode::NONE, Some("read_uncommitted".into()), Some(5))
+        );
+        // the demo's share group sets it in its file
+        c = crate::demo::lag_cluster().expect("the demo cluster");
+        let req = DescribeConfigsRequest {
+            resources: vec![group("payouts")],
+            ..Default::default()
+        };
+        let r = describe_configs(&c, &caller(1), &req, 4);
+        // GROUP_CONFIG (8), Kafka's DescribeConfigsResponse.ConfigSource
+        assert_eq!(
+            level(&r),
+            (ErrorCode::NONE, Some("read_committed".into()), Some(8))
+        );
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub(super) struct ClusterFile {
     /// The finalized `transaction.version` ApiVersions reports (0: none).
     #[serde(default)]
     pub(super) transaction_version: i16,
+    /// API keys the mock neither advertises nor serves (a broker that
+    /// predates them, e.g. `[89]` for Kafka 3.9's lack of
+    /// StreamsGroupDescribe).
+    #[serde(default)]
+    pub(super) withheld_apis: Vec<i16>,
     #[serde(default)]
     pub(super) producer_generators: Vec<super::generate::GeneratorFile>,
 }
@@ -107,7 +112,8 @@ pub(super) struct TransactionFile {
     pub(super) log: Vec<super::txn_log::TxnLogFile>,
 }
 
-/// A consumer group: `"type"` classic (default) or consumer; `"state"`
+/// A consumer group: `"type"` classic (default), consumer, share or
+/// streams (each member with its `process_id`); `"state"`
 /// defaults to Stable with members, Empty without.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -128,6 +134,10 @@ pub(super) struct GroupFile {
     /// `{"topic": {"0": 42}}`: committed offsets by topic and partition.
     #[serde(default)]
     pub(super) offsets: BTreeMap<String, BTreeMap<i32, i64>>,
+    /// Group configs (DescribeConfigs, resource type GROUP), e.g.
+    /// `{"share.isolation.level": "read_committed"}`.
+    #[serde(default)]
+    pub(super) configs: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -149,6 +159,9 @@ pub(super) struct GroupMemberFile {
     /// The member's own assignment bytes, hex.
     #[serde(default)]
     pub(super) assignment_hex: Option<String>,
+    /// A streams group's member: its Streams process id (required there).
+    #[serde(default)]
+    pub(super) process_id: Option<String>,
 }
 
 /// The Java producer's `transaction.timeout.ms` default.

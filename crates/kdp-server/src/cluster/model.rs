@@ -64,6 +64,8 @@ pub const CONFIG_TYPE_STRING: i8 = 2;
 pub enum ConfigSource {
     /// A topic's own setting: DYNAMIC_TOPIC_CONFIG (1).
     DynamicTopic = 1,
+    /// A group's own setting: GROUP_CONFIG (8, Kafka 4.x).
+    DynamicGroup = 8,
     /// Set in the file: STATIC_BROKER_CONFIG (4), as from server.properties.
     Static = 4,
     /// Kafka's default: DEFAULT_CONFIG (5).
@@ -207,6 +209,8 @@ pub struct Cluster {
     /// The finalized `transaction.version` feature level ApiVersions (v3+)
     /// reports; 0 reports none (transaction protocol v1, as Kafka 3.9).
     pub transaction_version: i16,
+    /// API keys the mock neither advertises in ApiVersions nor serves.
+    pub withheld_apis: Vec<i16>,
     pub(super) by_name: HashMap<String, usize>,
     pub(super) by_id: HashMap<Uuid, usize>,
     pub(super) by_transactional_id: HashMap<String, usize>,

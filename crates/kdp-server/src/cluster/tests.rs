@@ -426,9 +426,10 @@ fn group_errors_name_the_path() {
             r#"[{"group_id": "g"}, {"group_id": "g"}]"#,
             "groups[1].group_id",
         ),
+        (r#"[{"group_id": "g", "type": "stream"}]"#, "groups[0].type"),
         (
-            r#"[{"group_id": "g", "type": "streams"}]"#,
-            "groups[0].type",
+            r#"[{"group_id": "g", "type": "streams", "members": [{"member_id": "m"}]}]"#,
+            "groups[0].members[0].process_id",
         ),
         (
             r#"[{"group_id": "g", "type": "share", "state": "Assigning", "members": [{"member_id": "m"}]}]"#,

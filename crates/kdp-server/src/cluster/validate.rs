@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use kdp_wire::messages::ProducerState;
 
 use crate::acls::{Acls, ClusterOperation, NamePattern};
-use crate::group::{Group, GroupMember, GroupState, GroupType};
+use crate::group::{Group, GroupMember, GroupState, GroupType, SHARE_ISOLATION_LEVEL};
 use crate::sasl::{SaslMechanism, User, Users};
 use crate::txn::{Transaction, TxnState};
 
@@ -269,6 +269,7 @@ impl ClusterFile {
             acls,
             users,
             transaction_version: self.transaction_version,
+            withheld_apis: self.withheld_apis,
             by_name,
             by_id,
             by_transactional_id: HashMap::new(),
@@ -939,7 +940,7 @@ impl GroupFile {
             Some(t) => GroupType::from_name(t).ok_or_else(|| {
                 ClusterError::new(
                     format!("{at}.type"),
-                    format!("{t:?} is not a group type: classic, consumer or share"),
+                    format!("{t:?} is not a group type: classic, consumer, share or streams"),
                 )
             })?,
         };
@@ -959,6 +960,7 @@ impl GroupFile {
                                     "Empty, Stable, PreparingRebalance, CompletingRebalance",
                                 GroupType::Consumer => "Empty, Stable, Assigning, Reconciling",
                                 GroupType::Share => "Empty, Stable",
+                                GroupType::Streams => "Empty, Stable, Assigning, Reconciling",
                             }
                         ),
                     )
@@ -1021,7 +1023,24 @@ impl GroupFile {
                     metadata: metadata.unwrap_or_default(),
                     assignment: assignment.unwrap_or_default(),
                 });
+            let process_id = match (group_type, member.process_id) {
+                (GroupType::Streams, Some(p)) if !p.is_empty() => Some(p),
+                (GroupType::Streams, _) => {
+                    return Err(ClusterError::new(
+                        format!("{path}.process_id"),
+                        "a streams group's member has its Streams process id",
+                    ))
+                }
+                (_, Some(_)) => {
+                    return Err(ClusterError::new(
+                        format!("{path}.process_id"),
+                        "only a streams group's member has a process id",
+                    ))
+                }
+                (_, None) => None,
+            };
             members.push(GroupMember {
+                process_id,
                 member_id: member.member_id,
                 group_instance_id: member.group_instance_id,
                 client_id: member.client_id.unwrap_or_else(|| "consumer".into()),
@@ -1039,6 +1058,26 @@ impl GroupFile {
                 }
             }
         }
+        for (key, value) in &self.configs {
+            let path = format!("{at}.configs.{key}");
+            match key.as_str() {
+                // GroupConfig's validator: one of IsolationLevel's names
+                SHARE_ISOLATION_LEVEL => {
+                    if value != "read_committed" && value != "read_uncommitted" {
+                        return Err(ClusterError::new(
+                            path,
+                            "share.isolation.level is read_committed or read_uncommitted",
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(ClusterError::new(
+                        path,
+                        "the mock knows one group config: share.isolation.level",
+                    ))
+                }
+            }
+        }
         Ok(Group {
             group_id: self.group_id,
             group_type,
@@ -1047,6 +1086,7 @@ impl GroupFile {
             protocol_type: self.protocol_type.unwrap_or_else(|| {
                 match group_type {
                     GroupType::Share => "share",
+                    GroupType::Streams => "streams",
                     _ => "consumer",
                 }
                 .into()
@@ -1056,12 +1096,14 @@ impl GroupFile {
                     GroupType::Classic => "range",
                     GroupType::Consumer => "uniform",
                     GroupType::Share => "simple",
+                    GroupType::Streams => "",
                 }
                 .into()
             }),
             group_epoch: self.group_epoch.unwrap_or(1),
             members,
             offsets: self.offsets,
+            configs: self.configs,
         })
     }
 }

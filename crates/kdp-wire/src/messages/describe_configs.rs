@@ -1,7 +1,8 @@
 //! DescribeConfigs (API key 32), versions 1-4; flexible from 4.
 //!
 //! kdp reads brokers' `transaction.max.timeout.ms`,
-//! `producer.id.expiration.ms` and `transactional.id.expiration.ms` with it.
+//! `producer.id.expiration.ms` and `transactional.id.expiration.ms`, topics'
+//! `cleanup.policy` and share groups' `share.isolation.level` with it.
 //! Kafka 4.0 removed v0.
 
 use kdp_derive::kafka;
@@ -14,6 +15,9 @@ use crate::tagged::TaggedFields;
 pub const RESOURCE_TYPE_TOPIC: i8 = 2;
 /// ResourceType of a broker.
 pub const RESOURCE_TYPE_BROKER: i8 = 4;
+/// ResourceType of a group (Kafka 4.x: `ConfigResource.Type.GROUP`, group
+/// configs such as `share.isolation.level`).
+pub const RESOURCE_TYPE_GROUP: i8 = 32;
 
 /// Describes the configuration of some resources.
 #[kafka(key = crate::api::DESCRIBE_CONFIGS, versions = "1-4", response = DescribeConfigsResponse)]

@@ -479,6 +479,7 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         answers,
         listing_failures,
         visibility,
+        ..
     } = match groups {
         Ok(r) => r,
         Err(e) => return exit::report(&e),

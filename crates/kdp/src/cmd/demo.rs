@@ -88,8 +88,9 @@ pub struct Args {
     pub history: bool,
 
     /// Show what `kdp lag` finds on a cluster of its own: a group Kafka's tool calls lagging by
-    /// one offset (a commit marker) that is caught up, one held back by an open transaction, and
-    /// one whose 17 offsets hold 11 records.
+    /// one offset (a commit marker) that is caught up, one held back by an open transaction, one
+    /// whose 17 offsets hold 11 records, and a read_committed share group whose records still to
+    /// deliver are known only as "at most".
     #[arg(long, conflicts_with_all = ["show_empty", "print_cluster_file", "repair_dry_run", "blocked", "batches", "history", "producers", "owners"])]
     pub lag: bool,
 

@@ -106,6 +106,9 @@ pub struct Args {
     /// partition's batches with Fetch READ_COMMITTED (up to --lag-max-bytes-per-partition).
     /// A partition a scan found without transactions or markers (in a topic not compacted) is
     /// read at the next scan only from where that read ended: no Fetch while it does not grow.
+    /// Share groups (KIP-932): kdp_group_lag_records_at_most (records above the start offset,
+    /// at most), kdp_group_lag_held_back_offsets and kdp_share_group_lag (the Lag Kafka
+    /// reports); no kdp_group_lag_records or kdp_group_lag_offsets (no committed offset).
     #[arg(long)]
     pub lag: bool,
     /// With --lag: bytes of batches read per partition at most each scan; past it the records
@@ -196,6 +199,7 @@ pub fn run(args: Args) -> i32 {
                 members: false,
                 ..Default::default()
             }),
+            lag_per_partition: args.per_partition,
             lag_known: Default::default(),
         }),
     };

@@ -1,7 +1,8 @@
 //! `kdp lag`: each consumer group's lag in records a read_committed
 //! consumer would still receive (markers and aborted records excluded),
 //! the records an open transaction holds back and which one, beside
-//! Kafka's offset lag. The judgement is kdp-domain's
+//! Kafka's offset lag; each share group's records still to deliver, at
+//! most, beside the lag Kafka reports for it. The judgement is kdp-domain's
 //! ([`kdp_domain::lag`]); kdp-workflows reads ([`kdp_workflows::lag`]);
 //! this file parses and renders.
 
@@ -38,7 +39,7 @@ kdp counts Records by fetching [committed, LSO) with isolation READ_COMMITTED (t
 aborted transactions of what it returns) and summing batch header record counts, once per
 partition for all its groups; a partition where every group is at or past the LSO is not read.
 Past --max-bytes-per-partition, Records is a bound: 'A..B' (at least A, at most B: one record per
-offset not read), never a guess shown as exact. A group below the log start is counted from it.
+offset not read; 'at most B' when A is 0), never a guess shown as exact. A group below the log start is counted from it.
 Verdicts:
   caught up         nothing to deliver and nothing held back (whatever OffsetLag says)
   lagging           at least one record to deliver below the LSO
@@ -48,14 +49,21 @@ Verdicts:
   maybe lagging     Records is a bound from 0: not read far enough to tell
   unknown           the offset or the partition's offsets could not be read
 
-Share groups (KIP-932) commit no offset and are not measured yet: a whole-cluster answer (or one
-naming a share group with --group) names them on stderr and is partial; --topic alone leaves
-them out. Streams groups (KIP-1071) are read like consumer groups.
+Share groups (KIP-932) commit no offset: their row's Committed is the share-partition start
+offset (DescribeShareGroupOffsets; ShareStartOffset in JSON), below which every record is
+acknowledged or archived. Records above it may be delivered and acknowledged already (the start
+offset moves late), so Records is 'at most N', never exact unless N is 0: the records of
+[start, LSO) a read_committed count finds when the group's share.isolation.level (a group config,
+read with DescribeConfigs; unset means read_uncommitted) is read_committed, else one per offset of
+[start, HWM); HeldBack only under read_committed. KafkaLag is the Lag Kafka reports for the
+share-partition (DescribeShareGroupOffsets v1, what kafka-share-groups.sh --describe --offsets
+prints as LAG; '-' on a broker without v1 or when Kafka does not know it). Streams groups
+(KIP-1071) are read like consumer groups.
 
 Exit status: 0 every group is caught up (or committed nothing) and the answer is complete;
 4 a group is lagging by more than --max-records, held back, or behind the log start; 1 the answer
 is partial (a read or a listing failed, ACLs may hide groups, a bound left it undecided, a share
-group is not measured: see below) and nothing was found; 2 bad usage; 3 the cluster could not be reached.
+group's offsets or isolation could not be read) and nothing was found; 2 bad usage; 3 the cluster could not be reached.
 
 Examples:
   kdp lag --bootstrap-server localhost:9092
@@ -97,8 +105,14 @@ pub struct Row {
     log_start_offset: Option<i64>,
     last_stable_offset: Option<i64>,
     high_watermark: Option<i64>,
-    /// Kafka's LAG: HWM − committed.
+    /// Kafka's LAG: HWM − committed (null for a share group).
     offset_lag: Option<i64>,
+    /// A share group's share-partition start offset.
+    share_start_offset: Option<i64>,
+    /// A share group's `share.isolation.level`.
+    isolation: Option<&'static str>,
+    /// A share group's Lag as Kafka reports it (DescribeShareGroupOffsets v1).
+    kafka_lag: Option<i64>,
     /// Exact records to deliver; null when only bounds are known.
     records: Option<i64>,
     records_at_least: Option<i64>,
@@ -122,6 +136,10 @@ pub struct Row {
 fn records_cell(r: Option<Records>) -> String {
     match r {
         Some(Records::Exact(n)) => n.to_string(),
+        Some(Records::Between {
+            at_least: 0,
+            at_most,
+        }) => format!("at most {at_most}"),
         Some(Records::Between { at_least, at_most }) => format!("{at_least}..{at_most}"),
         None => "-".into(),
     }
@@ -141,10 +159,11 @@ impl Record for Row {
             self.group.clone(),
             self.topic.clone(),
             self.partition.to_string(),
-            or_dash(self.committed_offset),
+            or_dash(self.committed_offset.or(self.share_start_offset)),
             or_dash(self.last_stable_offset),
             or_dash(self.high_watermark),
             or_dash(self.offset_lag),
+            or_dash(self.kafka_lag),
             records_cell(records),
             or_dash(self.held_back),
             match (&self.holding_transactional_id, self.holding_producer_id) {
@@ -170,6 +189,7 @@ const HEADER: &[Column] = &[
     Column::new("LSO", 2),
     Column::new("HWM", 2),
     Column::new("OffsetLag", 1),
+    Column::new("KafkaLag", 1),
     Column::new("Records", 0),
     Column::new("HeldBack", 1),
     Column::text("HeldBy", 3),
@@ -187,17 +207,25 @@ fn row(r: &LagRow, now_ms: i64) -> Row {
     let bounds = r.position.map(|p| p.bounds);
     let holder = r.holder.as_ref();
     let started = holder.and_then(|h| h.started_ms);
+    let start = r.position.and_then(|p| p.committed);
+    let (committed, share_start) = match r.share {
+        Some(_) => (None, start),
+        None => (start, None),
+    };
     Row {
         group: r.group_id.clone(),
         group_type: r.group_type.as_ref().map(|t| t.name().to_string()),
         group_state: r.state.as_ref().map(|s| s.name().to_string()),
         topic: r.partition.0.clone(),
         partition: r.partition.1,
-        committed_offset: r.position.and_then(|p| p.committed),
+        committed_offset: committed,
         log_start_offset: bounds.and_then(|b| b.log_start),
         last_stable_offset: bounds.map(|b| b.last_stable_offset),
         high_watermark: bounds.map(|b| b.high_watermark),
         offset_lag: r.offset_lag(),
+        share_start_offset: share_start,
+        isolation: r.share.and_then(|s| s.isolation).map(|i| i.name()),
+        kafka_lag: r.share.and_then(|s| s.kafka_lag),
         records: r.records.filter(Records::is_exact).map(|x| x.at_least()),
         records_at_least: r.records.map(|x| x.at_least()),
         records_at_most: r.records.map(|x| x.at_most()),
@@ -223,6 +251,8 @@ fn report_gaps(gaps: &[LagGap]) {
     let mut bounds = Failures::new();
     let mut read = Failures::new();
     let mut share = Vec::new();
+    let mut share_offsets = Failures::new();
+    let mut share_isolation = Failures::new();
     let mut unknown = Vec::new();
     let mut may_hide = false;
     for g in gaps {
@@ -233,6 +263,8 @@ fn report_gaps(gaps: &[LagGap]) {
             LagGap::Bounds((t, p), e) => bounds.add(format!("{t}-{p}"), e),
             LagGap::Read((t, p), e) => read.add(format!("{t}-{p}"), e),
             LagGap::ShareGroup(g) => share.push(g.as_str()),
+            LagGap::ShareOffsets(g, e) => share_offsets.add(format!("share group {g}"), e),
+            LagGap::ShareIsolation(g, e) => share_isolation.add(format!("share group {g}"), e),
             LagGap::UnknownGroup(g) => unknown.push(g.as_str()),
         }
     }
@@ -245,6 +277,16 @@ fn report_gaps(gaps: &[LagGap]) {
     }
     failures::report("committed offsets not read", "groups", &offsets);
     failures::report("offsets not read", "partitions", &bounds);
+    failures::report(
+        "share-partition start offsets not read (DescribeShareGroupOffsets)",
+        "share groups",
+        &share_offsets,
+    );
+    failures::report(
+        "share.isolation.level not read (DescribeConfigs): records unknown",
+        "share groups",
+        &share_isolation,
+    );
     failures::report(
         "read stopped before the LSO (Records are bounds)",
         "partitions",
@@ -259,9 +301,7 @@ fn report_gaps(gaps: &[LagGap]) {
     }
     if !share.is_empty() {
         eprintln!(
-            "kdp: {}: not measured (a share group's progress is not a committed offset; kdp \
-             does not read DescribeShareGroupOffsets yet: kafka-share-groups.sh --describe \
-             --offsets shows Kafka's lag); name groups with --group to leave them out",
+            "kdp: {}: start offsets not read, not measured",
             named("share group", "share groups", &share)
         );
     }

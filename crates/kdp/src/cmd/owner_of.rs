@@ -125,6 +125,7 @@ mod tests {
                 coordinator: Some(1),
             }),
             newest_checkpoint,
+            groups_blocked: None,
         }
     }
 

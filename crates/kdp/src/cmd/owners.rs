@@ -5,13 +5,13 @@
 
 use std::io::{self, BufWriter, Write};
 
-use kdp_domain::diagnose::blocked::command;
+use kdp_domain::diagnose::blocked::{command, HeldGap};
 use kdp_domain::groups::Visibility;
-use kdp_domain::owners::{Advice, Application, Owner, Owners, Verdict};
+use kdp_domain::owners::{Advice, Application, Framework, Owner, Owners, Verdict};
 use kdp_domain::repair::Action;
 use kdp_domain::severity::Severity;
 use kdp_workflows::clock::now_ms;
-use kdp_workflows::owners::{read_owners, OwnersRead, Scope};
+use kdp_workflows::owners::{read_owners_and_groups, HeldRead, OwnersRead, Scope};
 use serde::Serialize;
 
 use crate::cmd::blocked::shell_word;
@@ -45,23 +45,29 @@ Verdicts:
                 moved on (a restart that did not probe it)
   unknown       the scheme matched but the evidence could not be read: the group could not be
                 read (a KIP-1071 streams group on a broker without StreamsGroupDescribe), is
-                hidden by ACLs, is not listed, is rebalancing, or a member's bytes are unreadable
+                hidden by ACLs, is not listed, is rebalancing, or a member's bytes are unreadable;
+                Flink: two jobs write its prefix and subtask
   unattributed  no known scheme, or a shape without the evidence (a lone Flink-shaped id, a
                 prefix with a counter such as Spring's): never a framework picked by shape
+GroupsBlocked: the consumer groups committed at the LSO an open transaction holds on any of its
+partitions, as `kdp blocked` judges them (blocked or waiting behind it), read over the partitions
+the open transactions pin; `none` when it holds none, `-` when kdp could not tell (said on stderr).
 Action: the force-terminate command for an orphaned or lingering open transaction; never for a
 live one. For Flink's newest transactions it says what an abort discards (the one pre-committed
 in the last checkpoint holds data Flink checkpointed and will try to commit).
 
 The summary after the ids: per application its live instances, ids, open transactions, orphaned
-and lingering ones, and ids started per hour over the span of their start times (Flink makes one
-per checkpoint and subtask; two jobs on one prefix, or Streams instances restarting without their
-state, show as churn).
+and lingering ones, ids started per hour over the span of their start times (Flink makes one per
+checkpoint and subtask; Streams instances restarting without their state show as churn), the
+groups its open transactions hold back, and TwoJobs: Flink subtasks two jobs write on one prefix
+(in start order their ids switch between two increasing checkpoint sequences, again and again; a
+restart never does). Their ids are unknown: which transactions are whose cannot be told.
 
 Whole cluster by default; --transactional-id, --group and --prefix narrow it (a Flink id's siblings
 are read too). Exit status: 0 every open transaction's owner is decided and none is orphaned or
-lingering, 4 an open transaction is orphaned or lingering, 1 an answer is missing (an open
-transaction's verdict is unknown, a broker did not list its transactions, an id was not
-described), 2 bad usage, 3 the cluster could not be reached.
+lingering, 4 an open transaction is orphaned or lingering or two Flink jobs write one prefix, 1 an
+answer is missing (an open transaction's verdict is unknown, a broker did not list its
+transactions, an id was not described), 2 bad usage, 3 the cluster could not be reached.
 
 Examples:
   kdp owners --bootstrap-server localhost:9092
@@ -106,6 +112,10 @@ pub struct Row {
     transaction_timeout_ms: Option<i32>,
     /// The partitions an open transaction pins, `topic-partition`.
     pinned_partitions: Vec<String>,
+    /// The consumer groups at the LSO its open transaction holds (`kdp
+    /// blocked`'s verdicts blocked and waiting); null when kdp could not
+    /// tell.
+    groups_blocked: Option<Vec<String>>,
     verdict: &'static str,
     #[serde(skip)]
     severity: Severity,
@@ -138,6 +148,7 @@ impl Record for Row {
                 .filter(|_| self.transaction_age_ms.is_some())
                 .map_or_else(|| "-".into(), |s| age(s, self.now_ms)),
             pinned,
+            groups_cell(self.groups_blocked.as_deref()),
         ]);
         cells.push(Cell::new(self.verdict, Style::from(self.severity)));
         cells.push(self.evidence.clone().into());
@@ -155,6 +166,7 @@ const HEADER: &[Column] = &[
     Column::new("State", 1),
     Column::new("TxnAge", 1),
     Column::text("Pinned", 2),
+    Column::text("GroupsBlocked", 1),
     Column::text("Verdict", 0),
     Column::text("Evidence", 4),
     Column::text("Action", 1),
@@ -176,6 +188,44 @@ pub struct AppRow {
     unknown: usize,
     ids_per_hour: Option<f64>,
     oldest_stuck_ms: Option<i64>,
+    /// The consumer groups its open transactions hold back; null when kdp
+    /// could not tell.
+    groups_blocked: Option<Vec<String>>,
+    /// Flink: each subtask two jobs write, with the evidence.
+    collisions: Vec<CollisionRow>,
+    #[serde(skip)]
+    flink: bool,
+}
+
+/// Two Flink jobs on one subtask of a prefix.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CollisionRow {
+    subtask: u32,
+    /// The two sequences of ids, the higher counters first.
+    sequences: Vec<SequenceRow>,
+    /// How often, in start order, the ids switch from one to the other.
+    switches: usize,
+    evidence: String,
+}
+
+/// One job's increasing run of ids.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SequenceRow {
+    first: String,
+    last: String,
+    ids: usize,
+    topics: Vec<String>,
+}
+
+/// A groups-blocked cell: the group ids, `none`, or `-` when unknown.
+fn groups_cell(groups: Option<&[String]>) -> String {
+    match groups {
+        None => "-".into(),
+        Some([]) => "none".into(),
+        Some(g) => g.join(","),
+    }
 }
 
 impl Record for AppRow {
@@ -196,6 +246,12 @@ impl Record for AppRow {
                 ))
                 .to_string()
             })),
+            groups_cell(self.groups_blocked.as_deref()),
+            if self.flink {
+                self.collisions.len().to_string()
+            } else {
+                "-".into()
+            },
         ])
     }
 }
@@ -211,6 +267,8 @@ const APP_HEADER: &[Column] = &[
     Column::new("Unknown", 1),
     Column::new("IdsPerHour", 2),
     Column::new("OldestStuck", 1),
+    Column::text("GroupsBlocked", 1),
+    Column::new("TwoJobs", 1),
 ];
 
 /// What kdp advises for an id, as a cell: the command that ends it, or why
@@ -264,6 +322,7 @@ pub fn row(o: &Owner, now_ms: i64, connection: &[String]) -> Row {
                     .collect()
             })
             .unwrap_or_default(),
+        groups_blocked: o.groups_blocked.clone(),
         verdict: o.verdict.label(),
         severity: o.verdict.severity(),
         evidence: o.evidence.to_string(),
@@ -287,6 +346,27 @@ fn app_row(a: &Application) -> AppRow {
         unknown: a.unknown,
         ids_per_hour: a.churn_per_hour,
         oldest_stuck_ms: a.oldest_stuck_ms,
+        groups_blocked: a.groups_blocked.clone(),
+        collisions: a
+            .collisions
+            .iter()
+            .map(|(subtask, c)| CollisionRow {
+                subtask: *subtask,
+                sequences: c
+                    .sequences
+                    .iter()
+                    .map(|q| SequenceRow {
+                        first: q.first.clone(),
+                        last: q.last.clone(),
+                        ids: q.ids,
+                        topics: q.topics.iter().cloned().collect(),
+                    })
+                    .collect(),
+                switches: c.switches,
+                evidence: c.to_string(),
+            })
+            .collect(),
+        flink: a.framework == Framework::FlinkKafkaSink,
     }
 }
 
@@ -381,16 +461,51 @@ pub fn report(read: &OwnersRead) {
         ),
         Visibility::Named | Visibility::Any => {}
     }
+    for a in &read.judged.applications {
+        for (subtask, c) in &a.collisions {
+            eprintln!(
+                "kdp: two Flink jobs write prefix {} (subtask {subtask}): {c}; \
+                 give each job its own transactional-id prefix",
+                a.application
+            );
+        }
+    }
+    let unknown = read
+        .judged
+        .owners
+        .iter()
+        .filter(|o| o.is_open() && o.groups_blocked.is_none())
+        .count();
+    if unknown > 0 {
+        let why = match &read.held {
+            None => "the groups were not read".to_string(),
+            Some(HeldRead::JoinFailed(e)) => format!("the pinned partitions were not read: {e}"),
+            Some(HeldRead::Read(Err(e))) => format!("the groups could not be read: {e}"),
+            Some(HeldRead::Read(Ok(r))) => match HeldGap::of(Some(r)) {
+                HeldGap::NotRead => "the groups could not be read".to_string(),
+                HeldGap::ListingFailed { brokers } => {
+                    format!("{brokers} broker(s) did not list their groups")
+                }
+                HeldGap::MayHide => "ACLs may hide groups from the listing".into(),
+                HeldGap::OffsetsNotRead => {
+                    "some groups' or partitions' offsets were not read".into()
+                }
+            },
+        };
+        eprintln!("kdp: GroupsBlocked unknown ('-') for {unknown} open transaction(s): {why}");
+    }
 }
 
 /// The exit status of a judgement: 4 an open transaction is orphaned or
-/// lingering, 1 an answer is missing, 0 decided and clear.
+/// lingering, or two Flink jobs write one prefix; 1 an answer is missing;
+/// 0 decided and clear.
 pub fn status(judged: &Owners) -> i32 {
     let stuck = judged
         .owners
         .iter()
         .any(|o| o.is_open() && matches!(o.verdict, Verdict::Orphaned | Verdict::Lingering));
-    if stuck {
+    let collided = judged.applications.iter().any(|a| !a.collisions.is_empty());
+    if stuck || collided {
         exit::FOUND
     } else if !judged.decided() {
         exit::PARTIAL
@@ -408,7 +523,7 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     };
     let dopts = conn.describe_options(None, None).driver_options();
     let now = now_ms();
-    let read = match read_owners(&conn.client, &scope, now, &dopts, &conn.bound).await {
+    let read = match read_owners_and_groups(&conn.client, &scope, now, &dopts, &conn.bound).await {
         Ok(r) => r,
         Err(e) => return exit::report(&e),
     };

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::{self, add_replicas, Diagnosis, GroupsFound};
+use kdp_domain::lag::found::LagFold;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
 use kdp_workflows::diagnosis::{gather, Described, DiagnosisOptions, Gathered};
@@ -40,6 +41,9 @@ pub struct ClusterDiagnosis {
     /// Read each group's lag in records for the `kdp_group_lag_*` series
     /// (`--lag`); `None`: no lag series.
     pub lag: Option<kdp_workflows::lag::LagReadOptions>,
+    /// The lag series per partition (`--per-partition`): what the lag is
+    /// folded to as it is judged.
+    pub lag_per_partition: bool,
     /// What the lag's reads proved, carried to the next scan: a partition
     /// never written transactionally is fetched again only when its log
     /// grew (kdp-domain's `lag::Known`).
@@ -85,11 +89,34 @@ impl Diagnose for ClusterDiagnosis {
                 }
             };
             let mut found = Diagnosis::of(&joined);
+            // the groups' series first: the lag then takes the read itself
+            // (a million committed offsets are not copied)
+            let mut groups_read = None;
+            match (groups, self.groups_blocked_after_ms) {
+                (Some(Ok(read)), Some(blocked_after)) => {
+                    let g = GroupsFound::of(&joined, &read, blocked_after);
+                    if g.failed_requests > 0 {
+                        tracing::warn!(
+                            failed = g.failed_requests,
+                            "some consumer groups could not be read; they have no group series"
+                        );
+                    }
+                    found.failed_requests += g.failed_requests;
+                    found.groups = Some(g);
+                    groups_read = Some(read);
+                }
+                (Some(Ok(read)), None) => groups_read = Some(read),
+                (Some(Err(e)), _) => {
+                    tracing::warn!(error = %e, "consumer groups not read; no group series this scan");
+                    found.failed_requests += 1;
+                }
+                _ => {}
+            }
             if let Some(lag_opts) = &self.lag {
                 let driver = self.describe.driver_options();
-                let read = match &groups {
-                    Some(Ok(read)) => Ok(read.clone()),
-                    _ => {
+                let read = match groups_read {
+                    Some(read) => Ok(read),
+                    None => {
                         kdp_workflows::groups::read_groups(
                             &client,
                             &kdp_workflows::groups::ReadOptions::default(),
@@ -107,7 +134,7 @@ impl Diagnose for ClusterDiagnosis {
                             .lock()
                             .map(|mut k| std::mem::take(&mut *k))
                             .unwrap_or_default();
-                        let g = kdp_workflows::lag::gather_from(
+                        let g = kdp_workflows::lag::read_from(
                             &client,
                             read,
                             lag_opts,
@@ -119,8 +146,20 @@ impl Diagnose for ClusterDiagnosis {
                         if let Ok(mut k) = self.lag_known.lock() {
                             *k = known;
                         }
-                        let lag = kdp_domain::lag::found::LagFound::of(&g.lag);
-                        if lag.failed_requests > 0 || g.join_error.is_some() {
+                        // folded into the series as judged: no row per
+                        // committed offset is held
+                        let mut fold = LagFold::new(self.lag_per_partition);
+                        let gaps = kdp_domain::lag::lag_each(
+                            &g.groups,
+                            &g.partitions,
+                            &g.blocked,
+                            &lag_opts.lag,
+                            |row| fold.add(&row),
+                        );
+                        let join_failed = g.join_error.is_some();
+                        drop(g);
+                        let lag = fold.finish(&gaps);
+                        if lag.failed_requests > 0 || join_failed {
                             tracing::warn!(
                                 failed = lag.failed_requests,
                                 "some lag could not be read; those groups have no lag series"
@@ -134,24 +173,6 @@ impl Diagnose for ClusterDiagnosis {
                         found.failed_requests += 1;
                     }
                 }
-            }
-            match (groups, self.groups_blocked_after_ms) {
-                (Some(Ok(read)), Some(blocked_after)) => {
-                    let g = GroupsFound::of(&joined, &read, blocked_after);
-                    if g.failed_requests > 0 {
-                        tracing::warn!(
-                            failed = g.failed_requests,
-                            "some consumer groups could not be read; they have no group series"
-                        );
-                    }
-                    found.failed_requests += g.failed_requests;
-                    found.groups = Some(g);
-                }
-                (Some(Err(e)), _) => {
-                    tracing::warn!(error = %e, "consumer groups not read; no group series this scan");
-                    found.failed_requests += 1;
-                }
-                _ => {}
             }
             match replicas {
                 Some(Ok((replicas, failures))) => {

@@ -17,6 +17,19 @@
 //! - `kdp_group_lag_oldest_undelivered_age_seconds{group,topic}`: age of
 //!   the first batch the group has not received, where its batch was read.
 //!
+//! Share groups (KIP-932) commit no offset, and the records above their
+//! share-partition start offset may be acknowledged already, so kdp knows
+//! their records to deliver only as an upper bound. They publish
+//! `kdp_group_lag_records_at_most` and `kdp_group_lag_held_back_offsets`
+//! (the same meaning), no `kdp_group_lag_records` (its lower bound would
+//! be 0, an all clear nobody checked) and no `kdp_group_lag_offsets` (no
+//! committed offset), and beside them:
+//!
+//! - `kdp_share_group_lag{group,topic}`: the lag Kafka reports for the
+//!   share-partitions (DescribeShareGroupOffsets v1, what
+//!   kafka-share-groups.sh prints as LAG); no series where Kafka gives
+//!   none.
+//!
 //! A group and topic with a position kdp could not judge has none of
 //! these series (no zero claims a check not made).
 
@@ -38,6 +51,9 @@ struct Sum {
     offsets: i64,
     held_back: i64,
     oldest_ms: Option<i64>,
+    share: bool,
+    kafka_share_lag: Option<i64>,
+    kafka_share_lag_missing: bool,
 }
 
 /// Registers the lag families of `found` (nothing without it); `now_ms`:
@@ -61,7 +77,12 @@ pub fn register(r: &mut Registry, found: Option<&LagFound>, per_partition: bool,
         let s = sums.entry(labels).or_default();
         s.at_least = s.at_least.saturating_add(v.records_at_least);
         s.at_most = s.at_most.saturating_add(v.records_at_most);
-        s.offsets = s.offsets.saturating_add(v.offset_lag);
+        s.offsets = s.offsets.saturating_add(v.offset_lag.unwrap_or(0));
+        s.share |= v.share;
+        match v.kafka_share_lag {
+            Some(l) => s.kafka_share_lag = Some(s.kafka_share_lag.unwrap_or(0).saturating_add(l)),
+            None => s.kafka_share_lag_missing = true,
+        }
         s.held_back = s.held_back.saturating_add(v.held_back);
         if let Some(ts) = v.oldest_undelivered_ms {
             s.oldest_ms = Some(s.oldest_ms.map_or(ts, |o: i64| o.min(ts)));
@@ -72,11 +93,20 @@ pub fn register(r: &mut Registry, found: Option<&LagFound>, per_partition: bool,
     let offsets = Family::<Labels, IntGauge>::default();
     let held = Family::<Labels, IntGauge>::default();
     let age = Family::<Labels, FloatGauge>::default();
+    let share_lag = Family::<Labels, IntGauge>::default();
     for (labels, s) in &sums {
-        records.get_or_create(labels).set(s.at_least);
         at_most.get_or_create(labels).set(s.at_most);
-        offsets.get_or_create(labels).set(s.offsets);
         held.get_or_create(labels).set(s.held_back);
+        if s.share {
+            // a sum over partitions some of which Kafka gave no Lag for
+            // would be a figure too small: none
+            if let (Some(l), false) = (s.kafka_share_lag, s.kafka_share_lag_missing) {
+                share_lag.get_or_create(labels).set(l);
+            }
+            continue;
+        }
+        records.get_or_create(labels).set(s.at_least);
+        offsets.get_or_create(labels).set(s.offsets);
         if let Some(ts) = s.oldest_ms {
             let secs = now_ms.saturating_sub(ts).max(0) as f64 / 1000.0;
             age.get_or_create(labels).set(secs);
@@ -89,7 +119,7 @@ pub fn register(r: &mut Registry, found: Option<&LagFound>, per_partition: bool,
     );
     r.register(
         "kdp_group_lag_records_at_most",
-        "Upper bound of kdp_group_lag_records (one record per offset not read); equal to it where counted exactly",
+        "Upper bound of kdp_group_lag_records (one record per offset not read); equal to it where counted exactly; for a share group the records still to deliver above its share-partition start offset, at most (those above it may be acknowledged already)",
         at_most,
     );
     r.register(
@@ -107,6 +137,11 @@ pub fn register(r: &mut Registry, found: Option<&LagFound>, per_partition: bool,
         "Age of the first record batch the group has not received (its first timestamp), where kdp read that batch; no series where it did not",
         age,
     );
+    r.register(
+        "kdp_share_group_lag",
+        "A share group's lag as Kafka reports it (DescribeShareGroupOffsets v1 Lag, what kafka-share-groups.sh --describe --offsets prints as LAG: high watermark minus start offset minus the records in a final state); no series where Kafka gives none",
+        share_lag,
+    );
 }
 
 #[cfg(test)]
@@ -123,9 +158,11 @@ mod tests {
             partition,
             records_at_least: least,
             records_at_most: most,
-            offset_lag: offsets,
+            offset_lag: Some(offsets),
             held_back: 0,
             oldest_undelivered_ms: Some(1_000 * i64::from(partition)),
+            share: false,
+            kafka_share_lag: None,
         }
     }
 
@@ -172,5 +209,53 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_share_group_publishes_its_bound_and_kafkas_lag_never_a_lower_bound_of_zero() {
+        let share = |partition, most, kafka| LagValue {
+            share: true,
+            offset_lag: None,
+            oldest_undelivered_ms: None,
+            held_back: 3,
+            kafka_share_lag: kafka,
+            ..v("queue", partition, 0, most, 0)
+        };
+        let found = LagFound {
+            values: vec![share(0, 16, Some(15)), share(1, 4, Some(2))],
+            ..LagFound::default()
+        };
+        let mut r = Registry::default();
+        register(&mut r, Some(&found), false, 10_000);
+        let text = encode(&r, Format::Text).unwrap();
+        assert!(
+            text.contains("kdp_group_lag_records_at_most{group=\"queue\",topic=\"orders\"} 20\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kdp_share_group_lag{group=\"queue\",topic=\"orders\"} 17\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kdp_group_lag_held_back_offsets{group=\"queue\",topic=\"orders\"} 6\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("kdp_group_lag_records{group=\"queue\""),
+            "{text}"
+        );
+        assert!(
+            !text.contains("kdp_group_lag_offsets{group=\"queue\""),
+            "{text}"
+        );
+        // a partition Kafka gave no Lag for: no sum that would be too small
+        let found = LagFound {
+            values: vec![share(0, 16, Some(15)), share(1, 4, None)],
+            ..LagFound::default()
+        };
+        let mut r = Registry::default();
+        register(&mut r, Some(&found), false, 10_000);
+        let text = encode(&r, Format::Text).unwrap();
+        assert!(!text.contains("kdp_share_group_lag{"), "{text}");
     }
 }

@@ -13,11 +13,13 @@
 //!   when the group could not be read;
 //! - `kdp_owner_oldest_orphaned_seconds{framework,application}`: the age of
 //!   its oldest open orphaned transaction (no series without one).
+//! - `kdp_owner_colliding_subtasks{framework,application}`: Flink only, the
+//!   subtasks of its prefix two jobs write (0 when none).
 //!
 //! A read that failed registers nothing (and makes the scan partial): no
 //! zero stands for a check not made.
 
-use kdp_domain::owners::Owners;
+use kdp_domain::owners::{Framework, Owners};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
@@ -39,6 +41,7 @@ pub fn register(r: &mut Registry, judged: Option<&Owners>) {
     let unknown = Family::<Labels, IntGauge>::default();
     let live = Family::<Labels, IntGauge>::default();
     let oldest = Family::<Labels, FloatGauge>::default();
+    let colliding = Family::<Labels, IntGauge>::default();
     for a in &judged.applications {
         let labels = vec![
             ("framework", a.framework.label().to_string()),
@@ -53,6 +56,11 @@ pub fn register(r: &mut Registry, judged: Option<&Owners>) {
         }
         if let Some(ms) = a.oldest_orphaned_ms {
             oldest.get_or_create(&labels).set(ms.max(0) as f64 / 1000.0);
+        }
+        if a.framework == Framework::FlinkKafkaSink {
+            colliding
+                .get_or_create(&labels)
+                .set(count(a.collisions.len()));
         }
     }
     r.register(
@@ -85,11 +93,17 @@ pub fn register(r: &mut Registry, judged: Option<&Owners>) {
         "Age of the application's oldest open orphaned transaction; no series without one",
         oldest,
     );
+    r.register(
+        "kdp_owner_colliding_subtasks",
+        "Flink: subtasks of the application's transactional-id prefix two jobs write (their ids alternate between two checkpoint sequences)",
+        colliding,
+    );
 }
 
 #[cfg(test)]
 mod tests {
-    use kdp_domain::owners::{Application, Framework};
+    use kdp_domain::owners::collide::{Collision, Sequence};
+    use kdp_domain::owners::Application;
 
     use super::*;
     use crate::exporter::exposition::{encode, Format};
@@ -107,6 +121,8 @@ mod tests {
             churn_per_hour: None,
             oldest_stuck_ms: oldest,
             oldest_orphaned_ms: oldest,
+            groups_blocked: None,
+            collisions: Vec::new(),
         }
     }
 
@@ -141,6 +157,43 @@ mod tests {
         let t = text(Some(&judged));
         assert!(!t.contains("kdp_owner_live_instances{"), "{t}");
         assert!(!t.contains("kdp_owner_oldest_orphaned_seconds{"), "{t}");
+        assert!(!t.contains("kdp_owner_colliding_subtasks{"), "Streams: {t}");
+        // Flink: the subtasks two jobs write, 0 included
+        let seq = |first: &str, last: &str| Sequence {
+            first: first.into(),
+            last: last.into(),
+            ids: 3,
+            topics: Default::default(),
+        };
+        let collision = Collision {
+            sequences: [seq("s-0-41", "s-0-43"), seq("s-0-1", "s-0-3")],
+            switches: 5,
+        };
+        let flink = |collisions| Application {
+            framework: Framework::FlinkKafkaSink,
+            application: "s".into(),
+            collisions,
+            ..app(Some(1), None)
+        };
+        let judged = Owners {
+            applications: vec![flink(vec![(0, collision)])],
+            ..judged
+        };
+        let flink_labels = r#"{framework="flink-kafka-sink",application="s"}"#;
+        let t = text(Some(&judged));
+        assert!(
+            t.contains(&format!("kdp_owner_colliding_subtasks{flink_labels} 1")),
+            "{t}"
+        );
+        let judged = Owners {
+            applications: vec![flink(Vec::new())],
+            ..judged
+        };
+        let t = text(Some(&judged));
+        assert!(
+            t.contains(&format!("kdp_owner_colliding_subtasks{flink_labels} 0")),
+            "{t}"
+        );
         // a read that failed: nothing at all
         assert!(!text(None).contains("kdp_owner_"));
     }

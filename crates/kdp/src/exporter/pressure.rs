@@ -11,8 +11,9 @@
 //! DescribeConfigs (`producer.id.expiration.ms`). It runs beside the
 //! diagnosis, on the same deadline, folding each answer as it arrives
 //! (kdp-workflows' [`kdp_workflows::pressure::scan`]): memory is the ids
-//! held per broker and topic (8 bytes each, kept from one scan to the next
-//! for the new-ids counters), never the producers.
+//! held per broker and topic (8 bytes each during the scan; kept to the
+//! next for the new-ids counters as an [`IdSet`], a byte or two each),
+//! never the producers.
 //!
 //! Never a count from part of the replicas published as if whole: a broker
 //! that did not answer for every partition it hosts has no series, a topic
@@ -29,7 +30,8 @@ use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 
 use kdp_client::{Client, DescribeOptions, TimeBound};
-use kdp_domain::diagnose::pressure::{count_missing, Pressure, DEFAULT_EPOCH_MARGIN};
+use kdp_domain::diagnose::id_set::IdSet;
+use kdp_domain::diagnose::pressure::{Pressure, DEFAULT_EPOCH_MARGIN};
 use kdp_workflows::pressure::{scan, ScanOptions};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -55,10 +57,10 @@ impl Default for PressureConfig {
 }
 
 /// What is kept from one scan to the next: the ids each broker last held
-/// per topic, and the counters.
+/// per topic (delta-encoded, a byte or two per id), and the counters.
 pub struct Tracker {
     config: PressureConfig,
-    last: HashMap<(i32, String), Vec<i64>>,
+    last: HashMap<(i32, String), IdSet>,
     baselined: BTreeSet<i32>,
     /// Topics with a `kdp_topic_new_producer_ids_total` series.
     counted_topics: BTreeSet<String>,
@@ -119,6 +121,8 @@ impl Tracker {
                 }
                 let mut p = s.pressure;
                 self.count_new(&mut p);
+                let (lists, bytes) = self.kept();
+                tracing::debug!(lists, bytes, "producer ids kept for the next scan");
                 Scanned::Report(Box::new(p))
             }
             Err(e) => {
@@ -126,6 +130,13 @@ impl Tracker {
                 Scanned::Failed
             }
         }
+    }
+
+    /// What is kept for the next scan: the (broker, topic) lists, and the
+    /// bytes their ids take.
+    pub fn kept(&self) -> (usize, usize) {
+        let bytes = self.last.values().map(IdSet::heap_bytes).sum();
+        (self.last.len(), bytes)
     }
 
     /// Counts the ids each broker holds now that its last answer for the
@@ -151,7 +162,7 @@ impl Tracker {
                 }
                 let key = (broker, topic);
                 let new = match self.last.get(&key) {
-                    Some(before) => count_missing(&ids, before),
+                    Some(before) => before.count_missing_from(&ids),
                     None if baselined => ids.len() as u64,
                     None => 0,
                 };
@@ -163,7 +174,7 @@ impl Tracker {
                     .get_or_create(&vec![("topic", key.1.clone())])
                     .inc_by(new);
                 total += new;
-                self.last.insert(key, ids);
+                self.last.insert(key, IdSet::from_sorted(&ids));
             }
             self.broker_new
                 .get_or_create(&vec![("broker", broker.to_string())])

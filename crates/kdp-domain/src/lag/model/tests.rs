@@ -4,6 +4,8 @@ use super::*;
 use crate::diagnose::blocked::{AutoAbort, PinnedPartition};
 use crate::groups::offsets::GroupOffsets;
 use crate::groups::read::GroupAnswer;
+use crate::groups::share::{Isolation, ShareOffsets, ShareRead, ShareStart};
+use crate::lag::found::LagFound;
 use crate::severity::Severity;
 
 fn tp() -> TopicPartition {
@@ -240,34 +242,201 @@ fn every_verdict_has_a_label_a_key_and_a_severity() {
     assert_eq!(LagVerdict::Lagging.label(), "lagging");
 }
 
+fn share(
+    id: &str,
+    start: i64,
+    kafka_lag: i64,
+    isolation: Result<Isolation, KeyError>,
+) -> GroupsRead {
+    let mut g = group(id, Committed::Nothing);
+    g.group_type = Some(GroupType::Share);
+    g.offsets = Ok(GroupOffsets::new());
+    let mut offsets = ShareOffsets::new();
+    offsets.insert(
+        tp(),
+        ShareStart::of(start, kafka_lag, kdp_wire::ErrorCode::NONE),
+    );
+    let mut r = read(vec![g]);
+    r.shares.insert(
+        id.to_string(),
+        ShareRead {
+            offsets: Ok(offsets),
+            isolation,
+        },
+    );
+    r
+}
+
+/// docs/LAG.md's mixed partition, counted from 0 to its LSO 27: 16
+/// records a read_committed reader receives (HWM 36).
+fn mixed_counted() -> BTreeMap<TopicPartition, PartitionLag> {
+    let mut t = Tally::new(0, 27);
+    t.answer(Some(&[]));
+    // 16 data records then 11 offsets of markers, read as one stretch
+    t.batch(&data(0, 16), None, None);
+    for o in 16..27 {
+        t.batch(&marker(o, 1), Some(ControlType::Commit), None);
+    }
+    one(PartitionLag {
+        bounds: Ok(bounds(0, 27, 36)),
+        tally: Some(t),
+        stopped: None,
+    })
+}
+
+fn data(base: i64, n: i32) -> BatchHeader {
+    BatchHeader {
+        attributes: Attributes(0),
+        last_offset_delta: n - 1,
+        record_count: n,
+        base_offset: base,
+        ..marker(base, 9)
+    }
+}
+
 #[test]
-fn a_share_group_is_not_measured_and_makes_the_answer_partial() {
-    let mut share = group("queue-workers", Committed::Nothing);
-    share.group_type = Some(GroupType::Share);
-    share.offsets = Ok(GroupOffsets::new());
+fn a_read_committed_share_group_may_deliver_at_most_the_counted_records_never_exactly() {
     let lag = lag(
-        &read(vec![share]),
-        &BTreeMap::new(),
+        &share("queue", 0, 15, Ok(Isolation::ReadCommitted)),
+        &mixed_counted(),
         &Blocked::default(),
         &LagOptions::default(),
     );
-    assert!(lag.rows.is_empty());
-    assert_eq!(lag.gaps, vec![LagGap::ShareGroup("queue-workers".into())]);
-    assert!(!lag.is_complete());
-    // narrowed to topics: its topics are not known, it is not this answer's
-    let narrowed = LagOptions {
-        groups: Vec::new(),
-        topics: vec!["orders".into()],
-    };
-    let mut share = group("queue-workers", Committed::Nothing);
-    share.group_type = Some(GroupType::Share);
-    let lag = super::lag(
-        &read(vec![share]),
-        &BTreeMap::new(),
-        &Blocked::default(),
-        &narrowed,
+    assert!(lag.gaps.is_empty(), "{:?}", lag.gaps);
+    let r = &lag.rows[0];
+    // records above the start offset may be acknowledged already: a bound
+    assert_eq!(
+        r.records,
+        Some(Records::Between {
+            at_least: 0,
+            at_most: 16
+        })
     );
-    assert!(lag.gaps.is_empty());
+    assert_eq!(r.verdict, LagVerdict::MaybeLagging);
+    // held back above the LSO: read_committed waits for them
+    assert_eq!(r.held_back, Some(9));
+    // Kafka's figure beside it, and no offset lag (nothing committed)
+    assert_eq!(r.share.and_then(|s| s.kafka_lag), Some(15));
+    assert_eq!(r.offset_lag(), None);
+    let found = LagFound::of(&lag);
+    assert_eq!(found.values.len(), 1);
+    let v = &found.values[0];
+    assert!(v.share);
+    assert_eq!((v.records_at_least, v.records_at_most), (0, 16));
+    assert_eq!(
+        (v.offset_lag, v.kafka_share_lag, v.held_back),
+        (None, Some(15), 9)
+    );
+}
+
+#[test]
+fn a_read_uncommitted_share_group_is_bounded_by_the_high_watermark_and_holds_nothing_back() {
+    let lag = lag(
+        &share("queue", 10, -1, Ok(Isolation::ReadUncommitted)),
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    let r = &lag.rows[0];
+    assert_eq!(
+        r.records,
+        Some(Records::Between {
+            at_least: 0,
+            at_most: 26
+        })
+    );
+    assert_eq!(r.held_back, Some(0));
+    // Kafka said unknown (-1, or a v0 broker): no figure, never a zero
+    assert_eq!(r.share.and_then(|s| s.kafka_lag), None);
+    assert_eq!(r.verdict, LagVerdict::MaybeLagging);
+}
+
+#[test]
+fn a_share_group_at_the_end_is_exactly_caught_up_or_held_back() {
+    // read_uncommitted at the HWM: nothing left, exactly
+    let lag1 = lag(
+        &share("queue", 36, 0, Ok(Isolation::ReadUncommitted)),
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert_eq!(lag1.rows[0].records, Some(Records::Exact(0)));
+    assert_eq!(lag1.rows[0].verdict, LagVerdict::CaughtUp);
+    // read_committed at the LSO of an open transaction: held back
+    let lag2 = lag(
+        &share("queue", 27, 9, Ok(Isolation::ReadCommitted)),
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert_eq!(lag2.rows[0].records, Some(Records::Exact(0)));
+    assert_eq!(lag2.rows[0].verdict, LagVerdict::HeldBack);
+    // read_committed below the LSO with only markers left: exactly 0
+    let lag3 = lag(
+        &share("queue", 16, 11, Ok(Isolation::ReadCommitted)),
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert_eq!(lag3.rows[0].records, Some(Records::Exact(0)));
+}
+
+#[test]
+fn a_share_group_whose_isolation_or_offsets_failed_is_partial_never_caught_up() {
+    let refused = KeyError::broker(kdp_wire::ErrorCode::GROUP_AUTHORIZATION_FAILED, None);
+    let lag1 = lag(
+        &share("queue", 27, 9, Err(refused.clone())),
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert_eq!(
+        lag1.gaps,
+        vec![LagGap::ShareIsolation("queue".into(), refused.clone())]
+    );
+    assert_eq!(lag1.rows[0].verdict, LagVerdict::Unknown);
+    assert_eq!(lag1.rows[0].records, None);
+    assert!(!lag1.is_complete());
+    assert_eq!(LagFound::of(&lag1).failed_requests, 1);
+    let mut r = share("queue", 0, 0, Ok(Isolation::ReadCommitted));
+    if let Some(s) = r.shares.get_mut("queue") {
+        s.offsets = Err(refused.clone());
+    }
+    let lag2 = lag(
+        &r,
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert!(lag2.rows.is_empty());
+    assert_eq!(
+        lag2.gaps,
+        vec![LagGap::ShareOffsets("queue".into(), refused)]
+    );
+    // not read at all: named, never left out
+    let mut r = share("queue", 0, 0, Ok(Isolation::ReadCommitted));
+    r.shares.clear();
+    let lag3 = lag(
+        &r,
+        &mixed_counted(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert_eq!(lag3.gaps, vec![LagGap::ShareGroup("queue".into())]);
+}
+
+#[test]
+fn only_read_committed_share_groups_need_a_count() {
+    let rc = share("rc", 4, 0, Ok(Isolation::ReadCommitted));
+    assert_eq!(
+        partitions_to_read(&rc, &LagOptions::default()).get(&tp()),
+        Some(&Some(4))
+    );
+    let ru = share("ru", 4, 0, Ok(Isolation::ReadUncommitted));
+    assert_eq!(
+        partitions_to_read(&ru, &LagOptions::default()).get(&tp()),
+        Some(&None)
+    );
 }
 
 #[test]

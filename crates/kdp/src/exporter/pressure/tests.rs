@@ -171,3 +171,39 @@ fn new_ids_against_each_brokers_last_answer() {
     ));
     assert_eq!(counted(&t, ("broker", "2")), 1, "10, once");
 }
+
+/// What the tracker keeps follows the ids brokers hold now, not the number
+/// of scans: a hundred scans of churning ids (a tenth replaced each scan)
+/// keep as many lists and bytes as the second, every churned id is counted,
+/// and a topic gone takes its lists with it.
+#[test]
+fn kept_state_does_not_grow_with_the_scans() {
+    let mut t = Tracker::new(PressureConfig::default());
+    let scan = |n: i64| {
+        // 1,000 ids per list, 100 of them new each scan (from ids whose
+        // first distance takes three bytes throughout)
+        let a: Vec<i64> = (1_000_000 + n * 100..1_001_000 + n * 100).collect();
+        let b: Vec<i64> = (1_500_000 + n * 100..1_501_000 + n * 100).collect();
+        report(
+            &[1, 2],
+            held(&[(1, "a", &a), (1, "b", &b), (2, "a", &a), (2, "b", &b)]),
+        )
+    };
+    t.count_new(&mut scan(0));
+    t.count_new(&mut scan(1));
+    let second = t.kept();
+    assert_eq!(second.0, 4);
+    // a byte or two per id, not eight
+    assert!(second.1 < 4 * 1_000 * 2, "{second:?}");
+    for n in 2..100 {
+        t.count_new(&mut scan(n));
+        assert_eq!(t.kept(), second, "after scan {n}");
+    }
+    assert_eq!(counted(&t, ("broker", "1")), 99 * 200);
+    assert_eq!(counted(&t, ("topic", "a")), 99 * 200);
+    t.count_new(&mut report(
+        &[1, 2],
+        held(&[(1, "a", &[1]), (2, "a", &[1])]),
+    ));
+    assert_eq!(t.kept(), (2, 2));
+}

@@ -48,6 +48,7 @@ async fn scanner(cluster: &StallCluster, per_partition: bool) -> Scanner {
             compare_replicas: false,
             groups_blocked_after_ms: Some(60_000),
             lag: None,
+            lag_per_partition: per_partition,
             lag_known: Default::default(),
         }),
         client: Some(Arc::new(connected)),
@@ -385,6 +386,7 @@ async fn a_replica_that_did_not_answer_gives_no_divergence_zero() {
         compare_replicas: true,
         groups_blocked_after_ms: Some(60_000),
         lag: None,
+        lag_per_partition: false,
         lag_known: Default::default(),
     });
     s.scan().await;

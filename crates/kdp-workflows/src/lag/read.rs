@@ -1,0 +1,239 @@
+//! The lag's reads: each partition's read_committed count ([`Tally`])
+//! fed from Fetch requests batched per leader ([`fetch_many`]), round
+//! after round, until every count reaches its LSO, its bytes budget or a
+//! failure. Each answer is folded into its partition's count as its
+//! response arrives and dropped, so what the reads hold is the counts and
+//! the responses in flight: at most `DriverOptions::max_concurrent_brokers`
+//! requests at once, each within `MaxBytes`.
+//!
+//! A broker spends a request's `MaxBytes` on the partitions in the order
+//! asked: a partition after it is spent comes back empty or cut inside a
+//! batch ([`FetchedChunk::bytes_before`] not 0). Such an answer says
+//! nothing of the log: the partition is asked again from where its count
+//! stands in the next round. Each request's first partition with records
+//! gets at least one whole batch (KIP-74), so every round moves on.
+
+use std::collections::HashMap;
+
+use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
+use kdp_client::client::SharedClient;
+use kdp_client::fetch::{fetch_many, FetchAsk, FetchSettings, FetchedChunk};
+use kdp_client::metadata::ClusterMetadata;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::lag::{Stop, Tally};
+use kdp_domain::partition::TopicPartition;
+use kdp_wire::records::{Batch, Batches, DEFAULT_MAX_DECOMPRESSED};
+use kdp_wire::ErrorCode;
+
+/// The most a partition's `PartitionMaxBytes` grows to for a batch larger
+/// than asked (a broker that does not return a first batch whole).
+const MAX_PARTITION_BYTES: i32 = 64 << 20;
+
+/// One partition's count and what it cost.
+#[derive(Debug)]
+pub struct Reading {
+    /// The partition.
+    pub tp: TopicPartition,
+    /// The count so far.
+    pub tally: Tally,
+    /// Why the read stopped before the LSO, when it did.
+    pub stopped: Option<Stop>,
+    /// Bytes of batches read.
+    pub bytes: u64,
+    /// Fetch requests that asked for it.
+    pub fetches: u64,
+    /// The offsets counts are asked from (a batch holding one is
+    /// decompressed for its records' offsets).
+    committed: Vec<i64>,
+    /// `PartitionMaxBytes`, grown for a batch larger than asked.
+    partition_max_bytes: i32,
+    /// Answers in a row with nothing from the next offset that no
+    /// earlier partition of their response can have cut.
+    empty_answers: u8,
+}
+
+impl Reading {
+    /// What `tally` has left to read of `tp`; `committed`: the offsets
+    /// counts are asked from.
+    pub fn new(
+        tp: TopicPartition,
+        tally: Tally,
+        committed: Vec<i64>,
+        partition_max_bytes: i32,
+    ) -> Reading {
+        Reading {
+            tp,
+            tally,
+            stopped: None,
+            bytes: 0,
+            fetches: 0,
+            committed,
+            partition_max_bytes: partition_max_bytes.max(1),
+            empty_answers: 0,
+        }
+    }
+
+    /// The next Fetch of this partition, `None` once the read is over
+    /// (done, failed, or `budget` bytes read).
+    fn ask(&mut self, budget: u64) -> Option<FetchAsk> {
+        if self.stopped.is_some() || self.tally.is_done() {
+            return None;
+        }
+        if self.bytes >= budget {
+            self.stopped = Some(Stop::Budget { bytes: self.bytes });
+            return None;
+        }
+        // never ask for more than the budget has left (a broker still
+        // returns a first batch larger than asked whole, KIP-74)
+        let left = i32::try_from(budget - self.bytes).unwrap_or(i32::MAX);
+        self.fetches += 1;
+        Some(FetchAsk {
+            partition: self.tp.clone(),
+            offset: self.tally.next_offset(),
+            partition_max_bytes: self.partition_max_bytes.min(left.max(1)),
+        })
+    }
+
+    /// Folds one answer (or why there is none) into the count.
+    fn absorb(&mut self, answer: Result<FetchedChunk, KeyError>) {
+        let chunk = match answer {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                self.stopped = Some(Stop::Failed(e));
+                return;
+            }
+        };
+        let offset = chunk.fetch_offset;
+        self.bytes = self.bytes.saturating_add(chunk.records.len() as u64);
+        self.tally.answer(chunk.aborted_transactions.as_deref());
+        let mut batches = Batches::new(&chunk.records);
+        for item in &mut batches {
+            let batch = match item {
+                Ok(batch) => batch,
+                Err(e) => {
+                    self.stopped = Some(Stop::Failed(KeyError::client(
+                        ErrorCode::CORRUPT_MESSAGE,
+                        e.to_string(),
+                    )));
+                    return;
+                }
+            };
+            let h = *batch.header();
+            let control = if h.is_control() {
+                batch
+                    .control(DEFAULT_MAX_DECOMPRESSED)
+                    .ok()
+                    .flatten()
+                    .map(|r| r.control_type)
+            } else {
+                None
+            };
+            let offsets = if !h.is_control() && Tally::needs_offsets(&h, &self.committed) {
+                record_offsets(&batch)
+            } else {
+                None
+            };
+            self.tally.batch(&h, control, offsets);
+        }
+        if self.tally.next_offset() > offset {
+            self.empty_answers = 0;
+            return;
+        }
+        if chunk.bytes_before > 0 {
+            // the request's MaxBytes ran out before this partition
+            return;
+        }
+        if chunk.records.is_empty() {
+            // Nothing from `offset` below the LSO: compacted away. Asked
+            // twice, as an answer a quota throttled is empty too (the
+            // broker holds the next request until the throttle ends).
+            self.empty_answers += 1;
+            if self.empty_answers >= 2 {
+                self.tally.nothing_more();
+            }
+            return;
+        }
+        // a batch larger than asked for
+        if self.partition_max_bytes >= MAX_PARTITION_BYTES {
+            self.stopped = Some(Stop::Failed(KeyError::client(
+                ErrorCode::RECORD_LIST_TOO_LARGE,
+                "a batch larger than 64 MiB",
+            )));
+            return;
+        }
+        let needed = batches.partial().and_then(|p| p.size).unwrap_or(0);
+        self.partition_max_bytes = i32::try_from(needed)
+            .unwrap_or(i32::MAX)
+            .max(self.partition_max_bytes.saturating_mul(2))
+            .min(MAX_PARTITION_BYTES);
+    }
+}
+
+/// Reads every partition of `readings` up to its count's end (at most
+/// `budget` bytes each) in rounds of Fetch requests batched per leader
+/// (`driver`: partitions per request, brokers at once; `settings`:
+/// isolation, `PartitionMaxBytes`' start and `MaxBytes`). `metadata`: the
+/// partitions' topic ids, leaders and epochs when known. Returns the
+/// readings, in the order given, and the Fetch requests sent.
+pub async fn read_all(
+    client: &SharedClient,
+    mut readings: Vec<Reading>,
+    mut metadata: ClusterMetadata,
+    settings: &FetchSettings,
+    budget: u64,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+) -> (Vec<Reading>, u64) {
+    let index: HashMap<TopicPartition, usize> = readings
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.tp.clone(), i))
+        .collect();
+    let mut requests = 0;
+    loop {
+        if bound.is_past() {
+            for r in readings
+                .iter_mut()
+                .filter(|r| r.stopped.is_none() && !r.tally.is_done())
+            {
+                r.stopped = Some(Stop::Failed(KeyError::client(
+                    ErrorCode::REQUEST_TIMED_OUT,
+                    "the timeout passed before the read reached the LSO",
+                )));
+            }
+            break;
+        }
+        let asks: Vec<FetchAsk> = readings.iter_mut().filter_map(|r| r.ask(budget)).collect();
+        if asks.is_empty() {
+            break;
+        }
+        requests += fetch_many(
+            client,
+            asks,
+            &mut metadata,
+            settings,
+            driver,
+            bound,
+            |tp, answer| {
+                if let Some(r) = index.get(&tp).and_then(|&i| readings.get_mut(i)) {
+                    r.absorb(answer);
+                }
+            },
+        )
+        .await;
+    }
+    (readings, requests)
+}
+
+/// The offsets of a batch's records (`None` when they cannot be read:
+/// the count from inside it is then a bound).
+fn record_offsets(batch: &Batch<'_>) -> Option<Vec<i64>> {
+    let data = batch.records_data(DEFAULT_MAX_DECOMPRESSED).ok()?;
+    let base = batch.header().base_offset;
+    let mut out = Vec::with_capacity(data.count().min(batch.size()));
+    for r in data.iter() {
+        out.push(base.saturating_add(i64::from(r.ok()?.offset_delta)));
+    }
+    Some(out)
+}
