@@ -64,7 +64,7 @@ pub(crate) fn expand(
             #[allow(unused_mut)]
             pub fn #ident(&self) -> #vc::View<'a> {
                 let v = self.v;
-                let mut c = crate::view::Cursor::new(self.buf);
+                let mut c = self.c;
                 #(#skips)*
                 #read
             }
@@ -130,7 +130,7 @@ pub(crate) fn expand(
         #[doc = #struct_doc]
         #[derive(Clone, Copy)]
         #vis struct #view_name<'a> {
-            buf: &'a [u8],
+            c: crate::view::Cursor<'a>,
             v: crate::wire::Version,
         }
 
@@ -145,7 +145,7 @@ pub(crate) fn expand(
                 if !v.flexible {
                     return crate::view::TaggedView::none();
                 }
-                let mut c = crate::view::Cursor::new(self.buf);
+                let mut c = self.c;
                 #(#all_skips)*
                 crate::view::TaggedView::at(c)
             }
@@ -199,7 +199,7 @@ pub(crate) fn expand(
 
             #[inline]
             fn view<'a>(c: &crate::view::Cursor<'a>, v: crate::wire::Version) -> #view_name<'a> {
-                #view_name { buf: c.rest(), v }
+                #view_name { c: *c, v }
             }
 
             #[inline]
@@ -213,7 +213,7 @@ pub(crate) fn expand(
             #view_throttle
 
             fn absent<'a>(_default: &Self, v: crate::wire::Version) -> #view_name<'a> {
-                #view_name { buf: &[], v }
+                #view_name { c: crate::view::Cursor::new(&[]), v }
             }
 
             fn owned(view: #view_name<'_>, _v: crate::wire::Version) -> Self {

@@ -8,7 +8,10 @@
 //! measured; `validate` is the check alone. `memcpy` copies the body into
 //! a buffer allocated beforehand; `fold-owned` is the same fold over the
 //! owned value already decoded (what reading every field costs a caller,
-//! whatever the decoder); `owned` is kdp's `decode_exact`.
+//! whatever the decoder); `owned` is kdp's `decode_exact`. At one
+//! producer, two floors: `parse-unchecked` follows the body's lengths to
+//! its fields with no check at all, `read-fields` reads them where they
+//! are known to lie.
 //!
 //! ```text
 //! cargo bench -p kdp-wire --bench view -- --warm-up-time 1 --measurement-time 3
@@ -103,6 +106,63 @@ fn walk_describe_producers(bytes: &[u8]) -> u64 {
         }
     }
     sum
+}
+
+/// The `N` bytes at `at` (zeros past the end), for the floors.
+#[inline(always)]
+fn chunk<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    b.get(at..)
+        .and_then(<[u8]>::first_chunk::<N>)
+        .copied()
+        .unwrap_or([0; N])
+}
+
+/// The big-endian integers of `p` at `i` (8 and 4 bytes), sign-extended
+/// as the fields are read.
+#[inline(always)]
+fn i64_at<const N: usize>(p: &[u8; N], i: usize) -> u64 {
+    i64::from_be_bytes(p[i..i + 8].try_into().unwrap_or_default()) as u64
+}
+
+#[inline(always)]
+fn i32_at<const N: usize>(p: &[u8; N], i: usize) -> u64 {
+    i32::from_be_bytes(p[i..i + 4].try_into().unwrap_or_default()) as u64
+}
+
+/// The six fields of the producer at `at`, folded with the topic name's
+/// length, given: no parsing and no check, the cost of merely reading what
+/// a one-producer body holds, the floor of any decoder at that size.
+#[inline(always)]
+fn read_fields_at(b: &[u8], at: usize, name_len: usize) -> u64 {
+    let p = chunk::<36>(b, at);
+    (name_len as u64).wrapping_add(fold6(
+        i64_at(&p, 0),
+        i32_at(&p, 8),
+        i32_at(&p, 12),
+        i64_at(&p, 16),
+        i32_at(&p, 24),
+        i64_at(&p, 28),
+    ))
+}
+
+/// A one-topic, one-partition, one-producer body followed by its lengths
+/// (the topic name's, the error message's) to its producer, every field
+/// read, and no check at all: what any decoder must do before it may
+/// read a field, for this shape only.
+fn parse_one_unchecked(b: &[u8]) -> u64 {
+    let byte = |i: usize| usize::from(b.get(i).copied().unwrap_or(0));
+    let mut sum = i32_at(&chunk::<4>(b, 0), 0);
+    let name_len = byte(5).saturating_sub(1);
+    let p = 6 + name_len + 1;
+    let partition = chunk::<7>(b, p);
+    let error_code = i16::from_be_bytes([partition[4], partition[5]]) as u64;
+    sum = sum
+        .wrapping_add(i32_at(&partition, 0))
+        .wrapping_add(error_code);
+    let message_len = usize::from(partition[6]).saturating_sub(1);
+    sum = sum.wrapping_add(message_len as u64);
+    let at = p + 7 + message_len + 1;
+    sum.wrapping_add(read_fields_at(b, at, name_len))
 }
 
 /// The same fold over the owned value.
@@ -262,11 +322,31 @@ fn bench(c: &mut Criterion) {
         );
         // The fold alone, over the owned value already in memory: what
         // reading every field costs a caller whatever the decoder.
-        c.benchmark_group("describe_producers")
-            .throughput(Throughput::Bytes(bytes.len() as u64))
-            .bench_with_input(BenchmarkId::new("fold-owned", n), &m, |b, m| {
-                b.iter(|| sum_describe_producers(black_box(m)))
+        let mut g = c.benchmark_group("describe_producers");
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_with_input(BenchmarkId::new("fold-owned", n), &m, |b, m| {
+            b.iter(|| sum_describe_producers(black_box(m)))
+        });
+        if n == 1 {
+            // The floors at one producer: the body parsed with no check,
+            // and its fields read where they are known to lie.
+            assert_eq!(parse_one_unchecked(&bytes), sum_describe_producers(&m));
+            let name_len = m.topics[0].name.len();
+            let at = bytes.len() - 40;
+            assert_eq!(
+                read_fields_at(&bytes, at, name_len),
+                sum_describe_producers(&m)
+            );
+            g.bench_with_input(
+                BenchmarkId::new("parse-unchecked", n),
+                &bytes,
+                |b, bytes| b.iter(|| parse_one_unchecked(black_box(bytes))),
+            );
+            g.bench_with_input(BenchmarkId::new("read-fields", n), &bytes, |b, bytes| {
+                b.iter(|| read_fields_at(black_box(bytes), black_box(at), black_box(name_len)))
             });
+        }
+        g.finish();
     }
     for n in [1usize, 100, 10_000] {
         let m = list_transactions(n);

@@ -20,7 +20,7 @@ use kdp_wire::messages::*;
 use kdp_wire::testgen::{Gen, Random};
 use kdp_wire::view::{view_exact, Validated};
 use kdp_wire::wire::Version;
-use kdp_wire::{decode_exact, encode_to_vec, ErrorCode, Message};
+use kdp_wire::{decode_exact, encode_to_vec, ErrorCode, Message, TaggedField, TaggedFields};
 
 mod common;
 
@@ -376,4 +376,154 @@ fn transaction_log_records_read_the_same_through_their_views() {
         }
     }
     assert!(accepted > 10, "{accepted} records");
+}
+
+/// Every field of a DescribeProducers body through the view's iterators,
+/// as (topic, partition, error, producers) in order.
+type Walked<'a> = Vec<(&'a str, i32, ErrorCode, Option<&'a str>, Vec<[i64; 6]>)>;
+
+fn walk_producers(view: DescribeProducersResponseView<'_>) -> Walked<'_> {
+    let mut out = Vec::new();
+    for topic in view.topics() {
+        for p in topic.partitions() {
+            let producers = p
+                .active_producers()
+                .iter()
+                .map(|s| {
+                    [
+                        s.producer_id(),
+                        s.producer_epoch().into(),
+                        s.last_sequence().into(),
+                        s.last_timestamp(),
+                        s.coordinator_epoch().into(),
+                        s.current_txn_start_offset(),
+                    ]
+                })
+                .collect();
+            out.push((
+                topic.name(),
+                p.partition_index(),
+                p.error_code(),
+                p.error_message(),
+                producers,
+            ));
+        }
+    }
+    out
+}
+
+fn walk_owned(m: &DescribeProducersResponse) -> Walked<'_> {
+    let mut out = Vec::new();
+    for topic in &m.topics {
+        for p in &topic.partitions {
+            let producers = p
+                .active_producers
+                .iter()
+                .map(|s| {
+                    [
+                        s.producer_id,
+                        s.producer_epoch.into(),
+                        s.last_sequence.into(),
+                        s.last_timestamp,
+                        s.coordinator_epoch.into(),
+                        s.current_txn_start_offset,
+                    ]
+                })
+                .collect();
+            out.push((
+                topic.name.as_str(),
+                p.partition_index,
+                p.error_code,
+                p.error_message.as_deref(),
+                producers,
+            ));
+        }
+    }
+    out
+}
+
+/// A check that finds every producer with an empty tag section lets the
+/// view skip a partition's producers by their count (a fixed stride); one
+/// producer with tagged fields anywhere, in a partition the iterators must
+/// skip past, must turn that off. Every field reads the decoder's value
+/// either way, through `view_exact` and through `Validated`.
+#[test]
+fn a_producer_with_tagged_fields_turns_the_stride_off() {
+    let producer = |i: i64| ProducerState {
+        producer_id: 4_000_000 + i,
+        producer_epoch: (i % 7) as i32,
+        last_sequence: i as i32,
+        last_timestamp: 1_764_400_000_000 + i,
+        coordinator_epoch: 5,
+        current_txn_start_offset: if i % 2 == 0 { i } else { -1 },
+        ..Default::default()
+    };
+    let base = DescribeProducersResponse {
+        topics: (0..3)
+            .map(|t| TopicResponse {
+                name: format!("orders-{t}"),
+                partitions: (0..4)
+                    .map(|p| PartitionResponse {
+                        partition_index: p,
+                        error_message: (p == 2).then(|| "not the leader".into()),
+                        active_producers: (0..10)
+                            .map(|i| producer(t * 100 + i64::from(p) * 10 + i))
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let tagged: TaggedFields = TaggedFields::new(vec![TaggedField {
+        tag: 3,
+        data: vec![1, 2, 3],
+    }]);
+    // None: every producer strided; then one tagged producer first, in the
+    // middle and last of a partition, and in the last partition.
+    for at in [
+        None,
+        Some((0, 0, 0)),
+        Some((0, 1, 5)),
+        Some((1, 2, 9)),
+        Some((2, 3, 4)),
+    ] {
+        let mut m = base.clone();
+        if let Some((t, p, i)) = at {
+            m.topics[t].partitions[p].active_producers[i].unknown_tagged_fields = tagged.clone();
+        }
+        let bytes = encode_to_vec(&m, 0);
+        let view = view_exact::<DescribeProducersResponse>(&bytes, 0).unwrap();
+        assert_eq!(
+            walk_producers(view),
+            walk_owned(&m),
+            "tagged producer at {at:?}"
+        );
+        assert_eq!(view.into_owned(), m, "tagged producer at {at:?}");
+        let validated = Validated::<DescribeProducersResponse>::new(Bytes::from(bytes), 0).unwrap();
+        assert_eq!(
+            walk_producers(validated.view()),
+            walk_owned(&m),
+            "tagged producer at {at:?}"
+        );
+        if let Some((t, p, i)) = at {
+            let tagged_view = validated
+                .view()
+                .topics()
+                .iter()
+                .nth(t)
+                .unwrap()
+                .partitions()
+                .iter()
+                .nth(p)
+                .unwrap()
+                .active_producers()
+                .iter()
+                .nth(i)
+                .unwrap();
+            assert_eq!(tagged_view.tagged_fields().get(3), Some(&[1u8, 2, 3][..]));
+        }
+    }
 }

@@ -14,21 +14,42 @@ pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
     base: usize,
+    /// Set by a view's check when an element of an array of fixed-size
+    /// structs carried a non-empty tag section (see
+    /// [`Reader::fixed_structs_strided`]).
+    irregular: bool,
 }
 
 impl<'a> Reader<'a> {
     /// A reader over a whole input, offsets counted from its first byte.
     pub fn new(buf: &'a [u8]) -> Self {
-        Reader {
-            buf,
-            pos: 0,
-            base: 0,
-        }
+        Reader::with_base(buf, 0)
     }
 
     /// A reader whose first byte sits at absolute offset `base`.
     pub fn with_base(buf: &'a [u8], base: usize) -> Self {
-        Reader { buf, pos: 0, base }
+        Reader {
+            buf,
+            pos: 0,
+            base,
+            irregular: false,
+        }
+    }
+
+    /// True unless a check through this reader met an element of an array
+    /// of fixed-size structs whose tag section was not empty: then every
+    /// such array it accepted lies at a fixed stride, and a view skips one
+    /// by its count alone.
+    #[inline]
+    pub(crate) fn fixed_structs_strided(&self) -> bool {
+        !self.irregular
+    }
+
+    /// Records that an array of fixed-size structs held an element with
+    /// tagged fields (so its elements do not lie at a fixed stride).
+    #[inline]
+    pub(crate) fn note_irregular_fixed_struct(&mut self) {
+        self.irregular = true;
     }
 
     /// The absolute offset of the next byte.

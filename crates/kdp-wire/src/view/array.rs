@@ -56,8 +56,9 @@ impl<'a, T: Viewable> ArrayView<'a, T> {
             at: self.first,
             left: self.len,
             v,
+            // In a strided body the tag byte needs no look.
             fixed: if v.flexible {
-                T::trivial_body(v).map(|body| (body + 1, true))
+                T::trivial_body(v).map(|body| (body + 1, !self.first.strided()))
             } else {
                 T::trivial_len(v).map(|len| (len, false))
             },
@@ -105,7 +106,8 @@ pub struct ArrayIter<'a, T> {
     left: usize,
     v: Version,
     /// The size of every element whose bytes are all valid (and whether it
-    /// ends with a tag section, which must then be empty).
+    /// ends with a tag section that must be looked at: one that is not
+    /// empty means the element is larger).
     fixed: Option<(usize, bool)>,
     elem: PhantomData<fn() -> T>,
 }
@@ -123,8 +125,9 @@ impl<'a, T: Viewable> Iterator for ArrayIter<'a, T> {
         if let Some((len, tagged)) = self.fixed {
             if let Some((element, rest)) = self.at.rest().split_at_checked(len) {
                 if !tagged || element.last() == Some(&0) {
-                    self.at = Cursor::new(rest);
-                    return Some(T::view(&Cursor::new(element), v));
+                    let element = self.at.over(element);
+                    self.at = self.at.over(rest);
+                    return Some(T::view(&element, v));
                 }
             }
         }

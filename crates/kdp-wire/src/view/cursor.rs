@@ -5,6 +5,11 @@
 //! zero, an empty string or null and moves past the end, never a panic
 //! or an out-of-bounds read. Only this crate makes cursors, over bytes its
 //! checks accepted.
+//!
+//! A cursor also carries what the check proved of the whole body beyond
+//! its validity: that every array of fixed-size structs in it lies at a
+//! fixed stride (no element has tagged fields), so that skipping one is a
+//! multiplication rather than a walk.
 
 use crate::codec::reader::fixed_structs;
 use crate::codec::Uuid;
@@ -13,13 +18,45 @@ use crate::codec::Uuid;
 #[derive(Debug, Clone, Copy)]
 pub struct Cursor<'a> {
     rest: &'a [u8],
+    /// The check found no element of an array of fixed-size structs with
+    /// tagged fields ([`Reader::fixed_structs_strided`]).
+    ///
+    /// [`Reader::fixed_structs_strided`]: crate::codec::Reader
+    strided: bool,
 }
 
 impl<'a> Cursor<'a> {
-    /// A cursor at the first byte of `buf`.
+    /// A cursor at the first byte of `buf`, assuming nothing beyond its
+    /// validity.
     #[inline]
     pub(crate) fn new(buf: &'a [u8]) -> Self {
-        Cursor { rest: buf }
+        Cursor {
+            rest: buf,
+            strided: false,
+        }
+    }
+
+    /// A cursor at the first byte of a body whose check found (`strided`)
+    /// or did not find every array of fixed-size structs at a fixed stride.
+    #[inline]
+    pub(crate) fn checked(buf: &'a [u8], strided: bool) -> Self {
+        Cursor { rest: buf, strided }
+    }
+
+    /// A cursor over `buf`, bytes of the same body, with what this one knows.
+    #[inline]
+    pub(crate) fn over(&self, buf: &'a [u8]) -> Self {
+        Cursor {
+            rest: buf,
+            strided: self.strided,
+        }
+    }
+
+    /// True when every array of fixed-size structs in the body lies at a
+    /// fixed stride: each element's tag section is its one zero byte.
+    #[inline]
+    pub(crate) fn strided(&self) -> bool {
+        self.strided
     }
 
     /// The bytes from the cursor on.
@@ -183,9 +220,13 @@ impl<'a> Cursor<'a> {
 
     /// Up to `count` structs of `body` bytes and an empty tag section in a
     /// row: moves past every one up to the first that is not, and returns
-    /// how many.
+    /// how many. In a body known to be strided, all of them at once.
     #[inline]
     pub fn skip_fixed_structs(&mut self, count: usize, body: usize) -> usize {
+        if self.strided {
+            self.advance(count.saturating_mul(body + 1));
+            return count;
+        }
         let skipped = fixed_structs(self.rest, count, body);
         self.advance(skipped * (body + 1));
         skipped

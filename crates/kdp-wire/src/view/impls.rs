@@ -174,6 +174,10 @@ impl<T: Wire + Viewable> NullableView for Vec<T> {
                     break;
                 }
             }
+            if body.is_some() {
+                // An element with tagged fields: no fixed stride here.
+                r.note_irregular_fixed_struct();
+            }
             T::check(r, v).map_err(|e| e.at_index(i))?;
             i += 1;
         }

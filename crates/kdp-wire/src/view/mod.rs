@@ -74,9 +74,16 @@ pub fn validate_exact<M: Message + Viewable>(
     bytes: &[u8],
     version: i16,
 ) -> Result<(), DecodeError> {
+    check_exact::<M>(bytes, version).map(drop)
+}
+
+/// [`validate_exact`], answering whether every array of fixed-size
+/// structs lies at a fixed stride ([`Cursor::checked`]).
+fn check_exact<M: Message + Viewable>(bytes: &[u8], version: i16) -> Result<bool, DecodeError> {
     let mut r = Reader::new(bytes);
     validated::validate_body::<M>(&mut r, version)?;
-    r.finish()
+    r.finish()?;
+    Ok(r.fixed_structs_strided())
 }
 
 /// Validates a whole buffer as one body of `M` at `version` (see
@@ -85,8 +92,11 @@ pub fn view_exact<M: Message + Viewable>(
     bytes: &[u8],
     version: i16,
 ) -> Result<M::View<'_>, DecodeError> {
-    validate_exact::<M>(bytes, version)?;
-    Ok(M::view(&Cursor::new(bytes), Version::of::<M>(version)))
+    let strided = check_exact::<M>(bytes, version)?;
+    Ok(M::view(
+        &Cursor::checked(bytes, strided),
+        Version::of::<M>(version),
+    ))
 }
 
 /// Validates a whole buffer as one value of any declared struct at wire
@@ -96,5 +106,8 @@ pub fn view_value<T: Viewable>(bytes: &[u8], v: Version) -> Result<T::View<'_>, 
     let mut r = Reader::new(bytes);
     T::check(&mut r, v)?;
     r.finish()?;
-    Ok(T::view(&Cursor::new(bytes), v))
+    Ok(T::view(
+        &Cursor::checked(bytes, r.fixed_structs_strided()),
+        v,
+    ))
 }

@@ -28,6 +28,9 @@ pub struct Validated<M> {
     /// Where the body starts in `bytes`.
     start: usize,
     version: i16,
+    /// What the check proved: every array of fixed-size structs lies at a
+    /// fixed stride ([`Cursor::checked`]).
+    strided: bool,
     message: PhantomData<fn() -> M>,
 }
 
@@ -38,10 +41,12 @@ impl<M: Message + Viewable> Validated<M> {
         let mut r = Reader::new(&body);
         validate_body::<M>(&mut r, version)?;
         r.finish()?;
+        let strided = r.fixed_structs_strided();
         Ok(Validated {
             bytes: body,
             start: 0,
             version,
+            strided,
             message: PhantomData,
         })
     }
@@ -62,6 +67,7 @@ impl<M: Message + Viewable> Validated<M> {
         validate_body::<M>(&mut r, version)?;
         r.finish()?;
         let validated = Validated {
+            strided: r.fixed_structs_strided(),
             bytes: payload,
             start,
             version,
@@ -74,7 +80,7 @@ impl<M: Message + Viewable> Validated<M> {
     #[inline]
     pub fn view(&self) -> M::View<'_> {
         M::view(
-            &Cursor::new(self.body_bytes()),
+            &Cursor::checked(self.body_bytes(), self.strided),
             Version::of::<M>(self.version),
         )
     }
@@ -105,6 +111,7 @@ impl<M> Clone for Validated<M> {
             bytes: self.bytes.clone(),
             start: self.start,
             version: self.version,
+            strided: self.strided,
             message: PhantomData,
         }
     }
