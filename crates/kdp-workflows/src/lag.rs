@@ -260,20 +260,10 @@ pub async fn read_from(
     let (blocked_diagnosis, join_error) = if pinned.is_empty() {
         (Blocked::default(), None)
     } else {
-        let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-        for tp in &pinned {
-            by_topic.entry(tp.0.as_str()).or_default().push(tp.1);
-        }
         let describe = DescribeOptions {
-            topics: Some(
-                by_topic
-                    .into_iter()
-                    .map(|(name, partitions)| TopicSelection {
-                        name: name.to_string(),
-                        partitions: Some(partitions),
-                    })
-                    .collect(),
-            ),
+            topics: Some(TopicSelection::of_partitions(
+                pinned.iter().map(|tp| (tp.0.clone(), tp.1)),
+            )),
             ..DescribeOptions::default()
         };
         match join(client, &JoinOptions::new(describe, true), bound).await {

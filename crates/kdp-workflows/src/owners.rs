@@ -122,30 +122,20 @@ pub async fn read_owners_and_groups(
     bound: &TimeBound,
 ) -> Result<OwnersRead> {
     let (mut input, listing_failures) = read_input(client, scope, now_ms, opts, bound).await?;
-    // the partitions the open transactions in scope pin, by topic
-    let mut pinned: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
-    for t in &input.transactions {
-        if scope.contains(&t.transactional_id) {
-            for (topic, partition) in t.pinned() {
-                pinned.entry(topic).or_default().insert(partition);
-            }
-        }
-    }
+    // the partitions the open transactions in scope pin
+    let pinned: Vec<(String, i32)> = input
+        .transactions
+        .iter()
+        .filter(|t| scope.contains(&t.transactional_id))
+        .flat_map(|t| t.pinned())
+        .collect();
     if pinned.is_empty() {
         // nothing open: nothing held back
         input.held = Some(HeldGroups::default());
         return Ok(judge(input, scope, listing_failures, None));
     }
     let describe = DescribeOptions {
-        topics: Some(
-            pinned
-                .into_iter()
-                .map(|(name, partitions)| TopicSelection {
-                    name,
-                    partitions: Some(partitions.into_iter().collect()),
-                })
-                .collect(),
-        ),
+        topics: Some(TopicSelection::of_partitions(pinned)),
         max_partitions_per_request: opts.max_keys_per_request,
         max_concurrent_brokers: opts.max_concurrent_brokers,
         ..DescribeOptions::default()

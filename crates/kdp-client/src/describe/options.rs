@@ -1,5 +1,7 @@
 //! What a describe selects and how it batches, and what its sink hears.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use kdp_domain::partition::PartitionOutcome;
 
 use crate::admin::DriverOptions;
@@ -11,6 +13,24 @@ pub struct TopicSelection {
     pub name: String,
     /// `None`: every partition of the topic.
     pub partitions: Option<Vec<i32>>,
+}
+
+impl TopicSelection {
+    /// Exactly these partitions, grouped by topic: topics by name,
+    /// partitions ascending, each once.
+    pub fn of_partitions(partitions: impl IntoIterator<Item = (String, i32)>) -> Vec<Self> {
+        let mut by_topic: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
+        for (topic, partition) in partitions {
+            by_topic.entry(topic).or_default().insert(partition);
+        }
+        by_topic
+            .into_iter()
+            .map(|(name, partitions)| TopicSelection {
+                name,
+                partitions: Some(partitions.into_iter().collect()),
+            })
+            .collect()
+    }
 }
 
 /// What to describe, where, and how to batch. Time is the caller's

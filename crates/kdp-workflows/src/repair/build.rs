@@ -36,23 +36,7 @@ pub async fn join_partitions(
     describe: &DescribeOptions,
     bound: &TimeBound,
 ) -> kdp_client::error::Result<Joined> {
-    let mut wanted: BTreeMap<String, Vec<i32>> = BTreeMap::new();
-    for (t, p) in partitions {
-        let ps = wanted.entry(t).or_default();
-        if !ps.contains(&p) {
-            ps.push(p);
-        }
-    }
-    let topics = wanted
-        .into_iter()
-        .map(|(name, mut partitions)| {
-            partitions.sort_unstable();
-            TopicSelection {
-                name,
-                partitions: Some(partitions),
-            }
-        })
-        .collect();
+    let topics = TopicSelection::of_partitions(partitions);
     let opts = JoinOptions {
         describe: DescribeOptions {
             topics: Some(topics),
