@@ -162,6 +162,42 @@ fn admin_streams_group(env: &Env, group: &str) -> (String, Vec<String>) {
     )
 }
 
+/// One transaction of `records` records on `topic` partition 0 under
+/// `tid`, committed (`open` false) or left open by a killed producer
+/// (five minutes' timeout: the coordinator does not end it during the test).
+fn write_txn(env: &Env, topic: &str, records: u32, tid: &str, open: bool) {
+    let records = records.to_string();
+    let mut args = vec![
+        "--topic",
+        topic,
+        "--partition",
+        "0",
+        "--records",
+        &records,
+        "--transactional-id",
+        tid,
+    ];
+    if open {
+        args.extend(["--transaction-timeout-ms", "300000"]);
+    }
+    scenario(env, if open { "txn-open" } else { "txn-commit" }, &args);
+}
+
+/// Ends the open transactions `tids` left, so the next test run starts clean.
+fn force_terminate(env: &Env, tids: &[String]) {
+    for tid in tids {
+        let ft = kdp(&[
+            "force-terminate",
+            "--bootstrap-server",
+            &env.bootstrap,
+            "--transactional-id",
+            tid,
+            "--yes",
+        ]);
+        assert_eq!(ft.code, 0, "{}", ft.stderr);
+    }
+}
+
 #[test]
 #[ignore = "needs a real Kafka cluster: run scripts/test.sh"]
 fn a_killed_streams_instance_is_orphaned_and_force_terminate_unblocks_its_partitions() {
@@ -506,40 +542,8 @@ fn flink_named_ids_across_checkpoints_and_an_id_of_no_scheme() {
     let topic = format!("{prefix}-out");
     create_topic(&env, &topic, 1);
     let id = |counter: u32| format!("{prefix}-0-{counter}");
-    let open = |tid: &str| {
-        scenario(
-            &env,
-            "txn-open",
-            &[
-                "--topic",
-                &topic,
-                "--partition",
-                "0",
-                "--records",
-                "2",
-                "--transactional-id",
-                tid,
-                "--transaction-timeout-ms",
-                "300000",
-            ],
-        )
-    };
-    let commit = |tid: &str| {
-        scenario(
-            &env,
-            "txn-commit",
-            &[
-                "--topic",
-                &topic,
-                "--partition",
-                "0",
-                "--records",
-                "1",
-                "--transactional-id",
-                tid,
-            ],
-        );
-    };
+    let open = |tid: &str| write_txn(&env, &topic, 2, tid, true);
+    let commit = |tid: &str| write_txn(&env, &topic, 1, tid, false);
     // a job killed with checkpoint 5's transaction open; a new job without
     // state starts again at 1 and commits 1 and 2; its 3 is open
     open(&id(5));
@@ -610,17 +614,7 @@ fn flink_named_ids_across_checkpoints_and_an_id_of_no_scheme() {
     assert_eq!(row["Owner"]["Verdict"], "lingering");
     assert!(row["Unblock"].as_str().unwrap().contains("force-terminate"));
     // end them: the next test run starts clean
-    for tid in [id(5), id(3)] {
-        let ft = kdp(&[
-            "force-terminate",
-            "--bootstrap-server",
-            &env.bootstrap,
-            "--transactional-id",
-            &tid,
-            "--yes",
-        ]);
-        assert_eq!(ft.code, 0, "{}", ft.stderr);
-    }
+    force_terminate(&env, &[id(5), id(3)]);
 }
 
 #[test]
@@ -709,40 +703,8 @@ fn two_flink_jobs_on_one_prefix_are_named_as_colliding() {
     for job in ["a", "b"] {
         create_topic(&env, &topic(job), 1);
     }
-    let commit = |job: &str, tid: &str| {
-        scenario(
-            &env,
-            "txn-commit",
-            &[
-                "--topic",
-                &topic(job),
-                "--partition",
-                "0",
-                "--records",
-                "1",
-                "--transactional-id",
-                tid,
-            ],
-        );
-    };
-    let open = |job: &str, tid: &str| {
-        scenario(
-            &env,
-            "txn-open",
-            &[
-                "--topic",
-                &topic(job),
-                "--partition",
-                "0",
-                "--records",
-                "1",
-                "--transactional-id",
-                tid,
-                "--transaction-timeout-ms",
-                "300000",
-            ],
-        );
-    };
+    let commit = |job: &str, tid: &str| write_txn(&env, &topic(job), 1, tid, false);
+    let open = |job: &str, tid: &str| write_txn(&env, &topic(job), 1, tid, true);
     commit("a", &id(41));
     commit("b", &id(1));
     commit("a", &id(42));
@@ -792,15 +754,5 @@ fn two_flink_jobs_on_one_prefix_are_named_as_colliding() {
         // no force-terminate of a transaction one of the jobs may commit
         assert_eq!(r["Action"], Value::Null, "{tid}: {r}");
     }
-    for tid in [id(43), id(3)] {
-        let ft = kdp(&[
-            "force-terminate",
-            "--bootstrap-server",
-            &env.bootstrap,
-            "--transactional-id",
-            &tid,
-            "--yes",
-        ]);
-        assert_eq!(ft.code, 0, "{}", ft.stderr);
-    }
+    force_terminate(&env, &[id(43), id(3)]);
 }
