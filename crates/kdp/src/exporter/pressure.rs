@@ -113,6 +113,7 @@ impl Tracker {
             top: 0,
             only_brokers: BTreeSet::new(),
             transactions: false,
+            lean: true,
         };
         match scan(client, opts, &options, bound).await {
             Ok(s) => {
@@ -141,9 +142,17 @@ impl Tracker {
 
     /// Counts the ids each broker holds now that its last answer for the
     /// same topic did not, and keeps this answer for the next scan. Takes
-    /// the held ids out of `p` (they are not published).
+    /// the held ids out of `p` (they are not published): its
+    /// [`Pressure::held_sets`], kept as they are, and any plain
+    /// [`Pressure::held`] lists, encoded.
     pub fn count_new(&mut self, p: &mut Pressure) {
-        let mut held = std::mem::take(&mut p.held);
+        let mut held = std::mem::take(&mut p.held_sets);
+        for (b, topics) in std::mem::take(&mut p.held) {
+            let sets = held.entry(b).or_default();
+            for (t, ids) in topics {
+                sets.insert(t, IdSet::from_sorted(&ids));
+            }
+        }
         let no_topics = BTreeSet::new();
         for b in p.brokers.iter().filter(|b| b.answered) {
             let broker = b.broker;
@@ -162,7 +171,7 @@ impl Tracker {
                 }
                 let key = (broker, topic);
                 let new = match self.last.get(&key) {
-                    Some(before) => before.count_missing_from(&ids),
+                    Some(before) => before.count_missing_from_set(&ids),
                     None if baselined => ids.len() as u64,
                     None => 0,
                 };
@@ -174,7 +183,7 @@ impl Tracker {
                     .get_or_create(&vec![("topic", key.1.clone())])
                     .inc_by(new);
                 total += new;
-                self.last.insert(key, IdSet::from_sorted(&ids));
+                self.last.insert(key, ids);
             }
             self.broker_new
                 .get_or_create(&vec![("broker", broker.to_string())])
