@@ -27,6 +27,10 @@ use kdp_wire::TxnState;
 use crate::clock::now_ms;
 use crate::replicas::each_replica;
 
+/// How long a lean scan waits for the brokers' settings before asking for
+/// their producers ([`ScanOptions::lean`]).
+const LEAN_SETTINGS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What to compute besides the counts.
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
@@ -39,10 +43,11 @@ pub struct ScanOptions {
     /// List the transactional ids (prefixes, names of producers near the
     /// end of their epochs, fences past their timeout).
     pub transactions: bool,
-    /// Keep no more than the exporter publishes ([`Fold::lean`]): each
-    /// broker's setting goes to the fold as soon as it is read, so the
-    /// producers that arrive after it keep no idle time, no median idle time
-    /// is computed, and the ids held come as
+    /// Keep no more than the exporter publishes ([`Fold::lean`]): the
+    /// brokers' settings are asked first and waited for up to a second
+    /// (then beside the producers), each goes to the fold as soon as it is
+    /// read, so the producers that arrive after it keep no idle time, no
+    /// median idle time is computed, and the ids held come as
     /// [`Pressure::held_sets`](kdp_domain::diagnose::pressure::Pressure::held_sets).
     pub lean: bool,
 }
@@ -86,9 +91,23 @@ pub async fn scan(
     let mut s = Scan::default();
     let only: Vec<i32> = options.only_brokers.iter().copied().collect();
     let kept = |b: &i32| only.is_empty() || only.contains(b);
+    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts, bound);
+    let mut configs = std::pin::pin!(configs);
     let mut fold = Fold::new(now_ms(), options.epoch_margin);
+    let mut early = None;
     if options.lean {
         fold = fold.lean();
+        // the settings first (one small request per broker), so that each
+        // producer's expiry is counted as it arrives; not answered within
+        // a moment, they come beside the producers as without `lean`
+        if let Ok(c) = tokio::time::timeout(LEAN_SETTINGS_WAIT, configs.as_mut()).await {
+            if let Ok(c) = &c {
+                for (b, ms) in expirations(c, &kept) {
+                    fold.expiration(b, ms);
+                }
+            }
+            early = Some(c);
+        }
     }
     let fold = Arc::new(Mutex::new(fold));
     let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -105,7 +124,10 @@ pub async fn scan(
     // costs its expiry forecast, not the scan; a lean fold takes them as
     // soon as they come (usually long before the producers)
     let configs = async {
-        let c = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts, bound).await;
+        if let Some(c) = early {
+            return c;
+        }
+        let c = configs.await;
         if let (true, Ok(c)) = (options.lean, &c) {
             let mut f = fold.lock().unwrap_or_else(PoisonError::into_inner);
             for (b, ms) in expirations(c, &kept) {

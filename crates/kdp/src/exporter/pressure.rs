@@ -41,6 +41,14 @@ use prometheus_client::registry::Registry;
 type Labels = Vec<(&'static str, String)>;
 type IntGauge = Gauge<i64, AtomicI64>;
 
+/// Partitions per DescribeProducers request of the every-replica scan, at
+/// most. Up to 8 brokers' answers are in flight at once, each held as bytes
+/// and then decoded, and that is the scan's peak: a broker answering for
+/// its 600 replicas of 100 producers at once is 2.2 MB on the wire and 3.8 MB
+/// decoded, in requests of 100 partitions a sixth of that (issue 32 in
+/// docs/PERFORMANCE.md), for six requests instead of one.
+const REPLICA_PARTITIONS_PER_REQUEST: usize = 100;
+
 /// `--producer-ids`: what to compute.
 #[derive(Debug, Clone, Copy)]
 pub struct PressureConfig {
@@ -115,7 +123,15 @@ impl Tracker {
             transactions: false,
             lean: true,
         };
-        match scan(client, opts, &options, bound).await {
+        // each broker answers for every replica it hosts; smaller answers,
+        // not fewer, keep the scan's memory to what is in flight
+        let opts = DescribeOptions {
+            max_partitions_per_request: opts
+                .max_partitions_per_request
+                .min(REPLICA_PARTITIONS_PER_REQUEST),
+            ..opts.clone()
+        };
+        match scan(client, &opts, &options, bound).await {
             Ok(s) => {
                 for (b, why) in s.failed.iter().chain(&s.incomplete) {
                     tracing::warn!(broker = b, errors = ?why, "producer ids: a broker did not answer fully; its series are left out this scan");
