@@ -6,14 +6,15 @@
 //! `ProducerIdCount` gauge counts), so every replica is asked, not only the
 //! leaders: each scan sends every broker DescribeProducers for the
 //! partition replicas it hosts (one request per
-//! `--max-partitions-per-request` of them, so about the replication factor
-//! times the leaders' scan in requests and bytes, on top of it) and one
-//! DescribeConfigs (`producer.id.expiration.ms`). It runs beside the
-//! diagnosis, on the same deadline, folding each answer as it arrives
-//! (kdp-workflows' [`kdp_workflows::pressure::scan`]): memory is the ids
-//! held per broker and topic (8 bytes each during the scan; kept to the
-//! next for the new-ids counters as an [`IdSet`], a byte or two each),
-//! never the producers.
+//! `--max-partitions-per-request` of them, at most 100, so about the
+//! replication factor times the leaders' scan in bytes, on top of it) and
+//! one DescribeConfigs (`producer.id.expiration.ms`, asked first). It runs
+//! beside the diagnosis, on the same deadline, folding each answer as it
+//! arrives (kdp-workflows' [`kdp_workflows::pressure::scan`], lean): memory
+//! is the answers in flight and the ids held per broker and topic, each
+//! answer's delta-encoded at once as an [`IdSet`] (a byte or two each) and
+//! kept so to the next scan for the new-ids counters; never the producers,
+//! nor their idle times once the broker's setting is known.
 //!
 //! Never a count from part of the replicas published as if whole: a broker
 //! that did not answer for every partition it hosts has no series, a topic
