@@ -102,7 +102,7 @@ pub async fn scan(
         // a moment, they come beside the producers as without `lean`
         if let Ok(c) = tokio::time::timeout(LEAN_SETTINGS_WAIT, configs.as_mut()).await {
             if let Ok(c) = &c {
-                for (b, ms) in expirations(c, &kept) {
+                for (b, ms) in expirations(c, kept) {
                     fold.expiration(b, ms);
                 }
             }
@@ -130,7 +130,7 @@ pub async fn scan(
         let c = configs.await;
         if let (true, Ok(c)) = (options.lean, &c) {
             let mut f = fold.lock().unwrap_or_else(PoisonError::into_inner);
-            for (b, ms) in expirations(c, &kept) {
+            for (b, ms) in expirations(c, kept) {
                 f.expiration(b, ms);
             }
         }
@@ -154,7 +154,7 @@ pub async fn scan(
         fold.broker(b);
     }
     let configs = configs?;
-    let expiration_ms = expirations(&configs, &kept);
+    let expiration_ms = expirations(&configs, kept);
     for (b, c) in configs.into_iter().filter(|(b, _)| kept(b)) {
         if let Err(e) = c {
             fold.incomplete(b);
