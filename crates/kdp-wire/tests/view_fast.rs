@@ -92,12 +92,14 @@ fn check(bytes: &[u8], expect_fast: bool, mutations: usize, g: &mut Gen) {
     }
 }
 
+/// A body's shape, its names, its error messages, and the fast verdict.
+type Case = (Vec<Vec<usize>>, String, Option<String>, bool);
+
 #[test]
 fn the_usual_shape_is_accepted_fast_and_its_edges_fall_back() {
     let mut g = Gen::new(32);
     let long = |n: usize| "p".repeat(n);
-    // (shape, name, error message, fast)
-    let cases: Vec<(Vec<Vec<usize>>, String, Option<String>, bool)> = vec![
+    let cases: Vec<Case> = vec![
         (vec![], "t".into(), None, true),
         (vec![vec![]], "t".into(), None, true),
         (vec![vec![0]], String::new(), None, true),

@@ -315,8 +315,8 @@ impl CustomCodec for DescribeProducersResponse {
         buf.put_tagged_fields(&self.unknown_tagged_fields);
     }
 
-    /// The view's check of the usual body in one pass (see
-    /// [`super::describe_producers_fast`]).
+    /// The view's check of the usual body in one pass: short ASCII names,
+    /// small counts, empty tag sections; the declared check does the rest.
     #[inline]
     fn custom_accepts(body: &[u8], _version: i16) -> bool {
         super::describe_producers_fast::accepts(body)
