@@ -6,7 +6,11 @@
 //! driver.
 //!
 //! A partition is read only when some committed offset lies below its
-//! LSO: at or past it, the records to deliver are 0 without a read. Each
+//! LSO: at or past it, the records to deliver are 0 without a read. The
+//! positions of groups read read_uncommitted
+//! ([`LagOptions::isolation`]) are counted by a read of their own, Fetch
+//! READ_UNCOMMITTED up to the high watermark, after the read_committed
+//! one and in the same way (batched per leader, the same budget). Each
 //! partition is read once for all its groups, from the smallest of their
 //! offsets (at least the log start), until the LSO read before the first
 //! Fetch or [`LagReadOptions::max_bytes_per_partition`]; past that
