@@ -416,6 +416,13 @@ mod tests {
     /// 22, abort 23 | commit 24-25 (p1), marker 26.
     fn mixed() -> Tally {
         let mut t = Tally::new(0, 27);
+        feed_mixed(&mut t);
+        t
+    }
+
+    /// The batches of [`mixed`] below the LSO, as one answer listing the
+    /// aborted transactions.
+    fn feed_mixed(t: &mut Tally) {
         t.answer(Some(&[(2, 10), (4, 17)]));
         t.batch(&data(0, 5, 9), None, None);
         t.batch(&txn(5, 4, 1), None, None);
@@ -431,7 +438,6 @@ mod tests {
         t.batch(&marker(23, 4), Some(ControlType::Abort), None);
         t.batch(&txn(24, 2, 1), None, None);
         t.batch(&marker(26, 1), Some(ControlType::Commit), None);
-        t
     }
 
     #[test]
@@ -456,21 +462,7 @@ mod tests {
         let mut t = Tally::uncommitted(0, 36);
         // a READ_UNCOMMITTED answer lists no aborted transaction; a list
         // handed in anyway is not applied
-        t.answer(Some(&[(2, 10), (4, 17)]));
-        t.batch(&data(0, 5, 9), None, None);
-        t.batch(&txn(5, 4, 1), None, None);
-        t.batch(&marker(9, 1), Some(ControlType::Commit), None);
-        t.batch(&txn(10, 3, 2), None, None);
-        t.batch(&marker(13, 2), Some(ControlType::Abort), None);
-        t.batch(&data(14, 2, 9), None, None);
-        for o in 16..22 {
-            let pid = if o % 2 == 0 { 3 } else { 4 };
-            t.batch(&txn(o, 1, pid), None, None);
-        }
-        t.batch(&marker(22, 3), Some(ControlType::Commit), None);
-        t.batch(&marker(23, 4), Some(ControlType::Abort), None);
-        t.batch(&txn(24, 2, 1), None, None);
-        t.batch(&marker(26, 1), Some(ControlType::Commit), None);
+        feed_mixed(&mut t);
         t.batch(&txn(27, 3, 5), None, None);
         t.batch(&data(30, 3, 9), None, None);
         t.batch(&txn(33, 2, 6), None, None);

@@ -493,7 +493,7 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
             gathered
                 .partitions
                 .values()
-                .filter(|p| p.tally.is_some())
+                .filter(|p| p.tally.is_some() || p.uncommitted.is_some())
                 .count(),
             gathered.bytes_read,
             gathered.fetches

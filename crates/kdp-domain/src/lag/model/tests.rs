@@ -630,17 +630,23 @@ fn share_layout() -> BTreeMap<TopicPartition, PartitionLag> {
     })
 }
 
+/// A read_committed share group at `start` with Kafka's Lag `kafka_lag`
+/// over [`share_layout`], judged.
+fn share_judged(start: i64, kafka_lag: i64) -> Lag {
+    lag(
+        &share("queue", start, kafka_lag, Ok(Isolation::ReadCommitted)),
+        &share_layout(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    )
+}
+
 #[test]
 fn kafkas_share_lag_gives_a_lower_bound_that_never_overstates() {
     // 3 of 9 accepted: Kafka's Lag 9 = 6 records + 3 open offsets above
     // the LSO. At most 17 - 0 - 9 = 8 offsets are final, so at least
     // 9 - 8 = 1 of the 9 records is still to deliver (the truth is 6)
-    let judged = lag(
-        &share("queue", 0, 9, Ok(Isolation::ReadCommitted)),
-        &share_layout(),
-        &Blocked::default(),
-        &LagOptions::default(),
-    );
+    let judged = share_judged(0, 9);
     let r = &judged.rows[0];
     assert_eq!(
         r.records,
@@ -653,30 +659,15 @@ fn kafkas_share_lag_gives_a_lower_bound_that_never_overstates() {
     let v = &LagFound::of(&judged).values[0];
     assert_eq!((v.records_at_least, v.records_at_most), (1, 9));
     // all accepted: Kafka's Lag 3 (the open transaction): at least 0
-    let done = lag(
-        &share("queue", 0, 3, Ok(Isolation::ReadCommitted)),
-        &share_layout(),
-        &Blocked::default(),
-        &LagOptions::default(),
-    );
+    let done = share_judged(0, 3);
     assert_eq!(done.rows[0].records.unwrap().at_least(), 0);
     assert_eq!(done.rows[0].verdict, LagVerdict::MaybeLagging);
     // no Lag from Kafka: no lower bound
-    let unknown = lag(
-        &share("queue", 0, -1, Ok(Isolation::ReadCommitted)),
-        &share_layout(),
-        &Blocked::default(),
-        &LagOptions::default(),
-    );
+    let unknown = share_judged(0, -1);
     assert_eq!(unknown.rows[0].records.unwrap().at_least(), 0);
     // a Lag larger than the offsets kdp saw (the log grew in between):
     // never above the records counted, nor above Kafka's Lag
-    let skew = lag(
-        &share("queue", 0, 40, Ok(Isolation::ReadCommitted)),
-        &share_layout(),
-        &Blocked::default(),
-        &LagOptions::default(),
-    );
+    let skew = share_judged(0, 40);
     assert_eq!(skew.rows[0].records, Some(Records::Exact(9)));
     let small = lag(
         &share("queue", 0, 2, Ok(Isolation::ReadUncommitted)),
