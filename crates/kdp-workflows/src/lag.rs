@@ -50,7 +50,7 @@ use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
 use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{
-    lag, partitions_to_read, read_starts, Bounds, Known, Lag, LagOptions, PartitionLag, Tally,
+    each_start, lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Tally,
 };
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
@@ -250,6 +250,8 @@ pub async fn read_from(
         })();
         bounds.insert(tp.clone(), b);
     }
+    // a scan's transients go as soon as they are used
+    drop((earliest, hwm, lso));
 
     // the transactions holding LSOs: the pinned partitions' producers
     let pinned: Vec<&TopicPartition> = bounds
@@ -284,11 +286,15 @@ pub async fn read_from(
 
     // the reads: each partition once, from its smallest offset
     let mut committed_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    for (tp, start) in read_starts(&groups, &opts.lag) {
+    each_start(&groups, &opts.lag, |tp, start| {
         if let Some(o) = start {
-            committed_on.entry(tp).or_default().insert(o);
+            // a name copied per partition, not per committed offset
+            match committed_on.get_mut(tp) {
+                Some(set) => set.insert(o),
+                None => committed_on.entry(tp.clone()).or_default().insert(o),
+            };
         }
-    }
+    });
     // the topics whose counts may be kept: known not to be compacted
     let mut uncompacted: BTreeSet<String> = BTreeSet::new();
     if let Some(known) = known.as_deref_mut() {
@@ -350,6 +356,7 @@ pub async fn read_from(
             },
         );
     }
+    drop((committed_on, starts, keys));
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
     let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
     if !readings.is_empty() {
