@@ -140,12 +140,25 @@ pub async fn gather(
     driver: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<Gathered> {
+    Ok(judged(read(client, opts, driver, bound).await?, &opts.lag))
+}
+
+/// [`gather`] without the judgement: what `kdp lag` judges row by row
+/// as it prints them ([`kdp_domain::lag::lag_each`]), so that no row per
+/// committed offset is held. `Err` only when the groups cannot be listed
+/// at all.
+pub async fn read(
+    client: &SharedClient,
+    opts: &LagReadOptions,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<LagRead> {
     let read = ReadOptions {
         only: opts.lag.groups.clone(),
         members: opts.members,
     };
     let groups = read_groups(client, &read, driver, bound).await?;
-    Ok(gather_from(client, groups, opts, driver, bound, None).await)
+    Ok(read_from(client, groups, opts, driver, bound, None).await)
 }
 
 /// [`gather`] from groups already read (the exporter's scan reads them
@@ -161,7 +174,12 @@ pub async fn gather_from(
     known: Option<&mut Known>,
 ) -> Gathered {
     let r = read_from(client, groups, opts, driver, bound, known).await;
-    let judged = lag(&r.groups, &r.partitions, &r.blocked, &opts.lag);
+    judged(r, &opts.lag)
+}
+
+/// `r` with its judgement.
+fn judged(r: LagRead, opts: &LagOptions) -> Gathered {
+    let judged = lag(&r.groups, &r.partitions, &r.blocked, opts);
     Gathered {
         groups: r.groups,
         partitions: r.partitions,
