@@ -41,7 +41,7 @@ pub fn write<R: Record>(
     rows: &[R],
 ) -> io::Result<()> {
     write_each(out, format, name, columns, &mut |sink| {
-        rows.iter().for_each(|r| sink(r));
+        rows.iter().for_each(&mut *sink);
     })
 }
 
