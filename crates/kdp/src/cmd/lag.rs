@@ -376,7 +376,7 @@ impl Status {
 /// What [`write_judged`] judged while it printed.
 #[derive(Debug, Default)]
 pub struct Written {
-    /// The exit status of the judgement ([`status`]).
+    /// The exit status of the judgement.
     pub code: i32,
     /// Rows printed.
     pub rows: usize,
