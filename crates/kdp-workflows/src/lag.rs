@@ -6,7 +6,11 @@
 //! driver.
 //!
 //! A partition is read only when some committed offset lies below its
-//! LSO: at or past it, the records to deliver are 0 without a read. Each
+//! LSO: at or past it, the records to deliver are 0 without a read. The
+//! positions of groups read read_uncommitted
+//! ([`LagOptions::isolation`]) are counted by a read of their own, Fetch
+//! READ_UNCOMMITTED up to the high watermark, after the read_committed
+//! one and in the same way (batched per leader, the same budget). Each
 //! partition is read once for all its groups, from the smallest of their
 //! offsets (at least the log start), until the LSO read before the first
 //! Fetch or [`LagReadOptions::max_bytes_per_partition`]; past that
@@ -48,6 +52,7 @@ use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
 use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
 use kdp_domain::groups::read::GroupsRead;
+use kdp_domain::groups::Isolation;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{
     each_start, lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Tally,
@@ -304,7 +309,7 @@ pub async fn read_from(
 
     // the reads: each partition once, from its smallest offset
     let mut committed_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    each_start(&groups, &opts.lag, |tp, start| {
+    each_start(&groups, &opts.lag, Isolation::ReadCommitted, |tp, start| {
         if let Some(o) = start {
             // a name copied per partition, not per committed offset
             match committed_on.get_mut(tp) {
@@ -313,6 +318,21 @@ pub async fn read_from(
             };
         }
     });
+    // the read_uncommitted positions: counted apart, to the high watermark
+    let mut uncommitted_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
+    each_start(
+        &groups,
+        &opts.lag,
+        Isolation::ReadUncommitted,
+        |tp, start| {
+            if let Some(o) = start {
+                match uncommitted_on.get_mut(tp) {
+                    Some(set) => set.insert(o),
+                    None => uncommitted_on.entry(tp.clone()).or_default().insert(o),
+                };
+            }
+        },
+    );
     // the topics whose counts may be kept: known not to be compacted
     let mut uncompacted: BTreeSet<String> = BTreeSet::new();
     if let Some(known) = known.as_deref_mut() {
@@ -340,8 +360,31 @@ pub async fn read_from(
     }
     let mut partitions: BTreeMap<TopicPartition, PartitionLag> = BTreeMap::new();
     let mut readings: Vec<Reading> = Vec::new();
+    let mut uncommitted_readings: Vec<Reading> = Vec::new();
     for (tp, b) in bounds {
         let mut ready = None;
+        let mut uncommitted_ready = None;
+        if let (Ok(b), Some(on)) = (&b, uncommitted_on.get(&tp)) {
+            let floor = b.log_start.unwrap_or(i64::MIN);
+            let cs: Vec<i64> = on.iter().map(|&c| c.max(floor)).collect();
+            if let Some(&start) = cs.iter().min().filter(|&&s| s < b.high_watermark) {
+                let tally = match known.as_deref_mut() {
+                    Some(known) => known.tally(&tp, start, b.high_watermark),
+                    None => Tally::new(start, b.high_watermark),
+                }
+                .read_uncommitted();
+                if tally.is_done() {
+                    uncommitted_ready = Some(tally);
+                } else {
+                    uncommitted_readings.push(Reading::new(
+                        tp.clone(),
+                        tally,
+                        cs,
+                        opts.fetch_bytes,
+                    ));
+                }
+            }
+        }
         if let Ok(b) = &b {
             let start = starts
                 .get(&tp)
@@ -371,13 +414,23 @@ pub async fn read_from(
                 bounds: b,
                 tally: ready,
                 stopped: None,
+                uncommitted: uncommitted_ready,
+                uncommitted_stopped: None,
             },
         );
     }
-    drop((committed_on, starts, keys));
+    drop((committed_on, uncommitted_on, starts, keys));
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
     let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
-    if !readings.is_empty() {
+    // read_committed counts first, then the read_uncommitted ones: one
+    // isolation per Fetch, and one round of answers in flight at a time
+    for (isolation, readings) in [
+        (READ_COMMITTED, readings),
+        (READ_UNCOMMITTED, uncommitted_readings),
+    ] {
+        if readings.is_empty() {
+            continue;
+        }
         let topics: Vec<String> = readings
             .iter()
             .map(|r| r.tp.0.clone())
@@ -391,7 +444,7 @@ pub async fn read_from(
             _ => ClusterMetadata::default(),
         };
         let settings = FetchSettings {
-            isolation_level: READ_COMMITTED,
+            isolation_level: isolation,
             partition_max_bytes: opts.fetch_bytes,
             max_bytes: Some(opts.fetch_max_bytes),
             max_wait_ms: 0,
@@ -410,11 +463,11 @@ pub async fn read_from(
             bound,
         )
         .await;
-        fetches = requests;
+        fetches += requests;
         for r in done {
             bytes_read += r.bytes;
             if r.fetches > 0 {
-                fetched.insert(r.tp.clone(), r.fetches);
+                *fetched.entry(r.tp.clone()).or_default() += r.fetches;
             }
             if let Some(known) = known.as_deref_mut() {
                 if uncompacted.contains(&r.tp.0) {
@@ -422,8 +475,13 @@ pub async fn read_from(
                 }
             }
             if let Some(p) = partitions.get_mut(&r.tp) {
-                p.tally = Some(r.tally);
-                p.stopped = r.stopped;
+                if r.tally.is_read_committed() {
+                    p.tally = Some(r.tally);
+                    p.stopped = r.stopped;
+                } else {
+                    p.uncommitted = Some(r.tally);
+                    p.uncommitted_stopped = r.stopped;
+                }
             }
         }
     }

@@ -1,13 +1,17 @@
 //! `kdp lag`: each consumer group's lag in records a read_committed
-//! consumer would still receive (markers and aborted records excluded),
+//! consumer would still receive (markers and aborted records excluded; a
+//! read_uncommitted one with `--isolation-level`),
 //! the records an open transaction holds back and which one, beside
 //! Kafka's offset lag; each share group's records still to deliver, at
-//! most, beside the lag Kafka reports for it. The judgement is kdp-domain's
+//! most and at least, beside the lag Kafka reports for it. The judgement is kdp-domain's
 //! ([`kdp_domain::lag`]); kdp-workflows reads ([`kdp_workflows::lag`]);
 //! this file parses and renders.
 
 use std::io::{self, Write};
 
+use std::collections::BTreeMap;
+
+use kdp_domain::groups::share::Isolation;
 use kdp_domain::key_error::Failures;
 use kdp_domain::lag::{lag_each, LagGap, LagOptions, LagRow, LagVerdict, Records};
 use kdp_domain::severity::Severity;
@@ -40,35 +44,47 @@ aborted transactions of what it returns) and summing batch header record counts,
 partition for all its groups; a partition where every group is at or past the LSO is not read.
 Past --max-bytes-per-partition, Records is a bound: 'A..B' (at least A, at most B: one record per
 offset not read; 'at most B' when A is 0), never a guess shown as exact. A group below the log start is counted from it.
+
+The broker cannot know a consumer's isolation.level, so say it: --isolation-level read_uncommitted
+(for every consumer and streams group) or --group-isolation-level G=read_uncommitted (for some,
+e.g. a Kafka Streams app with at_least_once) counts what a read_uncommitted consumer receives up to
+the high watermark instead: aborted and open transactions' records included, markers not (Fetch
+READ_UNCOMMITTED, read apart from the read_committed count); HeldBack is 0 and a group above the LSO
+is just lagging or caught up. The Isolation column of JSON says which level each row was judged
+under.
 Verdicts:
   caught up         nothing to deliver and nothing held back (whatever OffsetLag says)
   lagging           at least one record to deliver below the LSO
   held back         nothing to deliver below the LSO; an open transaction holds offsets above it
   behind log start  committed below the log start: records were deleted unread
-  past the LSO      committed above the LSO (only a read_uncommitted consumer gets there)
+  past the LSO      committed above the LSO (read_committed), above the HWM (read_uncommitted)
   maybe lagging     Records is a bound from 0: not read far enough to tell
   unknown           the offset or the partition's offsets could not be read
 
 Share groups (KIP-932) commit no offset: their row's Committed is the share-partition start
 offset (DescribeShareGroupOffsets; ShareStartOffset in JSON), below which every record is
 acknowledged or archived. Records above it may be delivered and acknowledged already (the start
-offset moves late), so Records is 'at most N', never exact unless N is 0: the records of
-[start, LSO) a read_committed count finds when the group's share.isolation.level (a group config,
-read with DescribeConfigs; unset means read_uncommitted) is read_committed, else one per offset of
-[start, HWM); HeldBack only under read_committed. KafkaLag is the Lag Kafka reports for the
+offset moves late), so Records is a bound 'A..B'. At most B: the records a consumer of the group's
+share.isolation.level (a group config, read with DescribeConfigs; unset means read_uncommitted)
+receives from the start offset (read_committed: of [start, LSO); read_uncommitted: of
+[start, HWM)). At least A: B's count less every offset that may be acknowledged already according
+to KafkaLag (HWM - start - KafkaLag), 0 without KafkaLag; a share group with A above --max-records
+is lagging (exit 4). HeldBack only under read_committed. KafkaLag is the Lag Kafka reports for the
 share-partition (DescribeShareGroupOffsets v1, what kafka-share-groups.sh --describe --offsets
 prints as LAG; '-' on a broker without v1 or when Kafka does not know it). Streams groups
 (KIP-1071) are read like consumer groups.
 
 Exit status: 0 every group is caught up (or committed nothing) and the answer is complete;
-4 a group is lagging by more than --max-records, held back, or behind the log start; 1 the answer
+4 a group (share groups included) is lagging by more than --max-records (at least), held back, or
+behind the log start; 1 the answer
 is partial (a read or a listing failed, ACLs may hide groups, a bound left it undecided, a share
 group's offsets or isolation could not be read) and nothing was found; 2 bad usage; 3 the cluster could not be reached.
 
 Examples:
   kdp lag --bootstrap-server localhost:9092
   kdp lag --bootstrap-server localhost:9092 --group payments-ledger --output json
-  kdp lag --bootstrap-server localhost:9092 --topic payments --max-records 1000 --watch 10s")]
+  kdp lag --bootstrap-server localhost:9092 --topic payments --max-records 1000 --watch 10s
+  kdp lag --bootstrap-server localhost:9092 --group-isolation-level clicks-app=read_uncommitted")]
 pub struct Args {
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -84,11 +100,84 @@ pub struct Args {
     /// Exit 4 only when a group has more than this many records to deliver (at least).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_records: i64,
+    #[command(flatten)]
+    pub isolation: IsolationArgs,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
     #[command(flatten)]
     pub watch: WatchArgs,
+}
+
+/// `isolation.level` of the consumer and streams groups' consumers (the
+/// broker does not know it): shared by `kdp lag` and `kdp exporter --lag`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct IsolationArgs {
+    /// The isolation.level the consumer and streams groups' consumers read with (Kafka's
+    /// consumer property; the broker cannot know it): read_committed counts Records up to the
+    /// LSO, aborted records excluded; read_uncommitted up to the high watermark, aborted and
+    /// open transactions' records included (HeldBack 0). Markers are never records. Share
+    /// groups read with their share.isolation.level whatever this says.
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = IsolationLevel::ReadCommitted)]
+    pub isolation_level: IsolationLevel,
+    /// GROUP=LEVEL: this consumer or streams group reads with LEVEL instead of
+    /// --isolation-level (repeat for several), e.g. a Kafka Streams app with
+    /// processing.guarantee at_least_once (read_uncommitted) beside exactly_once_v2 apps.
+    #[arg(long, value_name = "GROUP=LEVEL", value_parser = parse_group_isolation)]
+    pub group_isolation_level: Vec<(String, IsolationLevel)>,
+}
+
+impl Default for IsolationArgs {
+    fn default() -> Self {
+        IsolationArgs {
+            isolation_level: IsolationLevel::ReadCommitted,
+            group_isolation_level: Vec::new(),
+        }
+    }
+}
+
+impl IsolationArgs {
+    /// Into the lag's options.
+    pub fn apply(&self, opts: &mut LagOptions) {
+        opts.isolation = self.isolation_level.into();
+        opts.group_isolation = self
+            .group_isolation_level
+            .iter()
+            .map(|(g, l)| (g.clone(), (*l).into()))
+            .collect::<BTreeMap<_, _>>();
+    }
+}
+
+/// Kafka's `isolation.level` values.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationLevel {
+    /// Up to the last stable offset, aborted transactions skipped.
+    #[value(name = "read_committed")]
+    ReadCommitted,
+    /// Up to the high watermark, every data record.
+    #[value(name = "read_uncommitted")]
+    ReadUncommitted,
+}
+
+impl From<IsolationLevel> for Isolation {
+    fn from(l: IsolationLevel) -> Isolation {
+        match l {
+            IsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+            IsolationLevel::ReadUncommitted => Isolation::ReadUncommitted,
+        }
+    }
+}
+
+fn parse_group_isolation(s: &str) -> Result<(String, IsolationLevel), String> {
+    let (group, level) = s
+        .rsplit_once('=')
+        .ok_or_else(|| format!("'{s}': expected GROUP=read_committed|read_uncommitted"))?;
+    if group.is_empty() {
+        return Err(format!("'{s}': the group id is empty"));
+    }
+    let level = <IsolationLevel as clap::ValueEnum>::from_str(level, false)
+        .map_err(|_| format!("'{level}': expected read_committed or read_uncommitted"))?;
+    Ok((group.to_string(), level))
 }
 
 /// One group on one partition.
@@ -109,7 +198,9 @@ pub struct Row {
     offset_lag: Option<i64>,
     /// A share group's share-partition start offset.
     share_start_offset: Option<i64>,
-    /// A share group's `share.isolation.level`.
+    /// The isolation the row was judged under: `--isolation-level` (or
+    /// `--group-isolation-level`) for a consumer or streams group, a share
+    /// group's `share.isolation.level`.
     isolation: Option<&'static str>,
     /// A share group's Lag as Kafka reports it (DescribeShareGroupOffsets v1).
     kafka_lag: Option<i64>,
@@ -219,7 +310,7 @@ fn row(r: &LagRow, now_ms: i64) -> Row {
         high_watermark: bounds.map(|b| b.high_watermark),
         offset_lag: r.offset_lag(),
         share_start_offset: share_start,
-        isolation: r.share.and_then(|s| s.isolation).map(|i| i.name()),
+        isolation: r.isolation.map(|i| i.name()),
         kafka_lag: r.share.and_then(|s| s.kafka_lag),
         records: r.records.filter(Records::is_exact).map(|x| x.at_least()),
         records_at_least: r.records.map(|x| x.at_least()),
@@ -429,11 +520,14 @@ pub fn write_judged(
 /// The command on a connected client (the in-process tests' entry).
 pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let dopts = conn.describe_options(None, None).driver_options();
+    let mut lag = LagOptions {
+        groups: args.group.clone(),
+        topics: args.topic.clone(),
+        ..LagOptions::default()
+    };
+    args.isolation.apply(&mut lag);
     let opts = LagReadOptions {
-        lag: LagOptions {
-            groups: args.group.clone(),
-            topics: args.topic.clone(),
-        },
+        lag,
         max_bytes_per_partition: args.max_bytes_per_partition,
         ..LagReadOptions::default()
     };
@@ -462,7 +556,7 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
             read.groups.answers.len(),
             read.partitions
                 .values()
-                .filter(|p| p.tally.is_some())
+                .filter(|p| p.tally.is_some() || p.uncommitted.is_some())
                 .count(),
             read.bytes_read,
             read.fetches
@@ -510,6 +604,8 @@ mod tests {
                     bounds,
                     tally: None,
                     stopped: None,
+                    uncommitted: None,
+                    uncommitted_stopped: None,
                 };
                 partitions.insert((format!("t{t}"), p), lag);
             }
