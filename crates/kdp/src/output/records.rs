@@ -45,8 +45,8 @@ pub fn write<R: Record>(
     })
 }
 
-/// [`write`] from rows handed over by `each`, none of them held: the same
-/// bytes as [`write`] of the same rows in the same order.
+/// [`write()`] from rows handed over by `each`, none of them held: the same
+/// bytes as [`write()`] of the same rows in the same order.
 pub fn write_each<R: Record>(
     out: &mut dyn Write,
     format: Output,
