@@ -52,10 +52,10 @@ use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
 use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
 use kdp_domain::groups::read::GroupsRead;
+use kdp_domain::groups::Isolation;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{
-    lag, partitions_to_read, read_starts, uncommitted_starts, Bounds, Known, Lag, LagOptions,
-    PartitionLag, Tally,
+    each_start, lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Tally,
 };
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
@@ -145,12 +145,25 @@ pub async fn gather(
     driver: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<Gathered> {
+    Ok(judged(read(client, opts, driver, bound).await?, &opts.lag))
+}
+
+/// [`gather`] without the judgement: what `kdp lag` judges row by row
+/// as it prints them ([`kdp_domain::lag::lag_each`]), so that no row per
+/// committed offset is held. `Err` only when the groups cannot be listed
+/// at all.
+pub async fn read(
+    client: &SharedClient,
+    opts: &LagReadOptions,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<LagRead> {
     let read = ReadOptions {
         only: opts.lag.groups.clone(),
         members: opts.members,
     };
     let groups = read_groups(client, &read, driver, bound).await?;
-    Ok(gather_from(client, groups, opts, driver, bound, None).await)
+    Ok(read_from(client, groups, opts, driver, bound, None).await)
 }
 
 /// [`gather`] from groups already read (the exporter's scan reads them
@@ -166,7 +179,12 @@ pub async fn gather_from(
     known: Option<&mut Known>,
 ) -> Gathered {
     let r = read_from(client, groups, opts, driver, bound, known).await;
-    let judged = lag(&r.groups, &r.partitions, &r.blocked, &opts.lag);
+    judged(r, &opts.lag)
+}
+
+/// `r` with its judgement.
+fn judged(r: LagRead, opts: &LagOptions) -> Gathered {
+    let judged = lag(&r.groups, &r.partitions, &r.blocked, opts);
     Gathered {
         groups: r.groups,
         partitions: r.partitions,
@@ -255,6 +273,8 @@ pub async fn read_from(
         })();
         bounds.insert(tp.clone(), b);
     }
+    // a scan's transients go as soon as they are used
+    drop((earliest, hwm, lso));
 
     // the transactions holding LSOs: the pinned partitions' producers
     let pinned: Vec<&TopicPartition> = bounds
@@ -289,18 +309,30 @@ pub async fn read_from(
 
     // the reads: each partition once, from its smallest offset
     let mut committed_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    for (tp, start) in read_starts(&groups, &opts.lag) {
+    each_start(&groups, &opts.lag, Isolation::ReadCommitted, |tp, start| {
         if let Some(o) = start {
-            committed_on.entry(tp).or_default().insert(o);
+            // a name copied per partition, not per committed offset
+            match committed_on.get_mut(tp) {
+                Some(set) => set.insert(o),
+                None => committed_on.entry(tp.clone()).or_default().insert(o),
+            };
         }
-    }
+    });
     // the read_uncommitted positions: counted apart, to the high watermark
     let mut uncommitted_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    for (tp, start) in uncommitted_starts(&groups, &opts.lag) {
-        if let Some(o) = start {
-            uncommitted_on.entry(tp).or_default().insert(o);
-        }
-    }
+    each_start(
+        &groups,
+        &opts.lag,
+        Isolation::ReadUncommitted,
+        |tp, start| {
+            if let Some(o) = start {
+                match uncommitted_on.get_mut(tp) {
+                    Some(set) => set.insert(o),
+                    None => uncommitted_on.entry(tp.clone()).or_default().insert(o),
+                };
+            }
+        },
+    );
     // the topics whose counts may be kept: known not to be compacted
     let mut uncompacted: BTreeSet<String> = BTreeSet::new();
     if let Some(known) = known.as_deref_mut() {
@@ -387,6 +419,7 @@ pub async fn read_from(
             },
         );
     }
+    drop((committed_on, uncommitted_on, starts, keys));
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
     let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
     // read_committed counts first, then the read_uncommitted ones: one

@@ -29,8 +29,8 @@ pub mod verdict;
 
 pub use known::Known;
 pub use model::{
-    lag, lag_each, partitions_to_read, read_starts, uncommitted_starts, Lag, LagGap, LagOptions,
-    LagRow, PartitionLag, ShareFacts, Stop,
+    each_start, lag, lag_each, partitions_to_read, read_starts, uncommitted_starts, Lag, LagGap,
+    LagOptions, LagRow, PartitionLag, ShareFacts, Stop,
 };
 pub use position::{At, Bounds, Position};
 pub use tally::{Records, Tally};

@@ -212,12 +212,16 @@ pub fn partitions_to_read(
     opts: &LagOptions,
 ) -> BTreeMap<TopicPartition, Option<i64>> {
     let mut out: BTreeMap<TopicPartition, Option<i64>> = BTreeMap::new();
-    for (tp, start) in read_starts(groups, opts) {
-        let slot = out.entry(tp).or_insert(None);
+    each_start(groups, opts, Isolation::ReadCommitted, |tp, start| {
+        // a name copied per partition, not per committed offset
+        let slot = match out.get_mut(tp) {
+            Some(slot) => slot,
+            None => out.entry(tp.clone()).or_insert(None),
+        };
         if let Some(o) = start {
             *slot = Some(slot.map_or(o, |s: i64| s.min(o)));
         }
-    }
+    });
     out
 }
 
@@ -247,6 +251,22 @@ fn starts(
     wanted: Isolation,
 ) -> Vec<(TopicPartition, Option<i64>)> {
     let mut out = Vec::new();
+    each_start(groups, opts, wanted, |tp, start| {
+        out.push((tp.clone(), start))
+    });
+    out
+}
+
+/// [`read_starts`] (`wanted` read_committed) or [`uncommitted_starts`]
+/// (read_uncommitted) handed over one by one, borrowed: a caller that
+/// keeps one entry per partition does not copy a million committed
+/// offsets' names first.
+pub fn each_start(
+    groups: &GroupsRead,
+    opts: &LagOptions,
+    wanted: Isolation,
+    mut out: impl FnMut(&TopicPartition, Option<i64>),
+) {
     for g in &groups.answers {
         if g.group_type == Some(GroupType::Share) {
             let Some(ShareRead {
@@ -263,7 +283,7 @@ fn starts(
                         Committed::At(o) if counted => Some(o),
                         _ => None,
                     };
-                    out.push((tp.clone(), start));
+                    out(tp, start);
                 }
             }
             continue;
@@ -276,11 +296,10 @@ fn starts(
                     Committed::At(o) if counted => Some(*o),
                     _ => None,
                 };
-                out.push((tp.clone(), start));
+                out(tp, start);
             }
         }
     }
-    out
 }
 
 /// Every committed offset `opts` asks for, judged against its partition.

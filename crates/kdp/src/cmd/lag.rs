@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 
 use kdp_domain::groups::share::Isolation;
 use kdp_domain::key_error::Failures;
-use kdp_domain::lag::{Lag, LagGap, LagOptions, LagRow, LagVerdict, Records};
+use kdp_domain::lag::{lag_each, LagGap, LagOptions, LagRow, LagVerdict, Records};
 use kdp_domain::severity::Severity;
-use kdp_workflows::lag::{gather, LagReadOptions, DEFAULT_MAX_BYTES_PER_PARTITION};
+use kdp_workflows::lag::{read, LagRead, LagReadOptions, DEFAULT_MAX_BYTES_PER_PARTITION};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs, Connected};
@@ -289,11 +289,6 @@ const HEADER: &[Column] = &[
     Column::text("Verdict", 0),
 ];
 
-/// The rows of a judgement.
-pub fn rows(lag: &Lag, now_ms: i64) -> Vec<Row> {
-    lag.rows.iter().map(|r| row(r, now_ms)).collect()
-}
-
 fn row(r: &LagRow, now_ms: i64) -> Row {
     let bounds = r.position.map(|p| p.bounds);
     let holder = r.holder.as_ref();
@@ -433,25 +428,93 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     run_on(&conn, &args, out).await
 }
 
-/// The exit status of a judgement: found beats partial beats clean.
-pub fn status(lag: &Lag, max_records: i64) -> i32 {
-    let found = lag.rows.iter().any(|r| match r.verdict {
-        LagVerdict::Lagging => r.records.is_some_and(|x| x.at_least() > max_records),
-        LagVerdict::HeldBack | LagVerdict::BehindLogStart => true,
-        _ => false,
-    });
-    let undecided = lag.rows.iter().any(|r| match r.verdict {
-        LagVerdict::MaybeLagging => r.records.is_some_and(|x| x.at_most() > max_records),
-        LagVerdict::Unknown => true,
-        _ => false,
-    });
-    if found {
-        exit::FOUND
-    } else if !lag.gaps.is_empty() || undecided {
-        exit::PARTIAL
-    } else {
-        exit::OK
+/// The exit status, folded row by row as the rows are printed: found
+/// beats partial beats clean.
+#[derive(Debug, Default, Clone, Copy)]
+struct Status {
+    /// A group lags by more than `--max-records`, is held back or behind
+    /// the log start.
+    found: bool,
+    /// A bound or an unknown row leaves the answer undecided.
+    undecided: bool,
+}
+
+impl Status {
+    fn add(&mut self, r: &LagRow, max_records: i64) {
+        self.found |= match r.verdict {
+            LagVerdict::Lagging => r.records.is_some_and(|x| x.at_least() > max_records),
+            LagVerdict::HeldBack | LagVerdict::BehindLogStart => true,
+            _ => false,
+        };
+        self.undecided |= match r.verdict {
+            LagVerdict::MaybeLagging => r.records.is_some_and(|x| x.at_most() > max_records),
+            LagVerdict::Unknown => true,
+            _ => false,
+        };
     }
+
+    fn code(&self, gaps: &[LagGap]) -> i32 {
+        if self.found {
+            exit::FOUND
+        } else if !gaps.is_empty() || self.undecided {
+            exit::PARTIAL
+        } else {
+            exit::OK
+        }
+    }
+}
+
+/// What [`write_judged`] judged while it printed.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The exit status of the judgement.
+    pub code: i32,
+    /// Rows printed.
+    pub rows: usize,
+    /// What could not be checked.
+    pub gaps: Vec<LagGap>,
+}
+
+/// Judges `read` row by row as it writes the rows as `format`: each group
+/// and partition is judged, printed and dropped, in the order of
+/// [`kdp_domain::lag::lag`] (by group, then topic and partition), so a
+/// million committed offsets are never a million rows held. JSON is the
+/// same document as from the rows collected; a table judges twice (its
+/// widths, then its text).
+pub fn write_judged(
+    out: &mut dyn Write,
+    format: Output,
+    read: &LagRead,
+    opts: &LagOptions,
+    max_records: i64,
+    now_ms: i64,
+) -> (io::Result<()>, Written) {
+    let mut status = Status::default();
+    let mut rows = 0;
+    let mut gaps = None;
+    let written = records::write_each(out, format, "Lag", HEADER, &mut |sink| {
+        // a table's second pass sees the same rows again
+        rows = 0;
+        gaps = Some(lag_each(
+            &read.groups,
+            &read.partitions,
+            &read.blocked,
+            opts,
+            |r| {
+                rows += 1;
+                status.add(&r, max_records);
+                sink(&row(&r, now_ms));
+            },
+        ));
+    });
+    // a table refused before its rows (a bad --columns) judged nothing
+    let gaps = gaps.unwrap_or_else(|| {
+        lag_each(&read.groups, &read.partitions, &read.blocked, opts, |r| {
+            status.add(&r, max_records)
+        })
+    });
+    let code = status.code(&gaps);
+    (written, Written { code, rows, gaps })
 }
 
 /// The command on a connected client (the in-process tests' entry).
@@ -468,39 +531,195 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         max_bytes_per_partition: args.max_bytes_per_partition,
         ..LagReadOptions::default()
     };
-    let gathered = match gather(&conn.client, &opts, &dopts, &conn.bound).await {
-        Ok(g) => g,
+    let read = match read(&conn.client, &opts, &dopts, &conn.bound).await {
+        Ok(r) => r,
         Err(e) => return exit::report(&e),
     };
-    if let Some(e) = &gathered.join_error {
+    if let Some(e) = &read.join_error {
         eprintln!("kdp: the transactions holding LSOs were not read: {e}");
     }
-    report_gaps(&gathered.lag.gaps);
     let now_ms = kdp_workflows::clock::now_ms();
-    let rows = rows(&gathered.lag, now_ms);
-    if let Err(e) = records::write(out, args.output, "Lag", HEADER, &rows) {
+    let (written, judged) =
+        write_judged(out, args.output, &read, &opts.lag, args.max_records, now_ms);
+    // known once every row is judged: after the rows
+    report_gaps(&judged.gaps);
+    if let Err(e) = written {
         if e.kind() != io::ErrorKind::BrokenPipe {
             eprintln!("kdp: cannot write output: {e}");
             return exit::PARTIAL;
         }
     }
-    let code = status(&gathered.lag, args.max_records);
     if args.output == Output::Table {
         eprintln!(
             "kdp: {} position(s) of {} group(s); {} partition(s) read, {} bytes in {} fetch(es)",
-            rows.len(),
-            gathered.groups.answers.len(),
-            gathered
-                .partitions
+            judged.rows,
+            read.groups.answers.len(),
+            read.partitions
                 .values()
                 .filter(|p| p.tally.is_some() || p.uncommitted.is_some())
                 .count(),
-            gathered.bytes_read,
-            gathered.fetches
+            read.bytes_read,
+            read.fetches
         );
     }
-    if gathered.join_error.is_some() && code == exit::OK {
+    if read.join_error.is_some() && judged.code == exit::OK {
         return exit::PARTIAL;
     }
-    code
+    judged.code
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kdp_domain::diagnose::blocked::Blocked;
+    use kdp_domain::groups::{Committed, GroupAnswer, GroupType, GroupsRead};
+    use kdp_domain::lag::{lag, Bounds, PartitionLag};
+    use kdp_domain::KeyError;
+    use kdp_wire::ErrorCode;
+    use serde_json::Value;
+
+    use super::*;
+
+    const NOW: i64 = 1_800_000_000_000;
+
+    /// `groups` groups (by group id, as the read lists them), each on 3
+    /// partitions of one of 5 topics: behind the log
+    /// start, lagging at most (nothing read), past the LSO, or nothing
+    /// committed; t4-2's offsets could not be read when `failed`.
+    fn read(groups: usize, offsets: &[Committed], failed: bool) -> LagRead {
+        let mut partitions = BTreeMap::new();
+        for t in 0..5 {
+            for p in 0..3 {
+                let bounds = if failed && (t, p) == (4, 2) {
+                    Err(KeyError::broker(ErrorCode::NOT_LEADER_OR_FOLLOWER, None))
+                } else {
+                    Ok(Bounds {
+                        log_start: Some(10),
+                        last_stable_offset: 40 + i64::from(p),
+                        high_watermark: 50,
+                    })
+                };
+                let lag = PartitionLag {
+                    bounds,
+                    tally: None,
+                    stopped: None,
+                    uncommitted: None,
+                    uncommitted_stopped: None,
+                };
+                partitions.insert((format!("t{t}"), p), lag);
+            }
+        }
+        let answers = (0..groups)
+            .map(|g| GroupAnswer {
+                group_id: format!("g{g:05}"),
+                state: None,
+                group_type: Some(if g % 5 == 0 {
+                    GroupType::Consumer
+                } else {
+                    GroupType::Classic
+                }),
+                members: None,
+                offsets: Ok((0..3)
+                    .map(|p| {
+                        let c = offsets[(g + p as usize) % offsets.len()].clone();
+                        ((format!("t{}", g % 5), p), c)
+                    })
+                    .collect()),
+            })
+            .collect();
+        LagRead {
+            groups: GroupsRead {
+                answers,
+                ..GroupsRead::default()
+            },
+            partitions,
+            blocked: Blocked::default(),
+            join_error: None,
+            bytes_read: 0,
+            fetches: 0,
+            fetched: BTreeMap::new(),
+        }
+    }
+
+    /// Output of the rows judged whole and collected (what `kdp lag`
+    /// printed before it streamed), and of [`write_judged`].
+    fn both(read: &LagRead, format: Output) -> (String, String, Written) {
+        let opts = LagOptions::default();
+        let judged = lag(&read.groups, &read.partitions, &read.blocked, &opts);
+        let rows: Vec<Row> = judged.rows.iter().map(|r| row(r, NOW)).collect();
+        let mut collected = Vec::new();
+        records::write(&mut collected, format, "Lag", HEADER, &rows).unwrap();
+        let mut streamed = Vec::new();
+        let (written, w) = write_judged(&mut streamed, format, read, &opts, 0, NOW);
+        written.unwrap();
+        assert_eq!(w.rows, judged.rows.len());
+        assert_eq!(w.gaps, judged.gaps);
+        (
+            String::from_utf8(collected).unwrap(),
+            String::from_utf8(streamed).unwrap(),
+            w,
+        )
+    }
+
+    #[test]
+    fn streamed_rows_are_the_collected_rows_byte_for_byte_in_group_order() {
+        let offsets = [
+            Committed::At(5),
+            Committed::At(20),
+            Committed::At(45),
+            Committed::Nothing,
+        ];
+        let read = read(2_000, &offsets, true);
+        for format in [Output::Json, Output::Jsonl, Output::Table, Output::Wide] {
+            let (collected, streamed, w) = both(&read, format);
+            assert_eq!(collected, streamed, "{format:?}");
+            // behind the log start is found: 4 beats the gap's 1
+            assert_eq!(w.code, exit::FOUND, "{format:?}");
+        }
+        let (_, json, _) = both(&read, Output::Json);
+        let doc: Value = serde_json::from_str(&json).unwrap();
+        let keys: Vec<(String, String, i64)> = doc["Lag"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["Group"].as_str().unwrap().to_string(),
+                    r["Topic"].as_str().unwrap().to_string(),
+                    r["Partition"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(keys.len(), 6_000);
+        // by group, then topic and partition: the order documented
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "out of order");
+    }
+
+    #[test]
+    fn a_partial_answer_exits_1_after_its_rows_are_streamed() {
+        // nothing found: lagging at most (not read), past the LSO
+        let offsets = [Committed::At(20), Committed::At(45)];
+        let failed = read(300, &offsets, true);
+        for format in [Output::Json, Output::Jsonl, Output::Table] {
+            let (_, text, w) = both(&failed, format);
+            assert_eq!(w.code, exit::PARTIAL, "{format:?}");
+            assert_eq!(w.rows, 900);
+            assert!(
+                matches!(w.gaps.as_slice(), [LagGap::Bounds(tp, _)] if tp.0 == "t4" && tp.1 == 2)
+            );
+            assert!(text.contains("g00299"), "{format:?}: rows written");
+        }
+        // nothing undecided, no gap: 0
+        let clean = read(300, &[Committed::At(45), Committed::Nothing], false);
+        let (_, _, w) = both(&clean, Output::Jsonl);
+        assert_eq!((w.code, w.rows), (exit::OK, 900));
+        // no group at all: an empty document, still complete
+        let (collected, streamed, w) = both(&read(0, &offsets, false), Output::Json);
+        assert_eq!(
+            (collected.as_str(), w.code),
+            ("{\n  \"Lag\": []\n}\n", exit::OK)
+        );
+        assert_eq!(collected, streamed);
+    }
 }
