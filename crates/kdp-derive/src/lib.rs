@@ -534,6 +534,18 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                 quote! { crate::wire::Wire::read(r, crate::wire::Version::of::<Self>(version)) },
             )
         };
+        // A hand-tuned codec may also check a whole body in its usual shape
+        // faster than the declared check (which still names every error).
+        let accepts_fast = if args.custom_codec {
+            quote! {
+                #[inline]
+                fn accepts_fast(body: &[u8], version: i16) -> bool {
+                    <Self as crate::wire::CustomCodec>::custom_accepts(body, version)
+                }
+            }
+        } else {
+            quote! {}
+        };
         let throttle = if fields.iter().any(|f| f.ident == "throttle_time_ms") {
             quote! {
                 fn throttle_time_ms(&self) -> i32 {
@@ -568,6 +580,8 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                     <Self as crate::message::Message>::check_version(r, version)?;
                     #dec
                 }
+
+                #accepts_fast
             }
         });
         if let Some(resp) = &args.response {

@@ -132,6 +132,26 @@ pub struct Joined {
 }
 
 impl Joined {
+    /// A scan at `now_ms` under `protocol` that has learned nothing yet: no
+    /// partition, no coordinator's answer, no offsets, no broker's config.
+    /// Callers that build a snapshot from their own reads fill in the rest
+    /// with struct update syntax (`Joined { partitions, ..Joined::new(..) }`).
+    pub fn new(now_ms: i64, protocol: TxnProtocol) -> Self {
+        Joined {
+            now_ms,
+            partitions: Vec::new(),
+            summary: DescribeSummary::default(),
+            protocol,
+            cluster_max_timeout_ms: None,
+            producer_id_expiration_ms: None,
+            view: CoordinatorView::default(),
+            offsets: BTreeMap::new(),
+            listing_errors: Vec::new(),
+            unfinished: Vec::new(),
+            candidates_only: None,
+        }
+    }
+
     /// The coordinator's state for producer `p`, if described.
     pub fn coordinator_state(&self, producer_id: i64) -> Option<&TransactionState> {
         let id = self.view.listed.get(&producer_id)?;

@@ -63,26 +63,14 @@
 //!     ..Default::default()
 //! };
 //! let joined = Joined {
-//!     now_ms,
-//!     partitions: vec![PartitionOutcome {
-//!         topic: "payments".into(),
-//!         partition: 0,
-//!         broker_id: Some(1),
-//!         result: Ok(vec![producer]),
-//!     }],
-//!     summary: Default::default(),
-//!     protocol: TxnProtocol::V2,
+//!     partitions: vec![PartitionOutcome::answered("payments", 0, 1, vec![producer])],
 //!     cluster_max_timeout_ms: Some(900_000),
-//!     producer_id_expiration_ms: None,
 //!     view: CoordinatorView {
 //!         listing_complete: true,
 //!         may_describe_any: true,
 //!         ..Default::default()
 //!     },
-//!     offsets: BTreeMap::new(),
-//!     listing_errors: Vec::new(),
-//!     unfinished: Vec::new(),
-//!     candidates_only: None,
+//!     ..Joined::new(now_ms, TxnProtocol::V2)
 //! };
 //! let judged = findings(&joined, joined.max_timeout_ms());
 //! let kinds: Vec<VerdictKind> = judged.candidates().map(|(_, v)| v.kind()).collect();

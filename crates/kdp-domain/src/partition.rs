@@ -27,6 +27,24 @@ pub struct PartitionOutcome {
     pub result: Result<Vec<ProducerState>, PartitionError>,
 }
 
+impl PartitionOutcome {
+    /// `topic`/`partition` as broker `broker_id` answered it: these
+    /// producers.
+    pub fn answered(
+        topic: impl Into<String>,
+        partition: i32,
+        broker_id: i32,
+        producers: Vec<ProducerState>,
+    ) -> Self {
+        PartitionOutcome {
+            topic: topic.into(),
+            partition,
+            broker_id: Some(broker_id),
+            result: Ok(producers),
+        }
+    }
+}
+
 /// Counts over a finished describe.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DescribeSummary {

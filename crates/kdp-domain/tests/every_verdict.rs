@@ -101,12 +101,7 @@ fn joined() -> Joined {
         view.listed.insert(pid, id.into());
         view.descriptions.insert(id.into(), d);
     }
-    let partition = |p: i32, producers: Vec<ProducerState>| PartitionOutcome {
-        topic: "orders".into(),
-        partition: p,
-        broker_id: Some(1),
-        result: Ok(producers),
-    };
+    let partition = |p, producers| PartitionOutcome::answered("orders", p, 1, producers);
     let offsets = |hw, lso| {
         Ok(Offsets {
             high_watermark: hw,
@@ -114,7 +109,6 @@ fn joined() -> Joined {
         })
     };
     Joined {
-        now_ms: NOW,
         partitions: vec![
             partition(0, vec![producer(10, 3, 1, 100, HOUR)]),
             partition(1, vec![producer(20, 0, -1, 10, HOUR)]),
@@ -122,8 +116,6 @@ fn joined() -> Joined {
             partition(3, vec![producer(40, 1, 0, 60, HOUR)]),
             partition(4, vec![producer(50, 2, 4, -1, 10 * DAY)]),
         ],
-        summary: Default::default(),
-        protocol: TxnProtocol::V1,
         cluster_max_timeout_ms: Some(TIMEOUT),
         producer_id_expiration_ms: Some(7 * DAY),
         view,
@@ -136,9 +128,7 @@ fn joined() -> Joined {
         ]
         .into_iter()
         .collect(),
-        listing_errors: Vec::new(),
-        unfinished: Vec::new(),
-        candidates_only: None,
+        ..Joined::new(NOW, TxnProtocol::V1)
     }
 }
 

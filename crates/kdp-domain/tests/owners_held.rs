@@ -11,7 +11,7 @@ use kdp_domain::groups::{Committed, GroupState, GroupType};
 use kdp_domain::joined::Joined;
 use kdp_domain::offsets::Offsets;
 use kdp_domain::owners::{Owners, OwnersInput, TxnEntry};
-use kdp_domain::partition::{DescribeSummary, PartitionOutcome};
+use kdp_domain::partition::PartitionOutcome;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
 
@@ -63,12 +63,7 @@ fn joined() -> Joined {
             Description::Described(described(id, pid, "Ongoing", partitions)),
         );
     }
-    let part = |p: i32, producers| PartitionOutcome {
-        topic: "out".into(),
-        partition: p,
-        broker_id: Some(1),
-        result: Ok(producers),
-    };
+    let part = |p, producers| PartitionOutcome::answered("out", p, 1, producers);
     let offsets = |hw, lso| {
         Ok(Offsets {
             high_watermark: hw,
@@ -76,23 +71,17 @@ fn joined() -> Joined {
         })
     };
     Joined {
-        now_ms: NOW,
         partitions: vec![
             part(0, vec![open(1, 40)]),
             part(1, vec![open(1, 70), open(2, 60)]),
         ],
-        summary: DescribeSummary::default(),
-        protocol: TxnProtocol::V2,
         cluster_max_timeout_ms: Some(900_000),
-        producer_id_expiration_ms: None,
         view,
         offsets: BTreeMap::from([
             (("out".to_string(), 0), offsets(100, 40)),
             (("out".to_string(), 1), offsets(100, 60)),
         ]),
-        listing_errors: Vec::new(),
-        unfinished: Vec::new(),
-        candidates_only: None,
+        ..Joined::new(NOW, TxnProtocol::V2)
     }
 }
 

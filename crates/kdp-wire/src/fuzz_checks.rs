@@ -300,11 +300,24 @@ pub fn every_view(data: &[u8]) -> bool {
 /// exactly what the owned decoder accepts and fails with the same error
 /// (kind, offset, field path); an accepted body's view gives, accessor by
 /// accessor, the decoder's value (`into_owned` and `Debug` call every
-/// accessor of every nested view).
+/// accessor of every nested view). A message's fast check
+/// ([`Message::accepts_fast`]) accepts only what the declared check
+/// accepts, and then finds every fixed-size struct at its stride, as the
+/// declared check does.
 pub fn view_body<M>(data: &[u8], version: i16) -> bool
 where
     M: Message + Viewable + PartialEq + Debug,
 {
+    if (M::LOWEST_VERSION..=M::HIGHEST_VERSION).contains(&version) && M::accepts_fast(data, version)
+    {
+        assert_eq!(
+            crate::view::check_exact_declared::<M>(data, version),
+            Ok(true),
+            "{} v{version}: the fast check accepted what the declared check refuses \
+             or finds irregular",
+            M::NAME
+        );
+    }
     let owned = decode_exact::<M>(data, version);
     let viewed = crate::view::view_exact::<M>(data, version);
     match (owned, viewed) {

@@ -37,6 +37,17 @@ pub trait Message: Sized {
         crate::api::is_flexible(Self::API_KEY, version)
     }
 
+    /// True only when `body` is one whole body at `version` (already
+    /// checked against the schema's range) that the declared check accepts,
+    /// with every array of fixed-size structs at a fixed stride: a fast
+    /// check of a message's usual shape, in one pass. False says nothing
+    /// more: the caller then runs the declared check, which names the error
+    /// if there is one. Plumbing of [`crate::view`]; only hand-tuned codecs
+    /// have one.
+    fn accepts_fast(_body: &[u8], _version: i16) -> bool {
+        false
+    }
+
     /// Fails (at the reader's offset) if `version` is outside the schema's range.
     fn check_version(r: &Reader<'_>, version: i16) -> Result<(), DecodeError> {
         if (Self::LOWEST_VERSION..=Self::HIGHEST_VERSION).contains(&version) {

@@ -40,6 +40,12 @@ pub trait CustomCodec: Sized {
     fn custom_put<B: BufMut>(&self, buf: &mut B, version: i16);
     /// Reads the body (the version has been checked).
     fn custom_read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError>;
+
+    /// See [`Message::accepts_fast`](crate::Message::accepts_fast); the
+    /// version has been checked.
+    fn custom_accepts(_body: &[u8], _version: i16) -> bool {
+        false
+    }
 }
 
 /// How a declared field is coded; chosen by the macro from the field's type.

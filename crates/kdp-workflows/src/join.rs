@@ -143,18 +143,11 @@ pub async fn join_described(
     let dopts = opts.describe.driver_options();
     let mut unfinished = Vec::new();
 
+    // v1 until the brokers' features say otherwise (below)
     let mut joined = Joined {
-        now_ms,
         partitions,
         summary,
-        protocol: TxnProtocol::V1,
-        cluster_max_timeout_ms: None,
-        producer_id_expiration_ms: None,
-        view: CoordinatorView::default(),
-        offsets: BTreeMap::new(),
-        listing_errors: Vec::new(),
-        unfinished: Vec::new(),
-        candidates_only: None,
+        ..Joined::new(now_ms, TxnProtocol::V1)
     };
 
     // Only candidates: the threshold first (the brokers' when not given),

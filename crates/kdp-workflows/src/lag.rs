@@ -6,7 +6,11 @@
 //! driver.
 //!
 //! A partition is read only when some committed offset lies below its
-//! LSO: at or past it, the records to deliver are 0 without a read. Each
+//! LSO: at or past it, the records to deliver are 0 without a read. The
+//! positions of groups read read_uncommitted
+//! ([`LagOptions::isolation`]) are counted by a read of their own, Fetch
+//! READ_UNCOMMITTED up to the high watermark, after the read_committed
+//! one and in the same way (batched per leader, the same budget). Each
 //! partition is read once for all its groups, from the smallest of their
 //! offsets (at least the log start), until the LSO read before the first
 //! Fetch or [`LagReadOptions::max_bytes_per_partition`]; past that
@@ -48,9 +52,10 @@ use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
 use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
 use kdp_domain::groups::read::GroupsRead;
+use kdp_domain::groups::Isolation;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{
-    lag, partitions_to_read, read_starts, Bounds, Known, Lag, LagOptions, PartitionLag, Tally,
+    each_start, lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Tally,
 };
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
@@ -140,12 +145,25 @@ pub async fn gather(
     driver: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<Gathered> {
+    Ok(judged(read(client, opts, driver, bound).await?, &opts.lag))
+}
+
+/// [`gather`] without the judgement: what `kdp lag` judges row by row
+/// as it prints them ([`kdp_domain::lag::lag_each`]), so that no row per
+/// committed offset is held. `Err` only when the groups cannot be listed
+/// at all.
+pub async fn read(
+    client: &SharedClient,
+    opts: &LagReadOptions,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<LagRead> {
     let read = ReadOptions {
         only: opts.lag.groups.clone(),
         members: opts.members,
     };
     let groups = read_groups(client, &read, driver, bound).await?;
-    Ok(gather_from(client, groups, opts, driver, bound, None).await)
+    Ok(read_from(client, groups, opts, driver, bound, None).await)
 }
 
 /// [`gather`] from groups already read (the exporter's scan reads them
@@ -161,7 +179,12 @@ pub async fn gather_from(
     known: Option<&mut Known>,
 ) -> Gathered {
     let r = read_from(client, groups, opts, driver, bound, known).await;
-    let judged = lag(&r.groups, &r.partitions, &r.blocked, &opts.lag);
+    judged(r, &opts.lag)
+}
+
+/// `r` with its judgement.
+fn judged(r: LagRead, opts: &LagOptions) -> Gathered {
+    let judged = lag(&r.groups, &r.partitions, &r.blocked, opts);
     Gathered {
         groups: r.groups,
         partitions: r.partitions,
@@ -250,6 +273,8 @@ pub async fn read_from(
         })();
         bounds.insert(tp.clone(), b);
     }
+    // a scan's transients go as soon as they are used
+    drop((earliest, hwm, lso));
 
     // the transactions holding LSOs: the pinned partitions' producers
     let pinned: Vec<&TopicPartition> = bounds
@@ -284,11 +309,30 @@ pub async fn read_from(
 
     // the reads: each partition once, from its smallest offset
     let mut committed_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    for (tp, start) in read_starts(&groups, &opts.lag) {
+    each_start(&groups, &opts.lag, Isolation::ReadCommitted, |tp, start| {
         if let Some(o) = start {
-            committed_on.entry(tp).or_default().insert(o);
+            // a name copied per partition, not per committed offset
+            match committed_on.get_mut(tp) {
+                Some(set) => set.insert(o),
+                None => committed_on.entry(tp.clone()).or_default().insert(o),
+            };
         }
-    }
+    });
+    // the read_uncommitted positions: counted apart, to the high watermark
+    let mut uncommitted_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
+    each_start(
+        &groups,
+        &opts.lag,
+        Isolation::ReadUncommitted,
+        |tp, start| {
+            if let Some(o) = start {
+                match uncommitted_on.get_mut(tp) {
+                    Some(set) => set.insert(o),
+                    None => uncommitted_on.entry(tp.clone()).or_default().insert(o),
+                };
+            }
+        },
+    );
     // the topics whose counts may be kept: known not to be compacted
     let mut uncompacted: BTreeSet<String> = BTreeSet::new();
     if let Some(known) = known.as_deref_mut() {
@@ -316,8 +360,31 @@ pub async fn read_from(
     }
     let mut partitions: BTreeMap<TopicPartition, PartitionLag> = BTreeMap::new();
     let mut readings: Vec<Reading> = Vec::new();
+    let mut uncommitted_readings: Vec<Reading> = Vec::new();
     for (tp, b) in bounds {
         let mut ready = None;
+        let mut uncommitted_ready = None;
+        if let (Ok(b), Some(on)) = (&b, uncommitted_on.get(&tp)) {
+            let floor = b.log_start.unwrap_or(i64::MIN);
+            let cs: Vec<i64> = on.iter().map(|&c| c.max(floor)).collect();
+            if let Some(&start) = cs.iter().min().filter(|&&s| s < b.high_watermark) {
+                let tally = match known.as_deref_mut() {
+                    Some(known) => known.tally(&tp, start, b.high_watermark),
+                    None => Tally::new(start, b.high_watermark),
+                }
+                .read_uncommitted();
+                if tally.is_done() {
+                    uncommitted_ready = Some(tally);
+                } else {
+                    uncommitted_readings.push(Reading::new(
+                        tp.clone(),
+                        tally,
+                        cs,
+                        opts.fetch_bytes,
+                    ));
+                }
+            }
+        }
         if let Ok(b) = &b {
             let start = starts
                 .get(&tp)
@@ -347,12 +414,23 @@ pub async fn read_from(
                 bounds: b,
                 tally: ready,
                 stopped: None,
+                uncommitted: uncommitted_ready,
+                uncommitted_stopped: None,
             },
         );
     }
+    drop((committed_on, uncommitted_on, starts, keys));
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
     let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
-    if !readings.is_empty() {
+    // read_committed counts first, then the read_uncommitted ones: one
+    // isolation per Fetch, and one round of answers in flight at a time
+    for (isolation, readings) in [
+        (READ_COMMITTED, readings),
+        (READ_UNCOMMITTED, uncommitted_readings),
+    ] {
+        if readings.is_empty() {
+            continue;
+        }
         let topics: Vec<String> = readings
             .iter()
             .map(|r| r.tp.0.clone())
@@ -366,7 +444,7 @@ pub async fn read_from(
             _ => ClusterMetadata::default(),
         };
         let settings = FetchSettings {
-            isolation_level: READ_COMMITTED,
+            isolation_level: isolation,
             partition_max_bytes: opts.fetch_bytes,
             max_bytes: Some(opts.fetch_max_bytes),
             max_wait_ms: 0,
@@ -385,11 +463,11 @@ pub async fn read_from(
             bound,
         )
         .await;
-        fetches = requests;
+        fetches += requests;
         for r in done {
             bytes_read += r.bytes;
             if r.fetches > 0 {
-                fetched.insert(r.tp.clone(), r.fetches);
+                *fetched.entry(r.tp.clone()).or_default() += r.fetches;
             }
             if let Some(known) = known.as_deref_mut() {
                 if uncompacted.contains(&r.tp.0) {
@@ -397,8 +475,13 @@ pub async fn read_from(
                 }
             }
             if let Some(p) = partitions.get_mut(&r.tp) {
-                p.tally = Some(r.tally);
-                p.stopped = r.stopped;
+                if r.tally.is_read_committed() {
+                    p.tally = Some(r.tally);
+                    p.stopped = r.stopped;
+                } else {
+                    p.uncommitted = Some(r.tally);
+                    p.uncommitted_stopped = r.stopped;
+                }
             }
         }
     }

@@ -2,8 +2,10 @@
 //! broker: the start offsets (DescribeShareGroupOffsets) and
 //! `share.isolation.level` (DescribeConfigs, resource type GROUP) are read
 //! for every share group; a read_committed group is counted up to the LSO
-//! and may deliver at most that, a read_uncommitted one at most one record
-//! per offset up to the high watermark; a failed read of either makes the
+//! and may deliver at most that, a read_uncommitted one at most the records
+//! a read_uncommitted count finds up to the high watermark (Fetch
+//! READ_UNCOMMITTED: aborted and open records in, markers out); a failed
+//! read of either makes the
 //! answer partial, named once per cause, never caught up.
 
 use std::sync::Arc;
@@ -97,7 +99,8 @@ async fn share_groups_are_measured_by_their_isolation_with_records_at_most() {
         Some("jobs-writer")
     );
     assert_eq!(rc.verdict, LagVerdict::MaybeLagging);
-    // unset: Kafka's default read_uncommitted, bounded by the HWM
+    // unset: Kafka's default read_uncommitted, counted up to the HWM: [5,
+    // 17) holds 4 committed, 3 aborted and 3 open records and 2 markers
     let ru = row(&g, "default-workers");
     assert_eq!(
         ru.share.and_then(|s| s.isolation),
@@ -107,7 +110,7 @@ async fn share_groups_are_measured_by_their_isolation_with_records_at_most() {
         ru.records,
         Some(Records::Between {
             at_least: 0,
-            at_most: 12
+            at_most: 10
         })
     );
     assert_eq!(ru.held_back, Some(0));
@@ -161,4 +164,35 @@ async fn a_failed_isolation_or_start_offset_read_is_partial_never_caught_up() {
         g.lag.gaps
     );
     assert!(!g.lag.is_complete());
+}
+
+/// A consumer group said to read read_uncommitted is counted by its own
+/// Fetch READ_UNCOMMITTED up to the high watermark: past the open
+/// transaction's LSO, aborted records in, markers out, nothing held back.
+#[tokio::test(start_paused = true)]
+async fn a_read_uncommitted_consumer_group_is_counted_past_the_lso() {
+    let cluster = StallCluster::from_json(CLUSTER).unwrap();
+    let client = Arc::new(
+        Client::connect(cluster.bootstrap(), cluster.client_config())
+            .await
+            .unwrap(),
+    );
+    let mut opts = LagReadOptions::default();
+    opts.lag.groups = vec!["plain".into()];
+    opts.lag.isolation = Isolation::ReadUncommitted;
+    let bound = TimeBound::after(Duration::from_secs(30));
+    let g = gather(&client, &opts, &DriverOptions::default(), &bound)
+        .await
+        .unwrap();
+    assert!(g.lag.gaps.is_empty(), "{:?}", g.lag.gaps);
+    let plain = row(&g, "plain");
+    assert_eq!(plain.isolation, Some(Isolation::ReadUncommitted));
+    assert_eq!(plain.records, Some(Records::Exact(10)));
+    assert_eq!(plain.held_back, Some(0));
+    assert_eq!(plain.holder, None);
+    assert_eq!(plain.verdict, LagVerdict::Lagging);
+    // counted by the read_uncommitted read alone
+    let p = &g.partitions[&("jobs".to_string(), 0)];
+    assert!(p.tally.is_none(), "no read_committed count was needed");
+    assert!(p.uncommitted.as_ref().is_some_and(|t| t.is_done()));
 }

@@ -129,6 +129,58 @@ fn markers_and_aborted_records_are_not_lag_and_a_budget_gives_bounds() {
 }
 
 #[test]
+fn read_uncommitted_groups_count_aborted_records_never_markers() {
+    let m = start();
+    let (code, rows) = lag(&m, &["--isolation-level", "read_uncommitted"]);
+    assert_eq!(code, 4, "groups are lagging");
+    // 16 data records of 19 offsets: the aborted 3 are delivered too
+    for (g, n) in [
+        ("from-start", 16),
+        ("inside-idem", 14),
+        ("on-abort-marker", 4),
+        ("on-last-marker", 0),
+        ("at-end", 0),
+    ] {
+        assert_eq!(rows[g]["Records"], n, "{g}: {}", rows[g]);
+        assert_eq!(rows[g]["Isolation"], "read_uncommitted", "{g}");
+        assert_eq!(rows[g]["HeldBack"], 0, "{g}");
+    }
+    assert_eq!(rows["on-last-marker"]["Verdict"], "caught_up");
+    // one group read otherwise than the rest
+    let (_, rows) = lag(
+        &m,
+        &["--group-isolation-level", "from-start=read_uncommitted"],
+    );
+    assert_eq!(rows["from-start"]["Records"], 16);
+    assert_eq!(rows["from-start"]["Isolation"], "read_uncommitted");
+    assert_eq!(rows["inside-idem"]["Records"], 11);
+    assert_eq!(rows["inside-idem"]["Isolation"], "read_committed");
+    // a budget cuts the read_uncommitted count into bounds as well
+    let (_, rows) = lag(
+        &m,
+        &[
+            "--isolation-level",
+            "read_uncommitted",
+            "--max-bytes-per-partition",
+            "1",
+        ],
+    );
+    let r = &rows["from-start"];
+    assert!(r["Records"].is_null(), "{r}");
+    assert_eq!(
+        (r["RecordsAtLeast"].as_i64(), r["RecordsAtMost"].as_i64()),
+        (Some(5), Some(19))
+    );
+    // a level Kafka does not know is bad usage
+    let (code, _, stderr) = m.run(&["lag"], &["--group-isolation-level", "g=read_everything"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("read_committed or read_uncommitted"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn the_lag_demo_shows_a_caught_up_group_kafkas_tool_calls_lagging() {
     let out = Command::new(KDP)
         .args(["demo", "--lag", "-o", "json"])

@@ -107,6 +107,18 @@ fn commit(env: &Env, group: &str, topic: &str, offset: i64, via: &str) {
 /// What a read_committed consumer receives from each of `from` (reset
 /// `reset`), by offset.
 fn counts(env: &Env, topic: &str, from: &[i64], reset: &str) -> BTreeMap<i64, i64> {
+    counts_as(env, topic, from, reset, "read_committed")
+}
+
+/// What a consumer of `isolation` receives from each of `from` up to the
+/// end it can reach (the LSO, or the high watermark), by offset.
+fn counts_as(
+    env: &Env,
+    topic: &str,
+    from: &[i64],
+    reset: &str,
+    isolation: &str,
+) -> BTreeMap<i64, i64> {
     let list: Vec<String> = from.iter().map(i64::to_string).collect();
     let lines = lag_scenario(
         env,
@@ -119,7 +131,7 @@ fn counts(env: &Env, topic: &str, from: &[i64], reset: &str) -> BTreeMap<i64, i6
             "--from",
             &list.join(","),
             "--isolation",
-            "read_committed",
+            isolation,
             "--reset",
             reset,
         ],
@@ -184,6 +196,17 @@ fn exported(
     metric: &str,
     expected: &BTreeMap<String, i64>,
 ) -> BTreeMap<String, f64> {
+    exported_with(env, topics, &[], metric, expected)
+}
+
+/// [`exported`] with more exporter flags.
+fn exported_with(
+    env: &Env,
+    topics: &[&String],
+    extra: &[&str],
+    metric: &str,
+    expected: &BTreeMap<String, i64>,
+) -> BTreeMap<String, f64> {
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
@@ -197,7 +220,8 @@ fn exported(
         "--listen",
         &addr,
     ])
-    .args(["--interval", "2s", "--timeout", "30s", "--lag"]);
+    .args(["--interval", "2s", "--timeout", "30s", "--lag"])
+    .args(extra);
     for t in topics {
         cmd.args(["--topic", t.as_str()]);
     }
@@ -410,6 +434,67 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
         assert_eq!(published[group], *want as f64, "{group}");
     }
 
+    // the same groups of the mixed partition read read_uncommitted: what a
+    // real read_uncommitted consumer seeked to each offset receives up to
+    // the high watermark (aborted and open transactions' records too,
+    // markers never), nothing held back
+    let uncommitted: BTreeMap<String, i64> =
+        counts_as(&env, &mix, &mix_at, "none", "read_uncommitted")
+            .into_iter()
+            .map(|(c, n)| (g(&mix, c), n))
+            .collect();
+    // LAG.md section 9: 30 data records below the HWM 36
+    assert_eq!(uncommitted[&g(&mix, 0)], 30, "{uncommitted:?}");
+    let (rows, code) = kdp_lag(&env, &mix, &["--isolation-level", "read_uncommitted"]);
+    assert_eq!(code, 4, "groups are lagging");
+    assert_eq!(rows.len(), mix_at.len());
+    for (group, row) in &rows {
+        let want = uncommitted[group];
+        assert_eq!(row["Records"], want, "{group}: {row}");
+        assert_eq!(row["Isolation"], "read_uncommitted", "{row}");
+        assert_eq!(row["HeldBack"], 0, "{row}");
+        assert_eq!(i(row, "OffsetLag"), cell(tool[group], "LAG"), "{group}");
+        let verdict = if want > 0 { "lagging" } else { "caught_up" };
+        assert_eq!(row["Verdict"], verdict, "{row}");
+    }
+    // above the LSO a read_uncommitted group still has records to read
+    assert!(uncommitted[&g(&mix, 27)] > 0);
+    // one group named read_uncommitted, the others read_committed
+    let one = format!("{}=read_uncommitted", g(&mix, 9));
+    let (rows, _) = kdp_lag(&env, &mix, &["--group-isolation-level", &one]);
+    assert_eq!(rows[&g(&mix, 9)]["Records"], uncommitted[&g(&mix, 9)]);
+    assert_eq!(rows[&g(&mix, 17)]["Records"], expected[&g(&mix, 17)]);
+    assert_eq!(rows[&g(&mix, 17)]["Isolation"], "read_committed");
+    // a budget smaller than the partition: bounds around the real count
+    let (rows, _) = kdp_lag(
+        &env,
+        &many,
+        &[
+            "--isolation-level",
+            "read_uncommitted",
+            "--max-bytes-per-partition",
+            "4096",
+        ],
+    );
+    let many_ru = counts_as(&env, &many, &[0], "none", "read_uncommitted")[&0];
+    let row = &rows[&g(&many, 0)];
+    assert!(row["Records"].is_null(), "{row}");
+    assert!(
+        i(row, "RecordsAtLeast") <= many_ru && many_ru <= i(row, "RecordsAtMost"),
+        "{many_ru}: {row}"
+    );
+    // and the exporter's series with the same flag
+    let published = exported_with(
+        &env,
+        &[&mix],
+        &["--isolation-level", "read_uncommitted"],
+        "kdp_group_lag_records",
+        &uncommitted,
+    );
+    for (group, want) in &uncommitted {
+        assert_eq!(published[group], *want as f64, "{group}");
+    }
+
     // whole cluster, narrowed by group: one row, found
     let group = g(&idle, 8);
     let r = kdp(&[
@@ -538,6 +623,7 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
     // the exporter's series
     let mut kafka_lags: BTreeMap<String, i64> = BTreeMap::new();
     let mut at_mosts: BTreeMap<String, i64> = BTreeMap::new();
+    let mut lower: BTreeMap<String, i64> = BTreeMap::new();
     for (isolation, deliverable, held) in [("read_committed", 9, 3), ("read_uncommitted", 15, 0)] {
         let group = format!("{topic}-{isolation}");
         share_consume(&env, &group, &topic, 3, isolation);
@@ -558,19 +644,28 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
         assert_eq!(i(row, "HighWatermark"), 17, "{row}");
         assert_eq!(i(row, "LastStableOffset"), 14, "{row}");
         assert_eq!(i(row, "HeldBack"), held, "{row}");
-        // never exact while records remain: at least 0, at most a bound
-        assert_eq!(row["Records"], Value::Null, "{row}");
-        assert_eq!(i(row, "RecordsAtLeast"), 0, "{row}");
-        let at_most = i(row, "RecordsAtMost");
-        assert_eq!(row["Verdict"], "maybe_lagging", "{row}");
-        assert_eq!(code, 1, "a bound above --max-records 0 is undecided: {row}");
-        // the bound holds: what the group still delivers is within it
+        // bounds while records remain: at least what Kafka's Lag proves
+        let (at_least, at_most) = (i(row, "RecordsAtLeast"), i(row, "RecordsAtMost"));
+        assert!(at_least <= at_most, "{row}");
+        if at_least > 0 {
+            assert_eq!(row["Verdict"], "lagging", "{row}");
+            assert_eq!(code, 4, "at least one record above --max-records 0: {row}");
+        } else {
+            assert_eq!(row["Verdict"], "maybe_lagging", "{row}");
+            assert_eq!(code, 1, "a bound above --max-records 0 is undecided: {row}");
+        }
+        // the bounds hold: what a second consumer still receives is within
         let rest = deliverable - 3;
         share_consume(&env, &group, &topic, rest, isolation);
         assert!(
-            rest <= at_most,
-            "{isolation}: {rest} records still delivered, kdp said at most {at_most}"
+            at_least <= rest && rest <= at_most,
+            "{isolation}: {rest} records still delivered, kdp said {at_least}..{at_most}"
         );
+        eprintln!(
+            "{isolation}: {at_least} <= {rest} <= {at_most} (KafkaLag {})",
+            row["KafkaLag"]
+        );
+
         // and Kafka's figure follows the tool after the second consumer too
         let (rows, _) = kdp_lag_group(&env, &group);
         let tool = share_tool_row(&env, &group);
@@ -580,6 +675,10 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
             cell(&tool, "START-OFFSET"),
             "{rows:?} {tool}"
         );
+        // everything delivered: nothing proven left, whatever Kafka's Lag
+        // still counts (the open transaction's offsets, markers)
+        assert_eq!(i(&rows[0], "RecordsAtLeast"), 0, "{rows:?}");
+        lower.insert(group.clone(), 0);
         kafka_lags.insert(group.clone(), i(&rows[0], "KafkaLag"));
         at_mosts.insert(group, i(&rows[0], "RecordsAtMost"));
     }
@@ -596,4 +695,7 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
         .map(|(g, &n)| (g.clone(), n as f64))
         .collect();
     assert_eq!(published, want, "kdp_group_lag_records_at_most");
+    let published = exported(&env, &[&topic], "kdp_group_lag_records_at_least", &lower);
+    let want: BTreeMap<String, f64> = lower.iter().map(|(g, &n)| (g.clone(), n as f64)).collect();
+    assert_eq!(published, want, "kdp_group_lag_records_at_least");
 }

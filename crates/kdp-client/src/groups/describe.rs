@@ -189,107 +189,56 @@ trait DescribeApi {
     fn keep<V: Kept>(g: Self::Group) -> V;
 }
 
-/// DescribeGroups: classic groups.
-struct Classic;
+/// A [`DescribeApi`] named `$api`: its request (whose list of ids is the
+/// field `$ids`), response and described group, and the [`Kept`]
+/// constructor of that group. The three APIs differ in nothing else.
+macro_rules! describe_api {
+    ($(#[$doc:meta])* $api:ident, $req:ident { $ids:ident }, $resp:ident, $group:ident, $keep:ident) => {
+        $(#[$doc])*
+        struct $api;
 
-impl DescribeApi for Classic {
-    type Request = DescribeGroupsRequest;
-    type Response = DescribeGroupsResponse;
-    type Group = DescribedGroup;
+        impl DescribeApi for $api {
+            type Request = $req;
+            type Response = $resp;
+            type Group = $group;
 
-    fn request(groups: Vec<String>) -> DescribeGroupsRequest {
-        DescribeGroupsRequest {
-            groups,
-            ..Default::default()
+            fn request(group_ids: Vec<String>) -> $req {
+                $req {
+                    $ids: group_ids,
+                    ..Default::default()
+                }
+            }
+
+            fn groups(resp: $resp) -> Vec<$group> {
+                resp.groups
+            }
+
+            fn head(g: &mut $group) -> (String, ErrorCode, Option<String>, String) {
+                let id = std::mem::take(&mut g.group_id);
+                (id, g.error_code, g.error_message.take(), g.group_state.clone())
+            }
+
+            fn keep<V: Kept>(g: $group) -> V {
+                V::$keep(g)
+            }
         }
-    }
-
-    fn groups(resp: DescribeGroupsResponse) -> Vec<DescribedGroup> {
-        resp.groups
-    }
-
-    fn head(g: &mut DescribedGroup) -> (String, ErrorCode, Option<String>, String) {
-        let id = std::mem::take(&mut g.group_id);
-        (
-            id,
-            g.error_code,
-            g.error_message.take(),
-            g.group_state.clone(),
-        )
-    }
-
-    fn keep<V: Kept>(g: DescribedGroup) -> V {
-        V::classic(g)
-    }
+    };
 }
 
-/// ConsumerGroupDescribe: KIP-848 consumer groups.
-struct Consumer;
-
-impl DescribeApi for Consumer {
-    type Request = ConsumerGroupDescribeRequest;
-    type Response = ConsumerGroupDescribeResponse;
-    type Group = ConsumerDescribedGroup;
-
-    fn request(group_ids: Vec<String>) -> ConsumerGroupDescribeRequest {
-        ConsumerGroupDescribeRequest {
-            group_ids,
-            ..Default::default()
-        }
-    }
-
-    fn groups(resp: ConsumerGroupDescribeResponse) -> Vec<ConsumerDescribedGroup> {
-        resp.groups
-    }
-
-    fn head(g: &mut ConsumerDescribedGroup) -> (String, ErrorCode, Option<String>, String) {
-        let id = std::mem::take(&mut g.group_id);
-        (
-            id,
-            g.error_code,
-            g.error_message.take(),
-            g.group_state.clone(),
-        )
-    }
-
-    fn keep<V: Kept>(g: ConsumerDescribedGroup) -> V {
-        V::consumer(g)
-    }
-}
-
-/// StreamsGroupDescribe: KIP-1071 streams groups.
-struct Streams;
-
-impl DescribeApi for Streams {
-    type Request = StreamsGroupDescribeRequest;
-    type Response = StreamsGroupDescribeResponse;
-    type Group = StreamsDescribedGroup;
-
-    fn request(group_ids: Vec<String>) -> StreamsGroupDescribeRequest {
-        StreamsGroupDescribeRequest {
-            group_ids,
-            ..Default::default()
-        }
-    }
-
-    fn groups(resp: StreamsGroupDescribeResponse) -> Vec<StreamsDescribedGroup> {
-        resp.groups
-    }
-
-    fn head(g: &mut StreamsDescribedGroup) -> (String, ErrorCode, Option<String>, String) {
-        let id = std::mem::take(&mut g.group_id);
-        (
-            id,
-            g.error_code,
-            g.error_message.take(),
-            g.group_state.clone(),
-        )
-    }
-
-    fn keep<V: Kept>(g: StreamsDescribedGroup) -> V {
-        V::streams(g)
-    }
-}
+describe_api!(
+    /// DescribeGroups: classic groups.
+    Classic, DescribeGroupsRequest { groups }, DescribeGroupsResponse, DescribedGroup, classic
+);
+describe_api!(
+    /// ConsumerGroupDescribe: KIP-848 consumer groups.
+    Consumer, ConsumerGroupDescribeRequest { group_ids }, ConsumerGroupDescribeResponse,
+    ConsumerDescribedGroup, consumer
+);
+describe_api!(
+    /// StreamsGroupDescribe: KIP-1071 streams groups.
+    Streams, StreamsGroupDescribeRequest { group_ids }, StreamsGroupDescribeResponse,
+    StreamsDescribedGroup, streams
+);
 
 /// The admin handler of describe API `A`, keeping `V` of each group.
 struct Describe<A, V>(PhantomData<fn() -> (A, V)>);

@@ -796,7 +796,7 @@ mod tests {
     use super::*;
     use crate::coordinator::{CoordinatorView, Description};
     use crate::offsets::Offsets;
-    use crate::partition::{DescribeSummary, PartitionOutcome};
+    use crate::partition::PartitionOutcome;
     use crate::protocol::TxnProtocol;
 
     const NOW: i64 = 10_000_000_000;
@@ -845,12 +845,7 @@ mod tests {
                 }),
             );
         }
-        let part = |p: i32, producers: Vec<ProducerState>| PartitionOutcome {
-            topic: "t".into(),
-            partition: p,
-            broker_id: Some(1),
-            result: Ok(producers),
-        };
+        let part = |p, producers| PartitionOutcome::answered("t", p, 1, producers);
         let offsets = |hw, lso| {
             Ok(Offsets {
                 high_watermark: hw,
@@ -858,17 +853,13 @@ mod tests {
             })
         };
         Joined {
-            now_ms: NOW,
             partitions: vec![
                 part(0, vec![open(7, NOW - HOUR, 40)]),
                 part(1, vec![open(8, NOW - HOUR, 10)]),
                 part(2, vec![open(9, NOW - 60_000, 5)]),
                 part(3, vec![]),
             ],
-            summary: DescribeSummary::default(),
-            protocol: TxnProtocol::V2,
             cluster_max_timeout_ms: Some(TIMEOUT),
-            producer_id_expiration_ms: None,
             view,
             offsets: BTreeMap::from([
                 (("t".to_string(), 0), offsets(100, 40)),
@@ -876,9 +867,7 @@ mod tests {
                 (("t".to_string(), 2), offsets(6, 5)),
                 (("t".to_string(), 3), offsets(50, 50)),
             ]),
-            listing_errors: Vec::new(),
-            unfinished: Vec::new(),
-            candidates_only: None,
+            ..Joined::new(NOW, TxnProtocol::V2)
         }
     }
 

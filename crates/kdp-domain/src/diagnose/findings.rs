@@ -184,7 +184,7 @@ mod tests {
     use super::*;
     use crate::coordinator::CoordinatorView;
     use crate::diagnose::hanging::{HangingReason, UnknownReason};
-    use crate::partition::{DescribeSummary, PartitionOutcome};
+    use crate::partition::PartitionOutcome;
     use crate::protocol::TxnProtocol;
 
     const NOW: i64 = 10_000_000_000;
@@ -203,22 +203,10 @@ mod tests {
 
     fn joined(producers: Vec<ProducerState>, view: CoordinatorView) -> Joined {
         Joined {
-            now_ms: NOW,
-            partitions: vec![PartitionOutcome {
-                topic: "t".into(),
-                partition: 0,
-                broker_id: Some(1),
-                result: Ok(producers),
-            }],
-            summary: DescribeSummary::default(),
-            protocol: TxnProtocol::V1,
+            partitions: vec![PartitionOutcome::answered("t", 0, 1, producers)],
             cluster_max_timeout_ms: Some(TIMEOUT),
-            producer_id_expiration_ms: None,
             view,
-            offsets: BTreeMap::new(),
-            listing_errors: Vec::new(),
-            unfinished: Vec::new(),
-            candidates_only: None,
+            ..Joined::new(NOW, TxnProtocol::V1)
         }
     }
 

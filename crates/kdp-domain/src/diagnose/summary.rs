@@ -436,7 +436,7 @@ impl GroupsFound {
 mod tests {
     use super::*;
     use crate::coordinator::CoordinatorView;
-    use crate::partition::{DescribeSummary, PartitionOutcome};
+    use crate::partition::PartitionOutcome;
 
     const NOW: i64 = 10_000_000_000;
 
@@ -454,22 +454,10 @@ mod tests {
 
     fn joined(producers: Vec<ProducerState>, view: CoordinatorView) -> Joined {
         Joined {
-            now_ms: NOW,
-            partitions: vec![PartitionOutcome {
-                topic: "t".into(),
-                partition: 0,
-                broker_id: Some(1),
-                result: Ok(producers),
-            }],
-            summary: DescribeSummary::default(),
-            protocol: TxnProtocol::V1,
+            partitions: vec![PartitionOutcome::answered("t", 0, 1, producers)],
             cluster_max_timeout_ms: Some(900_000),
-            producer_id_expiration_ms: None,
             view,
-            offsets: BTreeMap::new(),
-            listing_errors: Vec::new(),
-            unfinished: Vec::new(),
-            candidates_only: None,
+            ..Joined::new(NOW, TxnProtocol::V1)
         }
     }
 

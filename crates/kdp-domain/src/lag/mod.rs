@@ -3,7 +3,10 @@
 //! partition, what a read_committed consumer would still receive up to
 //! the last stable offset (markers and aborted records excluded), what an
 //! open transaction holds back above the LSO and which one, and Kafka's
-//! own offset lag beside them for comparison.
+//! own offset lag beside them for comparison. Groups whose consumers read
+//! read_uncommitted ([`LagOptions::isolation`]) are counted up to the high
+//! watermark instead, aborted and open transactions' records included; a
+//! share group between bounds, the lower one from Kafka's own Lag.
 //!
 //! - [`position`]: a committed offset against the partition's bounds (the
 //!   model `kdp blocked` judges from too).
@@ -26,8 +29,8 @@ pub mod verdict;
 
 pub use known::Known;
 pub use model::{
-    lag, lag_each, partitions_to_read, read_starts, Lag, LagGap, LagOptions, LagRow, PartitionLag,
-    ShareFacts, Stop,
+    each_start, lag, lag_each, partitions_to_read, read_starts, uncommitted_starts, Lag, LagGap,
+    LagOptions, LagRow, PartitionLag, ShareFacts, Stop,
 };
 pub use position::{At, Bounds, Position};
 pub use tally::{Records, Tally};

@@ -26,6 +26,11 @@ pub struct PartitionLag {
     pub tally: Option<Tally>,
     /// Why the read stopped before the LSO, when it did.
     pub stopped: Option<Stop>,
+    /// The read_uncommitted count of [from, HWM) (`None`: no
+    /// read_uncommitted position below the HWM needed one).
+    pub uncommitted: Option<Tally>,
+    /// Why that read stopped before the HWM, when it did.
+    pub uncommitted_stopped: Option<Stop>,
 }
 
 /// Why a partition's read stopped before the LSO.
@@ -55,11 +60,17 @@ pub struct LagRow {
     pub partition: TopicPartition,
     /// Where its committed offset stands (`bounds` -1 when unknown).
     pub position: Option<Position>,
-    /// The records a read_committed consumer at the committed offset (at
-    /// the log start, when the offset is below it) still receives up to
-    /// the LSO; `None` when unknown.
+    /// The isolation the row was judged under: `--isolation-level` for a
+    /// consumer or streams group, `share.isolation.level` for a share
+    /// group (`None` when it could not be read).
+    pub isolation: Option<Isolation>,
+    /// The records a consumer of that isolation at the committed offset
+    /// (at the log start, when the offset is below it) still receives: up
+    /// to the LSO under read_committed, up to the HWM under
+    /// read_uncommitted; `None` when unknown.
     pub records: Option<Records>,
-    /// Offsets held back above the LSO (HWM − LSO).
+    /// Offsets held back above the LSO (HWM − LSO; 0 under
+    /// read_uncommitted, which reads past the LSO).
     pub held_back: Option<i64>,
     /// The open transaction holding the LSO, when held back and found.
     pub holder: Option<Pinning>,
@@ -143,16 +154,47 @@ impl Lag {
     }
 }
 
-/// Which rows to keep.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which rows to keep, and how their consumers read.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LagOptions {
     /// Only these groups (empty: all).
     pub groups: Vec<String>,
     /// Only these topics (empty: all).
     pub topics: Vec<String>,
+    /// The `isolation.level` of the consumer and streams groups' consumers
+    /// (the broker does not know it; the operator says it). Share groups
+    /// have their own (`share.isolation.level`).
+    pub isolation: Isolation,
+    /// Groups whose consumers read otherwise than `isolation` (a Kafka
+    /// Streams app with `at_least_once` reads read_uncommitted beside
+    /// `exactly_once_v2` apps reading read_committed on the same topics).
+    pub group_isolation: BTreeMap<String, Isolation>,
+}
+
+impl Default for LagOptions {
+    /// Every group and topic, read_committed (what a transactional
+    /// pipeline's consumers use; `kafka-console-consumer.sh` defaults to
+    /// read_uncommitted, as Kafka's consumer does).
+    fn default() -> Self {
+        LagOptions {
+            groups: Vec::new(),
+            topics: Vec::new(),
+            isolation: Isolation::ReadCommitted,
+            group_isolation: BTreeMap::new(),
+        }
+    }
 }
 
 impl LagOptions {
+    /// The isolation `group`'s consumers read with (a consumer or streams
+    /// group's; a share group's is its config).
+    pub fn isolation_of(&self, group: &str) -> Isolation {
+        self.group_isolation
+            .get(group)
+            .copied()
+            .unwrap_or(self.isolation)
+    }
+
     /// Whether `tp` of `group` is asked for.
     pub fn wants(&self, group: &str, tp: &TopicPartition) -> bool {
         (self.groups.is_empty() || self.groups.iter().any(|g| g == group))
@@ -170,22 +212,61 @@ pub fn partitions_to_read(
     opts: &LagOptions,
 ) -> BTreeMap<TopicPartition, Option<i64>> {
     let mut out: BTreeMap<TopicPartition, Option<i64>> = BTreeMap::new();
-    for (tp, start) in read_starts(groups, opts) {
-        let slot = out.entry(tp).or_insert(None);
+    each_start(groups, opts, Isolation::ReadCommitted, |tp, start| {
+        // a name copied per partition, not per committed offset
+        let slot = match out.get_mut(tp) {
+            Some(slot) => slot,
+            None => out.entry(tp.clone()).or_insert(None),
+        };
         if let Some(o) = start {
             *slot = Some(slot.map_or(o, |s: i64| s.min(o)));
         }
-    }
+    });
     out
 }
 
 /// Every position `opts` asks for, with the offset a read_committed count
-/// starts from where one is needed: committed offsets, and the start
-/// offsets of read_committed share groups (a read_uncommitted one is
-/// bounded by the high watermark, no count; an unknown isolation is judged
-/// on no count either).
+/// starts from where one is needed: committed offsets of consumer groups
+/// read_committed, and the start offsets of read_committed share groups
+/// (a read_uncommitted position needs [`uncommitted_starts`]' count
+/// instead; an unknown isolation is judged on no count).
 pub fn read_starts(groups: &GroupsRead, opts: &LagOptions) -> Vec<(TopicPartition, Option<i64>)> {
+    starts(groups, opts, Isolation::ReadCommitted)
+}
+
+/// The offsets a read_uncommitted count (Fetch READ_UNCOMMITTED up to the
+/// high watermark) starts from: committed offsets of consumer groups read
+/// read_uncommitted, and the start offsets of read_uncommitted share
+/// groups. Every position is listed, `None` where it needs no such count.
+pub fn uncommitted_starts(
+    groups: &GroupsRead,
+    opts: &LagOptions,
+) -> Vec<(TopicPartition, Option<i64>)> {
+    starts(groups, opts, Isolation::ReadUncommitted)
+}
+
+fn starts(
+    groups: &GroupsRead,
+    opts: &LagOptions,
+    wanted: Isolation,
+) -> Vec<(TopicPartition, Option<i64>)> {
     let mut out = Vec::new();
+    each_start(groups, opts, wanted, |tp, start| {
+        out.push((tp.clone(), start))
+    });
+    out
+}
+
+/// [`read_starts`] (`wanted` read_committed) or [`uncommitted_starts`]
+/// (read_uncommitted) handed over one by one, borrowed: a caller that
+/// keeps one entry per partition does not copy a million committed
+/// offsets' names first.
+pub fn each_start(
+    groups: &GroupsRead,
+    opts: &LagOptions,
+    wanted: Isolation,
+    mut out: impl FnMut(&TopicPartition, Option<i64>),
+) {
     for g in &groups.answers {
         if g.group_type == Some(GroupType::Share) {
             let Some(ShareRead {
@@ -195,30 +276,30 @@ pub fn read_starts(groups: &GroupsRead, opts: &LagOptions) -> Vec<(TopicPartitio
             else {
                 continue;
             };
-            let counted = matches!(isolation, Ok(Isolation::ReadCommitted));
+            let counted = matches!(isolation, Ok(i) if *i == wanted);
             for (tp, s) in offsets {
                 if opts.wants(&g.group_id, tp) {
                     let start = match s.start {
                         Committed::At(o) if counted => Some(o),
                         _ => None,
                     };
-                    out.push((tp.clone(), start));
+                    out(tp, start);
                 }
             }
             continue;
         }
         let Ok(offsets) = &g.offsets else { continue };
+        let counted = opts.isolation_of(&g.group_id) == wanted;
         for (tp, c) in offsets {
             if opts.wants(&g.group_id, tp) {
                 let start = match c {
-                    Committed::At(o) => Some(*o),
+                    Committed::At(o) if counted => Some(*o),
                     _ => None,
                 };
-                out.push((tp.clone(), start));
+                out(tp, start);
             }
         }
     }
-    out
 }
 
 /// Every committed offset `opts` asks for, judged against its partition.
@@ -258,6 +339,9 @@ pub fn lag_each(
             (Ok(_), Some(Stop::Failed(e))) => out.gaps.push(LagGap::Read(tp.clone(), e.clone())),
             _ => {}
         }
+        if let (Ok(_), Some(Stop::Failed(e))) = (&p.bounds, &p.uncommitted_stopped) {
+            out.gaps.push(LagGap::Read(tp.clone(), e.clone()));
+        }
     }
     let holders: BTreeMap<(&str, i32), &Pinning> = blocked
         .partitions
@@ -295,12 +379,21 @@ pub fn lag_each(
                 _ => None,
             };
             let position = bounds.map(|bounds| Position { committed, bounds });
-            let tally = facts.and_then(|p| p.tally.as_ref());
+            let isolation = opts.isolation_of(&g.group_id);
+            let committed_read = isolation == Isolation::ReadCommitted;
+            let tally = facts.and_then(|p| match committed_read {
+                true => p.tally.as_ref(),
+                false => p.uncommitted.as_ref(),
+            });
             let records = match (position, c) {
-                (Some(pos), Committed::At(_)) => records_at(&pos, tally),
+                (Some(pos), Committed::At(_)) if committed_read => records_at(&pos, tally),
+                (Some(pos), Committed::At(_)) => records_uncommitted(&pos, tally),
                 _ => None,
             };
-            let held_back = bounds.map(|b| b.held_back());
+            let held_back = bounds.map(|b| match committed_read {
+                true => b.held_back(),
+                false => 0,
+            });
             let holder = held_back
                 .filter(|&h| h > 0)
                 .and_then(|_| holders.get(&(tp.0.as_str(), tp.1)))
@@ -312,7 +405,8 @@ pub fn lag_each(
             };
             let verdict = match c {
                 Committed::Failed(_) => LagVerdict::Unknown,
-                _ => LagVerdict::of(position.as_ref(), records),
+                _ if committed_read => LagVerdict::of(position.as_ref(), records),
+                _ => LagVerdict::of_uncommitted(position.as_ref(), records),
             };
             row(LagRow {
                 group_id: g.group_id.clone(),
@@ -320,6 +414,7 @@ pub fn lag_each(
                 state: g.state.clone(),
                 partition: tp.clone(),
                 position,
+                isolation: Some(isolation),
                 records,
                 held_back,
                 holder,
@@ -385,9 +480,8 @@ fn share_rows(
             committed: start,
             bounds,
         });
-        let tally = facts.and_then(|p| p.tally.as_ref());
-        let records = match (position, isolation) {
-            (Some(pos), Some(iso)) => share_records(&pos, iso, tally),
+        let records = match (position, isolation, facts) {
+            (Some(pos), Some(iso), Some(facts)) => share_records(&pos, iso, facts, s.kafka_lag),
             _ => None,
         };
         let held_back = match (bounds, isolation) {
@@ -409,6 +503,7 @@ fn share_rows(
             state: g.state.clone(),
             partition: tp.clone(),
             position,
+            isolation,
             records,
             held_back,
             holder,
@@ -422,28 +517,49 @@ fn share_rows(
     }
 }
 
-/// The records a share group at start offset `pos` may still deliver: at
-/// most the records of [start, LSO) a read_committed count finds
-/// (read_committed), at most one per offset of [start, HWM)
-/// (read_uncommitted); at least 0, as any of them may be acknowledged
-/// already. Exact only when that bound is 0. `None` without a start.
-fn share_records(pos: &Position, isolation: Isolation, tally: Option<&Tally>) -> Option<Records> {
-    let start = reader_start(pos)?;
-    let most = match isolation {
-        Isolation::ReadCommitted => {
-            let lso = pos.bounds.last_stable_offset;
-            if start >= lso {
-                0
-            } else {
-                match tally {
-                    Some(t) if t.end() == lso => t.records_from(start).at_most(),
-                    _ => lso.saturating_sub(start),
-                }
-            }
-        }
-        Isolation::ReadUncommitted => pos.bounds.high_watermark.saturating_sub(start).max(0),
+/// The records a share group at start offset S (`pos`) still has to
+/// deliver (docs/LAG.md section 5).
+///
+/// At most: the records a consumer of its isolation would receive from S
+/// (read_committed: of [S, LSO), markers and aborted records excluded;
+/// read_uncommitted: of [S, HWM), markers excluded), as any of them may
+/// be delivered and acknowledged already.
+///
+/// At least, from Kafka's own `Lag` L (the offsets of [S, HWM') not in a
+/// final state, HWM' the high watermark the coordinator asked, read
+/// before kdp's, so HWM' ≤ HWM): at most HWM − S − L offsets of [S, HWM)
+/// are final, so at least R − (HWM − S − L) of the R records counted are
+/// not: never more than L either. 0 without L (a v0 broker, or Kafka did
+/// not know it): no evidence, no claim.
+fn share_records(
+    pos: &Position,
+    isolation: Isolation,
+    facts: &PartitionLag,
+    kafka_lag: Option<i64>,
+) -> Option<Records> {
+    let s = pos.committed?;
+    let counted = match isolation {
+        Isolation::ReadCommitted => records_at(pos, facts.tally.as_ref())?,
+        Isolation::ReadUncommitted => records_uncommitted(pos, facts.uncommitted.as_ref())?,
     };
-    Some(Records::of(0, most))
+    let most = counted.at_most();
+    let least = match kafka_lag {
+        Some(l) if l >= 0 => {
+            let at_most_final = pos
+                .bounds
+                .high_watermark
+                .saturating_sub(s)
+                .saturating_sub(l)
+                .max(0);
+            counted
+                .at_least()
+                .saturating_sub(at_most_final)
+                .min(l)
+                .clamp(0, most)
+        }
+        _ => 0,
+    };
+    Some(Records::of(least, most))
 }
 
 /// Where a consumer at `pos` starts reading: its offset, or the log start
@@ -452,6 +568,26 @@ fn share_records(pos: &Position, isolation: Isolation, tally: Option<&Tally>) ->
 fn reader_start(pos: &Position) -> Option<i64> {
     let c = pos.committed?;
     Some(pos.bounds.log_start.map_or(c, |s| c.max(s)))
+}
+
+/// The records a read_uncommitted consumer at `pos` receives up to the
+/// high watermark: 0 at or past it (no read needed), the read_uncommitted
+/// count's figure below it (markers excluded, aborted and open
+/// transactions' records included), at most one per offset when nothing
+/// was read.
+fn records_uncommitted(pos: &Position, tally: Option<&Tally>) -> Option<Records> {
+    let start = reader_start(pos)?;
+    let hwm = pos.bounds.high_watermark;
+    if start >= hwm {
+        return Some(Records::Exact(0));
+    }
+    Some(match tally {
+        Some(t) if t.end() == hwm && !t.is_read_committed() => t.records_from(start),
+        _ => Records::Between {
+            at_least: 0,
+            at_most: hwm.saturating_sub(start),
+        },
+    })
 }
 
 /// The records a consumer at `pos` receives: 0 at or past the LSO (no

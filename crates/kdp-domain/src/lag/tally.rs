@@ -1,6 +1,9 @@
 //! Counting what a read_committed consumer receives from an offset up to
 //! the LSO, batch by batch, from Fetch (READ_COMMITTED) answers: sans-IO,
 //! the caller feeds each answer's aborted-transaction list and batches.
+//! A read_uncommitted count ([`Tally::uncommitted`], from Fetch
+//! READ_UNCOMMITTED answers up to the high watermark) delivers every data
+//! batch, aborted and open transactions included, and skips only markers.
 //!
 //! The rules are the consumer's (`CompletedFetch`, docs/LAG.md section
 //! 2): each answer starts with no aborted producer; before a batch with a
@@ -100,6 +103,9 @@ pub struct Tally {
     aborted_records: i64,
     /// Control batches (markers) seen.
     markers: u64,
+    /// Whether aborted transactions are skipped (read_committed) or
+    /// delivered (read_uncommitted).
+    read_committed: bool,
 }
 
 impl Tally {
@@ -117,7 +123,27 @@ impl Tally {
             transactional_batches: 0,
             aborted_records: 0,
             markers: 0,
+            read_committed: true,
         }
+    }
+
+    /// A read_uncommitted count of [`from`, `end`) (`end`: the high
+    /// watermark read before the first Fetch): every data batch is
+    /// delivered, aborted or not, markers are not (docs/LAG.md section 2).
+    pub fn uncommitted(from: i64, end: i64) -> Tally {
+        Tally::new(from, end).read_uncommitted()
+    }
+
+    /// This count, read_uncommitted (before any batch: a dense prefix
+    /// holds under either isolation, as it has no transactional batch).
+    pub fn read_uncommitted(mut self) -> Tally {
+        self.read_committed = false;
+        self
+    }
+
+    /// Whether aborted transactions are skipped (a read_committed count).
+    pub fn is_read_committed(&self) -> bool {
+        self.read_committed
     }
 
     /// A count that knows from an earlier read that every offset of
@@ -176,6 +202,11 @@ impl Tally {
     /// (producer id, first offset); `None` from a broker that sent none.
     pub fn answer(&mut self, aborted: Option<&[(i64, i64)]>) {
         self.aborted.clear();
+        if !self.read_committed {
+            // a read_uncommitted consumer skips no aborted batch
+            self.pending.clear();
+            return;
+        }
         self.pending = aborted.map(<[_]>::to_vec).unwrap_or_default();
         self.pending
             .sort_unstable_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
@@ -213,7 +244,10 @@ impl Tally {
             if matches!(control, Some(ControlType::Abort) | None) {
                 self.aborted.remove(&h.producer_id);
             }
-        } else if h.is_transactional() && self.aborted.contains(&h.producer_id) {
+        } else if self.read_committed
+            && h.is_transactional()
+            && self.aborted.contains(&h.producer_id)
+        {
             self.transactional_batches += 1;
             self.aborted_records = self.aborted_records.saturating_add(count);
         } else {
@@ -382,6 +416,13 @@ mod tests {
     /// 22, abort 23 | commit 24-25 (p1), marker 26.
     fn mixed() -> Tally {
         let mut t = Tally::new(0, 27);
+        feed_mixed(&mut t);
+        t
+    }
+
+    /// The batches of [`mixed`] below the LSO, as one answer listing the
+    /// aborted transactions.
+    fn feed_mixed(t: &mut Tally) {
         t.answer(Some(&[(2, 10), (4, 17)]));
         t.batch(&data(0, 5, 9), None, None);
         t.batch(&txn(5, 4, 1), None, None);
@@ -397,7 +438,6 @@ mod tests {
         t.batch(&marker(23, 4), Some(ControlType::Abort), None);
         t.batch(&txn(24, 2, 1), None, None);
         t.batch(&marker(26, 1), Some(ControlType::Commit), None);
-        t
     }
 
     #[test]
@@ -413,6 +453,38 @@ mod tests {
         assert_eq!(t.markers(), 5);
         assert!(t.saw_transactions());
         assert_eq!(t.oldest_undelivered_ms(14), Some(1_014));
+    }
+
+    #[test]
+    fn read_uncommitted_delivers_aborted_and_open_records_never_markers() {
+        // the mixed partition up to its HWM 36: [27, 36) holds the open
+        // transaction 27-29 (p5), idem 30-32, commit 33-34 (p6), marker 35
+        let mut t = Tally::uncommitted(0, 36);
+        // a READ_UNCOMMITTED answer lists no aborted transaction; a list
+        // handed in anyway is not applied
+        feed_mixed(&mut t);
+        t.batch(&txn(27, 3, 5), None, None);
+        t.batch(&data(30, 3, 9), None, None);
+        t.batch(&txn(33, 2, 6), None, None);
+        t.batch(&marker(35, 6), Some(ControlType::Commit), None);
+        assert!(t.is_done() && !t.is_read_committed());
+        // LAG.md section 9, read_uncommitted gets: C=0 30, 9 21, 14 18,
+        // 17 15, 26 8, 27 8, 36 0
+        for (c, n) in [
+            (0, 30),
+            (9, 21),
+            (14, 18),
+            (17, 15),
+            (26, 8),
+            (27, 8),
+            (36, 0),
+        ] {
+            assert_eq!(t.records_from(c), Records::Exact(n), "from {c}");
+        }
+        assert_eq!(t.aborted_records(), 0);
+        assert_eq!(t.markers(), 6);
+        // the same batches read_committed up to the LSO skip the aborted
+        assert_eq!(mixed().records_from(0), Records::Exact(16));
     }
 
     #[test]

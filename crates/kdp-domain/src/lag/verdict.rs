@@ -51,9 +51,35 @@ impl LagVerdict {
         }
     }
 
+    /// The verdict of a read_uncommitted consumer's position: it reads up
+    /// to the high watermark, so nothing holds it back and a committed
+    /// offset above the LSO is no surprise; only one above the high
+    /// watermark is past the end ([`LagVerdict::PastLso`]: past the LSO
+    /// too).
+    pub fn of_uncommitted(position: Option<&Position>, records: Option<Records>) -> LagVerdict {
+        let Some(pos) = position else {
+            return LagVerdict::Unknown;
+        };
+        match pos.at() {
+            At::Nothing => return LagVerdict::NoOffset,
+            At::BeforeLogStart { .. } => return LagVerdict::BehindLogStart,
+            _ if pos.committed.is_some_and(|c| c > pos.bounds.high_watermark) => {
+                return LagVerdict::PastLso
+            }
+            _ => {}
+        }
+        match records {
+            None => LagVerdict::Unknown,
+            Some(r) if r.at_least() > 0 => LagVerdict::Lagging,
+            Some(r) if r.at_most() > 0 => LagVerdict::MaybeLagging,
+            Some(_) => LagVerdict::CaughtUp,
+        }
+    }
+
     /// The verdict of a share group's position (its start offset) and the
-    /// records it may still deliver (at least 0: the verdict is never
-    /// lagging on a bound alone). `held_back`: offsets above the LSO a
+    /// records it still has to deliver: lagging when at least one is sure
+    /// (a lower bound from Kafka's own Lag), maybe lagging while only the
+    /// upper bound is above 0. `held_back`: offsets above the LSO a
     /// read_committed share group waits for.
     pub fn of_share(
         position: Option<&Position>,

@@ -52,6 +52,18 @@ impl<'a> Reader<'a> {
         self.irregular = true;
     }
 
+    /// The bytes not yet read.
+    #[inline]
+    pub(crate) fn unread(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Marks every byte as read (after a check of them all).
+    #[inline]
+    pub(crate) fn read_to_end(&mut self) {
+        self.pos = self.buf.len();
+    }
+
     /// The absolute offset of the next byte.
     #[inline]
     pub fn offset(&self) -> usize {

@@ -315,6 +315,13 @@ impl CustomCodec for DescribeProducersResponse {
         buf.put_tagged_fields(&self.unknown_tagged_fields);
     }
 
+    /// The view's check of the usual body in one pass: short ASCII names,
+    /// small counts, empty tag sections; the declared check does the rest.
+    #[inline]
+    fn custom_accepts(body: &[u8], _version: i16) -> bool {
+        super::describe_producers_fast::accepts(body)
+    }
+
     fn custom_read(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
         Ok(DescribeProducersResponse {
             throttle_time_ms: r.i32().field("ThrottleTimeMs")?,

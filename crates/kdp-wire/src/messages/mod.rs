@@ -7,6 +7,7 @@ pub mod consumer_group_describe;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_producers;
+mod describe_producers_fast;
 pub mod describe_share_group_offsets;
 pub mod describe_transactions;
 pub mod fetch;

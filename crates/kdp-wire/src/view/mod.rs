@@ -80,10 +80,18 @@ pub fn validate_exact<M: Message + Viewable>(
 /// [`validate_exact`], answering whether every array of fixed-size
 /// structs lies at a fixed stride ([`Cursor::checked`]).
 fn check_exact<M: Message + Viewable>(bytes: &[u8], version: i16) -> Result<bool, DecodeError> {
+    validated::check_whole::<M>(&mut Reader::new(bytes), version)
+}
+
+/// [`validate_exact`] through the declared check alone (no message's fast
+/// check), for the properties that hold the two to the same verdict.
+pub(crate) fn check_exact_declared<M: Message + Viewable>(
+    bytes: &[u8],
+    version: i16,
+) -> Result<bool, DecodeError> {
     let mut r = Reader::new(bytes);
-    validated::validate_body::<M>(&mut r, version)?;
-    r.finish()?;
-    Ok(r.fixed_structs_strided())
+    M::check_version(&r, version)?;
+    validated::check_declared::<M>(&mut r, version)
 }
 
 /// Validates a whole buffer as one body of `M` at `version` (see

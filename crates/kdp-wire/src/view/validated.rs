@@ -38,10 +38,7 @@ impl<M: Message + Viewable> Validated<M> {
     /// Validates `body`, a whole body of `M` at `version`. Errors are the
     /// ones [`decode_exact`](crate::decode_exact) gives.
     pub fn new(body: Bytes, version: i16) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(&body);
-        validate_body::<M>(&mut r, version)?;
-        r.finish()?;
-        let strided = r.fixed_structs_strided();
+        let strided = check_whole::<M>(&mut Reader::new(&body), version)?;
         Ok(Validated {
             bytes: body,
             start: 0,
@@ -64,10 +61,9 @@ impl<M: Message + Viewable> Validated<M> {
             ResponseHeader::decode(&mut r, api::response_header_version(M::API_KEY, version))
                 .field("Header")?;
         let start = r.offset();
-        validate_body::<M>(&mut r, version)?;
-        r.finish()?;
+        let strided = check_whole::<M>(&mut r, version)?;
         let validated = Validated {
-            strided: r.fixed_structs_strided(),
+            strided,
             bytes: payload,
             start,
             version,
@@ -126,11 +122,30 @@ impl<M: Message + Viewable> fmt::Debug for Validated<M> {
     }
 }
 
-/// The body at `r`, checked as [`Message::decode`] reads it.
-pub(crate) fn validate_body<M: Message + Viewable>(
+/// The rest of `r`, checked as one whole body as [`Message::decode`] and
+/// then [`Reader::finish`] read it (the same errors), answering whether
+/// every array of fixed-size structs in it lies at a fixed stride
+/// ([`Cursor::checked`]). A message's fast check of its usual shape
+/// ([`Message::accepts_fast`]) goes first; whatever it does not accept
+/// goes through the declared check.
+pub(crate) fn check_whole<M: Message + Viewable>(
     r: &mut Reader<'_>,
     version: i16,
-) -> Result<(), DecodeError> {
+) -> Result<bool, DecodeError> {
     M::check_version(r, version)?;
-    M::check(r, Version::of::<M>(version)).map(drop)
+    if M::accepts_fast(r.unread(), version) {
+        r.read_to_end();
+        return Ok(true);
+    }
+    check_declared::<M>(r, version)
+}
+
+/// [`check_whole`] without the fast check, the version already checked.
+pub(crate) fn check_declared<M: Message + Viewable>(
+    r: &mut Reader<'_>,
+    version: i16,
+) -> Result<bool, DecodeError> {
+    M::check(r, Version::of::<M>(version))?;
+    r.finish()?;
+    Ok(r.fixed_structs_strided())
 }

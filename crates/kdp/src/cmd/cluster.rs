@@ -315,7 +315,6 @@ pub fn block_on(f: impl std::future::Future<Output = i32>) -> i32 {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::collections::BTreeMap;
 
     use kdp_domain::joined::JoinPhase;
     use kdp_domain::protocol::TxnProtocol;
@@ -327,17 +326,8 @@ pub(crate) mod tests {
     #[test]
     fn a_phase_that_ran_out_counts_as_a_failure() {
         let joined = Joined {
-            now_ms: 0,
-            partitions: Vec::new(),
-            summary: Default::default(),
-            protocol: TxnProtocol::V1,
-            cluster_max_timeout_ms: None,
-            producer_id_expiration_ms: None,
-            view: Default::default(),
-            offsets: BTreeMap::new(),
-            listing_errors: Vec::new(),
             unfinished: vec![JoinPhase::DescribeConfigs],
-            candidates_only: None,
+            ..Joined::new(0, TxnProtocol::V1)
         };
         assert_eq!(report_failed_partitions(&joined), 1);
         let done = Joined {

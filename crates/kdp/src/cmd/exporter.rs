@@ -103,18 +103,24 @@ pub struct Args {
     pub no_groups: bool,
     /// Also export each group's lag in records beside Kafka's offset lag (kdp_group_lag_*, as
     /// kdp lag): reads committed offsets, ListOffsets and, where a group is below the LSO, the
-    /// partition's batches with Fetch READ_COMMITTED (up to --lag-max-bytes-per-partition).
+    /// partition's batches with Fetch READ_COMMITTED (up to --lag-max-bytes-per-partition;
+    /// READ_UNCOMMITTED up to the high watermark for groups read read_uncommitted).
     /// A partition a scan found without transactions or markers (in a topic not compacted) is
     /// read at the next scan only from where that read ended: no Fetch while it does not grow.
     /// Share groups (KIP-932): kdp_group_lag_records_at_most (records above the start offset,
-    /// at most), kdp_group_lag_held_back_offsets and kdp_share_group_lag (the Lag Kafka
-    /// reports); no kdp_group_lag_records or kdp_group_lag_offsets (no committed offset).
+    /// at most), kdp_group_lag_records_at_least (the lower bound derived from Kafka's Lag; none
+    /// where Kafka gives no Lag), kdp_group_lag_held_back_offsets and kdp_share_group_lag (the
+    /// Lag Kafka reports); no kdp_group_lag_records or kdp_group_lag_offsets (no committed
+    /// offset).
     #[arg(long)]
     pub lag: bool,
     /// With --lag: bytes of batches read per partition at most each scan; past it the records
     /// are bounds (kdp_group_lag_records at least, kdp_group_lag_records_at_most).
     #[arg(long, value_name = "BYTES", default_value_t = kdp_workflows::lag::DEFAULT_MAX_BYTES_PER_PARTITION, requires = "lag")]
     pub lag_max_bytes_per_partition: u64,
+    /// With --lag: how the consumer and streams groups read (as kdp lag).
+    #[command(flatten)]
+    pub lag_isolation: crate::cmd::lag::IsolationArgs,
     /// Also ask every replica each scan for producer-id pressure per broker
     /// and topic (kdp_broker_producer_ids and the rest; see below). Costs, on
     /// top of the leaders' scan, about the replication factor times its
@@ -192,9 +198,13 @@ pub fn run(args: Args) -> i32 {
                 .then(|| i64::try_from(args.blocked_after.as_millis()).unwrap_or(i64::MAX)),
             lag: args.lag.then(|| kdp_workflows::lag::LagReadOptions {
                 max_bytes_per_partition: args.lag_max_bytes_per_partition,
-                lag: kdp_domain::lag::LagOptions {
-                    groups: Vec::new(),
-                    topics: args.topic.clone(),
+                lag: {
+                    let mut lag = kdp_domain::lag::LagOptions {
+                        topics: args.topic.clone(),
+                        ..Default::default()
+                    };
+                    args.lag_isolation.apply(&mut lag);
+                    lag
                 },
                 members: false,
                 ..Default::default()

@@ -1,17 +1,21 @@
 //! `kdp lag`: each consumer group's lag in records a read_committed
-//! consumer would still receive (markers and aborted records excluded),
+//! consumer would still receive (markers and aborted records excluded; a
+//! read_uncommitted one with `--isolation-level`),
 //! the records an open transaction holds back and which one, beside
 //! Kafka's offset lag; each share group's records still to deliver, at
-//! most, beside the lag Kafka reports for it. The judgement is kdp-domain's
+//! most and at least, beside the lag Kafka reports for it. The judgement is kdp-domain's
 //! ([`kdp_domain::lag`]); kdp-workflows reads ([`kdp_workflows::lag`]);
 //! this file parses and renders.
 
 use std::io::{self, Write};
 
+use std::collections::BTreeMap;
+
+use kdp_domain::groups::share::Isolation;
 use kdp_domain::key_error::Failures;
-use kdp_domain::lag::{Lag, LagGap, LagOptions, LagRow, LagVerdict, Records};
+use kdp_domain::lag::{lag_each, LagGap, LagOptions, LagRow, LagVerdict, Records};
 use kdp_domain::severity::Severity;
-use kdp_workflows::lag::{gather, LagReadOptions, DEFAULT_MAX_BYTES_PER_PARTITION};
+use kdp_workflows::lag::{read, LagRead, LagReadOptions, DEFAULT_MAX_BYTES_PER_PARTITION};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs, Connected};
@@ -40,35 +44,47 @@ aborted transactions of what it returns) and summing batch header record counts,
 partition for all its groups; a partition where every group is at or past the LSO is not read.
 Past --max-bytes-per-partition, Records is a bound: 'A..B' (at least A, at most B: one record per
 offset not read; 'at most B' when A is 0), never a guess shown as exact. A group below the log start is counted from it.
+
+The broker cannot know a consumer's isolation.level, so say it: --isolation-level read_uncommitted
+(for every consumer and streams group) or --group-isolation-level G=read_uncommitted (for some,
+e.g. a Kafka Streams app with at_least_once) counts what a read_uncommitted consumer receives up to
+the high watermark instead: aborted and open transactions' records included, markers not (Fetch
+READ_UNCOMMITTED, read apart from the read_committed count); HeldBack is 0 and a group above the LSO
+is just lagging or caught up. The Isolation column of JSON says which level each row was judged
+under.
 Verdicts:
   caught up         nothing to deliver and nothing held back (whatever OffsetLag says)
   lagging           at least one record to deliver below the LSO
   held back         nothing to deliver below the LSO; an open transaction holds offsets above it
   behind log start  committed below the log start: records were deleted unread
-  past the LSO      committed above the LSO (only a read_uncommitted consumer gets there)
+  past the LSO      committed above the LSO (read_committed), above the HWM (read_uncommitted)
   maybe lagging     Records is a bound from 0: not read far enough to tell
   unknown           the offset or the partition's offsets could not be read
 
 Share groups (KIP-932) commit no offset: their row's Committed is the share-partition start
 offset (DescribeShareGroupOffsets; ShareStartOffset in JSON), below which every record is
 acknowledged or archived. Records above it may be delivered and acknowledged already (the start
-offset moves late), so Records is 'at most N', never exact unless N is 0: the records of
-[start, LSO) a read_committed count finds when the group's share.isolation.level (a group config,
-read with DescribeConfigs; unset means read_uncommitted) is read_committed, else one per offset of
-[start, HWM); HeldBack only under read_committed. KafkaLag is the Lag Kafka reports for the
+offset moves late), so Records is a bound 'A..B'. At most B: the records a consumer of the group's
+share.isolation.level (a group config, read with DescribeConfigs; unset means read_uncommitted)
+receives from the start offset (read_committed: of [start, LSO); read_uncommitted: of
+[start, HWM)). At least A: B's count less every offset that may be acknowledged already according
+to KafkaLag (HWM - start - KafkaLag), 0 without KafkaLag; a share group with A above --max-records
+is lagging (exit 4). HeldBack only under read_committed. KafkaLag is the Lag Kafka reports for the
 share-partition (DescribeShareGroupOffsets v1, what kafka-share-groups.sh --describe --offsets
 prints as LAG; '-' on a broker without v1 or when Kafka does not know it). Streams groups
 (KIP-1071) are read like consumer groups.
 
 Exit status: 0 every group is caught up (or committed nothing) and the answer is complete;
-4 a group is lagging by more than --max-records, held back, or behind the log start; 1 the answer
+4 a group (share groups included) is lagging by more than --max-records (at least), held back, or
+behind the log start; 1 the answer
 is partial (a read or a listing failed, ACLs may hide groups, a bound left it undecided, a share
 group's offsets or isolation could not be read) and nothing was found; 2 bad usage; 3 the cluster could not be reached.
 
 Examples:
   kdp lag --bootstrap-server localhost:9092
   kdp lag --bootstrap-server localhost:9092 --group payments-ledger --output json
-  kdp lag --bootstrap-server localhost:9092 --topic payments --max-records 1000 --watch 10s")]
+  kdp lag --bootstrap-server localhost:9092 --topic payments --max-records 1000 --watch 10s
+  kdp lag --bootstrap-server localhost:9092 --group-isolation-level clicks-app=read_uncommitted")]
 pub struct Args {
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -84,11 +100,84 @@ pub struct Args {
     /// Exit 4 only when a group has more than this many records to deliver (at least).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_records: i64,
+    #[command(flatten)]
+    pub isolation: IsolationArgs,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
     #[command(flatten)]
     pub watch: WatchArgs,
+}
+
+/// `isolation.level` of the consumer and streams groups' consumers (the
+/// broker does not know it): shared by `kdp lag` and `kdp exporter --lag`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct IsolationArgs {
+    /// The isolation.level the consumer and streams groups' consumers read with (Kafka's
+    /// consumer property; the broker cannot know it): read_committed counts Records up to the
+    /// LSO, aborted records excluded; read_uncommitted up to the high watermark, aborted and
+    /// open transactions' records included (HeldBack 0). Markers are never records. Share
+    /// groups read with their share.isolation.level whatever this says.
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = IsolationLevel::ReadCommitted)]
+    pub isolation_level: IsolationLevel,
+    /// GROUP=LEVEL: this consumer or streams group reads with LEVEL instead of
+    /// --isolation-level (repeat for several), e.g. a Kafka Streams app with
+    /// processing.guarantee at_least_once (read_uncommitted) beside exactly_once_v2 apps.
+    #[arg(long, value_name = "GROUP=LEVEL", value_parser = parse_group_isolation)]
+    pub group_isolation_level: Vec<(String, IsolationLevel)>,
+}
+
+impl Default for IsolationArgs {
+    fn default() -> Self {
+        IsolationArgs {
+            isolation_level: IsolationLevel::ReadCommitted,
+            group_isolation_level: Vec::new(),
+        }
+    }
+}
+
+impl IsolationArgs {
+    /// Into the lag's options.
+    pub fn apply(&self, opts: &mut LagOptions) {
+        opts.isolation = self.isolation_level.into();
+        opts.group_isolation = self
+            .group_isolation_level
+            .iter()
+            .map(|(g, l)| (g.clone(), (*l).into()))
+            .collect::<BTreeMap<_, _>>();
+    }
+}
+
+/// Kafka's `isolation.level` values.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationLevel {
+    /// Up to the last stable offset, aborted transactions skipped.
+    #[value(name = "read_committed")]
+    ReadCommitted,
+    /// Up to the high watermark, every data record.
+    #[value(name = "read_uncommitted")]
+    ReadUncommitted,
+}
+
+impl From<IsolationLevel> for Isolation {
+    fn from(l: IsolationLevel) -> Isolation {
+        match l {
+            IsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+            IsolationLevel::ReadUncommitted => Isolation::ReadUncommitted,
+        }
+    }
+}
+
+fn parse_group_isolation(s: &str) -> Result<(String, IsolationLevel), String> {
+    let (group, level) = s
+        .rsplit_once('=')
+        .ok_or_else(|| format!("'{s}': expected GROUP=read_committed|read_uncommitted"))?;
+    if group.is_empty() {
+        return Err(format!("'{s}': the group id is empty"));
+    }
+    let level = <IsolationLevel as clap::ValueEnum>::from_str(level, false)
+        .map_err(|_| format!("'{level}': expected read_committed or read_uncommitted"))?;
+    Ok((group.to_string(), level))
 }
 
 /// One group on one partition.
@@ -109,7 +198,9 @@ pub struct Row {
     offset_lag: Option<i64>,
     /// A share group's share-partition start offset.
     share_start_offset: Option<i64>,
-    /// A share group's `share.isolation.level`.
+    /// The isolation the row was judged under: `--isolation-level` (or
+    /// `--group-isolation-level`) for a consumer or streams group, a share
+    /// group's `share.isolation.level`.
     isolation: Option<&'static str>,
     /// A share group's Lag as Kafka reports it (DescribeShareGroupOffsets v1).
     kafka_lag: Option<i64>,
@@ -198,11 +289,6 @@ const HEADER: &[Column] = &[
     Column::text("Verdict", 0),
 ];
 
-/// The rows of a judgement.
-pub fn rows(lag: &Lag, now_ms: i64) -> Vec<Row> {
-    lag.rows.iter().map(|r| row(r, now_ms)).collect()
-}
-
 fn row(r: &LagRow, now_ms: i64) -> Row {
     let bounds = r.position.map(|p| p.bounds);
     let holder = r.holder.as_ref();
@@ -224,7 +310,7 @@ fn row(r: &LagRow, now_ms: i64) -> Row {
         high_watermark: bounds.map(|b| b.high_watermark),
         offset_lag: r.offset_lag(),
         share_start_offset: share_start,
-        isolation: r.share.and_then(|s| s.isolation).map(|i| i.name()),
+        isolation: r.isolation.map(|i| i.name()),
         kafka_lag: r.share.and_then(|s| s.kafka_lag),
         records: r.records.filter(Records::is_exact).map(|x| x.at_least()),
         records_at_least: r.records.map(|x| x.at_least()),
@@ -342,71 +428,298 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     run_on(&conn, &args, out).await
 }
 
-/// The exit status of a judgement: found beats partial beats clean.
-pub fn status(lag: &Lag, max_records: i64) -> i32 {
-    let found = lag.rows.iter().any(|r| match r.verdict {
-        LagVerdict::Lagging => r.records.is_some_and(|x| x.at_least() > max_records),
-        LagVerdict::HeldBack | LagVerdict::BehindLogStart => true,
-        _ => false,
-    });
-    let undecided = lag.rows.iter().any(|r| match r.verdict {
-        LagVerdict::MaybeLagging => r.records.is_some_and(|x| x.at_most() > max_records),
-        LagVerdict::Unknown => true,
-        _ => false,
-    });
-    if found {
-        exit::FOUND
-    } else if !lag.gaps.is_empty() || undecided {
-        exit::PARTIAL
-    } else {
-        exit::OK
+/// The exit status, folded row by row as the rows are printed: found
+/// beats partial beats clean.
+#[derive(Debug, Default, Clone, Copy)]
+struct Status {
+    /// A group lags by more than `--max-records`, is held back or behind
+    /// the log start.
+    found: bool,
+    /// A bound or an unknown row leaves the answer undecided.
+    undecided: bool,
+}
+
+impl Status {
+    fn add(&mut self, r: &LagRow, max_records: i64) {
+        self.found |= match r.verdict {
+            LagVerdict::Lagging => r.records.is_some_and(|x| x.at_least() > max_records),
+            LagVerdict::HeldBack | LagVerdict::BehindLogStart => true,
+            _ => false,
+        };
+        self.undecided |= match r.verdict {
+            LagVerdict::MaybeLagging => r.records.is_some_and(|x| x.at_most() > max_records),
+            LagVerdict::Unknown => true,
+            _ => false,
+        };
     }
+
+    fn code(&self, gaps: &[LagGap]) -> i32 {
+        if self.found {
+            exit::FOUND
+        } else if !gaps.is_empty() || self.undecided {
+            exit::PARTIAL
+        } else {
+            exit::OK
+        }
+    }
+}
+
+/// What [`write_judged`] judged while it printed.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The exit status of the judgement.
+    pub code: i32,
+    /// Rows printed.
+    pub rows: usize,
+    /// What could not be checked.
+    pub gaps: Vec<LagGap>,
+}
+
+/// Judges `read` row by row as it writes the rows as `format`: each group
+/// and partition is judged, printed and dropped, in the order of
+/// [`kdp_domain::lag::lag`] (by group, then topic and partition), so a
+/// million committed offsets are never a million rows held. JSON is the
+/// same document as from the rows collected; a table judges twice (its
+/// widths, then its text).
+pub fn write_judged(
+    out: &mut dyn Write,
+    format: Output,
+    read: &LagRead,
+    opts: &LagOptions,
+    max_records: i64,
+    now_ms: i64,
+) -> (io::Result<()>, Written) {
+    let mut status = Status::default();
+    let mut rows = 0;
+    let mut gaps = None;
+    let written = records::write_each(out, format, "Lag", HEADER, &mut |sink| {
+        // a table's second pass sees the same rows again
+        rows = 0;
+        gaps = Some(lag_each(
+            &read.groups,
+            &read.partitions,
+            &read.blocked,
+            opts,
+            |r| {
+                rows += 1;
+                status.add(&r, max_records);
+                sink(&row(&r, now_ms));
+            },
+        ));
+    });
+    // a table refused before its rows (a bad --columns) judged nothing
+    let gaps = gaps.unwrap_or_else(|| {
+        lag_each(&read.groups, &read.partitions, &read.blocked, opts, |r| {
+            status.add(&r, max_records)
+        })
+    });
+    let code = status.code(&gaps);
+    (written, Written { code, rows, gaps })
 }
 
 /// The command on a connected client (the in-process tests' entry).
 pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let dopts = conn.describe_options(None, None).driver_options();
+    let mut lag = LagOptions {
+        groups: args.group.clone(),
+        topics: args.topic.clone(),
+        ..LagOptions::default()
+    };
+    args.isolation.apply(&mut lag);
     let opts = LagReadOptions {
-        lag: LagOptions {
-            groups: args.group.clone(),
-            topics: args.topic.clone(),
-        },
+        lag,
         max_bytes_per_partition: args.max_bytes_per_partition,
         ..LagReadOptions::default()
     };
-    let gathered = match gather(&conn.client, &opts, &dopts, &conn.bound).await {
-        Ok(g) => g,
+    let read = match read(&conn.client, &opts, &dopts, &conn.bound).await {
+        Ok(r) => r,
         Err(e) => return exit::report(&e),
     };
-    if let Some(e) = &gathered.join_error {
+    if let Some(e) = &read.join_error {
         eprintln!("kdp: the transactions holding LSOs were not read: {e}");
     }
-    report_gaps(&gathered.lag.gaps);
     let now_ms = kdp_workflows::clock::now_ms();
-    let rows = rows(&gathered.lag, now_ms);
-    if let Err(e) = records::write(out, args.output, "Lag", HEADER, &rows) {
+    let (written, judged) =
+        write_judged(out, args.output, &read, &opts.lag, args.max_records, now_ms);
+    // known once every row is judged: after the rows
+    report_gaps(&judged.gaps);
+    if let Err(e) = written {
         if e.kind() != io::ErrorKind::BrokenPipe {
             eprintln!("kdp: cannot write output: {e}");
             return exit::PARTIAL;
         }
     }
-    let code = status(&gathered.lag, args.max_records);
     if args.output == Output::Table {
         eprintln!(
             "kdp: {} position(s) of {} group(s); {} partition(s) read, {} bytes in {} fetch(es)",
-            rows.len(),
-            gathered.groups.answers.len(),
-            gathered
-                .partitions
+            judged.rows,
+            read.groups.answers.len(),
+            read.partitions
                 .values()
-                .filter(|p| p.tally.is_some())
+                .filter(|p| p.tally.is_some() || p.uncommitted.is_some())
                 .count(),
-            gathered.bytes_read,
-            gathered.fetches
+            read.bytes_read,
+            read.fetches
         );
     }
-    if gathered.join_error.is_some() && code == exit::OK {
+    if read.join_error.is_some() && judged.code == exit::OK {
         return exit::PARTIAL;
     }
-    code
+    judged.code
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kdp_domain::diagnose::blocked::Blocked;
+    use kdp_domain::groups::{Committed, GroupAnswer, GroupType, GroupsRead};
+    use kdp_domain::lag::{lag, Bounds, PartitionLag};
+    use kdp_domain::KeyError;
+    use kdp_wire::ErrorCode;
+    use serde_json::Value;
+
+    use super::*;
+
+    const NOW: i64 = 1_800_000_000_000;
+
+    /// `groups` groups (by group id, as the read lists them), each on 3
+    /// partitions of one of 5 topics: behind the log
+    /// start, lagging at most (nothing read), past the LSO, or nothing
+    /// committed; t4-2's offsets could not be read when `failed`.
+    fn read(groups: usize, offsets: &[Committed], failed: bool) -> LagRead {
+        let mut partitions = BTreeMap::new();
+        for t in 0..5 {
+            for p in 0..3 {
+                let bounds = if failed && (t, p) == (4, 2) {
+                    Err(KeyError::broker(ErrorCode::NOT_LEADER_OR_FOLLOWER, None))
+                } else {
+                    Ok(Bounds {
+                        log_start: Some(10),
+                        last_stable_offset: 40 + i64::from(p),
+                        high_watermark: 50,
+                    })
+                };
+                let lag = PartitionLag {
+                    bounds,
+                    tally: None,
+                    stopped: None,
+                    uncommitted: None,
+                    uncommitted_stopped: None,
+                };
+                partitions.insert((format!("t{t}"), p), lag);
+            }
+        }
+        let answers = (0..groups)
+            .map(|g| GroupAnswer {
+                group_id: format!("g{g:05}"),
+                state: None,
+                group_type: Some(if g % 5 == 0 {
+                    GroupType::Consumer
+                } else {
+                    GroupType::Classic
+                }),
+                members: None,
+                offsets: Ok((0..3)
+                    .map(|p| {
+                        let c = offsets[(g + p as usize) % offsets.len()].clone();
+                        ((format!("t{}", g % 5), p), c)
+                    })
+                    .collect()),
+            })
+            .collect();
+        LagRead {
+            groups: GroupsRead {
+                answers,
+                ..GroupsRead::default()
+            },
+            partitions,
+            blocked: Blocked::default(),
+            join_error: None,
+            bytes_read: 0,
+            fetches: 0,
+            fetched: BTreeMap::new(),
+        }
+    }
+
+    /// Output of the rows judged whole and collected (what `kdp lag`
+    /// printed before it streamed), and of [`write_judged`].
+    fn both(read: &LagRead, format: Output) -> (String, String, Written) {
+        let opts = LagOptions::default();
+        let judged = lag(&read.groups, &read.partitions, &read.blocked, &opts);
+        let rows: Vec<Row> = judged.rows.iter().map(|r| row(r, NOW)).collect();
+        let mut collected = Vec::new();
+        records::write(&mut collected, format, "Lag", HEADER, &rows).unwrap();
+        let mut streamed = Vec::new();
+        let (written, w) = write_judged(&mut streamed, format, read, &opts, 0, NOW);
+        written.unwrap();
+        assert_eq!(w.rows, judged.rows.len());
+        assert_eq!(w.gaps, judged.gaps);
+        (
+            String::from_utf8(collected).unwrap(),
+            String::from_utf8(streamed).unwrap(),
+            w,
+        )
+    }
+
+    #[test]
+    fn streamed_rows_are_the_collected_rows_byte_for_byte_in_group_order() {
+        let offsets = [
+            Committed::At(5),
+            Committed::At(20),
+            Committed::At(45),
+            Committed::Nothing,
+        ];
+        let read = read(2_000, &offsets, true);
+        for format in [Output::Json, Output::Jsonl, Output::Table, Output::Wide] {
+            let (collected, streamed, w) = both(&read, format);
+            assert_eq!(collected, streamed, "{format:?}");
+            // behind the log start is found: 4 beats the gap's 1
+            assert_eq!(w.code, exit::FOUND, "{format:?}");
+        }
+        let (_, json, _) = both(&read, Output::Json);
+        let doc: Value = serde_json::from_str(&json).unwrap();
+        let keys: Vec<(String, String, i64)> = doc["Lag"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["Group"].as_str().unwrap().to_string(),
+                    r["Topic"].as_str().unwrap().to_string(),
+                    r["Partition"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(keys.len(), 6_000);
+        // by group, then topic and partition: the order documented
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "out of order");
+    }
+
+    #[test]
+    fn a_partial_answer_exits_1_after_its_rows_are_streamed() {
+        // nothing found: lagging at most (not read), past the LSO
+        let offsets = [Committed::At(20), Committed::At(45)];
+        let failed = read(300, &offsets, true);
+        for format in [Output::Json, Output::Jsonl, Output::Table] {
+            let (_, text, w) = both(&failed, format);
+            assert_eq!(w.code, exit::PARTIAL, "{format:?}");
+            assert_eq!(w.rows, 900);
+            assert!(
+                matches!(w.gaps.as_slice(), [LagGap::Bounds(tp, _)] if tp.0 == "t4" && tp.1 == 2)
+            );
+            assert!(text.contains("g00299"), "{format:?}: rows written");
+        }
+        // nothing undecided, no gap: 0
+        let clean = read(300, &[Committed::At(45), Committed::Nothing], false);
+        let (_, _, w) = both(&clean, Output::Jsonl);
+        assert_eq!((w.code, w.rows), (exit::OK, 900));
+        // no group at all: an empty document, still complete
+        let (collected, streamed, w) = both(&read(0, &offsets, false), Output::Json);
+        assert_eq!(
+            (collected.as_str(), w.code),
+            ("{\n  \"Lag\": []\n}\n", exit::OK)
+        );
+        assert_eq!(collected, streamed);
+    }
 }

@@ -19,12 +19,15 @@
 //!
 //! Share groups (KIP-932) commit no offset, and the records above their
 //! share-partition start offset may be acknowledged already, so kdp knows
-//! their records to deliver only as an upper bound. They publish
+//! their records to deliver only as bounds. They publish
 //! `kdp_group_lag_records_at_most` and `kdp_group_lag_held_back_offsets`
-//! (the same meaning), no `kdp_group_lag_records` (its lower bound would
-//! be 0, an all clear nobody checked) and no `kdp_group_lag_offsets` (no
-//! committed offset), and beside them:
+//! (the same meaning), no `kdp_group_lag_records` and no
+//! `kdp_group_lag_offsets` (no committed offset), and beside them:
 //!
+//! - `kdp_group_lag_records_at_least{group,topic}`: the lower bound kdp
+//!   derives from Kafka's Lag (docs/LAG.md section 5), what share-group
+//!   alerts fire on; no series where Kafka gives no Lag for a partition (a
+//!   0 there would be an all clear nobody checked);
 //! - `kdp_share_group_lag{group,topic}`: the lag Kafka reports for the
 //!   share-partitions (DescribeShareGroupOffsets v1, what
 //!   kafka-share-groups.sh prints as LAG); no series where Kafka gives
@@ -94,14 +97,18 @@ pub fn register(r: &mut Registry, found: Option<&LagFound>, per_partition: bool,
     let held = Family::<Labels, IntGauge>::default();
     let age = Family::<Labels, FloatGauge>::default();
     let share_lag = Family::<Labels, IntGauge>::default();
+    let at_least = Family::<Labels, IntGauge>::default();
     for (labels, s) in &sums {
         at_most.get_or_create(labels).set(s.at_most);
         held.get_or_create(labels).set(s.held_back);
         if s.share {
             // a sum over partitions some of which Kafka gave no Lag for
-            // would be a figure too small: none
+            // would be a figure too small: none, and no lower bound
+            // either (without Kafka's Lag it is 0 by default, not by
+            // evidence)
             if let (Some(l), false) = (s.kafka_share_lag, s.kafka_share_lag_missing) {
                 share_lag.get_or_create(labels).set(l);
+                at_least.get_or_create(labels).set(s.at_least);
             }
             continue;
         }
@@ -136,6 +143,11 @@ pub fn register(r: &mut Registry, found: Option<&LagFound>, per_partition: bool,
         "kdp_group_lag_oldest_undelivered_age_seconds",
         "Age of the first record batch the group has not received (its first timestamp), where kdp read that batch; no series where it did not",
         age,
+    );
+    r.register(
+        "kdp_group_lag_records_at_least",
+        "A share group's records still to deliver, at least: the records counted above its share-partition start offset minus every offset Kafka's Lag leaves as possibly final (high watermark - start offset - Lag); what share-group alerts fire on; no series where Kafka gives no Lag",
+        at_least,
     );
     r.register(
         "kdp_share_group_lag",
@@ -212,9 +224,10 @@ mod tests {
     }
 
     #[test]
-    fn a_share_group_publishes_its_bound_and_kafkas_lag_never_a_lower_bound_of_zero() {
+    fn a_share_group_publishes_its_bounds_and_kafkas_lag_never_a_lower_bound_without_it() {
         let share = |partition, most, kafka| LagValue {
             share: true,
+            records_at_least: 1,
             offset_lag: None,
             oldest_undelivered_ms: None,
             held_back: 3,
@@ -234,6 +247,11 @@ mod tests {
         );
         assert!(
             text.contains("kdp_share_group_lag{group=\"queue\",topic=\"orders\"} 17\n"),
+            "{text}"
+        );
+        // the lower bound, summed, where Kafka gave every partition's Lag
+        assert!(
+            text.contains("kdp_group_lag_records_at_least{group=\"queue\",topic=\"orders\"} 2\n"),
             "{text}"
         );
         assert!(
@@ -257,5 +275,6 @@ mod tests {
         register(&mut r, Some(&found), false, 10_000);
         let text = encode(&r, Format::Text).unwrap();
         assert!(!text.contains("kdp_share_group_lag{"), "{text}");
+        assert!(!text.contains("kdp_group_lag_records_at_least{"), "{text}");
     }
 }

@@ -8,9 +8,10 @@
 //! the struct's declaration order, which is the table's), and `out` sees
 //! one write per buffer, not one per line or token.
 
+use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
 
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
 use super::format::{Output, BUFFER};
@@ -23,6 +24,12 @@ pub trait Record: Serialize {
     fn cells(&self) -> Vec<Cell>;
 }
 
+/// Rows handed over one by one, in order: `each(sink)` calls `sink` with
+/// every row. A table calls it twice (widths, then text), so rows made on
+/// the fly (`kdp lag` judges each committed offset as it prints it) are
+/// never all held.
+pub type Each<'a, R> = dyn FnMut(&mut dyn FnMut(&R)) + 'a;
+
 /// Writes `rows` as `format`: an aligned table of `columns` (fitted to the
 /// screen, see [`table`]), one JSON document (`{"<name>": [rows]}`), or one
 /// JSON object per line.
@@ -33,41 +40,84 @@ pub fn write<R: Record>(
     columns: &[Column],
     rows: &[R],
 ) -> io::Result<()> {
+    write_each(out, format, name, columns, &mut |sink| {
+        rows.iter().for_each(&mut *sink);
+    })
+}
+
+/// [`write()`] from rows handed over by `each`, none of them held: the same
+/// bytes as [`write()`] of the same rows in the same order.
+pub fn write_each<R: Record>(
+    out: &mut dyn Write,
+    format: Output,
+    name: &str,
+    columns: &[Column],
+    each: &mut Each<'_, R>,
+) -> io::Result<()> {
     let mut buf = BufWriter::with_capacity(BUFFER, out);
     match format {
         Output::Table | Output::Wide => {
             table::write(&mut buf, columns, &mut |sink| {
-                for r in rows {
-                    sink(&r.cells());
-                }
+                each(&mut |r| sink(&r.cells()));
             })?;
         }
         Output::Json => {
             let mut ser = serde_json::Serializer::pretty(&mut buf);
-            Document { name, rows }.serialize(&mut ser)?;
+            let rows = Streamed(RefCell::new(each));
+            Document { name, rows: &rows }.serialize(&mut ser)?;
             buf.write_all(b"\n")?;
         }
         Output::Jsonl => {
-            for r in rows {
-                serde_json::to_writer(&mut buf, r)?;
-                buf.write_all(b"\n")?;
+            let mut failed = None;
+            each(&mut |r| {
+                if failed.is_none() {
+                    let line = serde_json::to_writer(&mut buf, r)
+                        .map_err(io::Error::from)
+                        .and_then(|()| buf.write_all(b"\n"));
+                    failed = line.err();
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
     }
     buf.flush()
 }
 
-/// `{"<name>": [rows]}`, serialized from the borrowed rows.
-struct Document<'a, R> {
+/// `{"<name>": rows}`, serialized from the borrowed rows.
+struct Document<'a, T: ?Sized> {
     name: &'a str,
-    rows: &'a [R],
+    rows: &'a T,
 }
 
-impl<R: Serialize> Serialize for Document<'_, R> {
+impl<T: Serialize + ?Sized> Serialize for Document<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(1))?;
         map.serialize_entry(self.name, self.rows)?;
         map.end()
+    }
+}
+
+/// A JSON array of the rows an [`Each`] hands over, serialized as they
+/// come (a `RefCell`: `Serialize` borrows, the rows' source is `FnMut`).
+struct Streamed<'a, 'b, R>(RefCell<&'b mut Each<'a, R>>);
+
+impl<R: Serialize> Serialize for Streamed<'_, '_, R> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // no length up front: serde_json writes the same bytes as for a
+        // slice, `[]` when empty
+        let mut seq = s.serialize_seq(None)?;
+        let mut failed = None;
+        (self.0.borrow_mut())(&mut |r| {
+            if failed.is_none() {
+                failed = seq.serialize_element(r).err();
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => seq.end(),
+        }
     }
 }
 

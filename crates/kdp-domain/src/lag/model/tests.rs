@@ -70,6 +70,8 @@ fn a_group_on_the_marker_is_caught_up_although_kafka_says_lag_1() {
         bounds: Ok(bounds(0, 8, 8)),
         tally: Some(t),
         stopped: None,
+        uncommitted: None,
+        uncommitted_stopped: None,
     });
     let lag = lag(
         &read(vec![
@@ -120,6 +122,8 @@ fn held_back_names_the_transaction_holding_the_lso() {
         bounds: Ok(bounds(0, 27, 36)),
         tally: None,
         stopped: None,
+        uncommitted: None,
+        uncommitted_stopped: None,
     });
     let lag = lag(
         &read(vec![group("g", Committed::At(27))]),
@@ -156,6 +160,8 @@ fn a_log_start_past_the_committed_offset_counts_from_the_log_start() {
         bounds: Ok(bounds(8, 16, 16)),
         tally: Some(t),
         stopped: None,
+        uncommitted: None,
+        uncommitted_stopped: None,
     });
     let lag = lag(
         &read(vec![group("trunc", Committed::At(3))]),
@@ -178,6 +184,8 @@ fn a_budget_gives_bounds_and_a_failed_read_makes_the_answer_partial() {
         bounds: Ok(bounds(0, 100, 100)),
         tally: Some(partial.clone()),
         stopped: Some(Stop::Budget { bytes: 1 << 20 }),
+        uncommitted: None,
+        uncommitted_stopped: None,
     });
     let groups = read(vec![group("g", Committed::At(40))]);
     let by_choice = lag(
@@ -202,6 +210,8 @@ fn a_budget_gives_bounds_and_a_failed_read_makes_the_answer_partial() {
             kdp_wire::ErrorCode::REQUEST_TIMED_OUT,
             "deadline",
         ))),
+        uncommitted: None,
+        uncommitted_stopped: None,
     });
     let failed = lag(
         &groups,
@@ -226,6 +236,7 @@ fn narrowing_by_group_and_topic_and_where_reads_start() {
     let opts = LagOptions {
         groups: vec!["a".into()],
         topics: vec!["orders".into()],
+        ..LagOptions::default()
     };
     let narrowed = partitions_to_read(&groups, &opts);
     assert_eq!(narrowed.len(), 1);
@@ -281,6 +292,8 @@ fn mixed_counted() -> BTreeMap<TopicPartition, PartitionLag> {
         bounds: Ok(bounds(0, 27, 36)),
         tally: Some(t),
         stopped: None,
+        uncommitted: None,
+        uncommitted_stopped: None,
     })
 }
 
@@ -449,7 +462,7 @@ fn a_named_group_nobody_knows_is_a_gap_never_an_empty_all_clear() {
     )));
     let opts = LagOptions {
         groups: vec!["ghost".into()],
-        topics: Vec::new(),
+        ..LagOptions::default()
     };
     let lag = lag(
         &read(vec![ghost]),
@@ -458,4 +471,232 @@ fn a_named_group_nobody_knows_is_a_gap_never_an_empty_all_clear() {
         &opts,
     );
     assert_eq!(lag.gaps, vec![LagGap::UnknownGroup("ghost".into())]);
+}
+
+/// [`mixed_counted`] with its read_uncommitted count of [0, HWM 36) too:
+/// 16 data records, 11 markers, the open transaction 27-29, 5 idempotent
+/// records 30-34 and a marker at 35 (24 records from 0).
+fn mixed_both() -> BTreeMap<TopicPartition, PartitionLag> {
+    let mut parts = mixed_counted();
+    let mut u = Tally::uncommitted(0, 36);
+    // a READ_UNCOMMITTED answer has no aborted list
+    u.answer(None);
+    u.batch(&data(0, 16), None, None);
+    for o in 16..27 {
+        u.batch(&marker(o, 1), Some(ControlType::Commit), None);
+    }
+    u.batch(
+        &BatchHeader {
+            attributes: Attributes(0x10),
+            ..data(27, 3)
+        },
+        None,
+        None,
+    );
+    u.batch(&data(30, 5), None, None);
+    u.batch(&marker(35, 1), Some(ControlType::Commit), None);
+    if let Some(p) = parts.get_mut(&tp()) {
+        p.uncommitted = Some(u);
+    }
+    parts
+}
+
+fn uncommitted() -> LagOptions {
+    LagOptions {
+        isolation: Isolation::ReadUncommitted,
+        ..LagOptions::default()
+    }
+}
+
+#[test]
+fn a_read_uncommitted_group_counts_to_the_high_watermark_and_is_never_held_back() {
+    let groups = read(vec![
+        group("g0", Committed::At(0)),
+        group("g16", Committed::At(16)),
+        group("g27", Committed::At(27)),
+        group("g30", Committed::At(30)),
+        group("g36", Committed::At(36)),
+    ]);
+    let by = |lag: &Lag, id: &str| lag.rows.iter().find(|r| r.group_id == id).cloned();
+    let ru = lag(&groups, &mixed_both(), &Blocked::default(), &uncommitted());
+    assert!(ru.is_complete(), "{:?}", ru.gaps);
+    for (id, n, verdict) in [
+        ("g0", 24, LagVerdict::Lagging),
+        ("g16", 8, LagVerdict::Lagging),
+        ("g27", 8, LagVerdict::Lagging),
+        ("g30", 5, LagVerdict::Lagging),
+        ("g36", 0, LagVerdict::CaughtUp),
+    ] {
+        let r = by(&ru, id).unwrap();
+        assert_eq!(r.records, Some(Records::Exact(n)), "{id}");
+        assert_eq!(r.verdict, verdict, "{id}");
+        assert_eq!(r.held_back, Some(0), "{id}");
+        assert_eq!(r.holder, None, "{id}");
+        assert_eq!(r.isolation, Some(Isolation::ReadUncommitted), "{id}");
+        // Kafka's offset lag is the same whatever the isolation
+        assert_eq!(
+            r.offset_lag(),
+            Some(36 - r.position.unwrap().committed.unwrap())
+        );
+    }
+    // the same positions read_committed: held back at the LSO, past it above
+    let rc = lag(
+        &groups,
+        &mixed_both(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert_eq!(by(&rc, "g27").unwrap().verdict, LagVerdict::HeldBack);
+    assert_eq!(by(&rc, "g30").unwrap().verdict, LagVerdict::PastLso);
+    assert_eq!(by(&rc, "g16").unwrap().verdict, LagVerdict::HeldBack);
+    assert_eq!(by(&rc, "g0").unwrap().records, Some(Records::Exact(16)));
+    assert_eq!(
+        by(&rc, "g0").unwrap().isolation,
+        Some(Isolation::ReadCommitted)
+    );
+    // the read_uncommitted count not made (or cut short): bounds to the HWM
+    let unread = lag(
+        &groups,
+        &mixed_counted(),
+        &Blocked::default(),
+        &uncommitted(),
+    );
+    let r = by(&unread, "g16").unwrap();
+    assert_eq!(
+        r.records,
+        Some(Records::Between {
+            at_least: 0,
+            at_most: 20
+        })
+    );
+    assert_eq!(r.verdict, LagVerdict::MaybeLagging);
+    // a committed offset beyond the high watermark is past the end
+    let beyond = lag(
+        &read(vec![group("g40", Committed::At(40))]),
+        &mixed_both(),
+        &Blocked::default(),
+        &uncommitted(),
+    );
+    assert_eq!(beyond.rows[0].verdict, LagVerdict::PastLso);
+}
+
+#[test]
+fn each_isolation_asks_for_its_own_count() {
+    let groups = read(vec![group("a", Committed::At(5))]);
+    let rc = LagOptions::default();
+    assert_eq!(read_starts(&groups, &rc), vec![(tp(), Some(5))]);
+    assert_eq!(uncommitted_starts(&groups, &rc), vec![(tp(), None)]);
+    let ru = uncommitted();
+    assert_eq!(read_starts(&groups, &ru), vec![(tp(), None)]);
+    assert_eq!(uncommitted_starts(&groups, &ru), vec![(tp(), Some(5))]);
+    // every position is a partition to bound, whichever count it needs
+    assert_eq!(partitions_to_read(&groups, &ru).get(&tp()), Some(&None));
+    // one group read otherwise than the rest
+    let mut mixed = LagOptions::default();
+    mixed
+        .group_isolation
+        .insert("a".into(), Isolation::ReadUncommitted);
+    assert_eq!(mixed.isolation_of("a"), Isolation::ReadUncommitted);
+    assert_eq!(mixed.isolation_of("b"), Isolation::ReadCommitted);
+    assert_eq!(uncommitted_starts(&groups, &mixed), vec![(tp(), Some(5))]);
+    let share_ru = share("ru", 4, 0, Ok(Isolation::ReadUncommitted));
+    assert_eq!(uncommitted_starts(&share_ru, &rc), vec![(tp(), Some(4))]);
+}
+
+/// The share layout of real_kafka_lag.rs: idem 0-4, commit 5-8, marker 9,
+/// abort 10-12, marker 13, open 14-16: LSO 14, HWM 17; 9 records a
+/// read_committed reader receives below the LSO.
+fn share_layout() -> BTreeMap<TopicPartition, PartitionLag> {
+    let mut t = Tally::new(0, 14);
+    t.answer(Some(&[(2, 10)]));
+    t.batch(&data(0, 9), None, None);
+    t.batch(&marker(9, 1), Some(ControlType::Commit), None);
+    t.batch(
+        &BatchHeader {
+            attributes: Attributes(0x10),
+            producer_id: 2,
+            ..data(10, 3)
+        },
+        None,
+        None,
+    );
+    t.batch(&marker(13, 2), Some(ControlType::Abort), None);
+    one(PartitionLag {
+        bounds: Ok(bounds(0, 14, 17)),
+        tally: Some(t),
+        stopped: None,
+        uncommitted: None,
+        uncommitted_stopped: None,
+    })
+}
+
+/// A read_committed share group at `start` with Kafka's Lag `kafka_lag`
+/// over [`share_layout`], judged.
+fn share_judged(start: i64, kafka_lag: i64) -> Lag {
+    lag(
+        &share("queue", start, kafka_lag, Ok(Isolation::ReadCommitted)),
+        &share_layout(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    )
+}
+
+#[test]
+fn kafkas_share_lag_gives_a_lower_bound_that_never_overstates() {
+    // 3 of 9 accepted: Kafka's Lag 9 = 6 records + 3 open offsets above
+    // the LSO. At most 17 - 0 - 9 = 8 offsets are final, so at least
+    // 9 - 8 = 1 of the 9 records is still to deliver (the truth is 6)
+    let judged = share_judged(0, 9);
+    let r = &judged.rows[0];
+    assert_eq!(
+        r.records,
+        Some(Records::Between {
+            at_least: 1,
+            at_most: 9
+        })
+    );
+    assert_eq!(r.verdict, LagVerdict::Lagging);
+    let v = &LagFound::of(&judged).values[0];
+    assert_eq!((v.records_at_least, v.records_at_most), (1, 9));
+    // all accepted: Kafka's Lag 3 (the open transaction): at least 0
+    let done = share_judged(0, 3);
+    assert_eq!(done.rows[0].records.unwrap().at_least(), 0);
+    assert_eq!(done.rows[0].verdict, LagVerdict::MaybeLagging);
+    // no Lag from Kafka: no lower bound
+    let unknown = share_judged(0, -1);
+    assert_eq!(unknown.rows[0].records.unwrap().at_least(), 0);
+    // a Lag larger than the offsets kdp saw (the log grew in between):
+    // never above the records counted, nor above Kafka's Lag
+    let skew = share_judged(0, 40);
+    assert_eq!(skew.rows[0].records, Some(Records::Exact(9)));
+    let small = lag(
+        &share("queue", 0, 2, Ok(Isolation::ReadUncommitted)),
+        &mixed_both(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    assert!(small.rows[0].records.unwrap().at_least() <= 2);
+}
+
+#[test]
+fn a_read_uncommitted_share_group_is_bounded_by_its_count_and_kafkas_lag() {
+    // 24 records below the HWM 36; Kafka's Lag 20: at most 16 offsets of
+    // [0, 36) are final, so at least 24 - 16 = 8 records remain
+    let judged = lag(
+        &share("queue", 0, 20, Ok(Isolation::ReadUncommitted)),
+        &mixed_both(),
+        &Blocked::default(),
+        &LagOptions::default(),
+    );
+    let r = &judged.rows[0];
+    assert_eq!(
+        r.records,
+        Some(Records::Between {
+            at_least: 8,
+            at_most: 24
+        })
+    );
+    assert_eq!(r.held_back, Some(0));
+    assert_eq!(r.isolation, Some(Isolation::ReadUncommitted));
+    assert_eq!(r.verdict, LagVerdict::Lagging);
 }

@@ -1,0 +1,104 @@
+//! The whole-body check of a DescribeProducers v0 response in its usual
+//! shape, in one pass over a slice: the fast half of the view's check.
+//!
+//! It accepts a subset of what the declared check accepts: every count a
+//! shortest-form varint of at most three bytes, every name and error
+//! message null or under 127 ASCII bytes, every tag section empty (so
+//! every producer lies at a fixed stride), nothing after the body.
+//! Anything else, valid or not, it leaves to the declared check, which
+//! names the field and byte of an error. The position stays a slice in
+//! registers: no reader, no `Result`, no error built on the way.
+
+use crate::codec::reader::fixed_structs;
+
+/// A producer's six numbers (int64, int32, int32, int64, int32, int64),
+/// which any bytes are; its tag section follows.
+const PRODUCER_FIELDS: usize = 8 + 4 + 4 + 8 + 4 + 8;
+
+/// True only for a whole body the declared check accepts with every
+/// producer at a fixed stride (see the module's docs).
+#[inline]
+pub(crate) fn accepts(body: &[u8]) -> bool {
+    response(body).is_some_and(<[u8]>::is_empty)
+}
+
+/// Each function takes the bytes at a value and gives back what follows
+/// it, or `None` for anything outside the usual shape.
+#[inline]
+fn response(b: &[u8]) -> Option<&[u8]> {
+    let (_throttle_time_ms, b) = b.split_first_chunk::<4>()?;
+    let (topics, mut b) = count(b)?;
+    // Every topic and partition takes bytes (3 and 9 at the least) or
+    // fails, so a count the input cannot hold ends as the bytes do.
+    for _ in 0..topics {
+        b = topic(b)?;
+    }
+    empty_tags(b)
+}
+
+#[inline]
+fn topic(b: &[u8]) -> Option<&[u8]> {
+    let (true, b) = nullable_short_ascii(b)? else {
+        return None;
+    };
+    let (partitions, mut b) = count(b)?;
+    for _ in 0..partitions {
+        b = partition(b)?;
+    }
+    empty_tags(b)
+}
+
+#[inline]
+fn partition(b: &[u8]) -> Option<&[u8]> {
+    let (_partition_index_and_error_code, b) = b.split_first_chunk::<6>()?;
+    let (_error_message, b) = nullable_short_ascii(b)?;
+    let (producers, b) = count(b)?;
+    let (array, b) = b.split_at_checked(producers.checked_mul(PRODUCER_FIELDS + 1)?)?;
+    // Every producer's tag section, four a step.
+    if fixed_structs(array, producers, PRODUCER_FIELDS) != producers {
+        return None;
+    }
+    empty_tags(b)
+}
+
+/// A non-null compact array count: `n + 1` as a shortest-form varint of
+/// one to three bytes (counts under 2^21 - 1).
+#[inline]
+fn count(b: &[u8]) -> Option<(usize, &[u8])> {
+    let (n, rest) = match *b {
+        [n @ 0..=0x7f, ref rest @ ..] => (u32::from(n), rest),
+        [lo @ 0x80..=0xff, hi @ 1..=0x7f, ref rest @ ..] => {
+            (u32::from(lo & 0x7f) | u32::from(hi) << 7, rest)
+        }
+        [lo @ 0x80..=0xff, mid @ 0x80..=0xff, hi @ 1..=0x7f, ref rest @ ..] => (
+            u32::from(lo & 0x7f) | u32::from(mid & 0x7f) << 7 | u32::from(hi) << 14,
+            rest,
+        ),
+        _ => return None,
+    };
+    // 0 is null: the declared check names that error.
+    Some((n.checked_sub(1)? as usize, rest))
+}
+
+/// A compact nullable string, null or under 127 ASCII bytes (so UTF-8);
+/// whether it was present.
+#[inline]
+fn nullable_short_ascii(b: &[u8]) -> Option<(bool, &[u8])> {
+    match *b {
+        [0, ref rest @ ..] => Some((false, rest)),
+        [n @ 1..=0x7f, ref rest @ ..] => {
+            let (s, rest) = rest.split_at_checked(usize::from(n - 1))?;
+            s.is_ascii().then_some((true, rest))
+        }
+        _ => None,
+    }
+}
+
+/// An empty tagged-field section: one zero byte.
+#[inline]
+fn empty_tags(b: &[u8]) -> Option<&[u8]> {
+    match *b {
+        [0, ref rest @ ..] => Some(rest),
+        _ => None,
+    }
+}
