@@ -309,6 +309,7 @@ fn blocked_groups_and_what_unblocks_each_partition() {
         blocked_after_ms: 60_000,
         groups: Vec::new(),
         connection: connection(),
+        groups_only: false,
     };
     let b = blocked(&j, &groups(), &opts);
     assert!(b.gaps.is_empty(), "{:?}", b.gaps);

@@ -27,6 +27,10 @@ use kdp_wire::TxnState;
 use crate::clock::now_ms;
 use crate::replicas::each_replica;
 
+/// How long a lean scan waits for the brokers' settings before asking for
+/// their producers ([`ScanOptions::lean`]).
+const LEAN_SETTINGS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What to compute besides the counts.
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
@@ -39,6 +43,13 @@ pub struct ScanOptions {
     /// List the transactional ids (prefixes, names of producers near the
     /// end of their epochs, fences past their timeout).
     pub transactions: bool,
+    /// Keep no more than the exporter publishes ([`Fold::lean`]): the
+    /// brokers' settings are asked first and waited for up to a second
+    /// (then beside the producers), each goes to the fold as soon as it is
+    /// read, so the producers that arrive after it keep no idle time, no
+    /// median idle time is computed, and the ids held come as
+    /// [`Pressure::held_sets`](kdp_domain::diagnose::pressure::Pressure::held_sets).
+    pub lean: bool,
 }
 
 impl Default for ScanOptions {
@@ -48,6 +59,7 @@ impl Default for ScanOptions {
             top: 10,
             only_brokers: BTreeSet::new(),
             transactions: true,
+            lean: false,
         }
     }
 }
@@ -79,7 +91,25 @@ pub async fn scan(
     let mut s = Scan::default();
     let only: Vec<i32> = options.only_brokers.iter().copied().collect();
     let kept = |b: &i32| only.is_empty() || only.contains(b);
-    let fold = Arc::new(Mutex::new(Fold::new(now_ms(), options.epoch_margin)));
+    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts, bound);
+    let mut configs = std::pin::pin!(configs);
+    let mut fold = Fold::new(now_ms(), options.epoch_margin);
+    let mut early = None;
+    if options.lean {
+        fold = fold.lean();
+        // the settings first (one small request per broker), so that each
+        // producer's expiry is counted as it arrives; not answered within
+        // a moment, they come beside the producers as without `lean`
+        if let Ok(c) = tokio::time::timeout(LEAN_SETTINGS_WAIT, configs.as_mut()).await {
+            if let Ok(c) = &c {
+                for (b, ms) in expirations(c, kept) {
+                    fold.expiration(b, ms);
+                }
+            }
+            early = Some(c);
+        }
+    }
+    let fold = Arc::new(Mutex::new(fold));
     let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let replicas = {
         let (fold, answered) = (fold.clone(), answered.clone());
@@ -91,8 +121,21 @@ pub async fn scan(
         })
     };
     // the settings beside the producers: a broker slow to answer them
-    // costs its expiry forecast, not the scan
-    let configs = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], &dopts, bound);
+    // costs its expiry forecast, not the scan; a lean fold takes them as
+    // soon as they come (usually long before the producers)
+    let configs = async {
+        if let Some(c) = early {
+            return c;
+        }
+        let c = configs.await;
+        if let (true, Ok(c)) = (options.lean, &c) {
+            let mut f = fold.lock().unwrap_or_else(PoisonError::into_inner);
+            for (b, ms) in expirations(c, kept) {
+                f.expiration(b, ms);
+            }
+        }
+        c
+    };
     let listing = async {
         if options.transactions {
             Some(list_transactions(client, &ListFilters::default(), &dopts, bound).await)
@@ -110,24 +153,15 @@ pub async fn scan(
     for b in asked {
         fold.broker(b);
     }
-    let mut expiration_ms = BTreeMap::new();
-    for (b, c) in configs?.into_iter().filter(|(b, _)| kept(b)) {
-        match c {
-            Ok(c) => {
-                if let Some(ms) = c
-                    .get(PRODUCER_ID_EXPIRATION_MS)
-                    .and_then(|v| v.as_deref()?.parse::<i64>().ok())
-                {
-                    expiration_ms.insert(b, ms);
-                }
-            }
-            Err(e) => {
-                fold.incomplete(b);
-                s.incomplete
-                    .entry(b)
-                    .or_default()
-                    .push(format!("DescribeConfigs: {}", e.name()));
-            }
+    let configs = configs?;
+    let expiration_ms = expirations(&configs, kept);
+    for (b, c) in configs.into_iter().filter(|(b, _)| kept(b)) {
+        if let Err(e) = c {
+            fold.incomplete(b);
+            s.incomplete
+                .entry(b)
+                .or_default()
+                .push(format!("DescribeConfigs: {}", e.name()));
         }
     }
     for e in errors {
@@ -212,4 +246,25 @@ pub async fn scan(
         }
     }
     Ok(s)
+}
+
+/// Each kept broker's `producer.id.expiration.ms`, where it was read.
+fn expirations<E>(
+    configs: &BTreeMap<i32, std::result::Result<BTreeMap<String, Option<String>>, E>>,
+    kept: impl Fn(&i32) -> bool,
+) -> BTreeMap<i32, i64> {
+    configs
+        .iter()
+        .filter(|(b, _)| kept(b))
+        .filter_map(|(b, c)| {
+            let ms = c
+                .as_ref()
+                .ok()?
+                .get(PRODUCER_ID_EXPIRATION_MS)?
+                .as_deref()?
+                .parse::<i64>()
+                .ok()?;
+            Some((*b, ms))
+        })
+        .collect()
 }

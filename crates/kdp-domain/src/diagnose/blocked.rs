@@ -43,7 +43,7 @@ use crate::key_error::KeyError;
 use crate::lag::position::{At, Bounds, Position};
 use crate::partition::TopicPartition;
 use crate::repair::findings::{findings as repair_findings, plan_findings};
-use crate::repair::plan::{Action, CoordinatorAnswer};
+use crate::repair::plan::{Action, CoordinatorAnswer, Plan};
 use crate::severity::Severity;
 use crate::time::known_ms;
 
@@ -476,6 +476,13 @@ pub struct BlockedOptions {
     /// The flags that reach the cluster, put in suggested commands
     /// (`["--bootstrap-server", "host:9092"]`).
     pub connection: Vec<String>,
+    /// Only what per-group counts read (the exporter's `kdp_group_*`
+    /// series): the pinned partitions some group has an offset on (all of
+    /// them when groups are named), each without its
+    /// [`PinnedPartition::unblock`], so no repair plan is made; with no such
+    /// partition, no judgement of the transactions either. Their groups'
+    /// rows are the ones of the whole diagnosis.
+    pub groups_only: bool,
 }
 
 /// The diagnosis of `joined` (the scan behind `find-hanging`) and `groups`.
@@ -556,11 +563,20 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
         }
     }
 
+    // a pinned partition no group reads has no row to count
+    let skipped = |i: usize| opts.groups_only && !named && on[i].is_empty();
+    if (0..pinned.len()).all(skipped) {
+        return out;
+    }
     let judged = findings(joined, opts.max_timeout_ms);
-    let plan = plan_findings(
-        &repair_findings(joined, opts.max_timeout_ms),
-        &opts.connection,
-    );
+    let plan = if opts.groups_only {
+        Plan::default()
+    } else {
+        plan_findings(
+            &repair_findings(joined, opts.max_timeout_ms),
+            &opts.connection,
+        )
+    };
     let mut steps: HashMap<(&str, i32), &Action> = HashMap::new();
     for s in &plan.steps {
         for ps in &s.seen.partitions {
@@ -582,6 +598,9 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
     }
 
     for (i, &(tp, high_watermark, lso)) in pinned.iter().enumerate() {
+        if skipped(i) {
+            continue;
+        }
         let (topic, partition) = (tp.0.as_str(), tp.1);
         let mut rows: Vec<GroupRow> = on[i]
             .iter()
@@ -641,6 +660,7 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
             (None, Some(p)) if matches!(p.auto_abort, AutoAbort::Decided(_)) => Some(Unblock::Wait),
             _ => None,
         };
+        let unblock = unblock.filter(|_| !opts.groups_only);
         out.partitions.push(PinnedPartition {
             topic: topic.to_string(),
             partition,
@@ -880,7 +900,60 @@ mod tests {
             blocked_after_ms: DEFAULT_BLOCKED_AFTER_MS,
             groups: Vec::new(),
             connection: vec!["--bootstrap-server".into(), "b:9092".into()],
+            groups_only: false,
         }
+    }
+
+    /// What the group series read is the same with `groups_only`: every
+    /// pinned partition a group has an offset on, with the same rows, and
+    /// no repair plan; no group on a pinned partition leaves nothing.
+    #[test]
+    fn groups_only_keeps_every_partition_a_group_reads() {
+        for named in [vec![], vec!["audit".to_string()]] {
+            let full = blocked(
+                &joined(),
+                &groups(),
+                &BlockedOptions {
+                    groups: named.clone(),
+                    ..opts()
+                },
+            );
+            let lean = blocked(
+                &joined(),
+                &groups(),
+                &BlockedOptions {
+                    groups: named.clone(),
+                    groups_only: true,
+                    ..opts()
+                },
+            );
+            let expected: Vec<PinnedPartition> = full
+                .partitions
+                .iter()
+                .filter(|p| !named.is_empty() || !p.groups.is_empty())
+                .map(|p| PinnedPartition {
+                    unblock: None,
+                    ..p.clone()
+                })
+                .collect();
+            assert!(!expected.is_empty());
+            assert!(
+                full.partitions.iter().any(|p| p.unblock.is_some()),
+                "the full diagnosis suggests commands"
+            );
+            assert_eq!(lean.partitions, expected, "named: {named:?}");
+            assert_eq!(lean.gaps, full.gaps);
+        }
+        let none = blocked(
+            &joined(),
+            &[],
+            &BlockedOptions {
+                groups_only: true,
+                ..opts()
+            },
+        );
+        assert!(none.partitions.is_empty());
+        assert!(!blocked(&joined(), &[], &opts()).partitions.is_empty());
     }
 
     fn verdicts(p: &PinnedPartition) -> Vec<(&str, GroupVerdict)> {

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kdp_wire::messages::ProducerState;
 use serde::{Deserialize, Serialize};
 
+use crate::diagnose::id_set::{self, IdSet};
 use crate::partition::is_transactional;
 use crate::time::age_ms;
 
@@ -321,6 +322,11 @@ pub struct Pressure {
     /// [`Pressure::held`] are not all it holds.
     #[serde(default)]
     pub unanswered: BTreeMap<i32, BTreeSet<String>>,
+    /// The ids held, as [`Pressure::held`], from a [`Fold::lean`] fold
+    /// (which leaves [`Pressure::held`] empty): each list delta-encoded, a
+    /// byte or two an id. Not written out.
+    #[serde(skip)]
+    pub held_sets: BTreeMap<i32, BTreeMap<String, IdSet>>,
 }
 
 impl Pressure {
@@ -427,6 +433,21 @@ pub struct Fold {
     held: BTreeMap<i32, BTreeMap<String, Vec<i64>>>,
     unanswered: BTreeMap<i32, BTreeSet<String>>,
     lost: usize,
+    /// Set by [`Fold::lean`].
+    lean: Option<Lean>,
+}
+
+/// What a [`Fold::lean`] fold keeps instead of idle times and id lists.
+#[derive(Debug, Default)]
+struct Lean {
+    /// Each broker's `producer.id.expiration.ms`, once known
+    /// ([`Fold::expiration`]).
+    expiration_ms: BTreeMap<i32, i64>,
+    /// Each answer's ids, sorted and delta-encoded, per broker and topic;
+    /// joined per topic at the end.
+    parts: BTreeMap<i32, BTreeMap<String, Vec<IdSet>>>,
+    /// Where one answer's ids are sorted (reused).
+    scratch: Vec<i64>,
 }
 
 impl Fold {
@@ -442,6 +463,30 @@ impl Fold {
             held: BTreeMap::new(),
             unanswered: BTreeMap::new(),
             lost: 0,
+            lean: None,
+        }
+    }
+
+    /// A fold that keeps no more than the exporter publishes: once a
+    /// broker's `producer.id.expiration.ms` is known ([`Fold::expiration`],
+    /// the same value [`Fold::finish`] will be given), each of its
+    /// producers' expiry is counted as it arrives instead of keeping its
+    /// idle time (only the answers that came before the setting keep theirs
+    /// to the end), [`BrokerPressure::median_idle_ms`] is `None` (the oldest
+    /// is kept), and each answer's ids are delta-encoded at once into
+    /// [`Pressure::held_sets`] instead of [`Pressure::held`]: about two
+    /// bytes a replica entry for the scan instead of sixteen.
+    pub fn lean(mut self) -> Fold {
+        self.lean = Some(Lean::default());
+        self
+    }
+
+    /// Broker `b`'s `producer.id.expiration.ms`, read while its answers
+    /// arrive: a [`Fold::lean`] fold counts its expiry from now on (any
+    /// other ignores it and counts at [`Fold::finish`]).
+    pub fn expiration(&mut self, b: i32, ms: i64) {
+        if let Some(l) = &mut self.lean {
+            l.expiration_ms.insert(b, ms);
         }
     }
 
@@ -479,6 +524,8 @@ impl Fold {
     /// What broker `b` holds for one partition of `topic`.
     pub fn add(&mut self, b: i32, topic: &str, producers: &[ProducerState]) {
         let (now, near_from) = (self.now_ms, self.near_from);
+        let mut lean = self.lean.take();
+        let lean_exp = lean.as_ref().map(|l| l.expiration_ms.get(&b).copied());
         let acc = self.broker_mut(b);
         acc.answered += 1;
         for p in producers {
@@ -489,10 +536,20 @@ impl Fold {
                 acc.row.idempotent += 1;
             }
             if let Some(idle) = age_ms(p.last_timestamp, now) {
-                if p.current_txn_start_offset >= 0 {
-                    acc.idle_open.push(idle);
-                } else {
-                    acc.idle_closed.push(idle);
+                let open = p.current_txn_start_offset >= 0;
+                match lean_exp {
+                    None if open => acc.idle_open.push(idle),
+                    None => acc.idle_closed.push(idle),
+                    Some(exp) => {
+                        acc.row.oldest_idle_ms =
+                            Some(acc.row.oldest_idle_ms.map_or(idle, |o| o.max(idle)));
+                        match (open, exp) {
+                            (true, _) => {}
+                            (false, Some(exp)) => count_expiry(&mut acc.row, exp, idle),
+                            // the setting not read yet: counted at the end
+                            (false, None) => acc.idle_closed.push(idle),
+                        }
+                    }
                 }
             }
         }
@@ -501,12 +558,31 @@ impl Fold {
         for p in producers {
             tp.max_epoch = tp.max_epoch.max(p.producer_epoch);
         }
-        let by_topic = self.held.entry(b).or_default();
-        let ids = match by_topic.get_mut(topic) {
-            Some(ids) => ids,
-            None => by_topic.entry(topic.to_string()).or_default(),
-        };
-        ids.extend(producers.iter().map(|p| p.producer_id));
+        match &mut lean {
+            Some(l) => {
+                l.scratch.clear();
+                l.scratch.extend(producers.iter().map(|p| p.producer_id));
+                l.scratch.sort_unstable();
+                l.scratch.dedup();
+                let set = IdSet::from_sorted(&l.scratch);
+                let by_topic = l.parts.entry(b).or_default();
+                match by_topic.get_mut(topic) {
+                    Some(sets) => sets.push(set),
+                    None => {
+                        by_topic.insert(topic.to_string(), vec![set]);
+                    }
+                }
+            }
+            None => {
+                let by_topic = self.held.entry(b).or_default();
+                let ids = match by_topic.get_mut(topic) {
+                    Some(ids) => ids,
+                    None => by_topic.entry(topic.to_string()).or_default(),
+                };
+                ids.extend(producers.iter().map(|p| p.producer_id));
+            }
+        }
+        self.lean = lean;
         for p in producers.iter().filter(|p| p.producer_epoch >= near_from) {
             let e = self.near.entry(p.producer_id).or_default();
             e.0 = e.0.max(p.producer_epoch);
@@ -562,15 +638,39 @@ impl Fold {
             // kept (by --since and the exporter) past this scan: no growth slack
             ids.shrink_to_fit();
         }
+        // a lean fold kept the idle times only of answers that came before
+        // their broker's setting; the rest it counted on the way
+        let (lean_fold, parts) = match self.lean {
+            Some(l) => (true, l.parts),
+            None => (false, BTreeMap::new()),
+        };
+        // a lean fold's answers, joined per broker and topic
+        let held_sets: BTreeMap<i32, BTreeMap<String, IdSet>> = parts
+            .into_iter()
+            .map(|(b, topics)| {
+                let topics = topics
+                    .into_iter()
+                    .map(|(t, sets)| (t, IdSet::union(&sets)))
+                    .collect();
+                (b, topics)
+            })
+            .collect();
         // each topic's lists, one per broker, merged to count distinct ids
         let mut lists: std::collections::HashMap<&str, Vec<&[i64]>> = Default::default();
         for (t, ids) in held.values().flatten() {
             lists.entry(t.as_str()).or_default().push(ids);
         }
-        let distinct: std::collections::HashMap<&str, u64> = lists
+        let mut distinct: std::collections::HashMap<&str, u64> = lists
             .into_iter()
             .map(|(t, l)| (t, count_distinct(l)))
             .collect();
+        let mut sets: std::collections::HashMap<&str, Vec<&IdSet>> = Default::default();
+        for (t, ids) in held_sets.values().flatten() {
+            sets.entry(t.as_str()).or_default().push(ids);
+        }
+        for (t, l) in sets {
+            *distinct.entry(t).or_default() += id_set::count_distinct(l);
+        }
         let mut epochs_near: Vec<NearEpoch> = self
             .near
             .into_iter()
@@ -622,19 +722,15 @@ impl Fold {
                 row.expiration_ms = expiration_ms.get(&row.broker).copied();
                 if let Some(exp) = row.expiration_ms {
                     for &idle in &acc.idle_closed {
-                        let left = exp.saturating_sub(idle);
-                        if left <= 0 {
-                            row.past_expiration += 1;
-                        } else {
-                            row.expiring_within_hour += u64::from(left <= HOUR_MS);
-                            row.expiring_within_day += u64::from(left <= DAY_MS);
-                        }
+                        count_expiry(row, exp, idle);
                     }
                 }
-                let mut idles = acc.idle_closed;
-                idles.append(&mut acc.idle_open);
-                row.oldest_idle_ms = idles.iter().copied().max();
-                row.median_idle_ms = median(&mut idles);
+                if !lean_fold {
+                    let mut idles = acc.idle_closed;
+                    idles.append(&mut acc.idle_open);
+                    row.oldest_idle_ms = idles.iter().copied().max();
+                    row.median_idle_ms = median(&mut idles);
+                }
                 acc.row
             })
             .collect();
@@ -654,7 +750,20 @@ impl Fold {
                 .cloned()
                 .collect(),
             unanswered: self.unanswered,
+            held_sets,
         }
+    }
+}
+
+/// Counts one idle time (of an id with no open transaction) into `row`'s
+/// expiry forecast, on a broker whose setting is `exp`.
+fn count_expiry(row: &mut BrokerPressure, exp: i64, idle: i64) {
+    let left = exp.saturating_sub(idle);
+    if left <= 0 {
+        row.past_expiration += 1;
+    } else {
+        row.expiring_within_hour += u64::from(left <= HOUR_MS);
+        row.expiring_within_day += u64::from(left <= DAY_MS);
     }
 }
 

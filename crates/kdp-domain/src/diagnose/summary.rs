@@ -337,6 +337,8 @@ impl GroupsFound {
             &BlockedOptions {
                 max_timeout_ms,
                 blocked_after_ms,
+                // the series count groups: no commands, no partition no group reads
+                groups_only: true,
                 ..Default::default()
             },
         );

@@ -515,6 +515,7 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
             blocked_after_ms: i64::try_from(args.blocked_after.as_millis()).unwrap_or(i64::MAX),
             groups: args.group.clone(),
             connection: repair::connection_flags(&args.cluster),
+            groups_only: false,
         },
     );
     for g in &diagnosis.gaps {

@@ -6,14 +6,15 @@
 //! `ProducerIdCount` gauge counts), so every replica is asked, not only the
 //! leaders: each scan sends every broker DescribeProducers for the
 //! partition replicas it hosts (one request per
-//! `--max-partitions-per-request` of them, so about the replication factor
-//! times the leaders' scan in requests and bytes, on top of it) and one
-//! DescribeConfigs (`producer.id.expiration.ms`). It runs beside the
-//! diagnosis, on the same deadline, folding each answer as it arrives
-//! (kdp-workflows' [`kdp_workflows::pressure::scan`]): memory is the ids
-//! held per broker and topic (8 bytes each during the scan; kept to the
-//! next for the new-ids counters as an [`IdSet`], a byte or two each),
-//! never the producers.
+//! `--max-partitions-per-request` of them, at most 100, so about the
+//! replication factor times the leaders' scan in bytes, on top of it) and
+//! one DescribeConfigs (`producer.id.expiration.ms`, asked first). It runs
+//! beside the diagnosis, on the same deadline, folding each answer as it
+//! arrives (kdp-workflows' [`kdp_workflows::pressure::scan`], lean): memory
+//! is the answers in flight and the ids held per broker and topic, each
+//! answer's delta-encoded at once as an [`IdSet`] (a byte or two each) and
+//! kept so to the next scan for the new-ids counters; never the producers,
+//! nor their idle times once the broker's setting is known.
 //!
 //! Never a count from part of the replicas published as if whole: a broker
 //! that did not answer for every partition it hosts has no series, a topic
@@ -40,6 +41,14 @@ use prometheus_client::registry::Registry;
 
 type Labels = Vec<(&'static str, String)>;
 type IntGauge = Gauge<i64, AtomicI64>;
+
+/// Partitions per DescribeProducers request of the every-replica scan, at
+/// most. Up to 8 brokers' answers are in flight at once, each held as bytes
+/// and then decoded, and that is the scan's peak: a broker answering for
+/// its 600 replicas of 100 producers at once is 2.2 MB on the wire and 3.8 MB
+/// decoded, in requests of 100 partitions a sixth of that (issue 32 in
+/// docs/PERFORMANCE.md), for six requests instead of one.
+const REPLICA_PARTITIONS_PER_REQUEST: usize = 100;
 
 /// `--producer-ids`: what to compute.
 #[derive(Debug, Clone, Copy)]
@@ -113,8 +122,17 @@ impl Tracker {
             top: 0,
             only_brokers: BTreeSet::new(),
             transactions: false,
+            lean: true,
         };
-        match scan(client, opts, &options, bound).await {
+        // each broker answers for every replica it hosts; smaller answers,
+        // not fewer, keep the scan's memory to what is in flight
+        let opts = DescribeOptions {
+            max_partitions_per_request: opts
+                .max_partitions_per_request
+                .min(REPLICA_PARTITIONS_PER_REQUEST),
+            ..opts.clone()
+        };
+        match scan(client, &opts, &options, bound).await {
             Ok(s) => {
                 for (b, why) in s.failed.iter().chain(&s.incomplete) {
                     tracing::warn!(broker = b, errors = ?why, "producer ids: a broker did not answer fully; its series are left out this scan");
@@ -141,9 +159,17 @@ impl Tracker {
 
     /// Counts the ids each broker holds now that its last answer for the
     /// same topic did not, and keeps this answer for the next scan. Takes
-    /// the held ids out of `p` (they are not published).
+    /// the held ids out of `p` (they are not published): its
+    /// [`Pressure::held_sets`], kept as they are, and any plain
+    /// [`Pressure::held`] lists, encoded.
     pub fn count_new(&mut self, p: &mut Pressure) {
-        let mut held = std::mem::take(&mut p.held);
+        let mut held = std::mem::take(&mut p.held_sets);
+        for (b, topics) in std::mem::take(&mut p.held) {
+            let sets = held.entry(b).or_default();
+            for (t, ids) in topics {
+                sets.insert(t, IdSet::from_sorted(&ids));
+            }
+        }
         let no_topics = BTreeSet::new();
         for b in p.brokers.iter().filter(|b| b.answered) {
             let broker = b.broker;
@@ -162,7 +188,7 @@ impl Tracker {
                 }
                 let key = (broker, topic);
                 let new = match self.last.get(&key) {
-                    Some(before) => before.count_missing_from(&ids),
+                    Some(before) => before.count_missing_from_set(&ids),
                     None if baselined => ids.len() as u64,
                     None => 0,
                 };
@@ -174,7 +200,7 @@ impl Tracker {
                     .get_or_create(&vec![("topic", key.1.clone())])
                     .inc_by(new);
                 total += new;
-                self.last.insert(key, IdSet::from_sorted(&ids));
+                self.last.insert(key, ids);
             }
             self.broker_new
                 .get_or_create(&vec![("broker", broker.to_string())])

@@ -307,12 +307,17 @@ impl Scanner {
 }
 
 /// A partition's outcome with only the producers `keeps` wants; the rest of
-/// the response is freed here.
+/// the response is freed here. The kept producers get an allocation of their
+/// own size: filtering the answer's vector in place would keep its whole
+/// capacity (every producer's room, a million of them) until the diagnosis ends.
 fn keep(o: PartitionOutcome, keeps: impl Fn(&ProducerState) -> bool) -> PartitionOutcome {
     PartitionOutcome {
-        result: o
-            .result
-            .map(|ps| ps.into_iter().filter(|p| keeps(p)).collect()),
+        result: o.result.map(|ps| {
+            let n = ps.iter().filter(|p| keeps(p)).count();
+            let mut kept = Vec::with_capacity(n);
+            kept.extend(ps.into_iter().filter(|p| keeps(p)));
+            kept
+        }),
         ..o
     }
 }

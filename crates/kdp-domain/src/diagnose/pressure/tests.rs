@@ -380,3 +380,112 @@ fn churn_leaves_out_what_either_scan_did_not_fully_see() {
     was_silent.held.remove(&2);
     assert!(churn(&was_silent, &now).iter().all(|c| c.broker != 2));
 }
+
+/// Answers of 4 brokers for 3 topics of 5 partitions, from a fixed seed:
+/// ids repeated across partitions and brokers, idle times on both sides of
+/// the expiry boundaries, open transactions, unknown timestamps, epochs near
+/// the end.
+fn churning_cluster(seed: u64) -> Replicas {
+    let mut x = seed | 1;
+    let mut next = move |n: u64| {
+        // xorshift64
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let mut r = Replicas::new();
+    for t in ["a", "b", "c"] {
+        for part in 0..5 {
+            let mut by_broker = BTreeMap::new();
+            for b in 1..=4 {
+                let producers = (0..next(40))
+                    .map(|_| {
+                        let idle = match next(6) {
+                            0 => None,
+                            1 => Some(DAY_MS - HOUR_MS + next(3) as i64 - 1),
+                            2 => Some(DAY_MS + next(3) as i64 - 1),
+                            _ => Some(next(2 * DAY_MS as u64) as i64),
+                        };
+                        let epoch = if next(10) == 0 {
+                            MAX_EPOCH - next(2000) as i32
+                        } else {
+                            next(100) as i32
+                        };
+                        let txn = if next(4) == 0 { next(100) as i64 } else { -1 };
+                        p(
+                            1_000 + next(300) as i64,
+                            epoch,
+                            idle,
+                            next(3) as i32 - 1,
+                            txn,
+                        )
+                    })
+                    .collect();
+                by_broker.insert(b, producers);
+            }
+            r.insert((t.into(), part), by_broker);
+        }
+    }
+    r
+}
+
+#[test]
+fn a_lean_fold_reports_what_the_full_fold_reports() {
+    for seed in [1, 7, 42, 2026] {
+        let replicas = churning_cluster(seed);
+        let mut inp = inputs(&replicas);
+        inp.brokers = [1, 2, 3, 4, 5].into();
+        // broker 3's setting unknown; broker 5 answered nothing
+        inp.expiration_ms = [(1, DAY_MS), (2, DAY_MS), (4, HOUR_MS)].into();
+        inp.failed = [5].into();
+        let full = pressure(&inp);
+
+        let mut fold = Fold::new(NOW, DEFAULT_EPOCH_MARGIN).lean();
+        for b in &inp.brokers {
+            fold.broker(*b);
+        }
+        fold.failed_broker(5);
+        // broker 1's setting known before its answers, 2's halfway, 4's
+        // only at the end
+        fold.expiration(1, DAY_MS);
+        for (i, ((topic, _), by_broker)) in replicas.iter().enumerate() {
+            if i == replicas.len() / 2 {
+                fold.expiration(2, DAY_MS);
+            }
+            for (b, producers) in by_broker {
+                fold.add(*b, topic, producers);
+            }
+        }
+        let lean = fold.finish(&inp.expiration_ms, &BTreeMap::new(), 1, &[]);
+
+        assert!(lean.held.is_empty());
+        let sets: BTreeMap<i32, BTreeMap<String, Vec<i64>>> = lean
+            .held_sets
+            .iter()
+            .map(|(b, t)| {
+                let t = t
+                    .iter()
+                    .map(|(t, s)| (t.clone(), s.iter().collect()))
+                    .collect();
+                (*b, t)
+            })
+            .collect();
+        assert_eq!(sets, full.held, "seed {seed}");
+        let mut expected = full.clone();
+        for b in &mut expected.brokers {
+            b.median_idle_ms = None;
+        }
+        expected.held = BTreeMap::new();
+        let mut got = lean.clone();
+        got.held_sets = BTreeMap::new();
+        assert_eq!(got, expected, "seed {seed}");
+        assert!(
+            full.brokers
+                .iter()
+                .any(|b| b.past_expiration > 0 && b.expiring_within_hour > 0),
+            "the seed reaches both boundaries"
+        );
+        assert!(full.topics.iter().any(|t| t.near_exhaustion > 0));
+    }
+}

@@ -207,3 +207,54 @@ fn kept_state_does_not_grow_with_the_scans() {
     ));
     assert_eq!(t.kept(), (2, 2));
 }
+
+/// A lean scan's ids come as delta-encoded sets: the counters over scans of
+/// churning ids are the ones the plain lists give, scan by scan.
+#[test]
+fn new_ids_from_sets_count_as_from_lists() {
+    let (mut lists, mut sets) = (
+        Tracker::new(PressureConfig::default()),
+        Tracker::new(PressureConfig::default()),
+    );
+    let scan = |n: i64| {
+        let a: Vec<i64> = (n * 7..n * 7 + 50).chain([9_000 + n % 3]).collect();
+        let b: Vec<i64> = (0..40).map(|i| i * (n % 4 + 1)).collect();
+        report(
+            &[1, 2],
+            held(&[
+                (1, "a", &a),
+                (1, "b", &b),
+                (2, "a", &b[..(n as usize % 40)]),
+            ]),
+        )
+    };
+    for n in 0..30 {
+        lists.count_new(&mut scan(n));
+        let mut as_sets = scan(n);
+        for (b, topics) in std::mem::take(&mut as_sets.held) {
+            for (t, ids) in topics {
+                as_sets
+                    .held_sets
+                    .entry(b)
+                    .or_default()
+                    .insert(t, IdSet::from_sorted(&ids));
+            }
+        }
+        sets.count_new(&mut as_sets);
+        for label in [
+            ("broker", "1"),
+            ("broker", "2"),
+            ("topic", "a"),
+            ("topic", "b"),
+        ] {
+            assert_eq!(
+                counted(&sets, label),
+                counted(&lists, label),
+                "{label:?} after scan {n}"
+            );
+        }
+        assert_eq!(sets.kept(), lists.kept());
+    }
+    assert!(counted(&lists, ("broker", "1")) > 0);
+    assert!(counted(&lists, ("broker", "2")) > 0);
+}

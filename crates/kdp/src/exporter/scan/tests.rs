@@ -404,3 +404,28 @@ async fn a_replica_that_did_not_answer_gives_no_divergence_zero() {
     assert_eq!(h.diagnosis_available.get(), 0, "{text}");
     assert_eq!((scans(h, "ok"), scans(h, "partial")), (0, 1), "{text}");
 }
+
+/// What the diagnosis keeps of an answer takes the room of the producers
+/// kept, not of the answer: a million producers described must not stay
+/// allocated for the hundred thousand the diagnosis needs.
+#[test]
+fn kept_producers_take_their_own_room() {
+    let producers: Vec<ProducerState> = (0..100)
+        .map(|i| ProducerState {
+            producer_id: i,
+            current_txn_start_offset: if i % 10 == 0 { 5 } else { -1 },
+            ..Default::default()
+        })
+        .collect();
+    let o = PartitionOutcome {
+        topic: "t".into(),
+        partition: 0,
+        broker_id: Some(1),
+        result: Ok(producers),
+    };
+    let kept = keep(o, |p| p.current_txn_start_offset >= 0);
+    let kept = kept.result.expect("kept");
+    let ids: Vec<i64> = kept.iter().map(|p| p.producer_id).collect();
+    assert_eq!(ids, (0..10).map(|i| i * 10).collect::<Vec<_>>());
+    assert_eq!(kept.capacity(), 10);
+}
