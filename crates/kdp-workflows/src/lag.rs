@@ -219,6 +219,34 @@ pub struct LagRead {
     pub fetched: BTreeMap<TopicPartition, u64>,
 }
 
+/// The offsets the groups read with `isolation` start from, per
+/// partition: a topic name copied per partition, not per committed offset.
+fn starts_by_partition(
+    groups: &GroupsRead,
+    lag: &LagOptions,
+    isolation: Isolation,
+) -> BTreeMap<TopicPartition, BTreeSet<i64>> {
+    let mut on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
+    each_start(groups, lag, isolation, |tp, start| {
+        if let Some(o) = start {
+            match on.get_mut(tp) {
+                Some(set) => set.insert(o),
+                None => on.entry(tp.clone()).or_default().insert(o),
+            };
+        }
+    });
+    on
+}
+
+/// A count of `tp` over [`start`, `end`), from what `known` proved by an
+/// earlier read where the caller keeps one.
+fn count(known: Option<&mut Known>, tp: &TopicPartition, start: i64, end: i64) -> Tally {
+    match known {
+        Some(known) => known.tally(tp, start, end),
+        None => Tally::new(start, end),
+    }
+}
+
 /// [`gather_from`]'s reads, without the judgement.
 pub async fn read_from(
     client: &SharedClient,
@@ -308,31 +336,9 @@ pub async fn read_from(
     };
 
     // the reads: each partition once, from its smallest offset
-    let mut committed_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    each_start(&groups, &opts.lag, Isolation::ReadCommitted, |tp, start| {
-        if let Some(o) = start {
-            // a name copied per partition, not per committed offset
-            match committed_on.get_mut(tp) {
-                Some(set) => set.insert(o),
-                None => committed_on.entry(tp.clone()).or_default().insert(o),
-            };
-        }
-    });
+    let committed_on = starts_by_partition(&groups, &opts.lag, Isolation::ReadCommitted);
     // the read_uncommitted positions: counted apart, to the high watermark
-    let mut uncommitted_on: BTreeMap<TopicPartition, BTreeSet<i64>> = BTreeMap::new();
-    each_start(
-        &groups,
-        &opts.lag,
-        Isolation::ReadUncommitted,
-        |tp, start| {
-            if let Some(o) = start {
-                match uncommitted_on.get_mut(tp) {
-                    Some(set) => set.insert(o),
-                    None => uncommitted_on.entry(tp.clone()).or_default().insert(o),
-                };
-            }
-        },
-    );
+    let uncommitted_on = starts_by_partition(&groups, &opts.lag, Isolation::ReadUncommitted);
     // the topics whose counts may be kept: known not to be compacted
     let mut uncompacted: BTreeSet<String> = BTreeSet::new();
     if let Some(known) = known.as_deref_mut() {
@@ -368,11 +374,8 @@ pub async fn read_from(
             let floor = b.log_start.unwrap_or(i64::MIN);
             let cs: Vec<i64> = on.iter().map(|&c| c.max(floor)).collect();
             if let Some(&start) = cs.iter().min().filter(|&&s| s < b.high_watermark) {
-                let tally = match known.as_deref_mut() {
-                    Some(known) => known.tally(&tp, start, b.high_watermark),
-                    None => Tally::new(start, b.high_watermark),
-                }
-                .read_uncommitted();
+                let tally =
+                    count(known.as_deref_mut(), &tp, start, b.high_watermark).read_uncommitted();
                 if tally.is_done() {
                     uncommitted_ready = Some(tally);
                 } else {
@@ -396,10 +399,7 @@ pub async fn read_from(
                     .get(&tp)
                     .map(|s| s.iter().map(|&c| c.max(start)).collect())
                     .unwrap_or_default();
-                let tally = match known.as_deref_mut() {
-                    Some(known) => known.tally(&tp, start, b.last_stable_offset),
-                    None => Tally::new(start, b.last_stable_offset),
-                };
+                let tally = count(known.as_deref_mut(), &tp, start, b.last_stable_offset);
                 if tally.is_done() {
                     // what is known already: no request
                     ready = Some(tally);
