@@ -77,6 +77,7 @@ pub mod join;
 pub mod lag;
 pub mod owners;
 pub mod pressure;
+pub mod prior;
 pub mod repair;
 pub mod replicas;
 pub mod transactions;
