@@ -9,7 +9,7 @@ use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::joined::Joined;
 
 use crate::groups::{read_groups, read_groups_keeping, ReadOptions};
-use crate::join::{join, join_keeping, JoinOptions};
+use crate::join::{join, join_keeping, JoinOptions, Keep};
 use crate::prior::Prior;
 
 /// The join and the groups, each answered or failed on its own.
@@ -49,7 +49,7 @@ pub async fn gather_keeping(
     bound: &TimeBound,
 ) -> (Gathered, Prior) {
     let (joined, groups) = tokio::join!(
-        join_keeping(client, join_opts, bound),
+        join_keeping(client, join_opts, Keep::Everything, bound),
         read_groups_keeping(client, groups, opts, bound)
     );
     let (joined, transactions) = match joined {

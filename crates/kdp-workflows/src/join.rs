@@ -107,35 +107,53 @@ fn probe_id(now_ms: i64) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct TxnRead {
     /// Every id ListTransactions listed (unfiltered) on the brokers that
-    /// answered.
-    pub listed: BTreeSet<String>,
-    /// The brokers whose ListTransactions failed.
-    pub listing_failures: Vec<(i32, KeyError)>,
+    /// answered, and the brokers whose ListTransactions failed; `None`
+    /// when the listing was filtered by producer id.
+    pub listed: Option<Listed>,
     /// DescribeTransactions' answer for each id the join described.
     pub described: BTreeMap<String, Described>,
+}
+
+/// Every id listed, and the brokers whose ListTransactions failed.
+pub type Listed = (BTreeSet<String>, Vec<(i32, KeyError)>);
+
+/// What [`join_keeping`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Nothing ([`join`]).
+    Nothing,
+    /// The descriptions; the listing stays filtered by producer id, as a
+    /// later read may need no listing (`find-hanging` shows an owner only
+    /// for the rows it finds).
+    Descriptions,
+    /// Every transaction listed (unfiltered) and the descriptions: a later
+    /// read needs the listing (`blocked` names each pinning id's owner).
+    Everything,
 }
 
 /// Runs the scan within `bound`. Fails only if the cluster cannot be
 /// reached at all (the first metadata request).
 pub async fn join(client: &Arc<Client>, opts: &JoinOptions, bound: &TimeBound) -> Result<Joined> {
-    scan(client, opts, false, bound).await.map(|(j, _)| j)
+    scan(client, opts, Keep::Nothing, bound)
+        .await
+        .map(|(j, _)| j)
 }
 
-/// [`join`], listing every transaction (unfiltered) and keeping that
-/// listing and the descriptions ([`TxnRead`]; `None` when no lookup ran or
-/// the listing failed) for a later read of the same ids.
+/// [`join`], keeping what `keep` says ([`TxnRead`]; `None` when no lookup
+/// ran or the listing failed) for a later read of the same ids.
 pub async fn join_keeping(
     client: &Arc<Client>,
     opts: &JoinOptions,
+    keep: Keep,
     bound: &TimeBound,
 ) -> Result<(Joined, Option<TxnRead>)> {
-    scan(client, opts, true, bound).await
+    scan(client, opts, keep, bound).await
 }
 
 async fn scan(
     client: &Arc<Client>,
     opts: &JoinOptions,
-    keep: bool,
+    keep: Keep,
     bound: &TimeBound,
 ) -> Result<(Joined, Option<TxnRead>)> {
     let now_ms = now_ms();
@@ -175,19 +193,27 @@ pub async fn join_described(
     summary: DescribeSummary,
     bound: &TimeBound,
 ) -> Result<Joined> {
-    lookups(client, opts, now_ms, partitions, summary, false, bound)
-        .await
-        .map(|(j, _)| j)
+    lookups(
+        client,
+        opts,
+        now_ms,
+        partitions,
+        summary,
+        Keep::Nothing,
+        bound,
+    )
+    .await
+    .map(|(j, _)| j)
 }
 
-/// [`join_described`], keeping the lookup's read when `keep`.
+/// [`join_described`], keeping what `keep` says of the lookup's read.
 async fn lookups(
     client: &Arc<Client>,
     opts: &JoinOptions,
     now_ms: i64,
     partitions: Vec<PartitionOutcome>,
     summary: DescribeSummary,
-    keep: bool,
+    keep: Keep,
     bound: &TimeBound,
 ) -> Result<(Joined, Option<TxnRead>)> {
     let dopts = opts.describe.driver_options();
@@ -342,14 +368,15 @@ async fn look_up(
     client: &Arc<Client>,
     now_ms: i64,
     wanted: &BTreeSet<i64>,
-    keep: bool,
+    keep: Keep,
     dopts: &DriverOptions,
     bound: &TimeBound,
 ) -> LookedUp {
     let mut unfinished = Vec::new();
-    // kept: every id is listed, for the later read's siblings
+    // every id listed, kept for the later read's siblings
+    let every = keep == Keep::Everything;
     let filters = ListFilters {
-        producer_ids: if !keep && wanted.len() <= MAX_PRODUCER_ID_FILTERS {
+        producer_ids: if !every && wanted.len() <= MAX_PRODUCER_ID_FILTERS {
             wanted.iter().copied().collect()
         } else {
             Vec::new()
@@ -361,7 +388,7 @@ async fn look_up(
     // when the read is kept)
     let listings = match list_transactions_with(client, &filters, dopts, &half, |t| {
         let pid = t.producer_id();
-        (keep || wanted.contains(&pid)).then(|| (pid, t.transactional_id().to_owned()))
+        (every || wanted.contains(&pid)).then(|| (pid, t.transactional_id().to_owned()))
     })
     .await
     {
@@ -391,7 +418,7 @@ async fn look_up(
         match l {
             Ok(l) => {
                 for (pid, id) in l.transactions.into_iter().flatten() {
-                    if keep {
+                    if every {
                         every_id.insert(id.clone());
                         if !wanted.contains(&pid) {
                             continue;
@@ -450,9 +477,8 @@ async fn look_up(
     let mut descriptions = HashMap::new();
     let mut may_describe_any = false;
     let mut probe_failed = None;
-    let mut kept = keep.then(|| TxnRead {
-        listed: every_id,
-        listing_failures: listing_errors.clone(),
+    let mut kept = (keep != Keep::Nothing).then(|| TxnRead {
+        listed: every.then(|| (every_id, listing_errors.clone())),
         described: BTreeMap::new(),
     });
     for (id, d) in described {

@@ -219,8 +219,12 @@ async fn read_input(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<(OwnersInput, Vec<(i32, KeyError)>)> {
-    let (listed, listing_failures, mut described) = match prior.transactions {
-        Some(t) => (t.listed, t.listing_failures, t.described),
+    let (listing, mut described) = match prior.transactions {
+        Some(t) => (t.listed, t.described),
+        None => (None, BTreeMap::new()),
+    };
+    let (listed, listing_failures) = match listing {
+        Some(l) => l,
         None => {
             let listings = list_transactions(client, &Default::default(), opts, bound).await?;
             let mut listed = BTreeSet::new();
@@ -231,7 +235,7 @@ async fn read_input(
                     Err(e) => listing_failures.push((broker, e)),
                 }
             }
-            (listed, listing_failures, BTreeMap::new())
+            (listed, listing_failures)
         }
     };
     // the ids asked about, then their Flink siblings (judged together)

@@ -10,7 +10,7 @@ use kdp_domain::joined::{max_timeout, Joined};
 use kdp_domain::key_error::Failures;
 use kdp_domain::repair::{findings, plan_findings};
 use kdp_workflows::groups::held_groups_keeping;
-use kdp_workflows::join::{join_keeping, JoinOptions};
+use kdp_workflows::join::{join_keeping, JoinOptions, Keep};
 use kdp_workflows::prior::Prior;
 use serde::Serialize;
 
@@ -274,9 +274,11 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     // without --all nothing but the candidates is shown: only they are
     // looked up and only their partitions' offsets read; the Owner column
-    // takes the join's listing and descriptions, asking them no more
+    // takes the join's descriptions (the listing stays filtered: most runs
+    // show no id to find an owner for)
     let opts = JoinOptions::new(describe, true).candidates_only(given);
-    let (joined, transactions) = match join_keeping(&conn.client, &opts, &conn.bound).await {
+    let keep = Keep::Descriptions;
+    let (joined, transactions) = match join_keeping(&conn.client, &opts, keep, &conn.bound).await {
         Ok((j, t)) => (Ok(j), t),
         Err(e) => (Err(e), None),
     };
