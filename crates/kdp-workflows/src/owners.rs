@@ -13,7 +13,7 @@
 //! than kdp), or a streams group on a broker without StreamsGroupDescribe,
 //! stays unread: its ids are judged unknown, never guessed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
@@ -59,7 +59,21 @@ impl Scope {
     pub fn contains(&self, id: &str) -> bool {
         self.everything()
             || self.transactional_ids.iter().any(|t| t == id)
-            || self.prefixes.iter().any(|p| id.starts_with(p.as_str()))
+            || self.matches_pattern(id)
+    }
+
+    /// [`Scope::contains`] for many ids: the named ids in a set, as a scope
+    /// may name thousands (every id `kdp blocked` shows) and be matched
+    /// against every listed id.
+    fn matcher(&self) -> impl Fn(&str) -> bool + '_ {
+        let ids: HashSet<&str> = self.transactional_ids.iter().map(String::as_str).collect();
+        let everything = self.everything();
+        move |id| everything || ids.contains(id) || self.matches_pattern(id)
+    }
+
+    /// Whether `id` is one of a prefix or a group the caller asked about.
+    fn matches_pattern(&self, id: &str) -> bool {
+        self.prefixes.iter().any(|p| id.starts_with(p.as_str()))
             || self.groups.iter().any(|g| {
                 id.strip_prefix(g.as_str())
                     .is_some_and(|rest| rest.starts_with('-'))
@@ -140,10 +154,11 @@ pub async fn read_owners_and_groups(
     let (mut input, listing_failures) =
         read_input(client, scope, now_ms, Prior::default(), opts, bound).await?;
     // the partitions the open transactions in scope pin
+    let in_scope = scope.matcher();
     let pinned: Vec<(String, i32)> = input
         .transactions
         .iter()
-        .filter(|t| scope.contains(&t.transactional_id))
+        .filter(|t| in_scope(&t.transactional_id))
         .flat_map(|t| t.pinned())
         .collect();
     if pinned.is_empty() {
@@ -188,9 +203,8 @@ fn judge(
     held: Option<HeldRead>,
 ) -> OwnersRead {
     let mut judged = Owners::judge(&input);
-    judged
-        .owners
-        .retain(|o| scope.contains(&o.transactional_id));
+    let in_scope = scope.matcher();
+    judged.owners.retain(|o| in_scope(&o.transactional_id));
     let kept: BTreeSet<&str> = judged
         .owners
         .iter()
@@ -239,11 +253,8 @@ async fn read_input(
         }
     };
     // the ids asked about, then their Flink siblings (judged together)
-    let mut wanted: BTreeSet<String> = listed
-        .iter()
-        .filter(|id| scope.contains(id))
-        .cloned()
-        .collect();
+    let in_scope = scope.matcher();
+    let mut wanted: BTreeSet<String> = listed.iter().filter(|id| in_scope(id)).cloned().collect();
     wanted.extend(scope.transactional_ids.iter().cloned());
     let stems: BTreeSet<&str> = wanted.iter().filter_map(|id| stem(id)).collect();
     let siblings: Vec<String> = listed
