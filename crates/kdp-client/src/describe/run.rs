@@ -109,6 +109,10 @@ pub struct Resolved {
     /// What was settled without a broker (a topic that does not exist, a
     /// partition it does not have).
     pub settled: Vec<PartitionOutcome>,
+    /// The partitions the selection named one by one: deleted during the
+    /// scan, they are reported (UNKNOWN_TOPIC_OR_PARTITION), where those
+    /// picked as part of a topic or the cluster are dropped.
+    pub explicit: BTreeSet<TopicPartition>,
 }
 
 /// Resolves the selection once, for callers that then ask several brokers
@@ -136,7 +140,47 @@ pub async fn resolve(
         partitions: selected.partitions,
         metadata: selected.metadata,
         settled,
+        explicit: selected.explicit,
     })
+}
+
+/// DescribeProducers of `partitions` already resolved ([`resolve`]), each
+/// routed to its leader after a fresh metadata lookup, with
+/// [`describe_producers`]' retries: for a caller that asked the replicas
+/// itself and still lacks some leader's answer (a leader that moved, did
+/// not answer, or has none). `explicit` as in [`Resolved::explicit`].
+/// Results to `sink` as they arrive; draws on `bound`.
+pub async fn describe_leaders<F: FnMut(DescribeEvent)>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    partitions: Vec<TopicPartition>,
+    explicit: BTreeSet<TopicPartition>,
+    sink: F,
+) -> DescribeSummary {
+    let mut report = Report {
+        sink,
+        summary: DescribeSummary::default(),
+    };
+    let mut strategy = PartitionLeader::new();
+    let handler = Handler {
+        chosen_broker: None,
+        explicit,
+    };
+    let stats = drive_partitions(
+        client,
+        opts,
+        bound,
+        &handler,
+        &mut strategy,
+        partitions,
+        &mut report,
+    )
+    .await;
+    let mut summary = report.summary;
+    summary.rounds = stats.rounds;
+    summary.vanished = stats.dropped;
+    summary
 }
 
 /// DescribeProducers of `partitions` on `broker` (a follower answers from
