@@ -397,8 +397,9 @@ fn asked_replicas(cluster: &StallCluster) -> Vec<(i32, String, i32)> {
 /// With `--producer-ids` the replicas are asked once: every replica of
 /// every partition in one DescribeProducers each, no leaders' describe
 /// beside it, and the leaders' series (producers, open transactions, the
-/// partitions that failed: broker 3's offline log) are those of a
-/// leaders-only scan of the same cluster.
+/// partitions that failed) are those of a leaders-only scan of the same
+/// cluster (broker 3's offline log of payments-2 is a follower's: it fails
+/// the producer-id series, not the leaders').
 #[tokio::test(start_paused = true)]
 async fn one_scan_of_every_replica_is_the_leaders_describe_too() {
     let dir = Dir::new("shared");
