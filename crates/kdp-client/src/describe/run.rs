@@ -158,29 +158,12 @@ pub async fn describe_leaders<F: FnMut(DescribeEvent)>(
     explicit: BTreeSet<TopicPartition>,
     sink: F,
 ) -> DescribeSummary {
-    let mut report = Report {
-        sink,
-        summary: DescribeSummary::default(),
-    };
-    let mut strategy = PartitionLeader::new();
     let handler = Handler {
         chosen_broker: None,
         explicit,
     };
-    let stats = drive_partitions(
-        client,
-        opts,
-        bound,
-        &handler,
-        &mut strategy,
-        partitions,
-        &mut report,
-    )
-    .await;
-    let mut summary = report.summary;
-    summary.rounds = stats.rounds;
-    summary.vanished = stats.dropped;
-    summary
+    let strategy = PartitionLeader::new();
+    drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
 }
 
 /// DescribeProducers of `partitions` on `broker` (a follower answers from
@@ -193,25 +176,41 @@ pub async fn describe_on<F: FnMut(DescribeEvent)>(
     broker: i32,
     partitions: Vec<TopicPartition>,
     metadata: crate::metadata::ClusterMetadata,
+    mut sink: F,
+) -> DescribeSummary {
+    if !partitions.is_empty() {
+        sink(DescribeEvent::Planned {
+            partitions: partitions.len(),
+        });
+    }
+    let handler = Handler {
+        chosen_broker: Some(broker),
+        explicit: BTreeSet::new(),
+    };
+    let strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
+    drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
+}
+
+/// The driver over partitions already resolved, routed by `strategy`;
+/// results to `sink`, and the counts of what it reported.
+async fn drive_resolved<F: FnMut(DescribeEvent)>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    handler: &Handler,
+    mut strategy: PartitionLeader,
+    partitions: Vec<TopicPartition>,
     sink: F,
 ) -> DescribeSummary {
     let mut report = Report {
         sink,
         summary: DescribeSummary::default(),
     };
-    if !partitions.is_empty() {
-        report.planned(partitions.len());
-    }
-    let mut strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
-    let handler = Handler {
-        chosen_broker: Some(broker),
-        explicit: BTreeSet::new(),
-    };
     let stats = drive_partitions(
         client,
         opts,
         bound,
-        &handler,
+        handler,
         &mut strategy,
         partitions,
         &mut report,
