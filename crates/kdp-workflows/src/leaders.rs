@@ -55,7 +55,8 @@ pub struct LeaderTap<S> {
 impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
     /// The leaders of `resolved`'s partitions; what the resolution settled
     /// (a topic that does not exist) goes to `sink` at once, as the
-    /// leaders' describe reports it.
+    /// leaders' describe reports it (when the scan is routed with one
+    /// metadata; otherwise [`LeaderTap::finish`]'s describe does).
     pub fn new(resolved: &Resolved, sink: S) -> LeaderTap<S> {
         let mut leaders = HashMap::new();
         if let Some(md) = &resolved.metadata {
@@ -72,8 +73,11 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
             leaders,
             summary: DescribeSummary::default(),
         };
-        for o in &resolved.settled {
-            state.report(o.clone());
+        // unrouted, the leaders' describe of the whole selection reports them
+        if resolved.metadata.is_some() {
+            for o in &resolved.settled {
+                state.report(o.clone());
+            }
         }
         LeaderTap {
             routed: resolved.metadata.is_some(),
