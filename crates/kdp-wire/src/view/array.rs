@@ -63,13 +63,12 @@ impl<'a, T: Viewable> ArrayView<'a, T> {
             // Every element takes `len` bytes: the cursor is cut to the
             // array's, so that each step checks only that one more is left.
             let all = at.rest();
-            let n = len
-                .checked_mul(left)
-                .filter(|&n| n <= all.len())
-                // Only bytes a check refused are shorter: as many as fit.
-                .unwrap_or(all.len() - all.len() % len);
-            left = n / len;
-            at = at.over(all.get(..n).unwrap_or_default());
+            match len.checked_mul(left).and_then(|n| all.get(..n)) {
+                Some(bytes) => at = at.over(bytes),
+                // Only bytes a check refused are shorter: as many as fit
+                // (out of line: no division on the way of valid bytes).
+                None => (at, left) = cut_to_whole(at, len),
+            }
         }
         ArrayIter {
             at,
@@ -79,6 +78,15 @@ impl<'a, T: Viewable> ArrayView<'a, T> {
             elem: PhantomData,
         }
     }
+}
+
+/// The whole elements of `len` bytes at `at` (`len` > 0): a cursor over
+/// them and their count.
+#[cold]
+fn cut_to_whole(at: Cursor<'_>, len: usize) -> (Cursor<'_>, usize) {
+    let all = at.rest();
+    let left = all.len() / len.max(1);
+    (at.over(all.get(..left * len).unwrap_or_default()), left)
 }
 
 impl<T> Clone for ArrayView<'_, T> {
