@@ -10,8 +10,9 @@
 #   cargo build --release -p kdp
 #   bash scripts/exporter-soak.sh /tmp/scale50.json 100 --producer-ids [EXTRA EXPORTER FLAGS...]
 #
-# Scans run back to back (--interval 1s is shorter than a scan). Prints one line per 10
-# scans: scans done, mean scan duration so far, VmRSS and VmHWM of the exporter.
+# Scans run back to back (--interval 1s is shorter than a scan). Prints one line after
+# scans 1, 10, 25, 50, 75, 100 and every 100 after (the first sample at or past each):
+# scans done, mean scan duration so far, VmRSS and VmHWM of the exporter.
 set -euo pipefail
 cluster=$1; scans=$2; shift 2
 kdp=${KDP:-target/release/kdp}
@@ -31,7 +32,9 @@ bootstrap=$(first_line "$work/mock.out")
 exp=$!
 pids+=("$exp")
 addr=$(first_line "$work/exp.out")
-next=10
+marks=(1 10 25 50 75)
+mark=0
+next=1
 while :; do
     n=$(metric kdp_scan_duration_seconds_count); n=${n:-0}
     if [ "$n" -ge "$next" ]; then
@@ -41,7 +44,8 @@ while :; do
         awk -v n="$n" -v s="$sum" -v r="$rss" -v h="$hwm" \
             'BEGIN {printf "%4d scans: mean %.2f s, VmRSS %.1f MB, VmHWM %.1f MB\n", n, s/n, r/1024, h/1024}'
         [ "$n" -ge "$scans" ] && break
-        next=$((next + 10))
+        mark=$((mark + 1))
+        if [ "$mark" -lt "${#marks[@]}" ]; then next=${marks[$mark]}; else next=$(( (n / 100 + 1) * 100 )); fi
     fi
     sleep 0.5
 done

@@ -93,13 +93,7 @@ async fn committed_offsets_one_request_per_coordinator() {
     )
     .await
     .unwrap();
-    let at = |g: &str, p: i32| {
-        got[g]
-            .as_ref()
-            .unwrap()
-            .get(&("payments".to_string(), p))
-            .cloned()
-    };
+    let at = |g: &str, p: i32| got[g].as_ref().unwrap().get("payments", p).cloned();
     assert_eq!(at("payments-ledger", 0), Some(Committed::At(40112)));
     assert_eq!(at("payments-audit", 0), Some(Committed::At(40050)));
     assert_eq!(at("payments-reporting", 1), None);
@@ -137,7 +131,11 @@ async fn a_coordinator_that_moves_is_found_again() {
     .await
     .unwrap();
     assert_eq!(
-        got["payments-ledger"].as_ref().unwrap()[&("payments".to_string(), 0)],
+        *got["payments-ledger"]
+            .as_ref()
+            .unwrap()
+            .get("payments", 0)
+            .unwrap(),
         Committed::At(40112)
     );
     let brokers: Vec<i32> = cluster

@@ -52,7 +52,7 @@ async fn each_share_group_answers_its_start_offsets_at_its_coordinator() {
     let workers = got["workers"].as_ref().unwrap();
     let starts: Vec<((String, i32), Committed)> = workers
         .iter()
-        .map(|(tp, s)| (tp.clone(), s.start.clone()))
+        .map(|(tp, s)| (tp.clone(), s.start))
         .collect();
     assert_eq!(
         starts,

@@ -11,7 +11,10 @@
 //! whatever the decoder); `owned` is kdp's `decode_exact`. At one
 //! producer, two floors: `parse-unchecked` follows the body's lengths to
 //! its fields with no check at all, `read-fields` reads them where they
-//! are known to lie.
+//! are known to lie. At every size, two more: `fast-check`, the fast
+//! check of the usual shape alone (`Message::accepts_fast`), and
+//! `read-strided`, every producer's six fields read where they are known
+//! to lie, 37 bytes apart, with no parse and no check.
 //!
 //! ```text
 //! cargo bench -p kdp-wire --bench view -- --warm-up-time 1 --measurement-time 3
@@ -163,6 +166,78 @@ fn parse_one_unchecked(b: &[u8]) -> u64 {
     sum = sum.wrapping_add(message_len as u64);
     let at = p + 7 + message_len + 1;
     sum.wrapping_add(read_fields_at(b, at, name_len))
+}
+
+/// Where each partition's producers lie in the encoding of `m` (shortest
+/// varints, no tagged fields): (offset, count), computed from the value, so
+/// that `read_strided` reads the fields with no parse at all.
+fn producer_arrays(m: &DescribeProducersResponse) -> Vec<(usize, usize)> {
+    // A compact length or count `n`: the varint of `n + 1`.
+    let varint = |n: usize| match n + 1 {
+        0..0x80 => 1,
+        0x80..0x4000 => 2,
+        0x4000..0x20_0000 => 3,
+        _ => 4,
+    };
+    let mut at = 4 + varint(m.topics.len());
+    let mut arrays = Vec::new();
+    for t in &m.topics {
+        at += varint(t.name.len()) + t.name.len() + varint(t.partitions.len());
+        for p in &t.partitions {
+            let message = p
+                .error_message
+                .as_deref()
+                .map_or(1, |s| varint(s.len()) + s.len());
+            at += 4 + 2 + message + varint(p.active_producers.len());
+            arrays.push((at, p.active_producers.len()));
+            at += 37 * p.active_producers.len() + 1;
+        }
+        at += 1;
+    }
+    arrays
+}
+
+/// The six fields of every producer, read where `arrays` says they lie,
+/// 37 bytes apart, with no parse and no check: the floor of any reader of
+/// every producer's fields, at every size.
+fn read_strided(b: &[u8], arrays: &[(usize, usize)]) -> u64 {
+    let mut sum = 0u64;
+    for &(at, n) in arrays {
+        let producers = b.get(at..at + 37 * n).unwrap_or_default();
+        for p in producers.chunks_exact(37) {
+            let p = chunk::<36>(p, 0);
+            sum = sum.wrapping_add(fold6(
+                i64_at(&p, 0),
+                i32_at(&p, 8),
+                i32_at(&p, 12),
+                i64_at(&p, 16),
+                i32_at(&p, 24),
+                i64_at(&p, 28),
+            ));
+        }
+    }
+    sum
+}
+
+/// The fold of every producer of the owned value (what `read_strided` reads).
+fn sum_producers(m: &DescribeProducersResponse) -> u64 {
+    let mut sum = 0u64;
+    for s in m
+        .topics
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .flat_map(|p| &p.active_producers)
+    {
+        sum = sum.wrapping_add(fold6(
+            s.producer_id as u64,
+            s.producer_epoch as u64,
+            s.last_sequence as u64,
+            s.last_timestamp as u64,
+            s.coordinator_epoch as u64,
+            s.current_txn_start_offset as u64,
+        ));
+    }
+    sum
 }
 
 /// The same fold over the owned value.
@@ -326,6 +401,18 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         g.bench_with_input(BenchmarkId::new("fold-owned", n), &m, |b, m| {
             b.iter(|| sum_describe_producers(black_box(m)))
+        });
+        // The floors at every size: the fast check of the usual shape alone
+        // (a minimal safe validator: no view, no `Result`), and every
+        // producer's fields read where they are known to lie, unchecked.
+        assert!(DescribeProducersResponse::accepts_fast(&bytes, 0));
+        g.bench_with_input(BenchmarkId::new("fast-check", n), &bytes, |b, bytes| {
+            b.iter(|| DescribeProducersResponse::accepts_fast(black_box(bytes), 0))
+        });
+        let arrays = producer_arrays(&m);
+        assert_eq!(read_strided(&bytes, &arrays), sum_producers(&m));
+        g.bench_with_input(BenchmarkId::new("read-strided", n), &bytes, |b, bytes| {
+            b.iter(|| read_strided(black_box(bytes), black_box(&arrays)))
         });
         if n == 1 {
             // The floors at one producer: the body parsed with no check,

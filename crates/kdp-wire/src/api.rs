@@ -199,6 +199,7 @@ impl std::fmt::Debug for ApiKey {
 }
 
 /// The row for `key`, if Kafka defines it.
+#[inline]
 pub fn info(key: i16) -> Option<&'static ApiInfo> {
     usize::try_from(key).ok().and_then(|i| APIS.get(i))
 }
@@ -210,6 +211,9 @@ pub fn name(key: i16) -> Option<&'static str> {
 
 /// Whether `version` of `key` is flexible. Unknown keys count as flexible
 /// (every API added since KIP-482 is flexible from its first version).
+// Inline, so that a caller's constant key and version fold to a constant
+// (a view's every length prefix branches on it).
+#[inline]
 pub fn is_flexible(key: i16, version: i16) -> bool {
     match info(key) {
         Some(ApiInfo {

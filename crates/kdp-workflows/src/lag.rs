@@ -377,7 +377,7 @@ pub async fn read_from(
                 let tally =
                     count(known.as_deref_mut(), &tp, start, b.high_watermark).read_uncommitted();
                 if tally.is_done() {
-                    uncommitted_ready = Some(tally);
+                    uncommitted_ready = Some(Box::new(tally));
                 } else {
                     uncommitted_readings.push(Reading::new(
                         tp.clone(),
@@ -402,7 +402,7 @@ pub async fn read_from(
                 let tally = count(known.as_deref_mut(), &tp, start, b.last_stable_offset);
                 if tally.is_done() {
                     // what is known already: no request
-                    ready = Some(tally);
+                    ready = Some(Box::new(tally));
                 } else {
                     readings.push(Reading::new(tp.clone(), tally, cs, opts.fetch_bytes));
                 }
@@ -476,10 +476,10 @@ pub async fn read_from(
             }
             if let Some(p) = partitions.get_mut(&r.tp) {
                 if r.tally.is_read_committed() {
-                    p.tally = Some(r.tally);
+                    p.tally = Some(Box::new(r.tally));
                     p.stopped = r.stopped;
                 } else {
-                    p.uncommitted = Some(r.tally);
+                    p.uncommitted = Some(Box::new(r.tally));
                     p.uncommitted_stopped = r.stopped;
                 }
             }

@@ -75,6 +75,7 @@ pub mod groups;
 pub mod history;
 pub mod join;
 pub mod lag;
+pub mod leaders;
 pub mod owners;
 pub mod pressure;
 pub mod prior;

@@ -14,18 +14,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
-use kdp_client::describe::DescribeOptions;
+use kdp_client::describe::{resolve, DescribeOptions};
 use kdp_client::error::Result;
 use kdp_client::txn::configs::{broker_configs, PRODUCER_ID_EXPIRATION_MS};
 use kdp_client::txn::describe::describe_transactions;
 use kdp_client::txn::list::{list_transactions, ListFilters};
 use kdp_domain::diagnose::pressure::{EpochFence, Fold, Pressure};
 use kdp_domain::diagnose::replicas::ReplicaError;
+use kdp_domain::partition::{DescribeSummary, PartitionOutcome};
 use kdp_domain::time::known_ms;
+use kdp_wire::messages::ProducerState;
 use kdp_wire::TxnState;
 
 use crate::clock::now_ms;
-use crate::replicas::each_replica;
+use crate::leaders::LeaderTap;
+use crate::replicas::each_replica_of;
 
 /// How long a lean scan waits for the brokers' settings before asking for
 /// their producers ([`ScanOptions::lean`]).
@@ -87,6 +90,43 @@ pub async fn scan(
     options: &ScanOptions,
     bound: &TimeBound,
 ) -> Result<Scan> {
+    let (scan, _) = run(client, opts, options, bound, None::<fn(PartitionOutcome)>).await?;
+    scan
+}
+
+/// A [`scan`] that is also the leaders' describe of the same partitions:
+/// each partition's leader's answer goes to `leaders` as
+/// [`describe_producers`](kdp_client::describe::describe_producers) would
+/// report it (what no leader answered is described after, the leaders'
+/// way: [`LeaderTap`]), so the replicas are asked once for both.
+/// `Err`: the selection could not be looked up (nothing was asked); the
+/// scan's own `Err` is [`scan`]'s, the leaders' counts beside it.
+pub async fn scan_sharing_leaders<S>(
+    client: &SharedClient,
+    opts: &DescribeOptions,
+    options: &ScanOptions,
+    bound: &TimeBound,
+    leaders: S,
+) -> Result<(Result<Scan>, DescribeSummary)>
+where
+    S: FnMut(PartitionOutcome) + Send + 'static,
+{
+    let (scan, summary) = run(client, opts, options, bound, Some(leaders)).await?;
+    Ok((scan, summary.unwrap_or_default()))
+}
+
+/// [`scan`], and with `leaders` [`scan_sharing_leaders`]. The outer `Err`:
+/// the selection could not be looked up.
+async fn run<S>(
+    client: &SharedClient,
+    opts: &DescribeOptions,
+    options: &ScanOptions,
+    bound: &TimeBound,
+    leaders: Option<S>,
+) -> Result<(Result<Scan>, Option<DescribeSummary>)>
+where
+    S: FnMut(PartitionOutcome) + Send + 'static,
+{
     let dopts = opts.driver_options();
     let mut s = Scan::default();
     let only: Vec<i32> = options.only_brokers.iter().copied().collect();
@@ -111,14 +151,22 @@ pub async fn scan(
     }
     let fold = Arc::new(Mutex::new(fold));
     let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let replicas = {
-        let (fold, answered) = (fold.clone(), answered.clone());
-        each_replica(client, opts, bound, &only, move |b, topic, _, ps| {
+    let replicas = async {
+        // one lookup for every broker (and the leaders, when shared)
+        let resolved = resolve(client, opts, bound).await?;
+        let tap = leaders.map(|sink| Arc::new(LeaderTap::new(&resolved, sink)));
+        let (fold, answered, into) = (fold.clone(), answered.clone(), tap.clone());
+        let sink = move |b, topic: String, partition, ps: Vec<ProducerState>| {
             answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             fold.lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .add(b, &topic, &ps);
-        })
+            if let Some(tap) = &into {
+                tap.answer(b, topic, partition, ps);
+            }
+        };
+        let r = each_replica_of(client, opts, bound, &only, resolved, sink).await?;
+        Ok::<_, kdp_client::error::Error>((r, tap))
     };
     // the settings beside the producers: a broker slow to answer them
     // costs its expiry forecast, not the scan; a lean fold takes them as
@@ -144,108 +192,117 @@ pub async fn scan(
         }
     };
     let (replicas, configs, listing) = tokio::join!(replicas, configs, listing);
-    let (asked, errors) = replicas?;
-    let mut fold = std::mem::replace(
-        &mut *fold.lock().unwrap_or_else(PoisonError::into_inner),
-        Fold::new(0, 0),
-    );
-    s.answered = answered.load(std::sync::atomic::Ordering::Relaxed);
-    for b in asked {
-        fold.broker(b);
-    }
-    let configs = configs?;
-    let expiration_ms = expirations(&configs, kept);
-    for (b, c) in configs.into_iter().filter(|(b, _)| kept(b)) {
-        if let Err(e) = c {
-            fold.incomplete(b);
-            s.incomplete
-                .entry(b)
-                .or_default()
-                .push(format!("DescribeConfigs: {}", e.name()));
+    let ((asked, errors), tap) = replicas?;
+    let leaders = match tap {
+        Some(tap) => Some(tap.finish(client, opts, bound, &errors).await?),
+        None => None,
+    };
+    // what follows fails on its own: the leaders' view stands without it
+    let scan = async {
+        let mut fold = std::mem::replace(
+            &mut *fold.lock().unwrap_or_else(PoisonError::into_inner),
+            Fold::new(0, 0),
+        );
+        s.answered = answered.load(std::sync::atomic::Ordering::Relaxed);
+        for b in asked {
+            fold.broker(b);
         }
-    }
-    for e in errors {
-        match e {
-            ReplicaError::Broker { broker, error } => {
-                fold.failed_broker(broker);
-                s.failed
-                    .entry(broker)
-                    .or_default()
-                    .push(format!("DescribeProducers: {error}"));
-            }
-            ReplicaError::Partition {
-                partition: (t, p),
-                broker,
-                error,
-            } => {
-                fold.failed_partition(broker, &t);
+        let configs = configs?;
+        let expiration_ms = expirations(&configs, kept);
+        for (b, c) in configs.into_iter().filter(|(b, _)| kept(b)) {
+            if let Err(e) = c {
+                fold.incomplete(b);
                 s.incomplete
-                    .entry(broker)
+                    .entry(b)
                     .or_default()
-                    .push(format!("DescribeProducers {t}-{p}: {}", error.name()));
-            }
-            ReplicaError::Lost => {
-                fold.lost();
-                s.lost += 1;
+                    .push(format!("DescribeConfigs: {}", e.name()));
             }
         }
-    }
-    let mut transactional_ids = BTreeMap::new();
-    let mut fences = Vec::new();
-    if let Some(listing) = listing {
-        let mut fencing = Vec::new();
-        for (b, l) in listing? {
-            match l {
-                Ok(l) => {
-                    for t in l.transactions {
-                        if t.transaction_state.parse() == Ok(TxnState::PrepareEpochFence) {
-                            fencing.push((t.transactional_id.clone(), t.producer_id, b));
+        for e in errors {
+            match e {
+                ReplicaError::Broker { broker, error } => {
+                    fold.failed_broker(broker);
+                    s.failed
+                        .entry(broker)
+                        .or_default()
+                        .push(format!("DescribeProducers: {error}"));
+                }
+                ReplicaError::Partition {
+                    partition: (t, p),
+                    broker,
+                    error,
+                } => {
+                    fold.failed_partition(broker, &t);
+                    s.incomplete
+                        .entry(broker)
+                        .or_default()
+                        .push(format!("DescribeProducers {t}-{p}: {}", error.name()));
+                }
+                ReplicaError::Lost => {
+                    fold.lost();
+                    s.lost += 1;
+                }
+            }
+        }
+        let mut transactional_ids = BTreeMap::new();
+        let mut fences = Vec::new();
+        if let Some(listing) = listing {
+            let mut fencing = Vec::new();
+            for (b, l) in listing? {
+                match l {
+                    Ok(l) => {
+                        for t in l.transactions {
+                            if t.transaction_state.parse() == Ok(TxnState::PrepareEpochFence) {
+                                fencing.push((t.transactional_id.clone(), t.producer_id, b));
+                            }
+                            transactional_ids.insert(t.producer_id, t.transactional_id);
                         }
-                        transactional_ids.insert(t.producer_id, t.transactional_id);
                     }
-                }
-                Err(e) => {
-                    if kept(&b) {
-                        fold.incomplete(b);
-                        s.incomplete
-                            .entry(b)
-                            .or_default()
-                            .push(format!("ListTransactions: {}", e.name()));
+                    Err(e) => {
+                        if kept(&b) {
+                            fold.incomplete(b);
+                            s.incomplete
+                                .entry(b)
+                                .or_default()
+                                .push(format!("ListTransactions: {}", e.name()));
+                        }
                     }
                 }
             }
-        }
-        if !fencing.is_empty() {
-            let ids = fencing.iter().map(|f| f.0.clone()).collect();
-            let described = describe_transactions(client, ids, &dopts, bound).await;
-            for (id, producer_id, coordinator) in fencing {
-                let why = match described.get(&id).map(|d| &d.result) {
-                    Some(Ok(t)) => {
-                        fences.push(EpochFence {
-                            transactional_id: id,
-                            producer_id,
-                            coordinator,
-                            transaction_start_time_ms: known_ms(t.transaction_start_time_ms),
-                            transaction_timeout_ms: t.transaction_timeout_ms,
-                        });
-                        continue;
-                    }
-                    Some(Err(e)) => format!("DescribeTransactions {id}: {}", e.name()),
-                    None => format!("DescribeTransactions {id}: no answer"),
-                };
-                fold.incomplete(coordinator);
-                s.incomplete.entry(coordinator).or_default().push(why);
+            if !fencing.is_empty() {
+                let ids = fencing.iter().map(|f| f.0.clone()).collect();
+                let described = describe_transactions(client, ids, &dopts, bound).await;
+                for (id, producer_id, coordinator) in fencing {
+                    let why = match described.get(&id).map(|d| &d.result) {
+                        Some(Ok(t)) => {
+                            fences.push(EpochFence {
+                                transactional_id: id,
+                                producer_id,
+                                coordinator,
+                                transaction_start_time_ms: known_ms(t.transaction_start_time_ms),
+                                transaction_timeout_ms: t.transaction_timeout_ms,
+                            });
+                            continue;
+                        }
+                        Some(Err(e)) => format!("DescribeTransactions {id}: {}", e.name()),
+                        None => format!("DescribeTransactions {id}: no answer"),
+                    };
+                    fold.incomplete(coordinator);
+                    s.incomplete.entry(coordinator).or_default().push(why);
+                }
             }
         }
-    }
-    s.pressure = fold.finish(&expiration_ms, &transactional_ids, options.top, &fences);
-    // a broker that answered nothing at all: its failures are the whole scan's
-    for b in s.pressure.brokers.iter().filter(|b| !b.answered) {
-        if let Some(why) = s.incomplete.remove(&b.broker) {
-            s.failed.entry(b.broker).or_default().extend(why);
+        s.pressure = fold.finish(&expiration_ms, &transactional_ids, options.top, &fences);
+        // a broker that answered nothing at all: its failures are the whole scan's
+        for b in s.pressure.brokers.iter().filter(|b| !b.answered) {
+            if let Some(why) = s.incomplete.remove(&b.broker) {
+                s.failed.entry(b.broker).or_default().extend(why);
+            }
         }
+        Ok(s)
     }
-    Ok(s)
+    .await;
+    Ok((scan, leaders))
 }
 
 /// Each kept broker's `producer.id.expiration.ms`, where it was read.

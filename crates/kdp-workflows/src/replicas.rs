@@ -9,7 +9,9 @@ use std::sync::Arc;
 use kdp_client::admin::AllBrokers;
 use kdp_client::bound::TimeBound;
 use kdp_client::client::Client;
-use kdp_client::describe::{describe_on, describe_producers, DescribeEvent, DescribeOptions};
+use kdp_client::describe::{
+    describe_on, describe_producers, DescribeEvent, DescribeOptions, Resolved,
+};
 use kdp_client::error::{Error, Result};
 use kdp_client::metadata::ClusterMetadata;
 use kdp_domain::partition::TopicPartition;
@@ -83,12 +85,29 @@ pub async fn each_replica<F>(
 where
     F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
 {
+    // one metadata lookup for all the brokers, not one each
+    let resolved = kdp_client::describe::resolve(client, opts, bound).await?;
+    each_replica_of(client, opts, bound, only, resolved, sink).await
+}
+
+/// [`each_replica`] of a selection already resolved, for a caller that
+/// needs the resolution too (the leaders it names). `Err`: the brokers
+/// could not be listed (only when the selection took several lookups).
+pub async fn each_replica_of<F>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    only: &[i32],
+    resolved: Resolved,
+    sink: F,
+) -> Result<(Vec<i32>, Vec<ReplicaError<Error>>)>
+where
+    F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
+{
     let opts = DescribeOptions {
         broker_id: None,
         ..opts.clone()
     };
-    // one metadata lookup for all the brokers, not one each
-    let resolved = kdp_client::describe::resolve(client, &opts, bound).await?;
     let sink = Arc::new(sink);
     let permits = Arc::new(tokio::sync::Semaphore::new(
         opts.max_concurrent_brokers.max(1),

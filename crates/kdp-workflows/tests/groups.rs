@@ -80,7 +80,7 @@ async fn a_group_that_moves_after_its_listing_is_looked_up() {
     .unwrap();
     let ledger = &read.answers[0];
     assert_eq!(
-        ledger.offsets.as_ref().unwrap()[&("payments".to_string(), 0)],
+        *ledger.offsets.as_ref().unwrap().get("payments", 0).unwrap(),
         Committed::At(40112)
     );
     assert_eq!(ledger.members, Some(Ok(1)));

@@ -27,7 +27,9 @@
 //! - [`options`]: what to select and how to batch ([`DescribeOptions`]),
 //!   and what the sink hears ([`DescribeEvent`]).
 //! - [`run`]: [`describe_producers`], and the resolution and per-broker
-//!   describe the every-replica scans use ([`resolve`], [`describe_on`]).
+//!   describe the every-replica scans use ([`resolve`], [`describe_on`]),
+//!   and the leaders' describe of partitions already resolved
+//!   ([`describe_leaders`]).
 
 mod handler;
 pub mod options;
@@ -36,4 +38,4 @@ pub mod run;
 mod select;
 
 pub use options::{DescribeEvent, DescribeOptions, TopicSelection};
-pub use run::{describe_on, describe_producers, resolve, Resolved};
+pub use run::{describe_leaders, describe_on, describe_producers, resolve, Resolved};

@@ -109,6 +109,10 @@ pub struct Resolved {
     /// What was settled without a broker (a topic that does not exist, a
     /// partition it does not have).
     pub settled: Vec<PartitionOutcome>,
+    /// The partitions the selection named one by one: deleted during the
+    /// scan, they are reported (UNKNOWN_TOPIC_OR_PARTITION), where those
+    /// picked as part of a topic or the cluster are dropped.
+    pub explicit: BTreeSet<TopicPartition>,
 }
 
 /// Resolves the selection once, for callers that then ask several brokers
@@ -136,7 +140,30 @@ pub async fn resolve(
         partitions: selected.partitions,
         metadata: selected.metadata,
         settled,
+        explicit: selected.explicit,
     })
+}
+
+/// DescribeProducers of `partitions` already resolved ([`resolve`]), each
+/// routed to its leader after a fresh metadata lookup, with
+/// [`describe_producers`]' retries: for a caller that asked the replicas
+/// itself and still lacks some leader's answer (a leader that moved, did
+/// not answer, or has none). `explicit` as in [`Resolved::explicit`].
+/// Results to `sink` as they arrive; draws on `bound`.
+pub async fn describe_leaders<F: FnMut(DescribeEvent)>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    partitions: Vec<TopicPartition>,
+    explicit: BTreeSet<TopicPartition>,
+    sink: F,
+) -> DescribeSummary {
+    let handler = Handler {
+        chosen_broker: None,
+        explicit,
+    };
+    let strategy = PartitionLeader::new();
+    drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
 }
 
 /// DescribeProducers of `partitions` on `broker` (a follower answers from
@@ -149,25 +176,41 @@ pub async fn describe_on<F: FnMut(DescribeEvent)>(
     broker: i32,
     partitions: Vec<TopicPartition>,
     metadata: crate::metadata::ClusterMetadata,
+    mut sink: F,
+) -> DescribeSummary {
+    if !partitions.is_empty() {
+        sink(DescribeEvent::Planned {
+            partitions: partitions.len(),
+        });
+    }
+    let handler = Handler {
+        chosen_broker: Some(broker),
+        explicit: BTreeSet::new(),
+    };
+    let strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
+    drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
+}
+
+/// The driver over partitions already resolved, routed by `strategy`;
+/// results to `sink`, and the counts of what it reported.
+async fn drive_resolved<F: FnMut(DescribeEvent)>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    handler: &Handler,
+    mut strategy: PartitionLeader,
+    partitions: Vec<TopicPartition>,
     sink: F,
 ) -> DescribeSummary {
     let mut report = Report {
         sink,
         summary: DescribeSummary::default(),
     };
-    if !partitions.is_empty() {
-        report.planned(partitions.len());
-    }
-    let mut strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
-    let handler = Handler {
-        chosen_broker: Some(broker),
-        explicit: BTreeSet::new(),
-    };
     let stats = drive_partitions(
         client,
         opts,
         bound,
-        &handler,
+        handler,
         &mut strategy,
         partitions,
         &mut report,

@@ -60,18 +60,17 @@ impl AdminHandler for Handler {
             let Some(group) = keys.first() else {
                 return Vec::new();
             };
+            // each topic's name moved once, not copied per partition
             let outcome = KeyOutcome::from_code(resp.error_code, None, || {
-                resp.topics
-                    .into_iter()
-                    .flat_map(|t| {
-                        t.partitions.into_iter().map(move |p| {
-                            (
-                                (t.name.clone(), p.partition_index),
-                                Committed::of(p.committed_offset, p.error_code),
-                            )
-                        })
-                    })
-                    .collect()
+                GroupOffsets::of_topics(resp.topics.into_iter().map(|t| {
+                    let partitions = t.partitions.into_iter().map(|p| {
+                        (
+                            p.partition_index,
+                            Committed::of(p.committed_offset, p.error_code),
+                        )
+                    });
+                    (t.name, partitions)
+                }))
             });
             return vec![(group.clone(), outcome)];
         }
@@ -79,17 +78,15 @@ impl AdminHandler for Handler {
             .into_iter()
             .map(|g| {
                 let outcome = KeyOutcome::from_code(g.error_code, None, || {
-                    g.topics
-                        .into_iter()
-                        .flat_map(|t| {
-                            t.partitions.into_iter().map(move |p| {
-                                (
-                                    (t.name.clone(), p.partition_index),
-                                    Committed::of(p.committed_offset, p.error_code),
-                                )
-                            })
-                        })
-                        .collect()
+                    GroupOffsets::of_topics(g.topics.into_iter().map(|t| {
+                        let partitions = t.partitions.into_iter().map(|p| {
+                            (
+                                p.partition_index,
+                                Committed::of(p.committed_offset, p.error_code),
+                            )
+                        });
+                        (t.name, partitions)
+                    }))
                 });
                 (g.group_id, outcome)
             })
@@ -209,7 +206,7 @@ mod tests {
             panic!("{out:?}")
         };
         assert_eq!(out[0].0, "a");
-        let t = |p| offsets[&("t".to_string(), p)].clone();
+        let t = |p| *offsets.get("t", p).unwrap();
         assert_eq!(t(0), Committed::At(12));
         assert_eq!(t(1), Committed::Nothing);
         assert_eq!(t(2), Committed::Failed(ErrorCode::UNSTABLE_OFFSET_COMMIT));
@@ -250,7 +247,7 @@ mod tests {
         let out = Handler.handle_response(1, &keys(&["a", "b"]), resp);
         assert_eq!(out.len(), 2);
         assert!(
-            matches!(&out[0].1, KeyOutcome::Done(o) if o[&("t".to_string(), 3)] == Committed::At(7))
+            matches!(&out[0].1, KeyOutcome::Done(o) if o.get("t", 3) == Some(&Committed::At(7)))
         );
         assert!(matches!(
             &out[1].1,

@@ -502,10 +502,13 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
                 .gaps
                 .push(Gap::GroupOffsets(g.group_id.clone(), e.clone())),
             Ok(offsets) => {
-                for (tp, c) in offsets {
+                for ((t, p), c) in offsets.iter() {
                     if let Committed::Failed(code) = c {
-                        out.gaps
-                            .push(Gap::GroupPartition(g.group_id.clone(), tp.clone(), *code));
+                        out.gaps.push(Gap::GroupPartition(
+                            g.group_id.clone(),
+                            (t.to_string(), p),
+                            *code,
+                        ));
                     }
                 }
             }
@@ -547,17 +550,17 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
         let Ok(offsets) = &g.offsets else { continue };
         // the topic of the offsets before, and its pinned partitions
         let mut topic: Option<(&str, Option<&PinnedOf>)> = None;
-        for ((t, p), c) in offsets {
+        for ((t, p), c) in offsets.iter() {
             let here = match topic {
-                Some((name, here)) if name == t.as_str() => here,
+                Some((name, here)) if name == t => here,
                 _ => {
-                    let here = by_topic.get(t.as_str());
-                    topic = Some((t.as_str(), here));
+                    let here = by_topic.get(t);
+                    topic = Some((t, here));
                     here
                 }
             };
             let Some(here) = here else { continue };
-            if let Ok(k) = here.binary_search_by_key(p, |&(partition, _)| partition) {
+            if let Ok(k) = here.binary_search_by_key(&p, |&(partition, _)| partition) {
                 on[here[k].1].push((gi, c));
             }
         }
@@ -610,9 +613,7 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
             // a named group that reads the topic but has nothing here
             for g in &chosen {
                 let Ok(offsets) = &g.offsets else { continue };
-                if !rows.iter().any(|r| r.group_id == g.group_id)
-                    && offsets.keys().any(|(t, _)| t == topic)
-                {
+                if !rows.iter().any(|r| r.group_id == g.group_id) && offsets.has_topic(topic) {
                     rows.push(row_of(g, None, GroupVerdict::NoOffset));
                 }
             }

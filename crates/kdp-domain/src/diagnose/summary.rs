@@ -398,8 +398,7 @@ impl GroupsFound {
             let Ok(offsets) = &a.offsets else { continue };
             let blind = offsets.iter().any(|((t, p), c)| {
                 !matches!(c, Committed::Nothing)
-                    && (unread.contains(&(t.as_str(), *p))
-                        || undescribed.contains(&(t.as_str(), *p)))
+                    && (unread.contains(&(t, p)) || undescribed.contains(&(t, p)))
             });
             if blind {
                 unknown.insert(a.group_id.as_str());

@@ -22,13 +22,15 @@ pub struct PartitionLag {
     /// Its bounds, or why ListOffsets failed.
     pub bounds: Result<Bounds, KeyError>,
     /// The count of [from, LSO) (`None`: nothing needed reading, every
-    /// committed offset was at or past the LSO).
-    pub tally: Option<Tally>,
+    /// committed offset was at or past the LSO). Boxed, as the other
+    /// count: a partition has one or none most often, and a read of a
+    /// large cluster holds one `PartitionLag` per partition.
+    pub tally: Option<Box<Tally>>,
     /// Why the read stopped before the LSO, when it did.
     pub stopped: Option<Stop>,
     /// The read_uncommitted count of [from, HWM) (`None`: no
     /// read_uncommitted position below the HWM needed one).
-    pub uncommitted: Option<Tally>,
+    pub uncommitted: Option<Box<Tally>>,
     /// Why that read stopped before the HWM, when it did.
     pub uncommitted_stopped: Option<Stop>,
 }
@@ -290,7 +292,7 @@ pub fn each_start(
         }
         let Ok(offsets) = &g.offsets else { continue };
         let counted = opts.isolation_of(&g.group_id) == wanted;
-        for (tp, c) in offsets {
+        offsets.each(|tp, c| {
             if opts.wants(&g.group_id, tp) {
                 let start = match c {
                     Committed::At(o) if counted => Some(*o),
@@ -298,7 +300,7 @@ pub fn each_start(
                 };
                 out(tp, start);
             }
-        }
+        });
     }
 }
 
@@ -368,9 +370,9 @@ pub fn lag_each(
                 continue;
             }
         };
-        for (tp, c) in offsets {
+        offsets.each(|tp, c| {
             if !opts.wants(&g.group_id, tp) {
-                continue;
+                return;
             }
             let facts = partitions.get(tp);
             let bounds = facts.and_then(|p| p.bounds.as_ref().ok().copied());
@@ -382,8 +384,8 @@ pub fn lag_each(
             let isolation = opts.isolation_of(&g.group_id);
             let committed_read = isolation == Isolation::ReadCommitted;
             let tally = facts.and_then(|p| match committed_read {
-                true => p.tally.as_ref(),
-                false => p.uncommitted.as_ref(),
+                true => p.tally.as_deref(),
+                false => p.uncommitted.as_deref(),
             });
             let records = match (position, c) {
                 (Some(pos), Committed::At(_)) if committed_read => records_at(&pos, tally),
@@ -422,7 +424,7 @@ pub fn lag_each(
                 share: None,
                 verdict,
             });
-        }
+        });
     }
     out.gaps
 }
@@ -539,8 +541,8 @@ fn share_records(
 ) -> Option<Records> {
     let s = pos.committed?;
     let counted = match isolation {
-        Isolation::ReadCommitted => records_at(pos, facts.tally.as_ref())?,
-        Isolation::ReadUncommitted => records_uncommitted(pos, facts.uncommitted.as_ref())?,
+        Isolation::ReadCommitted => records_at(pos, facts.tally.as_deref())?,
+        Isolation::ReadUncommitted => records_uncommitted(pos, facts.uncommitted.as_deref())?,
     };
     let most = counted.at_most();
     let least = match kafka_lag {

@@ -206,7 +206,7 @@ pub fn groups_blocked_at(
         };
         for (tp, state) in states {
             let Some(lso) = state.lso() else { continue };
-            let at = match committed.get(tp) {
+            let at = match committed.get(&tp.0, tp.1) {
                 Some(Committed::At(o)) => Some(*o),
                 _ => None,
             };

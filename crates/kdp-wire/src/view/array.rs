@@ -52,19 +52,41 @@ impl<'a, T: Viewable> ArrayView<'a, T> {
     #[inline]
     pub fn iter(&self) -> ArrayIter<'a, T> {
         let v = self.v;
+        // In a strided body the tag byte needs no look.
+        let fixed = if v.flexible {
+            T::trivial_body(v).map(|body| (body + 1, !self.first.strided()))
+        } else {
+            T::trivial_len(v).map(|len| (len, false))
+        };
+        let (mut at, mut left) = (self.first, self.len);
+        if let Some((len @ 1.., false)) = fixed {
+            // Every element takes `len` bytes: the cursor is cut to the
+            // array's, so that each step checks only that one more is left.
+            let all = at.rest();
+            match len.checked_mul(left).and_then(|n| all.get(..n)) {
+                Some(bytes) => at = at.over(bytes),
+                // Only bytes a check refused are shorter: as many as fit
+                // (out of line: no division on the way of valid bytes).
+                None => (at, left) = cut_to_whole(at, len),
+            }
+        }
         ArrayIter {
-            at: self.first,
-            left: self.len,
+            at,
+            left,
             v,
-            // In a strided body the tag byte needs no look.
-            fixed: if v.flexible {
-                T::trivial_body(v).map(|body| (body + 1, !self.first.strided()))
-            } else {
-                T::trivial_len(v).map(|len| (len, false))
-            },
+            fixed,
             elem: PhantomData,
         }
     }
+}
+
+/// The whole elements of `len` bytes at `at` (`len` > 0): a cursor over
+/// them and their count.
+#[cold]
+fn cut_to_whole(at: Cursor<'_>, len: usize) -> (Cursor<'_>, usize) {
+    let all = at.rest();
+    let left = all.len() / len.max(1);
+    (at.over(all.get(..left * len).unwrap_or_default()), left)
 }
 
 impl<T> Clone for ArrayView<'_, T> {
@@ -117,19 +139,50 @@ impl<'a, T: Viewable> Iterator for ArrayIter<'a, T> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        self.left = self.left.checked_sub(1)?;
         let v = self.v;
+        if let Some((len @ 1.., false)) = self.fixed {
+            // The cursor holds exactly the elements left (see `iter`): one
+            // check a step, and each element viewed over exactly its bytes,
+            // which lets the compiler drop the accessors' bounds checks.
+            let (element, rest) = self.at.rest().split_at_checked(len)?;
+            let element = self.at.over(element);
+            self.at = self.at.over(rest);
+            self.left = self.left.saturating_sub(1);
+            return Some(T::view(&element, v));
+        }
+        self.left = self.left.checked_sub(1)?;
         // An element of known size (numbers; a struct of numbers with an
         // empty tag section, as nearly all are) is viewed over exactly its
         // bytes, which lets the compiler drop the accessors' bounds checks.
         if let Some((len, tagged)) = self.fixed {
-            if let Some((element, rest)) = self.at.rest().split_at_checked(len) {
-                if !tagged || element.last() == Some(&0) {
-                    let element = self.at.over(element);
-                    self.at = self.at.over(rest);
-                    return Some(T::view(&element, v));
+            let at = self.at;
+            let bytes = match at.rest().split_at_checked(len) {
+                Some((element, rest)) if !tagged || element.last() == Some(&0) => {
+                    self.at = at.over(rest);
+                    element
                 }
+                // An element with tagged fields: viewed over the bytes from
+                // it on, then walked past.
+                Some(_) => {
+                    if self.left > 0 {
+                        T::skip(&mut self.at, v);
+                    }
+                    at.rest()
+                }
+                // Only bytes a check refused end early.
+                None => {
+                    self.left = 0;
+                    return None;
+                }
+            };
+            // Both ways hold `len` bytes at least; said once here, it lets
+            // the compiler drop every bounds check of the accessors, which
+            // it cannot prove through the merge of the two ways.
+            if bytes.len() < len {
+                self.left = 0;
+                return None;
             }
+            return Some(T::view(&at.over(bytes), v));
         }
         let item = T::view(&self.at, v);
         // Past the last element there is nothing to find: not walking it

@@ -70,6 +70,7 @@ pub type ViewOf<'a, M> = <M as Viewable>::View<'a>;
 /// Checks a whole buffer as one body of `M` at `version`, with exactly the
 /// errors [`decode_exact`](crate::decode_exact) gives, allocating nothing
 /// unless it fails.
+#[inline]
 pub fn validate_exact<M: Message + Viewable>(
     bytes: &[u8],
     version: i16,
@@ -79,6 +80,7 @@ pub fn validate_exact<M: Message + Viewable>(
 
 /// [`validate_exact`], answering whether every array of fixed-size
 /// structs lies at a fixed stride ([`Cursor::checked`]).
+#[inline]
 fn check_exact<M: Message + Viewable>(bytes: &[u8], version: i16) -> Result<bool, DecodeError> {
     validated::check_whole::<M>(&mut Reader::new(bytes), version)
 }
@@ -96,6 +98,7 @@ pub(crate) fn check_exact_declared<M: Message + Viewable>(
 
 /// Validates a whole buffer as one body of `M` at `version` (see
 /// [`validate_exact`]) and returns its view.
+#[inline]
 pub fn view_exact<M: Message + Viewable>(
     bytes: &[u8],
     version: i16,

@@ -121,10 +121,11 @@ pub struct Args {
     /// With --lag: how the consumer and streams groups read (as kdp lag).
     #[command(flatten)]
     pub lag_isolation: crate::cmd::lag::IsolationArgs,
-    /// Also ask every replica each scan for producer-id pressure per broker
-    /// and topic (kdp_broker_producer_ids and the rest; see below). Costs, on
-    /// top of the leaders' scan, about the replication factor times its
-    /// DescribeProducers requests and bytes, and one DescribeConfigs per broker.
+    /// Ask every replica each scan, not only the leaders, for producer-id
+    /// pressure per broker and topic (kdp_broker_producer_ids and the rest;
+    /// see below); the leaders' answers among them are the scan's describe.
+    /// Costs about the replication factor times the leaders' DescribeProducers
+    /// requests and bytes, and one DescribeConfigs per broker.
     #[arg(long)]
     pub producer_ids: bool,
     /// Also attribute every transactional id to its owner each scan (kdp_owner_* per

@@ -622,7 +622,7 @@ mod tests {
                 members: None,
                 offsets: Ok((0..3)
                     .map(|p| {
-                        let c = offsets[(g + p as usize) % offsets.len()].clone();
+                        let c = offsets[(g + p as usize) % offsets.len()];
                         ((format!("t{}", g % 5), p), c)
                     })
                     .collect()),

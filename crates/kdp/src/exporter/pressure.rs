@@ -7,10 +7,13 @@
 //! leaders: each scan sends every broker DescribeProducers for the
 //! partition replicas it hosts (one request per
 //! `--max-partitions-per-request` of them, at most 100, so about the
-//! replication factor times the leaders' scan in bytes, on top of it) and
-//! one DescribeConfigs (`producer.id.expiration.ms`, asked first). It runs
-//! beside the diagnosis, on the same deadline, folding each answer as it
-//! arrives (kdp-workflows' [`kdp_workflows::pressure::scan`], lean): memory
+//! replication factor times the leaders' scan in bytes, in its place) and
+//! one DescribeConfigs (`producer.id.expiration.ms`, asked first). The
+//! leaders' answers among them are the scan's describe (no leaders'
+//! describe of its own; a partition no leader answered is described again
+//! the leaders' way), then the diagnosis runs on the same deadline. It
+//! folds each answer as it arrives (kdp-workflows'
+//! [`kdp_workflows::pressure::scan_sharing_leaders`], lean): memory
 //! is the answers in flight and the ids held per broker and topic, each
 //! answer's delta-encoded at once as an [`IdSet`] (a byte or two each) and
 //! kept so to the next scan for the new-ids counters; never the producers,
@@ -33,7 +36,8 @@ use std::sync::Arc;
 use kdp_client::{Client, DescribeOptions, TimeBound};
 use kdp_domain::diagnose::id_set::IdSet;
 use kdp_domain::diagnose::pressure::{Pressure, DEFAULT_EPOCH_MARGIN};
-use kdp_workflows::pressure::{scan, ScanOptions};
+use kdp_domain::{DescribeSummary, PartitionOutcome};
+use kdp_workflows::pressure::{scan_sharing_leaders, ScanOptions};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -110,29 +114,39 @@ impl Tracker {
     }
 
     /// Asks every replica (within the scan's `bound`), counts the new ids,
-    /// and returns the report to publish.
-    pub async fn scan(
+    /// and returns the report to publish; the same answers are the leaders'
+    /// describe: each partition's leader's answer goes to `leaders` (kdp-workflows'
+    /// [`scan_sharing_leaders`]), so the scan asks the replicas once.
+    /// `Err`: the selection could not be looked up (nothing was asked).
+    pub async fn scan_sharing_leaders<S>(
         &mut self,
         client: &Arc<Client>,
         opts: &DescribeOptions,
         bound: &TimeBound,
-    ) -> Scanned {
-        let options = ScanOptions {
+        leaders: S,
+    ) -> kdp_client::Result<(Scanned, DescribeSummary)>
+    where
+        S: FnMut(PartitionOutcome) + Send + 'static,
+    {
+        let opts = replica_opts(opts);
+        let (r, summary) =
+            scan_sharing_leaders(client, &opts, &self.options(), bound, leaders).await?;
+        Ok((self.settle(r), summary))
+    }
+
+    fn options(&self) -> ScanOptions {
+        ScanOptions {
             epoch_margin: self.config.epoch_margin,
             top: 0,
             only_brokers: BTreeSet::new(),
             transactions: false,
             lean: true,
-        };
-        // each broker answers for every replica it hosts; smaller answers,
-        // not fewer, keep the scan's memory to what is in flight
-        let opts = DescribeOptions {
-            max_partitions_per_request: opts
-                .max_partitions_per_request
-                .min(REPLICA_PARTITIONS_PER_REQUEST),
-            ..opts.clone()
-        };
-        match scan(client, &opts, &options, bound).await {
+        }
+    }
+
+    /// The new ids of a scan counted, and the report to publish.
+    fn settle(&mut self, r: kdp_client::Result<kdp_workflows::pressure::Scan>) -> Scanned {
+        match r {
             Ok(s) => {
                 for (b, why) in s.failed.iter().chain(&s.incomplete) {
                     tracing::warn!(broker = b, errors = ?why, "producer ids: a broker did not answer fully; its series are left out this scan");
@@ -221,6 +235,18 @@ impl Tracker {
                 self.topic_new.remove(&vec![("topic", t)]);
             }
         }
+    }
+}
+
+/// The scan's options with the every-replica scan's batching: each broker
+/// answers for every replica it hosts; smaller answers, not fewer, keep
+/// the scan's memory to what is in flight.
+fn replica_opts(opts: &DescribeOptions) -> DescribeOptions {
+    DescribeOptions {
+        max_partitions_per_request: opts
+            .max_partitions_per_request
+            .min(REPLICA_PARTITIONS_PER_REQUEST),
+        ..opts.clone()
     }
 }
 

@@ -2,7 +2,10 @@
 //! `kdp_client::describe_producers` as `kdp describe`, folded into per-key
 //! counts as results stream in, keeping only the producers the diagnosis
 //! needs; the diagnosis then works from those (no second describe), and
-//! the whole is published as a new snapshot. Each scan has one
+//! the whole is published as a new snapshot. With `--producer-ids`, the
+//! every-replica scan is that describe too: each leader's answer is taken
+//! from it as it arrives (kdp-workflows' `leaders`), so each replica is
+//! asked once a scan, and the diagnosis starts when it ends. Each scan has one
 //! [`TimeBound`], made when it starts from `--timeout` (at most the
 //! interval, by default): connecting, describing, the diagnosis and the
 //! producer-id scan all draw on it, as a command's steps do.
@@ -15,7 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kdp_client::txn::features::transaction_protocol;
@@ -188,20 +191,42 @@ impl Scanner {
             ..DescribeOptions::default()
         };
         let now_ms = kdp_workflows::clock::now_ms();
-        let mut agg = Aggregate::new(self.config.per_partition);
-        // only what the diagnosis needs outlives its response
-        let mut kept: Vec<PartitionOutcome> = Vec::new();
-        let result = {
-            let diagnose = &self.diagnose;
-            let sink = |ev: DescribeEvent| {
-                if let DescribeEvent::Results { outcomes, .. } = ev {
-                    for o in outcomes {
-                        agg.add(&o);
-                        kept.push(keep(o, |p| diagnose.keeps(p, protocol)));
-                    }
+        let leaders = Leaders {
+            agg: Aggregate::new(self.config.per_partition),
+            kept: Vec::new(),
+        };
+        let keeps = {
+            let diagnose = self.diagnose.clone();
+            move |p: &ProducerState| diagnose.keeps(p, protocol)
+        };
+        // with `--producer-ids`, every replica is asked once for both the
+        // pressure and the leaders' view; otherwise the leaders only
+        let (result, leaders, producer_ids) = match self.pressure.as_mut() {
+            Some(tracker) => {
+                let shared = Arc::new(Mutex::new(leaders));
+                let into = shared.clone();
+                let sink = move |o| lock(&into).add(o, &keeps);
+                let r = tracker
+                    .scan_sharing_leaders(&client, &opts, &bound, sink)
+                    .await;
+                let leaders = std::mem::take(&mut *lock(&shared));
+                match r {
+                    Ok((scanned, summary)) => (Ok(summary), leaders, Some(scanned)),
+                    Err(e) => (Err(e), leaders, None),
                 }
-            };
-            kdp_client::describe_producers(client.clone(), &opts, &bound, sink).await
+            }
+            None => {
+                let mut leaders = leaders;
+                let sink = |ev: DescribeEvent| {
+                    if let DescribeEvent::Results { outcomes, .. } = ev {
+                        for o in outcomes {
+                            leaders.add(o, &keeps);
+                        }
+                    }
+                };
+                let r = kdp_client::describe_producers(client.clone(), &opts, &bound, sink).await;
+                (r, leaders, None)
+            }
         };
         let summary = match result {
             Ok(summary) => summary,
@@ -210,6 +235,7 @@ impl Scanner {
                 return Outcome::Failed(error_name(&e));
             }
         };
+        let Leaders { agg, kept } = leaders;
 
         let scanned = Scanned {
             now_ms,
@@ -217,14 +243,7 @@ impl Scanner {
             summary,
         };
         let diagnosis = self.diagnose.diagnose(client.clone(), scanned, &bound);
-        // every replica's producer ids, beside the diagnosis, within the same bound
-        let producer_ids = async {
-            match self.pressure.as_mut() {
-                Some(t) => Some(t.scan(&client, &opts, &bound).await),
-                None => None,
-            }
-        };
-        // and the owners of every transactional id
+        // and the owners of every transactional id, beside the diagnosis
         let owners = async {
             if !self.config.owners {
                 return None;
@@ -233,7 +252,7 @@ impl Scanner {
             let scope = kdp_workflows::owners::Scope::default();
             Some(kdp_workflows::owners::read_owners(&client, &scope, now_ms, &dopts, &bound).await)
         };
-        let (diagnosis, producer_ids, owners) = tokio::join!(diagnosis, producer_ids, owners);
+        let (diagnosis, owners) = tokio::join!(diagnosis, owners);
         let owners = match owners {
             Some(Ok(read)) => Some(read.judged),
             Some(Err(e)) => {
@@ -304,6 +323,26 @@ impl Scanner {
             Outcome::Ok
         }
     }
+}
+
+/// The leaders' view of one scan as it arrives: the counts, and each
+/// partition with the producers the diagnosis keeps.
+#[derive(Default)]
+struct Leaders {
+    agg: Aggregate,
+    kept: Vec<PartitionOutcome>,
+}
+
+impl Leaders {
+    fn add(&mut self, o: PartitionOutcome, keeps: impl Fn(&ProducerState) -> bool) {
+        self.agg.add(&o);
+        self.kept.push(keep(o, keeps));
+    }
+}
+
+/// The lock of what scan tasks share; a panic elsewhere leaves it usable.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A partition's outcome with only the producers `keeps` wants; the rest of

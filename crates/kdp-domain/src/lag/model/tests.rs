@@ -68,7 +68,7 @@ fn a_group_on_the_marker_is_caught_up_although_kafka_says_lag_1() {
     t.batch(&marker(7, 1), Some(ControlType::Commit), None);
     let parts = one(PartitionLag {
         bounds: Ok(bounds(0, 8, 8)),
-        tally: Some(t),
+        tally: Some(Box::new(t)),
         stopped: None,
         uncommitted: None,
         uncommitted_stopped: None,
@@ -158,7 +158,7 @@ fn a_log_start_past_the_committed_offset_counts_from_the_log_start() {
     t.batch(&marker(15, 1), Some(ControlType::Commit), None);
     let parts = one(PartitionLag {
         bounds: Ok(bounds(8, 16, 16)),
-        tally: Some(t),
+        tally: Some(Box::new(t)),
         stopped: None,
         uncommitted: None,
         uncommitted_stopped: None,
@@ -182,7 +182,7 @@ fn a_budget_gives_bounds_and_a_failed_read_makes_the_answer_partial() {
     let partial = Tally::new(0, 100);
     let budget = one(PartitionLag {
         bounds: Ok(bounds(0, 100, 100)),
-        tally: Some(partial.clone()),
+        tally: Some(Box::new(partial.clone())),
         stopped: Some(Stop::Budget { bytes: 1 << 20 }),
         uncommitted: None,
         uncommitted_stopped: None,
@@ -205,7 +205,7 @@ fn a_budget_gives_bounds_and_a_failed_read_makes_the_answer_partial() {
     assert_eq!(by_choice.rows[0].verdict, LagVerdict::MaybeLagging);
     let failed = one(PartitionLag {
         bounds: Ok(bounds(0, 100, 100)),
-        tally: Some(partial),
+        tally: Some(Box::new(partial)),
         stopped: Some(Stop::Failed(KeyError::client(
             kdp_wire::ErrorCode::REQUEST_TIMED_OUT,
             "deadline",
@@ -290,7 +290,7 @@ fn mixed_counted() -> BTreeMap<TopicPartition, PartitionLag> {
     }
     one(PartitionLag {
         bounds: Ok(bounds(0, 27, 36)),
-        tally: Some(t),
+        tally: Some(Box::new(t)),
         stopped: None,
         uncommitted: None,
         uncommitted_stopped: None,
@@ -496,7 +496,7 @@ fn mixed_both() -> BTreeMap<TopicPartition, PartitionLag> {
     u.batch(&data(30, 5), None, None);
     u.batch(&marker(35, 1), Some(ControlType::Commit), None);
     if let Some(p) = parts.get_mut(&tp()) {
-        p.uncommitted = Some(u);
+        p.uncommitted = Some(Box::new(u));
     }
     parts
 }
@@ -623,7 +623,7 @@ fn share_layout() -> BTreeMap<TopicPartition, PartitionLag> {
     t.batch(&marker(13, 2), Some(ControlType::Abort), None);
     one(PartitionLag {
         bounds: Ok(bounds(0, 14, 17)),
-        tally: Some(t),
+        tally: Some(Box::new(t)),
         stopped: None,
         uncommitted: None,
         uncommitted_stopped: None,

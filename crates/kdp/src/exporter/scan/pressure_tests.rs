@@ -344,3 +344,150 @@ async fn new_ids_only_grow_while_a_broker_goes_away_and_comes_back() {
         Some(6.0)
     );
 }
+
+/// The series of a scan that come from the leaders' answers (no
+/// producer-id family, no scan bookkeeping; no ages, which follow the
+/// clock the clusters were made at).
+fn leaders_series(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| {
+            [
+                "kdp_producers",
+                "kdp_open_transactions",
+                "kdp_scan_partitions",
+                "kdp_scan_stale",
+                "kdp_scan_errors",
+            ]
+            .iter()
+            .any(|f| l.starts_with(f))
+        })
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+/// The same scanner without `--producer-ids`: the leaders' describe alone.
+async fn leaders_only(cluster: &StallCluster, dir: &std::path::Path) -> Scanner {
+    let mut s = scanner(cluster, dir).await;
+    s.config.producer_ids = None;
+    s.pressure = None;
+    s
+}
+
+/// Every partition replica asked, each once.
+fn asked_replicas(cluster: &StallCluster) -> Vec<(i32, String, i32)> {
+    let mut asked: Vec<(i32, String, i32)> = cluster
+        .requests::<kdp_wire::messages::DescribeProducersRequest>()
+        .into_iter()
+        .flat_map(|(b, r)| {
+            r.topics.into_iter().flat_map(move |t| {
+                let name = t.name;
+                t.partition_indexes
+                    .into_iter()
+                    .map(move |p| (b, name.clone(), p))
+            })
+        })
+        .collect();
+    asked.sort();
+    asked
+}
+
+/// With `--producer-ids` the replicas are asked once: every replica of
+/// every partition in one DescribeProducers each, no leaders' describe
+/// beside it, and the leaders' series (producers, open transactions, the
+/// partitions that failed) are those of a leaders-only scan of the same
+/// cluster (broker 3's offline log of payments-2 is a follower's: it fails
+/// the producer-id series, not the leaders').
+#[tokio::test(start_paused = true)]
+async fn one_scan_of_every_replica_is_the_leaders_describe_too() {
+    let dir = Dir::new("shared");
+    let (shared, alone) = (StallCluster::demo(), StallCluster::demo());
+    let mut s = scanner(&shared, &dir.0).await;
+    let mut l = leaders_only(&alone, &dir.0).await;
+    s.scan().await;
+    l.scan().await;
+    let c = shared.cluster().clone();
+    let mut replicas: Vec<(i32, String, i32)> = c
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().flat_map(move |p| {
+                p.replicas
+                    .iter()
+                    .map(move |b| (*b, t.name.clone(), p.index))
+            })
+        })
+        .collect();
+    replicas.sort();
+    assert_eq!(asked_replicas(&shared), replicas);
+    // the leaders-only scan asks each partition's leader (on the demo, one
+    // request per broker)
+    let leaders = c.topics.iter().map(|t| t.partitions.len()).sum::<usize>();
+    assert_eq!(asked_replicas(&alone).len(), leaders);
+    let (a, b) = (published(&s), published(&l));
+    assert!(a.contains("kdp_producers{"), "{a}");
+    assert_eq!(leaders_series(&a), leaders_series(&b), "{a}\n---\n{b}");
+}
+
+/// The leader answers NOT_LEADER_OR_FOLLOWER for t-0 once (a leadership
+/// change it learnt of before the client did): the replica scan takes it as
+/// "not a replica", and the partition is described again the leaders' way
+/// (a metadata refresh, its leader asked again) as a leaders-only scan
+/// retries it, so the leaders' series are the same and t-0 counted once.
+#[tokio::test(start_paused = true)]
+async fn a_leader_that_says_it_is_not_is_asked_again_the_leaders_way() {
+    use kdp_wire::messages::DescribeProducersRequest;
+    use kdp_wire::ErrorCode;
+    const CLUSTER: &str = r#"{"brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
+     "topics": [{"name": "t", "partitions": [
+       {"partition": 0, "leader": 1, "replicas": [1, 2],
+        "producers": [{"ProducerId": 1, "LastTimestamp": "now-1m", "CurrentTxnStartOffset": 5}]},
+       {"partition": 1, "leader": 2, "replicas": [2, 3],
+        "producers": [{"ProducerId": 2, "LastTimestamp": "now-1m"}]}]}]}"#;
+    let dir = Dir::new("stale");
+    let mut texts = Vec::new();
+    for ids in [true, false] {
+        let cluster = StallCluster::from_json(CLUSTER).expect("cluster");
+        let mut s = if ids {
+            scanner(&cluster, &dir.0).await
+        } else {
+            leaders_only(&cluster, &dir.0).await
+        };
+        let once = std::sync::atomic::AtomicBool::new(true);
+        cluster.edit::<DescribeProducersRequest, _>(move |broker, _, resp| {
+            if broker != 1 || !once.swap(false, Ordering::SeqCst) {
+                return;
+            }
+            for p in resp.topics.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+                p.error_code = ErrorCode::NOT_LEADER_OR_FOLLOWER;
+                p.active_producers.clear();
+            }
+        });
+        s.scan().await;
+        let text = published(&s);
+        assert_eq!(
+            sample(&text, "kdp_scan_partitions_failed"),
+            Some(0.0),
+            "{text}"
+        );
+        assert_eq!(
+            sample(&text, r#"kdp_producers{topic="t"}"#),
+            Some(2.0),
+            "{text}"
+        );
+        assert_eq!(
+            sample(&text, r#"kdp_open_transactions{topic="t"}"#),
+            Some(1.0)
+        );
+        // broker 1 was asked for t-0 twice: the scan, then the leaders' retry
+        let t0_on_1 = asked_replicas(&cluster)
+            .into_iter()
+            .filter(|a| *a == (1, "t".to_string(), 0))
+            .count();
+        assert_eq!(t0_on_1, 2);
+        texts.push(text);
+    }
+    assert_eq!(leaders_series(&texts[0]), leaders_series(&texts[1]));
+}

@@ -59,7 +59,7 @@ final class LagGroups {
             case "group-config": g.groupConfig(); break;
             case "streams-run": g.streamsRun(); break;
             case "list-groups": g.listGroups(); break;
-            default: throw new LagScenario.UsageException("unknown command: " + method);
+            default: throw new Subcommand.UsageException("unknown command: " + method);
         }
     }
 

@@ -54,93 +54,36 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * logs and errors: stderr; exit 0 on success, 1 on failure, 2 on bad usage. Share groups and
  * Streams groups live in {@link LagGroups} (Kafka 4.x only). See it/README.md, section "Lag".
  */
-public final class LagScenario {
-
-    static final PrintStream OUT = System.out;
-
-    final Map<String, String> opts;
-    final String bootstrap;
-    final long deadlineNanos;
+public final class LagScenario extends Subcommand {
 
     LagScenario(Map<String, String> opts) {
-        this.opts = opts;
-        this.bootstrap = req("bootstrap");
-        long timeoutSeconds = Long.parseLong(opts.getOrDefault("timeout-seconds", "90"));
-        this.deadlineNanos = System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos();
+        super(opts);
     }
 
     public static void main(String[] args) {
-        if (args.length == 0 || args[0].equals("-h") || args[0].equals("--help")) {
-            usage();
-            Runtime.getRuntime().halt(args.length == 0 ? 2 : 0);
-        }
-        String cmd = args[0];
-        Map<String, String> opts = new HashMap<>();
-        for (int i = 1; i < args.length; i++) {
-            String a = args[i];
-            if (!a.startsWith("--") || i + 1 >= args.length) {
-                System.err.println("bad argument: " + a);
-                usage();
-                Runtime.getRuntime().halt(2);
-            }
-            opts.put(a.substring(2), args[++i]);
-        }
-        int rc;
-        try {
-            LagScenario s = new LagScenario(opts);
-            startWatchdog(cmd, s.deadlineNanos + Duration.ofSeconds(2).toNanos());
-            switch (cmd) {
-                case "create-topic": s.createTopic(); break;
-                case "write": s.write(); break;
-                case "compacted": s.compacted(); break;
-                case "commit": s.commit(); break;
-                case "delete-records": s.deleteRecords(); break;
-                case "count": s.count(); break;
-                case "state": s.state(); break;
-                case "tool": s.tool(); break;
-                case "share-consume":
-                case "share-offsets":
-                case "group-config":
-                case "streams-run":
-                case "list-groups":
-                    s.fourX(cmd);
-                    break;
-                default:
-                    System.err.println("unknown command: " + cmd);
-                    usage();
-                    Runtime.getRuntime().halt(2);
-            }
-            rc = 0;
-        } catch (UsageException e) {
-            System.err.println("usage error: " + e.getMessage());
-            usage();
-            rc = 2;
-        } catch (Throwable t) {
-            System.err.println("LagScenario " + cmd + " failed: " + t);
-            t.printStackTrace(System.err);
-            rc = 1;
-        }
-        OUT.flush();
-        System.err.flush();
-        // halt: lingering client threads (Streams, share consumers) must not keep the JVM alive
-        Runtime.getRuntime().halt(rc);
+        Subcommand.main("LagScenario", args, LagScenario::usage, LagScenario::new);
     }
 
-    private static void startWatchdog(String cmd, long hardDeadlineNanos) {
-        Thread t = new Thread(() -> {
-            while (System.nanoTime() < hardDeadlineNanos) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-            System.err.println("LagScenario " + cmd + " failed: timed out (--timeout-seconds)");
-            System.err.flush();
-            Runtime.getRuntime().halt(1);
-        }, "kdp-lag-watchdog");
-        t.setDaemon(true);
-        t.start();
+    @Override
+    void run(String cmd) throws Exception {
+        switch (cmd) {
+            case "create-topic": createTopic(); break;
+            case "write": write(); break;
+            case "compacted": compacted(); break;
+            case "commit": commit(); break;
+            case "delete-records": deleteRecords(); break;
+            case "count": count(); break;
+            case "state": state(); break;
+            case "tool": tool(); break;
+            case "share-consume":
+            case "share-offsets":
+            case "group-config":
+            case "streams-run":
+            case "list-groups":
+                fourX(cmd);
+                break;
+            default: throw new UsageException("unknown command: " + cmd);
+        }
     }
 
     private static void usage() {
@@ -930,35 +873,6 @@ public final class LagScenario {
         return new long[] {fs.get(0).get().offset(), fs.get(n - 1).get().offset()};
     }
 
-    void sleepOrFail(long ms, String what, Throwable last) throws Exception {
-        if (System.nanoTime() + ms * 1_000_000L > deadlineNanos) {
-            throw new IllegalStateException("timed out: " + what + (last == null ? "" : " (last: " + last + ")"), last);
-        }
-        if (ms > 0) Thread.sleep(ms);
-    }
-
-    TopicPartition tp() {
-        return new TopicPartition(req("topic"), reqInt("partition"));
-    }
-
-    String req(String k) {
-        String v = opts.get(k);
-        if (v == null) throw new UsageException("missing --" + k);
-        return v;
-    }
-
-    int optInt(String k, int dflt) {
-        return opts.containsKey(k) ? reqInt(k) : dflt;
-    }
-
-    int reqInt(String k) {
-        try {
-            return Integer.parseInt(req(k));
-        } catch (NumberFormatException e) {
-            throw new UsageException("--" + k + " must be an integer");
-        }
-    }
-
     private static int intArg(String[] f, int i, String step) {
         if (f.length <= i) throw new UsageException("plan step " + step + ": missing field " + i);
         try {
@@ -977,14 +891,5 @@ public final class LagScenario {
             m.put(f[0].trim(), f[1].trim());
         }
         return m;
-    }
-
-    static void emit(Scenario.Json j) {
-        OUT.println(j.toString());
-        OUT.flush();
-    }
-
-    static final class UsageException extends RuntimeException {
-        UsageException(String m) { super(m); }
     }
 }

@@ -54,106 +54,43 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * (and errors, with a stack trace) goes to stderr, and failures exit 1 (2 for usage errors).
  * See it/README.md for the meaning of every field.
  */
-public final class Scenario {
+public final class Scenario extends Subcommand {
 
     /** Transaction timeout used by every transactional producer (must be <= broker transaction.max.timeout.ms). */
     static final int TXN_TIMEOUT_MS = 3_600_000;
 
-    private static final PrintStream OUT = System.out;
-
-    private final Map<String, String> opts;
-    private final String bootstrap;
-    private final long deadlineNanos;
-
     private Scenario(Map<String, String> opts) {
-        this.opts = opts;
-        this.bootstrap = req("bootstrap");
-        long timeoutSeconds = Long.parseLong(opts.getOrDefault("timeout-seconds", "90"));
-        this.deadlineNanos = System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos();
-        hardDeadlineNanos = deadlineNanos + Duration.ofSeconds(2).toNanos();
+        super(opts);
     }
 
     public static void main(String[] args) {
-        if (args.length == 0 || args[0].equals("-h") || args[0].equals("--help")) {
-            usage();
-            Runtime.getRuntime().halt(args.length == 0 ? 2 : 0);
-        }
-        String cmd = args[0];
-        Map<String, String> opts = new HashMap<>();
-        for (int i = 1; i < args.length; i++) {
-            String a = args[i];
-            if (!a.startsWith("--") || i + 1 >= args.length) {
-                System.err.println("bad argument: " + a);
-                usage();
-                Runtime.getRuntime().halt(2);
-            }
-            opts.put(a.substring(2), args[++i]);
-        }
-        int rc;
-        try {
-            Scenario s = new Scenario(opts);
-            startWatchdog(cmd);
-            switch (cmd) {
-                case "wait-cluster": s.waitCluster(); break;
-                case "create-topic": s.createTopic(); break;
-                case "leaders": s.leaders(); break;
-                case "idempotent": s.idempotent(); break;
-                case "txn-commit": s.txnCommit(); break;
-                case "txn-open": s.txnOpen(); break; // never returns: halts the JVM
-                case "txn-zombie": s.txnZombie(); break;
-                case "fence": s.fence(); break;
-                case "describe-txn": s.describeTxn(); break;
-                case "txn-two-partitions": s.txnTwoPartitions(); break;
-                case "fence-after-write": s.fenceAfterWrite(); break;
-                case "consume-committed": s.consumeCommitted(); break;
-                case "offsets": s.offsets(); break;
-                case "group-consume": s.groupConsume(); break;
-                case "write-batches": s.writeBatches(); break;
-                case "txn-churn": s.txnChurn(); break;
-                case "producer-burst": s.producerBurst(); break;
-                case "jmx-gauge": s.jmxGauge(); break;
-                case "broker-config": s.brokerConfig(); break;
-                default:
-                    System.err.println("unknown subcommand: " + cmd);
-                    usage();
-                    Runtime.getRuntime().halt(2);
-            }
-            rc = 0;
-        } catch (UsageException e) {
-            System.err.println("usage error: " + e.getMessage());
-            usage();
-            rc = 2;
-        } catch (Throwable t) {
-            System.err.println("Scenario " + cmd + " failed: " + t);
-            t.printStackTrace(System.err);
-            rc = 1;
-        }
-        OUT.flush();
-        System.err.flush();
-        // halt: do not wait for lingering client threads; everything that must be closed is closed.
-        Runtime.getRuntime().halt(rc);
+        Subcommand.main("Scenario", args, Scenario::usage, Scenario::new);
     }
 
-    /** Hard wall-clock bound (--timeout-seconds, default 90) for the whole subcommand, blocking client calls included. */
-    private static volatile long hardDeadlineNanos;
-
-    private static void startWatchdog(String cmd) {
-        Thread t = new Thread(() -> {
-            while (true) {
-                if (System.nanoTime() > hardDeadlineNanos) {
-                    System.err.println("Scenario " + cmd + " failed: timed out (--timeout-seconds)");
-                    System.err.flush();
-                    Runtime.getRuntime().halt(1);
-                }
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }, "kdp-it-watchdog");
-        t.setDaemon(true);
-        t.start();
+    @Override
+    void run(String cmd) throws Exception {
+        switch (cmd) {
+            case "wait-cluster": waitCluster(); break;
+            case "create-topic": createTopic(); break;
+            case "leaders": leaders(); break;
+            case "idempotent": idempotent(); break;
+            case "txn-commit": txnCommit(); break;
+            case "txn-open": txnOpen(); break; // never returns: halts the JVM
+            case "txn-zombie": txnZombie(); break;
+            case "fence": fence(); break;
+            case "describe-txn": describeTxn(); break;
+            case "txn-two-partitions": txnTwoPartitions(); break;
+            case "fence-after-write": fenceAfterWrite(); break;
+            case "consume-committed": consumeCommitted(); break;
+            case "offsets": offsets(); break;
+            case "group-consume": groupConsume(); break;
+            case "write-batches": writeBatches(); break;
+            case "txn-churn": txnChurn(); break;
+            case "producer-burst": producerBurst(); break;
+            case "jmx-gauge": jmxGauge(); break;
+            case "broker-config": brokerConfig(); break;
+            default: throw new UsageException("unknown subcommand: " + cmd);
+        }
     }
 
     private static void usage() {
@@ -1317,44 +1254,6 @@ public final class Scenario {
     }
 
     // ------------------------------------------------------------------ small utilities
-
-    private void sleepOrFail(long ms, String what, Throwable last) throws Exception {
-        if (System.nanoTime() + ms * 1_000_000L > deadlineNanos) {
-            throw new IllegalStateException("timed out: " + what + (last == null ? "" : " (last: " + last + ")"), last);
-        }
-        Thread.sleep(ms);
-    }
-
-    private TopicPartition tp() {
-        return new TopicPartition(req("topic"), reqInt("partition"));
-    }
-
-    private String req(String k) {
-        String v = opts.get(k);
-        if (v == null) throw new UsageException("missing --" + k);
-        return v;
-    }
-
-    private int optInt(String k, int dflt) {
-        return opts.containsKey(k) ? reqInt(k) : dflt;
-    }
-
-    private int reqInt(String k) {
-        try {
-            return Integer.parseInt(req(k));
-        } catch (NumberFormatException e) {
-            throw new UsageException("--" + k + " must be an integer");
-        }
-    }
-
-    private static void emit(Json j) {
-        OUT.println(j.toString());
-        OUT.flush();
-    }
-
-    private static final class UsageException extends RuntimeException {
-        UsageException(String m) { super(m); }
-    }
 
     /** Minimal ordered JSON object writer (no external dependency). */
     static final class Json {

@@ -1,0 +1,202 @@
+//! The leaders' view of an every-replica scan. A DescribeProducers answer
+//! from a partition's leader (by the metadata the scan was routed with) is
+//! what a leaders-only describe routed with the same metadata gets from it,
+//! so a caller that asks every replica anyway (the exporter's
+//! `--producer-ids`) needs no describe of its own: [`LeaderTap`] passes
+//! those answers on as the leaders' [`PartitionOutcome`]s, and whatever a
+//! leader did not answer for (it moved, its broker failed, there is none)
+//! is then described the leaders' way, with their retries
+//! ([`describe_leaders`]), so every selected partition is still reported
+//! once, as [`describe_producers`](kdp_client::describe::describe_producers)
+//! reports it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use kdp_client::bound::TimeBound;
+use kdp_client::client::Client;
+use kdp_client::describe::{describe_leaders, DescribeEvent, DescribeOptions, Resolved};
+use kdp_client::error::{Error, Result};
+use kdp_domain::diagnose::replicas::ReplicaError;
+use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
+use kdp_wire::messages::ProducerState;
+use kdp_wire::ErrorCode;
+
+/// A partition's leader by the scan's metadata (`None`: it has none), and
+/// whether its answer has been passed on.
+struct Leader {
+    broker: Option<i32>,
+    reported: bool,
+}
+
+struct Tapped<S> {
+    sink: S,
+    leaders: HashMap<TopicPartition, Leader>,
+    summary: DescribeSummary,
+}
+
+impl<S: FnMut(PartitionOutcome)> Tapped<S> {
+    fn report(&mut self, o: PartitionOutcome) {
+        self.summary.partitions += 1;
+        self.summary.failed += usize::from(o.result.is_err());
+        (self.sink)(o);
+    }
+}
+
+/// Takes the leaders' answers out of an every-replica scan, for `sink`.
+pub struct LeaderTap<S> {
+    /// Whether the scan was routed with one metadata (else it names no
+    /// leader, and [`LeaderTap::finish`] describes the whole selection).
+    routed: bool,
+    explicit: BTreeSet<TopicPartition>,
+    state: Mutex<Tapped<S>>,
+}
+
+impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
+    /// The leaders of `resolved`'s partitions; what the resolution settled
+    /// (a topic that does not exist) goes to `sink` at once, as the
+    /// leaders' describe reports it (when the scan is routed with one
+    /// metadata; otherwise [`LeaderTap::finish`]'s describe does).
+    pub fn new(resolved: &Resolved, sink: S) -> LeaderTap<S> {
+        let mut leaders = HashMap::new();
+        if let Some(md) = &resolved.metadata {
+            for tp in &resolved.partitions {
+                let leader = Leader {
+                    broker: md.leader(&tp.0, tp.1),
+                    reported: false,
+                };
+                leaders.insert(tp.clone(), leader);
+            }
+        }
+        let mut state = Tapped {
+            sink,
+            leaders,
+            summary: DescribeSummary::default(),
+        };
+        // unrouted, the leaders' describe of the whole selection reports them
+        if resolved.metadata.is_some() {
+            for o in &resolved.settled {
+                state.report(o.clone());
+            }
+        }
+        LeaderTap {
+            routed: resolved.metadata.is_some(),
+            explicit: resolved.explicit.clone(),
+            state: Mutex::new(state),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, Tapped<S>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Broker `broker`'s producers of a partition: passed on when it is
+    /// the partition's leader, dropped otherwise.
+    pub fn answer(&self, broker: i32, topic: String, partition: i32, ps: Vec<ProducerState>) {
+        let mut state = self.state();
+        let key = (topic, partition);
+        match state.leaders.get_mut(&key) {
+            Some(l) if l.broker == Some(broker) && !l.reported => l.reported = true,
+            _ => return,
+        }
+        let (topic, partition) = key;
+        state.report(PartitionOutcome {
+            broker_id: Some(broker),
+            topic,
+            partition,
+            result: Ok(ps),
+        });
+    }
+
+    /// After the scan: a leader's error that its describe would take as
+    /// the answer is passed on; what no leader answered is described the
+    /// leaders' way (a fresh metadata lookup, their retries) within
+    /// `bound`, results to the sink. Returns the leaders' counts (the
+    /// partitions reported and failed; rounds, throttle and vanished
+    /// partitions of that last describe only). `Err`: the scan was not
+    /// routed with one metadata, and the leaders' describe could not look
+    /// the selection up.
+    pub async fn finish(
+        &self,
+        client: &Arc<Client>,
+        opts: &DescribeOptions,
+        bound: &TimeBound,
+        errors: &[ReplicaError<Error>],
+    ) -> Result<DescribeSummary> {
+        let rest = {
+            let mut state = self.state();
+            for e in errors {
+                let ReplicaError::Partition {
+                    partition,
+                    broker,
+                    error,
+                } = e
+                else {
+                    continue;
+                };
+                if !is_the_answer(error) {
+                    continue;
+                }
+                match state.leaders.get_mut(partition) {
+                    Some(l) if l.broker == Some(*broker) && !l.reported => l.reported = true,
+                    _ => continue,
+                }
+                state.report(PartitionOutcome {
+                    broker_id: Some(*broker),
+                    topic: partition.0.clone(),
+                    partition: partition.1,
+                    result: Err(error.clone()),
+                });
+            }
+            let mut rest: Vec<TopicPartition> = state
+                .leaders
+                .iter()
+                .filter(|(_, l)| !l.reported)
+                .map(|(tp, _)| tp.clone())
+                .collect();
+            rest.sort();
+            rest
+        };
+        let opts = DescribeOptions {
+            broker_id: None,
+            ..opts.clone()
+        };
+        // the lock is taken per answer, never held across a request
+        let forward = |ev| forward(&mut self.state(), ev);
+        let mut summary = if !self.routed {
+            // no leader known: the leaders' describe of the whole selection
+            kdp_client::describe::describe_producers(client.clone(), &opts, bound, forward).await?
+        } else if rest.is_empty() {
+            DescribeSummary::default()
+        } else {
+            let explicit = rest
+                .iter()
+                .filter(|tp| self.explicit.contains(*tp))
+                .cloned()
+                .collect();
+            describe_leaders(client, &opts, bound, rest, explicit, forward).await
+        };
+        let state = self.state();
+        summary.partitions = state.summary.partitions;
+        summary.failed = state.summary.failed;
+        summary.rounds = summary.rounds.max(1);
+        Ok(summary)
+    }
+}
+
+fn forward<S: FnMut(PartitionOutcome)>(state: &mut Tapped<S>, ev: DescribeEvent) {
+    if let DescribeEvent::Results { outcomes, .. } = ev {
+        for o in outcomes {
+            state.report(o);
+        }
+    }
+}
+
+/// Whether a leader's error for a partition is what its describe reports
+/// (the broker said so, and its describe would not retry it), not a reason
+/// to ask the leader again.
+fn is_the_answer(e: &PartitionError) -> bool {
+    !e.client_side
+        && e.code != ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+        && e.code != ErrorCode::NOT_LEADER_OR_FOLLOWER
+}
