@@ -8,8 +8,9 @@ use kdp_client::error::Result;
 use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::joined::Joined;
 
-use crate::groups::{read_groups, ReadOptions};
-use crate::join::{join, JoinOptions};
+use crate::groups::{read_groups, read_groups_keeping, ReadOptions};
+use crate::join::{join, join_keeping, JoinOptions, Keep};
+use crate::prior::Prior;
 
 /// The join and the groups, each answered or failed on its own.
 #[derive(Debug)]
@@ -35,4 +36,33 @@ pub async fn gather(
         read_groups(client, groups, opts, bound)
     );
     Gathered { joined, groups }
+}
+
+/// [`gather`], keeping what the owners' read of the same run takes
+/// instead of asking again ([`Prior`]): the join lists every transaction,
+/// and the groups are described with their members.
+pub async fn gather_keeping(
+    client: &SharedClient,
+    join_opts: &JoinOptions,
+    groups: &ReadOptions,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> (Gathered, Prior) {
+    let (joined, groups) = tokio::join!(
+        join_keeping(client, join_opts, Keep::Everything, bound),
+        read_groups_keeping(client, groups, opts, bound)
+    );
+    let (joined, transactions) = match joined {
+        Ok((j, t)) => (Ok(j), t),
+        Err(e) => (Err(e), None),
+    };
+    let (groups, kept) = match groups {
+        Ok((g, k)) => (Ok(g), Some(k)),
+        Err(e) => (Err(e), None),
+    };
+    let prior = Prior {
+        transactions,
+        groups: kept,
+    };
+    (Gathered { joined, groups }, prior)
 }

@@ -11,7 +11,9 @@ use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::error::Result;
-use kdp_client::groups::describe::describe_groups_at;
+use kdp_client::groups::describe::{
+    describe_groups_at, describe_members_at, Description, MemberDescriptions,
+};
 use kdp_client::groups::list::list_groups;
 use kdp_client::groups::offsets::committed_offsets_at;
 use kdp_client::groups::share_offsets::share_offsets_at;
@@ -22,6 +24,7 @@ use kdp_domain::groups::share::{Isolation, ShareRead};
 use kdp_domain::groups::state::{GroupState, GroupType};
 use kdp_domain::joined::Joined;
 use kdp_domain::key_error::KeyError;
+use kdp_domain::owners::GroupProtocol;
 use kdp_wire::ErrorCode;
 
 /// What to read of each group.
@@ -43,6 +46,22 @@ pub(crate) fn probe_id() -> String {
     )
 }
 
+/// What [`read_groups_keeping`] read beyond the [`GroupsRead`], kept for a
+/// later read in the same run (`kdp owners`' column), which then asks none
+/// of it again.
+#[derive(Debug, Clone, Default)]
+pub struct GroupsKept {
+    /// Each listed group: what the listing's protocol type says, its type
+    /// and its coordinator (the broker that listed it).
+    pub listed: BTreeMap<String, (GroupProtocol, Option<GroupType>, i32)>,
+    /// The brokers whose ListGroups failed.
+    pub listing_failures: Vec<(i32, KeyError)>,
+    /// Whether the listing may hide groups, when the read probed it.
+    pub visibility: Option<Visibility>,
+    /// The groups described, with their members.
+    pub members: MemberDescriptions,
+}
+
 /// Lists the groups on every broker and reads the committed offsets (and,
 /// with `members`, the description) of `only` (every listed group when
 /// `only` is empty). The offsets and the descriptions are asked at once.
@@ -52,16 +71,47 @@ pub async fn read_groups(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<GroupsRead> {
+    read_kept(client, read, false, opts, bound)
+        .await
+        .map(|(r, _)| r)
+}
+
+/// [`read_groups`], keeping the listing, the probe's answer and the
+/// members of the groups described ([`GroupsKept`]).
+pub async fn read_groups_keeping(
+    client: &SharedClient,
+    read: &ReadOptions,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<(GroupsRead, GroupsKept)> {
+    read_kept(client, read, true, opts, bound).await
+}
+
+async fn read_kept(
+    client: &SharedClient,
+    read: &ReadOptions,
+    keep: bool,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<(GroupsRead, GroupsKept)> {
     let only = &read.only;
     let listings = list_groups(client, &Default::default(), opts, bound).await?;
     let mut listed: BTreeMap<String, (Option<GroupState>, Option<GroupType>)> = BTreeMap::new();
     // the broker that lists a group coordinates it: no FindCoordinator
     let mut coordinators: BTreeMap<String, i32> = BTreeMap::new();
     let mut listing_failures = Vec::new();
+    let mut kept = GroupsKept::default();
     for (broker, listing) in listings {
         match listing {
             Ok(groups) => {
                 for g in groups {
+                    if keep {
+                        let protocol = GroupProtocol::from_names(&g.protocol_type, "");
+                        kept.listed.insert(
+                            g.group_id.clone(),
+                            (protocol, g.group_type.clone(), g.coordinator),
+                        );
+                    }
                     coordinators.insert(g.group_id.clone(), g.coordinator);
                     listed.insert(g.group_id, (g.state, g.group_type));
                 }
@@ -83,17 +133,38 @@ pub async fn read_groups(
     } else {
         Vec::new()
     };
-    let described = describe_groups_at(client, &typed, &coordinators, opts, bound);
+    // kept: described with their members, counted here
+    let described = async {
+        if !keep {
+            return describe_groups_at(client, &typed, &coordinators, opts, bound)
+                .await
+                .map(|d| (d, BTreeMap::new()));
+        }
+        let members = describe_members_at(client, &typed, &coordinators, opts, bound).await?;
+        let counted = members
+            .iter()
+            .map(|(g, d)| {
+                let d = d.as_ref().map(Description::from).map_err(Clone::clone);
+                (g.clone(), d)
+            })
+            .collect();
+        Ok((counted, members))
+    };
     wanted.extend(probe.clone());
     let (offsets, described) = tokio::join!(
         committed_offsets_at(client, wanted, &coordinators, opts, bound),
         described
     );
-    let (mut offsets, mut described) = (offsets?, described?);
+    let (mut offsets, (mut described, members)) = (offsets?, described?);
     let visibility = match &probe {
         Some(id) => visibility(offsets.remove(id)),
         None => Visibility::Named,
     };
+    if keep {
+        kept.listing_failures = listing_failures.clone();
+        kept.visibility = probe.is_some().then(|| visibility.clone());
+        kept.members = members;
+    }
     let answers = offsets
         .into_iter()
         .map(|(group, offsets)| {
@@ -114,12 +185,13 @@ pub async fn read_groups(
             }
         })
         .collect();
-    Ok(GroupsRead {
+    let read = GroupsRead {
         answers,
         listing_failures,
         visibility,
         shares: BTreeMap::new(),
-    })
+    };
+    Ok((read, kept))
 }
 
 /// Reads into `read` the start offsets and `share.isolation.level` of
@@ -209,15 +281,45 @@ pub async fn held_groups(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Held {
+    held(client, joined, max_timeout_ms, false, opts, bound)
+        .await
+        .0
+}
+
+/// [`held_groups`], keeping what the groups' read holds beyond them
+/// ([`GroupsKept`]; `None` when the groups were not read, or failed).
+pub async fn held_groups_keeping(
+    client: &SharedClient,
+    joined: &Joined,
+    max_timeout_ms: i64,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> (Held, Option<GroupsKept>) {
+    held(client, joined, max_timeout_ms, true, opts, bound).await
+}
+
+async fn held(
+    client: &SharedClient,
+    joined: &Joined,
+    max_timeout_ms: i64,
+    keep: bool,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> (Held, Option<GroupsKept>) {
     if !any_pinned(joined) {
-        return Held {
+        let held = Held {
             groups: held_groups_of(joined, None, max_timeout_ms),
             read: None,
         };
+        return (held, None);
     }
-    let read = read_groups(client, &ReadOptions::default(), opts, bound).await;
-    Held {
+    let (read, kept) = match read_kept(client, &ReadOptions::default(), keep, opts, bound).await {
+        Ok((r, k)) => (Ok(r), keep.then_some(k)),
+        Err(e) => (Err(e), None),
+    };
+    let held = Held {
         groups: held_groups_of(joined, read.as_ref().ok(), max_timeout_ms),
         read: Some(read),
-    }
+    };
+    (held, kept)
 }

@@ -101,9 +101,61 @@ fn probe_id(now_ms: i64) -> String {
     format!("__kdp-acl-probe-{now_ms}-{}", std::process::id())
 }
 
+/// What the coordinators' lookup read, kept for a later read in the same
+/// run (`kdp owners`' column beside `blocked` and `find-hanging`), which
+/// then asks none of it again.
+#[derive(Debug, Clone, Default)]
+pub struct TxnRead {
+    /// Every id ListTransactions listed (unfiltered) on the brokers that
+    /// answered, and the brokers whose ListTransactions failed; `None`
+    /// when the listing was filtered by producer id.
+    pub listed: Option<Listed>,
+    /// DescribeTransactions' answer for each id the join described.
+    pub described: BTreeMap<String, Described>,
+}
+
+/// Every id listed, and the brokers whose ListTransactions failed.
+pub type Listed = (BTreeSet<String>, Vec<(i32, KeyError)>);
+
+/// What [`join_keeping`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Nothing ([`join`]).
+    Nothing,
+    /// The descriptions; the listing stays filtered by producer id, as a
+    /// later read may need no listing (`find-hanging` shows an owner only
+    /// for the rows it finds).
+    Descriptions,
+    /// Every transaction listed (unfiltered) and the descriptions: a later
+    /// read needs the listing (`blocked` names each pinning id's owner).
+    Everything,
+}
+
 /// Runs the scan within `bound`. Fails only if the cluster cannot be
 /// reached at all (the first metadata request).
 pub async fn join(client: &Arc<Client>, opts: &JoinOptions, bound: &TimeBound) -> Result<Joined> {
+    scan(client, opts, Keep::Nothing, bound)
+        .await
+        .map(|(j, _)| j)
+}
+
+/// [`join`], keeping what `keep` says ([`TxnRead`]; `None` when no lookup
+/// ran or the listing failed) for a later read of the same ids.
+pub async fn join_keeping(
+    client: &Arc<Client>,
+    opts: &JoinOptions,
+    keep: Keep,
+    bound: &TimeBound,
+) -> Result<(Joined, Option<TxnRead>)> {
+    scan(client, opts, keep, bound).await
+}
+
+async fn scan(
+    client: &Arc<Client>,
+    opts: &JoinOptions,
+    keep: Keep,
+    bound: &TimeBound,
+) -> Result<(Joined, Option<TxnRead>)> {
     let now_ms = now_ms();
     let mut partitions = Vec::new();
     let summary = describe_producers(client.clone(), &opts.describe, bound, |ev| {
@@ -113,11 +165,12 @@ pub async fn join(client: &Arc<Client>, opts: &JoinOptions, bound: &TimeBound) -
     })
     .await?;
     let described_out = ran_out(bound.is_past(), partitions.iter().map(|o| &o.result));
-    let mut joined = join_described(client, opts, now_ms, partitions, summary, bound).await?;
+    let (mut joined, kept) =
+        lookups(client, opts, now_ms, partitions, summary, keep, bound).await?;
     if described_out {
         joined.unfinished.insert(0, JoinPhase::DescribeProducers);
     }
-    Ok(joined)
+    Ok((joined, kept))
 }
 
 /// [`join`] of partitions the caller has already described (the exporter's
@@ -140,6 +193,29 @@ pub async fn join_described(
     summary: DescribeSummary,
     bound: &TimeBound,
 ) -> Result<Joined> {
+    lookups(
+        client,
+        opts,
+        now_ms,
+        partitions,
+        summary,
+        Keep::Nothing,
+        bound,
+    )
+    .await
+    .map(|(j, _)| j)
+}
+
+/// [`join_described`], keeping what `keep` says of the lookup's read.
+async fn lookups(
+    client: &Arc<Client>,
+    opts: &JoinOptions,
+    now_ms: i64,
+    partitions: Vec<PartitionOutcome>,
+    summary: DescribeSummary,
+    keep: Keep,
+    bound: &TimeBound,
+) -> Result<(Joined, Option<TxnRead>)> {
     let dopts = opts.describe.driver_options();
     let mut unfinished = Vec::new();
 
@@ -190,9 +266,13 @@ pub async fn join_described(
     // none of these waits for another
     let view = async {
         if wanted.is_empty() {
-            return (Ok((CoordinatorView::default(), Vec::new())), Vec::new());
+            return (
+                Ok((CoordinatorView::default(), Vec::new())),
+                Vec::new(),
+                None,
+            );
         }
-        look_up(client, now_ms, &wanted, &dopts, bound).await
+        look_up(client, now_ms, &wanted, keep, &dopts, bound).await
     };
     let blocked = async {
         if open.is_empty() {
@@ -202,7 +282,7 @@ pub async fn join_described(
         let out = ran_out(bound.is_past(), o.values());
         (o, out)
     };
-    let ((configs, configs_out, protocol), (view, view_out), (offsets, offsets_out)) =
+    let ((configs, configs_out, protocol), (view, view_out, kept), (offsets, offsets_out)) =
         match read_first {
             Some(s) => {
                 let (view, blocked) = tokio::join!(view, blocked);
@@ -237,7 +317,7 @@ pub async fn join_described(
     unfinished.sort();
     unfinished.dedup();
     joined.unfinished = unfinished;
-    Ok(joined)
+    Ok((joined, kept))
 }
 
 /// Each broker's configs, or why it did not answer.
@@ -277,22 +357,26 @@ fn ran_out<'a, V: 'a>(
 }
 
 /// The coordinators' view of `wanted`, the brokers whose listing failed,
-/// and the phases that ran out of time.
+/// the phases that ran out of time, and (when kept) the read itself.
 type LookedUp = (
     Result<(CoordinatorView, Vec<(i32, KeyError)>)>,
     Vec<JoinPhase>,
+    Option<TxnRead>,
 );
 
 async fn look_up(
     client: &Arc<Client>,
     now_ms: i64,
     wanted: &BTreeSet<i64>,
+    keep: Keep,
     dopts: &DriverOptions,
     bound: &TimeBound,
 ) -> LookedUp {
     let mut unfinished = Vec::new();
+    // every id listed, kept for the later read's siblings
+    let every = keep == Keep::Everything;
     let filters = ListFilters {
-        producer_ids: if wanted.len() <= MAX_PRODUCER_ID_FILTERS {
+        producer_ids: if !every && wanted.len() <= MAX_PRODUCER_ID_FILTERS {
             wanted.iter().copied().collect()
         } else {
             Vec::new()
@@ -300,12 +384,11 @@ async fn look_up(
         ..Default::default()
     };
     let half = bound.share(1, 2);
-    // only the wanted producers' ids are kept of the listing
+    // only the wanted producers' ids are kept of the listing (every id
+    // when the read is kept)
     let listings = match list_transactions_with(client, &filters, dopts, &half, |t| {
         let pid = t.producer_id();
-        wanted
-            .contains(&pid)
-            .then(|| (pid, t.transactional_id().to_owned()))
+        (every || wanted.contains(&pid)).then(|| (pid, t.transactional_id().to_owned()))
     })
     .await
     {
@@ -315,9 +398,13 @@ async fn look_up(
             // and the view says the listing is incomplete
             tracing::debug!(error = %e, "no time left for ListTransactions");
             unfinished.extend([JoinPhase::ListTransactions, JoinPhase::DescribeTransactions]);
-            return (Ok((CoordinatorView::default(), Vec::new())), unfinished);
+            return (
+                Ok((CoordinatorView::default(), Vec::new())),
+                unfinished,
+                None,
+            );
         }
-        Err(e) => return (Err(e), unfinished),
+        Err(e) => return (Err(e), unfinished, None),
     };
     if ran_out(half.is_past(), listings.values()) {
         unfinished.push(JoinPhase::ListTransactions);
@@ -326,10 +413,17 @@ async fn look_up(
     // the broker that listed an id coordinates it (no FindCoordinator)
     let mut coordinators: BTreeMap<String, i32> = BTreeMap::new();
     let mut listing_errors = Vec::new();
+    let mut every_id = BTreeSet::new();
     for (broker, l) in listings {
         match l {
             Ok(l) => {
                 for (pid, id) in l.transactions.into_iter().flatten() {
+                    if every {
+                        every_id.insert(id.clone());
+                        if !wanted.contains(&pid) {
+                            continue;
+                        }
+                    }
                     coordinators.insert(id.clone(), broker);
                     listed.insert(pid, id);
                 }
@@ -383,7 +477,14 @@ async fn look_up(
     let mut descriptions = HashMap::new();
     let mut may_describe_any = false;
     let mut probe_failed = None;
+    let mut kept = (keep != Keep::Nothing).then(|| TxnRead {
+        listed: every.then(|| (every_id, listing_errors.clone())),
+        described: BTreeMap::new(),
+    });
     for (id, d) in described {
+        if let Some(k) = kept.as_mut().filter(|_| id != probe) {
+            k.described.insert(id.clone(), d.clone());
+        }
         let desc = Description::of(d.result);
         if id == probe {
             may_describe_any = desc == Description::NotFound;
@@ -401,7 +502,7 @@ async fn look_up(
         probe_failed,
         descriptions,
     };
-    (Ok((view, listing_errors)), unfinished)
+    (Ok((view, listing_errors)), unfinished, kept)
 }
 
 /// The listing broker of each id to describe that has one.

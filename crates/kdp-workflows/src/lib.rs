@@ -78,6 +78,7 @@ pub mod lag;
 pub mod leaders;
 pub mod owners;
 pub mod pressure;
+pub mod prior;
 pub mod repair;
 pub mod replicas;
 pub mod transactions;

@@ -13,7 +13,7 @@
 //! than kdp), or a streams group on a broker without StreamsGroupDescribe,
 //! stays unread: its ids are judged unknown, never guessed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
@@ -27,7 +27,7 @@ use kdp_client::txn::describe::describe_transactions;
 use kdp_client::txn::list::list_transactions;
 use kdp_domain::diagnose::blocked::{held_groups, HeldGroups};
 use kdp_domain::groups::read::{visibility, GroupsRead, Visibility};
-use kdp_domain::groups::state::{GroupState, GroupType};
+use kdp_domain::groups::state::GroupType;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::owners::scheme;
 use kdp_domain::owners::{GroupProtocol, GroupSeen, Owners, OwnersInput, TxnEntry};
@@ -36,6 +36,7 @@ use kdp_wire::ErrorCode;
 use crate::blocked::gather;
 use crate::groups::ReadOptions;
 use crate::join::JoinOptions;
+use crate::prior::Prior;
 
 /// Which ids to judge (all empty: every id the cluster lists).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,7 +59,21 @@ impl Scope {
     pub fn contains(&self, id: &str) -> bool {
         self.everything()
             || self.transactional_ids.iter().any(|t| t == id)
-            || self.prefixes.iter().any(|p| id.starts_with(p.as_str()))
+            || self.matches_pattern(id)
+    }
+
+    /// [`Scope::contains`] for many ids: the named ids in a set, as a scope
+    /// may name thousands (every id `kdp blocked` shows) and be matched
+    /// against every listed id.
+    fn matcher(&self) -> impl Fn(&str) -> bool + '_ {
+        let ids: HashSet<&str> = self.transactional_ids.iter().map(String::as_str).collect();
+        let everything = self.everything();
+        move |id| everything || ids.contains(id) || self.matches_pattern(id)
+    }
+
+    /// Whether `id` is one of a prefix or a group the caller asked about.
+    fn matches_pattern(&self, id: &str) -> bool {
+        self.prefixes.iter().any(|p| id.starts_with(p.as_str()))
             || self.groups.iter().any(|g| {
                 id.strip_prefix(g.as_str())
                     .is_some_and(|rest| rest.starts_with('-'))
@@ -106,7 +121,22 @@ pub async fn read_owners(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<OwnersRead> {
-    let (input, listing_failures) = read_input(client, scope, now_ms, opts, bound).await?;
+    read_owners_after(client, scope, now_ms, Prior::default(), opts, bound).await
+}
+
+/// [`read_owners`] after another read of the same run (`prior`): what it
+/// holds is taken as it is, and only the rest is asked (the siblings it did
+/// not describe, the groups it did not describe, the listings or the probe
+/// it did not make).
+pub async fn read_owners_after(
+    client: &SharedClient,
+    scope: &Scope,
+    now_ms: i64,
+    prior: Prior,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<OwnersRead> {
+    let (input, listing_failures) = read_input(client, scope, now_ms, prior, opts, bound).await?;
     Ok(judge(input, scope, listing_failures, None))
 }
 
@@ -121,12 +151,14 @@ pub async fn read_owners_and_groups(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<OwnersRead> {
-    let (mut input, listing_failures) = read_input(client, scope, now_ms, opts, bound).await?;
+    let (mut input, listing_failures) =
+        read_input(client, scope, now_ms, Prior::default(), opts, bound).await?;
     // the partitions the open transactions in scope pin
+    let in_scope = scope.matcher();
     let pinned: Vec<(String, i32)> = input
         .transactions
         .iter()
-        .filter(|t| scope.contains(&t.transactional_id))
+        .filter(|t| in_scope(&t.transactional_id))
         .flat_map(|t| t.pinned())
         .collect();
     if pinned.is_empty() {
@@ -171,9 +203,8 @@ fn judge(
     held: Option<HeldRead>,
 ) -> OwnersRead {
     let mut judged = Owners::judge(&input);
-    judged
-        .owners
-        .retain(|o| scope.contains(&o.transactional_id));
+    let in_scope = scope.matcher();
+    judged.owners.retain(|o| in_scope(&o.transactional_id));
     let kept: BTreeSet<&str> = judged
         .owners
         .iter()
@@ -193,29 +224,37 @@ fn judge(
 }
 
 /// The read `kdp owners` judges, and the brokers whose ListTransactions
-/// failed.
+/// failed; what `prior` holds is not asked again.
 async fn read_input(
     client: &SharedClient,
     scope: &Scope,
     now_ms: i64,
+    prior: Prior,
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<(OwnersInput, Vec<(i32, KeyError)>)> {
-    let listings = list_transactions(client, &Default::default(), opts, bound).await?;
-    let mut listed = BTreeSet::new();
-    let mut listing_failures = Vec::new();
-    for (broker, l) in listings {
-        match l {
-            Ok(l) => listed.extend(l.transactions.into_iter().map(|t| t.transactional_id)),
-            Err(e) => listing_failures.push((broker, e)),
+    let (listing, mut described) = match prior.transactions {
+        Some(t) => (t.listed, t.described),
+        None => (None, BTreeMap::new()),
+    };
+    let (listed, listing_failures) = match listing {
+        Some(l) => l,
+        None => {
+            let listings = list_transactions(client, &Default::default(), opts, bound).await?;
+            let mut listed = BTreeSet::new();
+            let mut listing_failures = Vec::new();
+            for (broker, l) in listings {
+                match l {
+                    Ok(l) => listed.extend(l.transactions.into_iter().map(|t| t.transactional_id)),
+                    Err(e) => listing_failures.push((broker, e)),
+                }
+            }
+            (listed, listing_failures)
         }
-    }
+    };
     // the ids asked about, then their Flink siblings (judged together)
-    let mut wanted: BTreeSet<String> = listed
-        .iter()
-        .filter(|id| scope.contains(id))
-        .cloned()
-        .collect();
+    let in_scope = scope.matcher();
+    let mut wanted: BTreeSet<String> = listed.iter().filter(|id| in_scope(id)).cloned().collect();
     wanted.extend(scope.transactional_ids.iter().cloned());
     let stems: BTreeSet<&str> = wanted.iter().filter_map(|id| stem(id)).collect();
     let siblings: Vec<String> = listed
@@ -225,25 +264,31 @@ async fn read_input(
         .collect();
     wanted.extend(siblings);
 
-    let groups_listed = list_groups(client, &Default::default(), opts, bound).await?;
-    let mut coordinators = BTreeMap::new();
-    let mut listed_groups: BTreeMap<
-        String,
-        (GroupProtocol, Option<GroupState>, Option<GroupType>),
-    > = BTreeMap::new();
-    let mut group_listing_failures = Vec::new();
-    for (broker, l) in groups_listed {
-        match l {
-            Ok(groups) => {
-                for g in groups {
-                    coordinators.insert(g.group_id.clone(), g.coordinator);
-                    let protocol = GroupProtocol::from_names(&g.protocol_type, "");
-                    listed_groups.insert(g.group_id, (protocol, g.state, g.group_type));
+    let (listed_groups, group_listing_failures, probed, mut members) = match prior.groups {
+        Some(g) => (g.listed, g.listing_failures, g.visibility, g.members),
+        None => {
+            let groups_listed = list_groups(client, &Default::default(), opts, bound).await?;
+            let mut listed_groups = BTreeMap::new();
+            let mut failures = Vec::new();
+            for (broker, l) in groups_listed {
+                match l {
+                    Ok(groups) => {
+                        for g in groups {
+                            let protocol = GroupProtocol::from_names(&g.protocol_type, "");
+                            listed_groups
+                                .insert(g.group_id, (protocol, g.group_type, g.coordinator));
+                        }
+                    }
+                    Err(e) => failures.push((broker, e)),
                 }
             }
-            Err(e) => group_listing_failures.push((broker, e)),
+            (listed_groups, failures, None, BTreeMap::new())
         }
-    }
+    };
+    let coordinators: BTreeMap<String, i32> = listed_groups
+        .iter()
+        .map(|(g, (_, _, c))| (g.clone(), *c))
+        .collect();
     // the groups that can own the ids: Streams applications by name,
     // every Connect cluster, and the groups asked for
     let mut asked: BTreeSet<String> = wanted
@@ -260,31 +305,38 @@ async fn read_input(
     let typed: Vec<(String, Option<GroupType>)> = asked
         .iter()
         .filter(|g| listed_groups.contains_key(*g) || scope.groups.contains(g))
-        .map(|g| (g.clone(), listed_groups.get(g).and_then(|l| l.2.clone())))
+        .map(|g| (g.clone(), listed_groups.get(g).and_then(|l| l.1.clone())))
         .collect();
-    let probe = crate::groups::probe_id();
-    let no_coordinators = BTreeMap::new();
+    // only what `prior` did not read
+    let to_describe: Vec<(String, Option<GroupType>)> = typed
+        .iter()
+        .filter(|(g, _)| !members.contains_key(g))
+        .cloned()
+        .collect();
     let ids: Vec<String> = wanted.iter().cloned().collect();
-    let (described, members, probed) = tokio::join!(
+    let undescribed: Vec<String> = ids
+        .iter()
+        .filter(|id| !described.contains_key(*id))
+        .cloned()
+        .collect();
+    let (more, described_members, visibility) = tokio::join!(
         async {
-            if ids.is_empty() {
+            if undescribed.is_empty() {
                 BTreeMap::new()
             } else {
-                describe_transactions(client, ids.clone(), opts, bound).await
+                describe_transactions(client, undescribed, opts, bound).await
             }
         },
-        describe_members_at(client, &typed, &coordinators, opts, bound),
-        committed_offsets_at(client, vec![probe.clone()], &no_coordinators, opts, bound)
+        describe_members_at(client, &to_describe, &coordinators, opts, bound),
+        async {
+            match probed {
+                Some(v) => v,
+                None => probe_visibility(client, opts, bound).await,
+            }
+        }
     );
-    let mut members = members?;
-    let visibility = match probed {
-        Ok(mut p) => visibility(p.remove(&probe)),
-        Err(e) => Visibility::Unknown(KeyError::client(
-            ErrorCode::UNKNOWN_SERVER_ERROR,
-            e.to_string(),
-        )),
-    };
-    let mut described = described;
+    members.extend(described_members?);
+    described.extend(more);
     let transactions = ids
         .iter()
         .map(|id| match described.remove(id) {
@@ -309,7 +361,7 @@ async fn read_input(
         let described = match (members.remove(g), listing) {
             (Some(d), _) => d,
             // a type kdp does not describe
-            (None, Some((_, _, Some(t @ (GroupType::Share | GroupType::Other(_)))))) => {
+            (None, Some((_, Some(t @ (GroupType::Share | GroupType::Other(_))), _))) => {
                 Err(KeyError::client(
                     ErrorCode::UNSUPPORTED_VERSION,
                     format!("kdp does not describe {} groups", t.name()),
@@ -346,4 +398,22 @@ async fn read_input(
         held: None,
     };
     Ok((input, listing_failures))
+}
+
+/// Whether the group listing may hide groups: the committed offsets of a
+/// group id nobody uses.
+async fn probe_visibility(
+    client: &SharedClient,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Visibility {
+    let probe = crate::groups::probe_id();
+    let no_coordinators = BTreeMap::new();
+    match committed_offsets_at(client, vec![probe.clone()], &no_coordinators, opts, bound).await {
+        Ok(mut p) => visibility(p.remove(&probe)),
+        Err(e) => Visibility::Unknown(KeyError::client(
+            ErrorCode::UNKNOWN_SERVER_ERROR,
+            e.to_string(),
+        )),
+    }
 }

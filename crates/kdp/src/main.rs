@@ -111,8 +111,9 @@ fn definition() -> clap::Command {
 }
 
 fn main() -> ExitCode {
-    let matches = definition().get_matches();
-    let mut cli = match Cli::from_arg_matches(&matches) {
+    let mut matches = definition().get_matches();
+    let sources = cmd::globals::Sources::of(&matches);
+    let mut cli = match Cli::from_arg_matches_mut(&mut matches) {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
@@ -133,7 +134,7 @@ fn main() -> ExitCode {
     };
     init_logging(cli.verbose, default_level, json, stderr_colour);
     output::failures::set_all_keys(cli.verbose > 0);
-    let wide = match prepare(&mut cli.command, &cli.globals, &matches) {
+    let wide = match prepare(&mut cli.command, &cli.globals, &sources) {
         Ok(w) => w,
         Err(msg) => {
             eprintln!("{}", output::colour::error(&msg));
@@ -187,7 +188,7 @@ fn main() -> ExitCode {
 fn prepare(
     command: &mut Command,
     globals: &cmd::globals::Globals,
-    matches: &clap::ArgMatches,
+    matches: &cmd::globals::Sources,
 ) -> Result<bool, String> {
     use cmd::context::apply;
     let ctx = globals.connection.0.context.as_deref();

@@ -92,6 +92,17 @@ impl Kept for Description {
     }
 }
 
+impl From<&GroupMembers> for Description {
+    /// What a description with members says as counts alone.
+    fn from(g: &GroupMembers) -> Self {
+        Description {
+            state: g.state.clone(),
+            group_type: g.group_type.clone(),
+            members: count(g.members.len()),
+        }
+    }
+}
+
 impl Kept for GroupMembers {
     fn classic(g: DescribedGroup) -> Self {
         GroupMembers {

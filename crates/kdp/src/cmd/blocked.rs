@@ -12,7 +12,7 @@ use kdp_domain::diagnose::blocked::{
 };
 use kdp_domain::groups::{advice, GroupsRead, Visibility};
 use kdp_wire::ErrorCode;
-use kdp_workflows::blocked::{gather, Gathered};
+use kdp_workflows::blocked::{gather_keeping, Gathered};
 use kdp_workflows::groups::{Held, ReadOptions};
 use kdp_workflows::join::JoinOptions;
 use serde::Serialize;
@@ -461,8 +461,9 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         only: args.group.clone(),
         members: true,
     };
-    // the groups do not wait for the producers: both at once, one budget
-    let Gathered { joined, groups } = gather(
+    // the groups do not wait for the producers: both at once, one budget;
+    // the Owner column takes what they read (`prior`), asking it no more
+    let (Gathered { joined, groups }, prior) = gather_keeping(
         &conn.client,
         &JoinOptions::new(describe, true),
         &read,
@@ -527,7 +528,7 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         .iter()
         .filter_map(|p| p.pinned_by.as_ref()?.transactional_id.clone())
         .collect();
-    let owners = owner_of::owners(conn, ids.into_iter().collect()).await;
+    let owners = owner_of::owners_after(conn, ids.into_iter().collect(), prior).await;
     // never suggest ending a live owner's transaction
     for p in &mut diagnosis.partitions {
         let id = p
@@ -623,7 +624,8 @@ mod tests {
     use kdp_test_support::StallCluster;
     use kdp_wire::api;
     use kdp_wire::messages::{
-        ConsumerGroupDescribeRequest, DescribeGroupsRequest, ListGroupsRequest, OffsetFetchRequest,
+        ConsumerGroupDescribeRequest, DescribeGroupsRequest, DescribeTransactionsRequest,
+        ListGroupsRequest, OffsetFetchRequest, StreamsGroupDescribeRequest,
     };
     use serde_json::Value;
 
@@ -763,5 +765,127 @@ mod tests {
         assert_eq!(rows.len(), 1, "{rows:?}");
         assert_eq!(rows[0]["Verdict"], "unknown");
         assert_eq!(rows[0]["Error"], "COORDINATOR_LOAD_IN_PROGRESS");
+    }
+
+    /// Each key `asked` names, and how often: none more than once.
+    fn asked_once(what: &str, asked: impl IntoIterator<Item = String>) -> usize {
+        let mut seen = std::collections::BTreeMap::new();
+        for k in asked {
+            *seen.entry(k).or_insert(0) += 1;
+        }
+        let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(twice.is_empty(), "{what} asked more than once: {twice:?}");
+        seen.len()
+    }
+
+    /// The Owner column takes what `blocked` itself read: each broker lists
+    /// its transactions and its groups once, each transactional id and each
+    /// group is described once; and the owners are those `kdp owners`'
+    /// own read finds.
+    #[tokio::test(start_paused = true)]
+    async fn the_owner_column_asks_nothing_twice() {
+        let cluster =
+            StallCluster::new(kdp_server::demo::owners_cluster().expect("the owners demo"));
+        let (code, rows) = blocked_on(&cluster, &["--blocked-after", "0"]).await;
+        assert_eq!(code, exit::FOUND, "{rows:?}");
+        let brokers = cluster.cluster().brokers.len();
+        assert_eq!(cluster.asked(api::LIST_TRANSACTIONS), brokers);
+        assert_eq!(cluster.asked(api::LIST_GROUPS), brokers);
+        let txns = cluster.requests::<DescribeTransactionsRequest>();
+        let described = asked_once(
+            "a transactional id",
+            txns.into_iter().flat_map(|(_, r)| r.transactional_ids),
+        );
+        let groups = cluster
+            .requests::<DescribeGroupsRequest>()
+            .into_iter()
+            .flat_map(|(_, r)| r.groups)
+            .chain(
+                cluster
+                    .requests::<ConsumerGroupDescribeRequest>()
+                    .into_iter()
+                    .flat_map(|(_, r)| r.group_ids),
+            )
+            .chain(
+                cluster
+                    .requests::<StreamsGroupDescribeRequest>()
+                    .into_iter()
+                    .flat_map(|(_, r)| r.group_ids),
+            );
+        asked_once("a group", groups);
+        // the owners' ids and their siblings were all described
+        assert!(described > 10, "{described}");
+
+        let ids: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r["TransactionalId"].as_str().map(str::to_string))
+            .collect();
+        assert!(ids.len() > 5, "{rows:?}");
+        let conn = connected(&cluster, Duration::from_secs(30)).await;
+        let alone = owner_of::owners(&conn, ids).await;
+        let mut verdicts = std::collections::BTreeSet::new();
+        for r in &rows {
+            let Some(id) = r["TransactionalId"].as_str() else {
+                continue;
+            };
+            let own = serde_json::to_value(owner_of::field(alone.get(id))).expect("JSON");
+            assert_eq!(r["Owner"], own, "{id}");
+            verdicts.insert(own["Verdict"].to_string());
+        }
+        // live, orphaned, lingering, unattributed...: the column says
+        // something, not `-` everywhere
+        assert!(verdicts.len() >= 3, "{verdicts:?}");
+    }
+
+    /// `find-hanging`'s Owner column likewise takes the join's descriptions
+    /// and the groups' listing and probe. Its join lists by producer id (most
+    /// runs show no id to find an owner for), so the owners' siblings take
+    /// one more listing, unfiltered.
+    #[tokio::test(start_paused = true)]
+    async fn find_hangings_owner_column_reuses_the_descriptions_and_groups() {
+        #[derive(clap::Parser)]
+        struct Hanging {
+            #[command(flatten)]
+            args: crate::cmd::find_hanging::Args,
+        }
+        let cluster =
+            StallCluster::new(kdp_server::demo::owners_cluster().expect("the owners demo"));
+        let argv = [
+            "find-hanging",
+            "--output",
+            "json",
+            "--all",
+            "--max-transaction-timeout",
+            "1s",
+        ];
+        let args = Hanging::try_parse_from(argv).expect("arguments").args;
+        let conn = connected(&cluster, Duration::from_secs(30)).await;
+        let mut out = Vec::new();
+        crate::cmd::find_hanging::run_on(&conn, &args, &mut out).await;
+        let doc: Value = serde_json::from_slice(&out).expect("JSON");
+        let rows = doc["Transactions"].as_array().cloned().unwrap_or_default();
+        let brokers = cluster.cluster().brokers.len();
+        assert_eq!(cluster.asked(api::LIST_TRANSACTIONS), 2 * brokers);
+        assert_eq!(cluster.asked(api::LIST_GROUPS), brokers);
+        let txns = cluster.requests::<DescribeTransactionsRequest>();
+        asked_once(
+            "a transactional id",
+            txns.into_iter().flat_map(|(_, r)| r.transactional_ids),
+        );
+        let probes = cluster
+            .requests::<OffsetFetchRequest>()
+            .into_iter()
+            .flat_map(|(_, r)| {
+                let v8 = r.groups.into_iter().map(|g| g.group_id);
+                std::iter::once(r.group_id).chain(v8)
+            })
+            .filter(|g| g.starts_with("__kdp-acl-probe"))
+            .count();
+        assert_eq!(probes, 1);
+        let owned = rows
+            .iter()
+            .filter(|r| r["Owner"]["Verdict"].is_string())
+            .count();
+        assert!(owned > 5, "{rows:?}");
     }
 }

@@ -9,7 +9,9 @@ use kdp_domain::diagnose::hanging::{self, OpenTxn, Verdict};
 use kdp_domain::joined::{max_timeout, Joined};
 use kdp_domain::key_error::Failures;
 use kdp_domain::repair::{findings, plan_findings};
-use kdp_workflows::groups::held_groups;
+use kdp_workflows::groups::held_groups_keeping;
+use kdp_workflows::join::{join_keeping, JoinOptions, Keep};
+use kdp_workflows::prior::Prior;
 use serde::Serialize;
 
 use crate::cmd::blocked;
@@ -271,9 +273,16 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         .max_transaction_timeout
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     // without --all nothing but the candidates is shown: only they are
-    // looked up and only their partitions' offsets read
-    let joined = match cluster::join_with(conn, describe, true, |o| o.candidates_only(given)).await
-    {
+    // looked up and only their partitions' offsets read; the Owner column
+    // takes the join's descriptions (the listing stays filtered: most runs
+    // show no id to find an owner for)
+    let opts = JoinOptions::new(describe, true).candidates_only(given);
+    let keep = Keep::Descriptions;
+    let (joined, transactions) = match join_keeping(&conn.client, &opts, keep, &conn.bound).await {
+        Ok((j, t)) => (Ok(j), t),
+        Err(e) => (Err(e), None),
+    };
+    let joined = match cluster::reported(conn, joined) {
         Ok(j) => j,
         Err(code) => return code,
     };
@@ -289,15 +298,19 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     failures::report("ListTransactions failed", "brokers", &unlisted);
     let failed = cluster::report_failed_partitions(&joined);
     let dopts = conn.describe_options(None, None).driver_options();
-    let held = blocked::report_held(
-        held_groups(&conn.client, &joined, max_timeout_ms, &dopts, &conn.bound).await,
-    );
+    let (held, groups) =
+        held_groups_keeping(&conn.client, &joined, max_timeout_ms, &dopts, &conn.bound).await;
+    let held = blocked::report_held(held);
     let mut rows = rows(&joined, max_timeout_ms, args.all, &held);
     let ids: std::collections::BTreeSet<String> = rows
         .iter()
         .filter_map(|r| r.transactional_id.clone())
         .collect();
-    let owners = owner_of::owners(conn, ids.into_iter().collect()).await;
+    let prior = Prior {
+        transactions,
+        groups,
+    };
+    let owners = owner_of::owners_after(conn, ids.into_iter().collect(), prior).await;
     for r in &mut rows {
         let o = r.transactional_id.as_ref().and_then(|id| owners.get(id));
         r.owner = owner_of::field(o);

@@ -39,11 +39,29 @@ const CONNECTION: &[&str] = &[
     "context",
 ];
 
+/// Where the flags checked after parsing got their values, read from
+/// clap's matches before these are moved into the typed command line:
+/// moved, not copied, since a copy of the matches copies every value
+/// (thousands of `--transactional-id`s).
+pub struct Sources(Vec<(&'static str, Option<ValueSource>)>);
+
+impl Sources {
+    /// The sources of the connection flags and `--output` in `matches`.
+    pub fn of(matches: &clap::ArgMatches) -> Sources {
+        let ids = CONNECTION.iter().chain(&["output"]);
+        Sources(ids.map(|id| (*id, matches.value_source(id))).collect())
+    }
+
+    fn value_source(&self, id: &str) -> Option<ValueSource> {
+        self.0.iter().find(|(k, _)| *k == id).and_then(|(_, s)| *s)
+    }
+}
+
 /// Refuses connection flags (and `--output`, unless the command has one)
 /// given to a command that does not talk to a cluster: accepted, they would
 /// be silently ignored.
 pub fn refuse_connection_flags(
-    matches: &clap::ArgMatches,
+    matches: &Sources,
     command: &str,
     output_too: bool,
 ) -> Result<(), String> {
@@ -61,7 +79,7 @@ pub fn refuse_connection_flags(
 
 /// Whether the user gave flag `id` (on the command line or through its
 /// environment variable), rather than leaving it at its default.
-pub fn given(matches: &clap::ArgMatches, id: &str) -> bool {
+pub fn given(matches: &Sources, id: &str) -> bool {
     matches!(
         matches.value_source(id),
         Some(ValueSource::CommandLine | ValueSource::EnvVariable)
@@ -69,7 +87,7 @@ pub fn given(matches: &clap::ArgMatches, id: &str) -> bool {
 }
 
 /// Refuses `--output` for a command without one.
-pub fn refuse_output(matches: &clap::ArgMatches, command: &str) -> Result<(), String> {
+pub fn refuse_output(matches: &Sources, command: &str) -> Result<(), String> {
     if matches.value_source("output") == Some(ValueSource::CommandLine) {
         return Err(format!("--output does not apply to `kdp {command}`"));
     }

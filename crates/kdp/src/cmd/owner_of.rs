@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use kdp_domain::owners::{Advice, Owner};
 use kdp_domain::repair::{Action, Plan};
 use kdp_workflows::clock::now_ms;
-use kdp_workflows::owners::{read_owners, Scope};
+use kdp_workflows::owners::{read_owners_after, Scope};
+use kdp_workflows::prior::Prior;
 
 use crate::cmd::cluster::Connected;
 use crate::output::colour::Style;
@@ -19,6 +20,16 @@ use crate::output::table::Cell;
 /// The owners of `ids`, read at once; empty (said once on stderr) when
 /// they could not be read: the column is then `-`, never a guess.
 pub async fn owners(conn: &Connected, ids: Vec<String>) -> BTreeMap<String, Owner> {
+    owners_after(conn, ids, Prior::default()).await
+}
+
+/// [`owners`] after the command's own read: what `prior` holds (its
+/// transactions, its groups) is not asked again.
+pub async fn owners_after(
+    conn: &Connected,
+    ids: Vec<String>,
+    prior: Prior,
+) -> BTreeMap<String, Owner> {
     if ids.is_empty() {
         return BTreeMap::new();
     }
@@ -27,7 +38,7 @@ pub async fn owners(conn: &Connected, ids: Vec<String>) -> BTreeMap<String, Owne
         ..Scope::default()
     };
     let dopts = conn.describe_options(None, None).driver_options();
-    match read_owners(&conn.client, &scope, now_ms(), &dopts, &conn.bound).await {
+    match read_owners_after(&conn.client, &scope, now_ms(), prior, &dopts, &conn.bound).await {
         Ok(read) => read
             .judged
             .owners
