@@ -36,6 +36,18 @@ struct Tapped<S> {
 }
 
 impl<S: FnMut(PartitionOutcome)> Tapped<S> {
+    /// Whether `broker` is `partition`'s leader and has not been passed on
+    /// yet; if so, it now counts as passed on.
+    fn claim(&mut self, partition: &TopicPartition, broker: i32) -> bool {
+        match self.leaders.get_mut(partition) {
+            Some(l) if l.broker == Some(broker) && !l.reported => {
+                l.reported = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn report(&mut self, o: PartitionOutcome) {
         self.summary.partitions += 1;
         self.summary.failed += usize::from(o.result.is_err());
@@ -95,9 +107,8 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
     pub fn answer(&self, broker: i32, topic: String, partition: i32, ps: Vec<ProducerState>) {
         let mut state = self.state();
         let key = (topic, partition);
-        match state.leaders.get_mut(&key) {
-            Some(l) if l.broker == Some(broker) && !l.reported => l.reported = true,
-            _ => return,
+        if !state.claim(&key, broker) {
+            return;
         }
         let (topic, partition) = key;
         state.report(PartitionOutcome {
@@ -134,12 +145,8 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
                 else {
                     continue;
                 };
-                if !is_the_answer(error) {
+                if !is_the_answer(error) || !state.claim(partition, *broker) {
                     continue;
-                }
-                match state.leaders.get_mut(partition) {
-                    Some(l) if l.broker == Some(*broker) && !l.reported => l.reported = true,
-                    _ => continue,
                 }
                 state.report(PartitionOutcome {
                     broker_id: Some(*broker),
