@@ -491,3 +491,89 @@ async fn a_leader_that_says_it_is_not_is_asked_again_the_leaders_way() {
     }
     assert_eq!(leaders_series(&texts[0]), leaders_series(&texts[1]));
 }
+
+/// With `--compare-replicas` the comparison reads the scan's one pass over
+/// every replica, with `--producer-ids` or without: each partition replica
+/// is asked once a scan (no leaders' describe beside it, no second pass for
+/// the diagnosis), and the divergence series are what `kdp
+/// compare-replicas`' own read of a twin cluster compares (payments-2,
+/// whose follower on broker 3 fails, has none: its replicas agreeing
+/// proves nothing).
+#[tokio::test(start_paused = true)]
+async fn compare_replicas_reads_the_one_pass_over_every_replica() {
+    use std::collections::BTreeSet;
+
+    use kdp_domain::diagnose::replicas::{compare, ReplicaError};
+
+    use crate::exporter::findings::ClusterDiagnosis;
+
+    let twin = StallCluster::demo();
+    let client = Client::connect(twin.bootstrap(), twin.client_config())
+        .await
+        .expect("the twin answers");
+    let (replicas, failures) = kdp_workflows::replicas::describe_every_replica(
+        &Arc::new(client),
+        &DescribeOptions::default(),
+        &TimeBound::after(BUDGET),
+    )
+    .await
+    .expect("every replica asked");
+    let failed: BTreeSet<(String, i32)> = failures
+        .iter()
+        .filter_map(|f| match f {
+            ReplicaError::Partition { partition, .. } => Some(partition.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        failed.contains(&("payments".to_string(), 2)),
+        "{failures:?}"
+    );
+    let diverged = |by_broker| {
+        let ids: BTreeSet<i64> = compare(by_broker).iter().map(|d| d.producer_id).collect();
+        ids.len()
+    };
+    assert!(
+        replicas.values().any(|b| diverged(b) > 0),
+        "nothing to find"
+    );
+    let dir = Dir::new("compare");
+    for ids in [true, false] {
+        let cluster = StallCluster::demo();
+        let mut s = scanner(&cluster, &dir.0).await;
+        if !ids {
+            s.config.producer_ids = None;
+            s.pressure = None;
+        }
+        s.diagnose = Arc::new(ClusterDiagnosis {
+            describe: DescribeOptions::default(),
+            compare_replicas: true,
+            groups_blocked_after_ms: None,
+            lag: None,
+            lag_per_partition: false,
+            lag_known: Default::default(),
+        });
+        s.scan().await;
+        let c = cluster.cluster().clone();
+        let mut every: Vec<(i32, String, i32)> = c
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions.iter().flat_map(move |p| {
+                    p.replicas
+                        .iter()
+                        .map(move |b| (*b, t.name.clone(), p.index))
+                })
+            })
+            .collect();
+        every.sort();
+        assert_eq!(asked_replicas(&cluster), every, "--producer-ids {ids}");
+        let text = published(&s);
+        for ((t, p), by_broker) in &replicas {
+            let n = diverged(by_broker);
+            let want = (n > 0 || !failed.contains(&(t.clone(), *p))).then_some(n as f64);
+            let series = format!(r#"kdp_replica_divergences{{topic="{t}",partition="{p}"}}"#);
+            assert_eq!(sample(&text, &series), want, "{series}: {text}");
+        }
+    }
+}
