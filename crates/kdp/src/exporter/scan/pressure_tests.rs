@@ -545,6 +545,9 @@ async fn compare_replicas_reads_the_one_pass_over_every_replica() {
             s.config.producer_ids = None;
             s.pressure = None;
         }
+        // the divergences are series per partition
+        s.config.per_partition = true;
+        s.shared = Arc::new(Shared::new(Health::new(60.0), true));
         s.diagnose = Arc::new(ClusterDiagnosis {
             describe: DescribeOptions::default(),
             compare_replicas: true,
