@@ -376,6 +376,24 @@ async fn leaders_only(cluster: &StallCluster, dir: &std::path::Path) -> Scanner 
     s
 }
 
+/// Every partition replica of the model, sorted: what a scan that asks
+/// each once asks.
+fn every_replica(c: &Cluster) -> Vec<(i32, String, i32)> {
+    let mut every: Vec<(i32, String, i32)> = c
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().flat_map(move |p| {
+                p.replicas
+                    .iter()
+                    .map(move |b| (*b, t.name.clone(), p.index))
+            })
+        })
+        .collect();
+    every.sort();
+    every
+}
+
 /// Every partition replica asked, each once.
 fn asked_replicas(cluster: &StallCluster) -> Vec<(i32, String, i32)> {
     let mut asked: Vec<(i32, String, i32)> = cluster
@@ -409,19 +427,7 @@ async fn one_scan_of_every_replica_is_the_leaders_describe_too() {
     s.scan().await;
     l.scan().await;
     let c = shared.cluster().clone();
-    let mut replicas: Vec<(i32, String, i32)> = c
-        .topics
-        .iter()
-        .flat_map(|t| {
-            t.partitions.iter().flat_map(move |p| {
-                p.replicas
-                    .iter()
-                    .map(move |b| (*b, t.name.clone(), p.index))
-            })
-        })
-        .collect();
-    replicas.sort();
-    assert_eq!(asked_replicas(&shared), replicas);
+    assert_eq!(asked_replicas(&shared), every_replica(&c));
     // the leaders-only scan asks each partition's leader (on the demo, one
     // request per broker)
     let leaders = c.topics.iter().map(|t| t.partitions.len()).sum::<usize>();
@@ -557,19 +563,7 @@ async fn compare_replicas_reads_the_one_pass_over_every_replica() {
             lag_known: Default::default(),
         });
         s.scan().await;
-        let c = cluster.cluster().clone();
-        let mut every: Vec<(i32, String, i32)> = c
-            .topics
-            .iter()
-            .flat_map(|t| {
-                t.partitions.iter().flat_map(move |p| {
-                    p.replicas
-                        .iter()
-                        .map(move |b| (*b, t.name.clone(), p.index))
-                })
-            })
-            .collect();
-        every.sort();
+        let every = every_replica(&cluster.cluster());
         assert_eq!(asked_replicas(&cluster), every, "--producer-ids {ids}");
         let text = published(&s);
         for ((t, p), by_broker) in &replicas {
