@@ -558,14 +558,23 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         }
     }
     if args.output == Output::Table {
-        eprintln!(
-            "kdp: {} position(s) of {} group(s); {} partition(s) read, {} bytes in {} fetch(es)",
-            judged.rows,
-            read.groups.answers.len(),
+        let counted = |proven: bool| {
             read.partitions
                 .values()
-                .filter(|p| p.tally.is_some() || p.uncommitted.is_some())
-                .count(),
+                .filter(|p| {
+                    [&p.tally, &p.uncommitted]
+                        .into_iter()
+                        .flatten()
+                        .any(|t| t.is_proven() == proven)
+                })
+                .count()
+        };
+        eprintln!(
+            "kdp: {} position(s) of {} group(s); {} partition(s) read, {} proven without a read, {} bytes in {} fetch(es)",
+            judged.rows,
+            read.groups.answers.len(),
+            counted(false),
+            counted(true),
             read.bytes_read,
             read.fetches
         );
