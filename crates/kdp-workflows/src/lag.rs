@@ -6,7 +6,12 @@
 //! driver.
 //!
 //! A partition is read only when some committed offset lies below its
-//! LSO: at or past it, the records to deliver are 0 without a read. The
+//! LSO: at or past it, the records to deliver are 0 without a read; nor
+//! when the broker proves its range holds no marker and no transactional
+//! record (the `proof` module, docs/LAG.md section 11): a `LogAppendTime`,
+//! uncompacted topic whose leader lists no transactional producer after
+//! the bounds were read, and whose range was appended within
+//! `producer.id.expiration.ms`. The
 //! positions of groups read read_uncommitted
 //! ([`LagOptions::isolation`]) are counted by a read of their own, Fetch
 //! READ_UNCOMMITTED up to the high watermark, after the read_committed
@@ -521,11 +526,12 @@ async fn settle_proven(
     let mut candidates: BTreeMap<TopicPartition, proof::Candidate> = BTreeMap::new();
     for r in readings.iter().flat_map(|list| list.iter()) {
         if let Some(Ok(b)) = partitions.get(&r.tp).map(|p| &p.bounds) {
+            // a prefix `known` holds is proven already: the rest needs it
             let c = candidates.entry(r.tp.clone()).or_insert(proof::Candidate {
-                start: r.tally.from(),
+                start: r.tally.next_offset(),
                 bounds: *b,
             });
-            c.start = c.start.min(r.tally.from());
+            c.start = c.start.min(r.tally.next_offset());
         }
     }
     if candidates.is_empty() {

@@ -13,6 +13,7 @@ use kdp_client::admin::DriverOptions;
 use kdp_client::{Client, TimeBound};
 use kdp_domain::lag::{Known, Records};
 use kdp_domain::partition::TopicPartition;
+use kdp_server::cluster::SimpleRecord;
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use kdp_wire::messages::FetchRequest;
@@ -179,4 +180,36 @@ async fn the_exporter_keeps_what_a_proof_showed() {
     let (topics, named) = fetched(&g, &cluster);
     assert_eq!(topics, ["compacted", "created", "forgotten", "listed"]);
     assert_eq!(named, 4);
+
+    // the log grows: only what it added needs the proof, and gets it
+    cluster.update(|c| {
+        let r = SimpleRecord {
+            key: None,
+            value: Some(b"new".to_vec()),
+            timestamp_ms: kdp_workflows::clock::now_ms(),
+        };
+        c.append_records("recent", 0, &[r.clone(), r]).unwrap();
+    });
+    let groups = read_groups(&client, &ReadOptions::default(), &driver, &bound)
+        .await
+        .unwrap();
+    let before = cluster.asked(api::FETCH);
+    let next = gather_from(
+        &client,
+        groups,
+        &LagReadOptions::default(),
+        &driver,
+        &bound,
+        Some(&mut known),
+    )
+    .await;
+    assert_eq!(records(&next, "recent"), Some(Records::Exact(10)));
+    assert!(row(&next, "recent").proven);
+    assert!(
+        !next.fetched.contains_key(&tp("recent")),
+        "{:?}",
+        next.fetched
+    );
+    assert_eq!(known.stretch(&tp("recent")), Some((2, 12)));
+    assert_eq!(cluster.asked(api::FETCH) - before, 1, "the four others");
 }

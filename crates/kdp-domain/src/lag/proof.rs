@@ -22,9 +22,9 @@ use crate::lag::position::Bounds;
 use crate::lag::tally::Tally;
 use crate::severity::Severity;
 
-/// What the proof allows for clocks: kdp's and every broker's clock agree
-/// within half of it (a marker's time is its leader's clock, its expiry the
-/// current leader's, the window kdp's).
+/// What the proof allows for clocks: kdp's and every broker's clock within
+/// a quarter of it of true time (a marker's time is its leader's clock, its
+/// expiry the current leader's, the window kdp's; docs/LAG.md section 11).
 pub const CLOCK_MARGIN_MS: i64 = 5 * 60 * 1000;
 
 /// A topic's `message.timestamp.type`.
