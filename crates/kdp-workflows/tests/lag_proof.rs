@@ -213,3 +213,25 @@ async fn the_exporter_keeps_what_a_proof_showed() {
     assert_eq!(known.stretch(&tp("recent")), Some((2, 12)));
     assert_eq!(cluster.asked(api::FETCH) - before, 1, "the four others");
 }
+
+#[tokio::test(start_paused = true)]
+async fn no_producer_is_described_where_no_topic_can_qualify() {
+    // every topic CreateTime: the topics' configs rule the proof out
+    let cluster =
+        StallCluster::from_json(&CLUSTER.replace(r#""LogAppendTime""#, r#""CreateTime""#)).unwrap();
+    let client = connect(&cluster).await;
+    let bound = TimeBound::after(Duration::from_secs(30));
+    let g = gather(
+        &client,
+        &LagReadOptions::default(),
+        &DriverOptions::default(),
+        &bound,
+    )
+    .await
+    .unwrap();
+    assert_eq!(records(&g, "recent"), Some(Records::Exact(8)));
+    assert!(!row(&g, "recent").proven);
+    assert_eq!(g.fetched.len(), 5, "{:?}", g.fetched);
+    assert_eq!(cluster.asked(api::DESCRIBE_PRODUCERS), 0);
+    assert_eq!(cluster.asked(api::DESCRIBE_CONFIGS), 1, "the topics' only");
+}

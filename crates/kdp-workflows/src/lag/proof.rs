@@ -1,8 +1,9 @@
 //! The facts [`kdp_domain::lag::proof`] proves a partition needs no read
 //! from, gathered in the order the proof needs them: the bounds first (the
 //! caller's ListOffsets), then the topics' `cleanup.policy` and
-//! `message.timestamp.type` and the brokers' `producer.id.expiration.ms`
-//! (DescribeConfigs), then each leader's producers (DescribeProducers),
+//! `message.timestamp.type` and, where a topic qualifies, the brokers'
+//! `producer.id.expiration.ms` (DescribeConfigs), then each leader's
+//! producers (DescribeProducers),
 //! and last, on kdp's clock read once those are in, ListOffsets for the
 //! first record appended in the window. Each kind of request through its
 //! one driver and within the caller's [`TimeBound`]; a failed request
@@ -69,35 +70,45 @@ pub async fn prove_unread(
         return verdicts(&facts);
     }
 
-    // the settings: the topics' and every broker's (a partition's leader
-    // may move; the smallest expiration holds on any of them)
+    // the topics' settings, then, only if a topic qualifies, every
+    // broker's (a partition's leader may move; the smallest expiration
+    // holds on any of them)
     let topics: BTreeSet<String> = stable.iter().map(|tp| tp.0.clone()).collect();
-    let (topic_answers, broker_answers) = tokio::join!(
-        topic_configs(
-            client,
-            topics.into_iter().collect(),
-            &[CLEANUP_POLICY, MESSAGE_TIMESTAMP_TYPE],
-            driver,
-            bound,
-        ),
-        broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], driver, bound),
-    );
-    let expiration_ms = broker_answers.ok().and_then(|brokers| {
-        let each: Option<Vec<i64>> = brokers
-            .values()
-            .map(|b| {
-                let b = b.as_ref().ok()?;
-                b.get(PRODUCER_ID_EXPIRATION_MS)?.as_deref()?.parse().ok()
-            })
-            .collect();
-        each?.into_iter().min()
-    });
-    let topic_answers = topic_answers.unwrap_or_default();
+    let topic_answers = topic_configs(
+        client,
+        topics.into_iter().collect(),
+        &[CLEANUP_POLICY, MESSAGE_TIMESTAMP_TYPE],
+        driver,
+        bound,
+    )
+    .await
+    .unwrap_or_default();
     for (tp, f) in facts.iter_mut() {
         let config = topic_answers.get(&tp.0).and_then(|c| c.as_ref().ok());
         let value = |key: &str| config.and_then(|c| c.get(key).cloned().flatten());
         f.compacted = value(CLEANUP_POLICY).map(|p| p.split(',').any(|v| v.trim() == "compact"));
         f.timestamp_type = value(MESSAGE_TIMESTAMP_TYPE).and_then(|t| TimestampType::parse(&t));
+    }
+    let qualifies = |f: &ProofFacts| {
+        f.compacted == Some(false) && f.timestamp_type == Some(TimestampType::LogAppendTime)
+    };
+    if !stable.iter().any(|tp| facts.get(tp).is_some_and(qualifies)) {
+        return verdicts(&facts);
+    }
+    let expiration_ms = broker_configs(client, &[PRODUCER_ID_EXPIRATION_MS], driver, bound)
+        .await
+        .ok()
+        .and_then(|brokers| {
+            let each: Option<Vec<i64>> = brokers
+                .values()
+                .map(|b| {
+                    let b = b.as_ref().ok()?;
+                    b.get(PRODUCER_ID_EXPIRATION_MS)?.as_deref()?.parse().ok()
+                })
+                .collect();
+            each?.into_iter().min()
+        });
+    for f in facts.values_mut() {
         f.expiration_ms = expiration_ms;
     }
 
@@ -105,11 +116,9 @@ pub async fn prove_unread(
     let asked: Vec<TopicPartition> = stable
         .into_iter()
         .filter(|tp| {
-            facts.get(tp).is_some_and(|f| {
-                f.compacted == Some(false)
-                    && f.timestamp_type == Some(TimestampType::LogAppendTime)
-                    && f.expiration_ms.is_some()
-            })
+            facts
+                .get(tp)
+                .is_some_and(|f| qualifies(f) && f.expiration_ms.is_some())
         })
         .collect();
     if asked.is_empty() {
