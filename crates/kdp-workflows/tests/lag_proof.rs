@@ -93,10 +93,9 @@ async fn connect(cluster: &StallCluster) -> Arc<Client> {
     )
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_proven_partition_is_counted_without_a_fetch_and_the_others_are_read() {
-    let cluster = StallCluster::from_json(CLUSTER).unwrap();
-    let client = connect(&cluster).await;
+/// `kdp lag`'s read and judgement of the whole cluster.
+async fn gathered(cluster: &StallCluster) -> Gathered {
+    let client = connect(cluster).await;
     let bound = TimeBound::after(Duration::from_secs(30));
     let g = gather(
         &client,
@@ -107,6 +106,31 @@ async fn a_proven_partition_is_counted_without_a_fetch_and_the_others_are_read()
     .await
     .unwrap();
     assert!(g.lag.is_complete(), "{:?}", g.lag.gaps);
+    g
+}
+
+/// The exporter's scan: the groups, then the lag with `known`.
+async fn scan(client: &Arc<Client>, known: &mut Known) -> Gathered {
+    let bound = TimeBound::after(Duration::from_secs(30));
+    let driver = DriverOptions::default();
+    let groups = read_groups(client, &ReadOptions::default(), &driver, &bound)
+        .await
+        .unwrap();
+    gather_from(
+        client,
+        groups,
+        &LagReadOptions::default(),
+        &driver,
+        &bound,
+        Some(known),
+    )
+    .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_proven_partition_is_counted_without_a_fetch_and_the_others_are_read() {
+    let cluster = StallCluster::from_json(CLUSTER).unwrap();
+    let g = gathered(&cluster).await;
 
     assert_eq!(records(&g, "recent"), Some(Records::Exact(8)));
     assert!(row(&g, "recent").proven);
@@ -139,16 +163,7 @@ async fn the_forgotten_marker_counts_only_once_read() {
         &CLUSTER.replace(r#""forgotten": {"0": 0}"#, r#""forgotten": {"0": 5}"#),
     )
     .unwrap();
-    let client = connect(&cluster).await;
-    let bound = TimeBound::after(Duration::from_secs(30));
-    let g = gather(
-        &client,
-        &LagReadOptions::default(),
-        &DriverOptions::default(),
-        &bound,
-    )
-    .await
-    .unwrap();
+    let g = gathered(&cluster).await;
     assert_eq!(records(&g, "forgotten"), Some(Records::Exact(3)));
     assert!(row(&g, "forgotten").proven);
     let (topics, named) = fetched(&g, &cluster);
@@ -160,21 +175,8 @@ async fn the_forgotten_marker_counts_only_once_read() {
 async fn the_exporter_keeps_what_a_proof_showed() {
     let cluster = StallCluster::from_json(CLUSTER).unwrap();
     let client = connect(&cluster).await;
-    let bound = TimeBound::after(Duration::from_secs(30));
-    let driver = DriverOptions::default();
-    let groups = read_groups(&client, &ReadOptions::default(), &driver, &bound)
-        .await
-        .unwrap();
     let mut known = Known::new();
-    let g = gather_from(
-        &client,
-        groups,
-        &LagReadOptions::default(),
-        &driver,
-        &bound,
-        Some(&mut known),
-    )
-    .await;
+    let g = scan(&client, &mut known).await;
     assert_eq!(records(&g, "recent"), Some(Records::Exact(8)));
     assert_eq!(known.stretch(&tp("recent")), Some((2, 10)));
     let (topics, named) = fetched(&g, &cluster);
@@ -190,19 +192,8 @@ async fn the_exporter_keeps_what_a_proof_showed() {
         };
         c.append_records("recent", 0, &[r.clone(), r]).unwrap();
     });
-    let groups = read_groups(&client, &ReadOptions::default(), &driver, &bound)
-        .await
-        .unwrap();
     let before = cluster.asked(api::FETCH);
-    let next = gather_from(
-        &client,
-        groups,
-        &LagReadOptions::default(),
-        &driver,
-        &bound,
-        Some(&mut known),
-    )
-    .await;
+    let next = scan(&client, &mut known).await;
     assert_eq!(records(&next, "recent"), Some(Records::Exact(10)));
     assert!(row(&next, "recent").proven);
     assert!(
@@ -219,16 +210,7 @@ async fn no_producer_is_described_where_no_topic_can_qualify() {
     // every topic CreateTime: the topics' configs rule the proof out
     let cluster =
         StallCluster::from_json(&CLUSTER.replace(r#""LogAppendTime""#, r#""CreateTime""#)).unwrap();
-    let client = connect(&cluster).await;
-    let bound = TimeBound::after(Duration::from_secs(30));
-    let g = gather(
-        &client,
-        &LagReadOptions::default(),
-        &DriverOptions::default(),
-        &bound,
-    )
-    .await
-    .unwrap();
+    let g = gathered(&cluster).await;
     assert_eq!(records(&g, "recent"), Some(Records::Exact(8)));
     assert!(!row(&g, "recent").proven);
     assert_eq!(g.fetched.len(), 5, "{:?}", g.fetched);

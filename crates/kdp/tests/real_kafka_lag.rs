@@ -60,11 +60,14 @@ fn i(v: &Value, k: &str) -> i64 {
 
 /// A topic of one partition written with `plan`; the write's summary.
 fn layout(env: &Env, topic: &str, plan: &str) -> Value {
-    lag_scenario(
-        env,
-        "create-topic",
-        &["--topic", topic, "--partitions", "1"],
-    );
+    layout_with(env, topic, plan, &[])
+}
+
+/// [`layout`] of a topic created with `config` (`--config k=v`).
+fn layout_with(env: &Env, topic: &str, plan: &str, config: &[&str]) -> Value {
+    let mut create = vec!["--topic", topic, "--partitions", "1"];
+    create.extend_from_slice(config);
+    lag_scenario(env, "create-topic", &create);
     let prefix = format!("{topic}-p");
     lag_scenario(
         env,
@@ -142,9 +145,9 @@ fn counts_as(
         .collect()
 }
 
-/// `kdp lag --topic T -o json` rows by group, and the exit status.
-fn kdp_lag(env: &Env, topic: &str, extra: &[&str]) -> (BTreeMap<String, Value>, i32) {
-    let mut args = vec![
+/// `kdp lag --topic T` within 45 s.
+fn lag_args<'a>(env: &'a Env, topic: &'a str) -> Vec<&'a str> {
+    vec![
         "lag",
         "--bootstrap-server",
         &env.bootstrap,
@@ -152,9 +155,13 @@ fn kdp_lag(env: &Env, topic: &str, extra: &[&str]) -> (BTreeMap<String, Value>, 
         topic,
         "--timeout",
         "45s",
-        "-o",
-        "json",
-    ];
+    ]
+}
+
+/// `kdp lag --topic T -o json` rows by group, and the exit status.
+fn kdp_lag(env: &Env, topic: &str, extra: &[&str]) -> (BTreeMap<String, Value>, i32) {
+    let mut args = lag_args(env, topic);
+    args.extend_from_slice(&["-o", "json"]);
     args.extend_from_slice(extra);
     let r = kdp(&args);
     let doc: Value =
@@ -703,15 +710,7 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
 /// `kdp lag --topic T` as a table: the summary it prints on stderr (the
 /// partitions read and proven, the Fetch requests sent).
 fn kdp_lag_summary(env: &Env, topic: &str) -> String {
-    let r = kdp(&[
-        "lag",
-        "--bootstrap-server",
-        &env.bootstrap,
-        "--topic",
-        topic,
-        "--timeout",
-        "45s",
-    ]);
+    let r = kdp(&lag_args(env, topic));
     assert!(r.code == 0 || r.code == 4, "{}", r.stderr);
     r.stderr
         .lines()
@@ -753,27 +752,7 @@ fn a_partition_never_written_transactionally_is_counted_without_a_read() {
             (&created, "message.timestamp.type=CreateTime", "idem:6", 6),
         ] {
             s.spawn(move || {
-                lag_scenario(
-                    e,
-                    "create-topic",
-                    &["--topic", topic, "--partitions", "1", "--config", config],
-                );
-                let prefix = format!("{topic}-p");
-                let w = lag_scenario(
-                    e,
-                    "write",
-                    &[
-                        "--topic",
-                        topic,
-                        "--partition",
-                        "0",
-                        "--transactional-id",
-                        &prefix,
-                        "--plan",
-                        plan,
-                    ],
-                )
-                .remove(0);
+                let w = layout_with(e, topic, plan, &["--config", config]);
                 assert_eq!(i(&w, "highWatermark"), hw, "{w}");
                 commit(e, &format!("{topic}-g"), topic, 2, "admin");
             });
