@@ -12,7 +12,8 @@
 #
 # Scans run back to back (--interval 1s is shorter than a scan). Prints one line after
 # scans 1, 10, 25, 50, 75, 100 and every 100 after (the first sample at or past each):
-# scans done, mean scan duration so far, VmRSS and VmHWM of the exporter.
+# scans done, mean scan duration so far, VmRSS and VmHWM of the exporter, and the
+# exporter's CPU time (user + system) per scan so far.
 set -euo pipefail
 cluster=$1; scans=$2; shift 2
 kdp=${KDP:-target/release/kdp}
@@ -41,8 +42,10 @@ while :; do
         sum=$(metric kdp_scan_duration_seconds_sum)
         rss=$(awk '/VmRSS/ {print $2}' "/proc/$exp/status")
         hwm=$(awk '/VmHWM/ {print $2}' "/proc/$exp/status")
-        awk -v n="$n" -v s="$sum" -v r="$rss" -v h="$hwm" \
-            'BEGIN {printf "%4d scans: mean %.2f s, VmRSS %.1f MB, VmHWM %.1f MB\n", n, s/n, r/1024, h/1024}'
+        # utime + stime, in clock ticks (fields 14 and 15 after the command's parentheses)
+        ticks=$(sed 's/.*) //' "/proc/$exp/stat" | awk '{print $12 + $13}')
+        awk -v n="$n" -v s="$sum" -v r="$rss" -v h="$hwm" -v t="$ticks" -v hz="$(getconf CLK_TCK)" \
+            'BEGIN {printf "%4d scans: mean %.2f s, VmRSS %.1f MB, VmHWM %.1f MB, CPU %.2f s/scan\n", n, s/n, r/1024, h/1024, t/hz/n}'
         [ "$n" -ge "$scans" ] && break
         mark=$((mark + 1))
         if [ "$mark" -lt "${#marks[@]}" ]; then next=${marks[$mark]}; else next=$(( (n / 100 + 1) * 100 )); fi

@@ -62,6 +62,77 @@ pub struct DescribeSummary {
     pub vanished: usize,
 }
 
+/// The fields of one producer's state that the folds read, from an owned
+/// [`ProducerState`] or through a response's view
+/// ([`ProducerStateView`](kdp_wire::messages::ProducerStateView)), so a
+/// scan can fold what it reads without building the owned producers.
+pub trait ProducerFields {
+    /// `ProducerId`.
+    fn producer_id(&self) -> i64;
+    /// `ProducerEpoch`.
+    fn producer_epoch(&self) -> i32;
+    /// `LastTimestamp`.
+    fn last_timestamp(&self) -> i64;
+    /// `CoordinatorEpoch`.
+    fn coordinator_epoch(&self) -> i32;
+    /// `CurrentTxnStartOffset`.
+    fn current_txn_start_offset(&self) -> i64;
+}
+
+impl ProducerFields for ProducerState {
+    fn producer_id(&self) -> i64 {
+        self.producer_id
+    }
+    fn producer_epoch(&self) -> i32 {
+        self.producer_epoch
+    }
+    fn last_timestamp(&self) -> i64 {
+        self.last_timestamp
+    }
+    fn coordinator_epoch(&self) -> i32 {
+        self.coordinator_epoch
+    }
+    fn current_txn_start_offset(&self) -> i64 {
+        self.current_txn_start_offset
+    }
+}
+
+impl ProducerFields for kdp_wire::messages::ProducerStateView<'_> {
+    fn producer_id(&self) -> i64 {
+        kdp_wire::messages::ProducerStateView::producer_id(self)
+    }
+    fn producer_epoch(&self) -> i32 {
+        kdp_wire::messages::ProducerStateView::producer_epoch(self)
+    }
+    fn last_timestamp(&self) -> i64 {
+        kdp_wire::messages::ProducerStateView::last_timestamp(self)
+    }
+    fn coordinator_epoch(&self) -> i32 {
+        kdp_wire::messages::ProducerStateView::coordinator_epoch(self)
+    }
+    fn current_txn_start_offset(&self) -> i64 {
+        kdp_wire::messages::ProducerStateView::current_txn_start_offset(self)
+    }
+}
+
+impl<T: ProducerFields + ?Sized> ProducerFields for &T {
+    fn producer_id(&self) -> i64 {
+        (**self).producer_id()
+    }
+    fn producer_epoch(&self) -> i32 {
+        (**self).producer_epoch()
+    }
+    fn last_timestamp(&self) -> i64 {
+        (**self).last_timestamp()
+    }
+    fn coordinator_epoch(&self) -> i32 {
+        (**self).coordinator_epoch()
+    }
+    fn current_txn_start_offset(&self) -> i64 {
+        (**self).current_txn_start_offset()
+    }
+}
+
 /// Whether a producer is transactional, as far as its partition state
 /// shows: it has an open transaction (`CurrentTxnStartOffset` ≥ 0) or has
 /// seen a transaction marker (`CoordinatorEpoch` ≥ 0).
@@ -69,8 +140,8 @@ pub struct DescribeSummary {
 /// Limit: a transactional producer that has not yet finished a transaction
 /// on this partition and has none open there looks idempotent; nothing in
 /// DescribeProducers tells them apart.
-pub fn is_transactional(p: &ProducerState) -> bool {
-    p.coordinator_epoch >= 0 || p.current_txn_start_offset >= 0
+pub fn is_transactional<P: ProducerFields + ?Sized>(p: &P) -> bool {
+    p.coordinator_epoch() >= 0 || p.current_txn_start_offset() >= 0
 }
 
 /// Whether the producer has a transaction open on the partition

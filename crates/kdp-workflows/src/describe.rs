@@ -8,7 +8,7 @@ use kdp_client::client::SharedClient;
 use kdp_domain::history::id::IdHistory;
 use kdp_domain::joined::Joined;
 
-use crate::groups::{held_groups, Held};
+use crate::groups::{held_groups_keeping, GroupsKept, Held};
 use crate::history::{read_listed, ReadOptions};
 
 /// The logs and the groups around a join.
@@ -21,16 +21,19 @@ pub struct Around {
 }
 
 /// Reads the logs and the groups of `joined`; neither waits for the other.
+/// Also returns what the groups' read holds beyond them ([`GroupsKept`];
+/// `None` when no group was read, or the read failed), for the owners'
+/// read that follows in the same run.
 pub async fn around(
     client: &SharedClient,
     joined: &Joined,
     logs: &ReadOptions,
     groups: &DriverOptions,
     bound: &TimeBound,
-) -> Around {
-    let (histories, held) = tokio::join!(
+) -> (Around, Option<GroupsKept>) {
+    let (histories, (held, kept)) = tokio::join!(
         read_listed(client, joined, logs, bound),
-        held_groups(client, joined, joined.max_timeout_ms(), groups, bound)
+        held_groups_keeping(client, joined, joined.max_timeout_ms(), groups, bound)
     );
-    Around { histories, held }
+    (Around { histories, held }, kept)
 }

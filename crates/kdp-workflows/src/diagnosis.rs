@@ -1,15 +1,15 @@
 //! What the exporter reads after each scan to diagnose it, within the
 //! scan's bound: the lookups behind `kdp find-hanging` fed with the scan's
 //! own DescribeProducers answers (the cluster is described once per scan),
-//! beside them every consumer group, and then, when asked, every replica.
+//! beside them every consumer group, and then, when asked, every replica
+//! (unless the scan's own pass over every replica already read them).
 //! Each part is answered or failed on its own; kdp-domain sums them up
 //! ([`Diagnosis`](kdp_domain::diagnose::summary::Diagnosis)).
 
 use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::describe::DescribeOptions;
-use kdp_client::error::{Error, Result};
-use kdp_domain::diagnose::replicas::{ReplicaError, Replicas};
+use kdp_client::error::Result;
 use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::joined::Joined;
 use kdp_domain::partition::{DescribeSummary, PartitionOutcome};
@@ -17,6 +17,7 @@ use kdp_domain::partition::{DescribeSummary, PartitionOutcome};
 use crate::groups::{read_groups, ReadOptions};
 use crate::join::{join_described, JoinOptions};
 use crate::replicas::describe_every_replica;
+pub use crate::replicas::EveryReplica;
 
 /// What to read besides the join.
 #[derive(Debug, Clone, Default)]
@@ -39,10 +40,10 @@ pub struct Described {
     pub partitions: Vec<PartitionOutcome>,
     /// The describe's counts.
     pub summary: DescribeSummary,
+    /// Every replica, when the scan already asked them (the leaders'
+    /// describe was part of that pass): taken instead of asking again.
+    pub replicas: Option<Result<EveryReplica>>,
 }
-
-/// Every replica's producers, and what could not be asked.
-pub type EveryReplica = (Replicas, Vec<ReplicaError<Error>>);
 
 /// What the diagnosis read, each part answered or failed on its own.
 #[derive(Debug)]
@@ -83,10 +84,10 @@ pub async fn gather(
         Some(read_groups(client, &read, &opts.describe.driver_options(), bound).await)
     };
     let (joined, groups) = tokio::join!(join, groups);
-    let replicas = if opts.replicas && joined.is_ok() {
-        Some(describe_every_replica(client, &opts.describe, bound).await)
-    } else {
-        None
+    let replicas = match described.replicas {
+        _ if !opts.replicas || joined.is_err() => None,
+        Some(read) => Some(read),
+        None => Some(describe_every_replica(client, &opts.describe, bound).await),
     };
     Gathered {
         joined,

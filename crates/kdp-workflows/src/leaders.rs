@@ -15,12 +15,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use kdp_client::bound::TimeBound;
 use kdp_client::client::Client;
-use kdp_client::describe::{describe_leaders, DescribeEvent, DescribeOptions, Resolved};
+use kdp_client::describe::{describe_leaders, resolve, DescribeEvent, DescribeOptions, Resolved};
 use kdp_client::error::{Error, Result};
 use kdp_domain::diagnose::replicas::ReplicaError;
 use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
-use kdp_wire::messages::ProducerState;
 use kdp_wire::ErrorCode;
+
+use crate::replicas::{each_replica_of, Collect, EveryReplica, Producers};
 
 /// A partition's leader by the scan's metadata (`None`: it has none), and
 /// whether its answer has been passed on.
@@ -102,11 +103,11 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Broker `broker`'s producers of a partition: passed on when it is
-    /// the partition's leader, dropped otherwise.
-    pub fn answer(&self, broker: i32, topic: String, partition: i32, ps: Vec<ProducerState>) {
+    /// Broker `broker`'s producers of a partition: passed on (built owned)
+    /// when it is the partition's leader, left where they are otherwise.
+    pub fn answer(&self, broker: i32, topic: &str, partition: i32, ps: Producers<'_>) {
         let mut state = self.state();
-        let key = (topic, partition);
+        let key = (topic.to_owned(), partition);
         if !state.claim(&key, broker) {
             return;
         }
@@ -115,7 +116,7 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
             broker_id: Some(broker),
             topic,
             partition,
-            result: Ok(ps),
+            result: Ok(ps.to_vec()),
         });
     }
 
@@ -189,6 +190,36 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
         summary.rounds = summary.rounds.max(1);
         Ok(summary)
     }
+}
+
+/// Every replica of the partitions `opts` selects, asked once for both a
+/// comparison and the leaders' describe: each leader's answer goes to
+/// `leaders` as the leaders' describe reports it ([`LeaderTap`]; what no
+/// leader answered is described after, the leaders' way), and every
+/// replica's producers are kept, as
+/// [`describe_every_replica`](crate::replicas::describe_every_replica)
+/// answers. Returns them and the leaders' counts. `Err`: the selection
+/// could not be looked up, or its brokers listed: the scan failed.
+pub async fn every_replica_sharing_leaders<S>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    leaders: S,
+) -> Result<(EveryReplica, DescribeSummary)>
+where
+    S: FnMut(PartitionOutcome) + Send + 'static,
+{
+    let resolved = resolve(client, opts, bound).await?;
+    let tap = Arc::new(LeaderTap::new(&resolved, leaders));
+    let collect = Collect::default();
+    let (into, kept) = (tap.clone(), collect.clone());
+    let sink = move |b, topic: &str, partition, ps: Producers<'_>| {
+        kept.add(b, topic, partition, ps);
+        into.answer(b, topic, partition, ps);
+    };
+    let (_, errors) = each_replica_of(client, opts, bound, &[], resolved, sink).await?;
+    let summary = tap.finish(client, opts, bound, &errors).await?;
+    Ok(((collect.take(), errors), summary))
 }
 
 fn forward<S: FnMut(PartitionOutcome)>(state: &mut Tapped<S>, ev: DescribeEvent) {

@@ -23,12 +23,11 @@ use kdp_domain::diagnose::pressure::{EpochFence, Fold, Pressure};
 use kdp_domain::diagnose::replicas::ReplicaError;
 use kdp_domain::partition::{DescribeSummary, PartitionOutcome};
 use kdp_domain::time::known_ms;
-use kdp_wire::messages::ProducerState;
 use kdp_wire::TxnState;
 
 use crate::clock::now_ms;
 use crate::leaders::LeaderTap;
-use crate::replicas::each_replica_of;
+use crate::replicas::{each_replica_of, Collect, EveryReplica, Producers};
 
 /// How long a lean scan waits for the brokers' settings before asking for
 /// their producers ([`ScanOptions::lean`]).
@@ -53,6 +52,10 @@ pub struct ScanOptions {
     /// median idle time is computed, and the ids held come as
     /// [`Pressure::held_sets`](kdp_domain::diagnose::pressure::Pressure::held_sets).
     pub lean: bool,
+    /// Also keep every replica's producers (owned) and what could not be
+    /// asked, for a comparison ([`SharedScan`]): the exporter's
+    /// `--compare-replicas` reads the same pass.
+    pub replicas: bool,
 }
 
 impl Default for ScanOptions {
@@ -63,6 +66,7 @@ impl Default for ScanOptions {
             only_brokers: BTreeSet::new(),
             transactions: true,
             lean: false,
+            replicas: false,
         }
     }
 }
@@ -82,6 +86,13 @@ pub struct Scan {
     pub answered: usize,
 }
 
+/// What [`scan_sharing_leaders`] read: the scan (`Err` as [`scan`]'s), the
+/// leaders' counts, and with [`ScanOptions::replicas`] every replica's
+/// producers and what could not be asked, as
+/// [`describe_every_replica`](crate::replicas::describe_every_replica)
+/// answers (whether or not the scan's other requests failed).
+pub type SharedScan = (Result<Scan>, DescribeSummary, Option<EveryReplica>);
+
 /// Scans the partitions `opts` selects on every broker (or those of
 /// `options.only_brokers`). `Err`: the cluster could not be listed.
 pub async fn scan(
@@ -90,7 +101,7 @@ pub async fn scan(
     options: &ScanOptions,
     bound: &TimeBound,
 ) -> Result<Scan> {
-    let (scan, _) = run(client, opts, options, bound, None::<fn(PartitionOutcome)>).await?;
+    let (scan, _, _) = run(client, opts, options, bound, None::<fn(PartitionOutcome)>).await?;
     scan
 }
 
@@ -107,13 +118,16 @@ pub async fn scan_sharing_leaders<S>(
     options: &ScanOptions,
     bound: &TimeBound,
     leaders: S,
-) -> Result<(Result<Scan>, DescribeSummary)>
+) -> Result<SharedScan>
 where
     S: FnMut(PartitionOutcome) + Send + 'static,
 {
-    let (scan, summary) = run(client, opts, options, bound, Some(leaders)).await?;
-    Ok((scan, summary.unwrap_or_default()))
+    let (scan, summary, every) = run(client, opts, options, bound, Some(leaders)).await?;
+    Ok((scan, summary.unwrap_or_default(), every))
 }
+
+/// What [`run`] read: [`SharedScan`], the leaders' counts only when shared.
+type Ran = (Result<Scan>, Option<DescribeSummary>, Option<EveryReplica>);
 
 /// [`scan`], and with `leaders` [`scan_sharing_leaders`]. The outer `Err`:
 /// the selection could not be looked up.
@@ -123,7 +137,7 @@ async fn run<S>(
     options: &ScanOptions,
     bound: &TimeBound,
     leaders: Option<S>,
-) -> Result<(Result<Scan>, Option<DescribeSummary>)>
+) -> Result<Ran>
 where
     S: FnMut(PartitionOutcome) + Send + 'static,
 {
@@ -156,17 +170,26 @@ where
         let resolved = resolve(client, opts, bound).await?;
         let tap = leaders.map(|sink| Arc::new(LeaderTap::new(&resolved, sink)));
         let (fold, answered, into) = (fold.clone(), answered.clone(), tap.clone());
-        let sink = move |b, topic: String, partition, ps: Vec<ProducerState>| {
+        let collect = options.replicas.then(Collect::default);
+        let kept = collect.clone();
+        let sink = move |b, topic: &str, partition, ps: Producers<'_>| {
+            if let Some(c) = &kept {
+                c.add(b, topic, partition, ps);
+            }
             answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            fold.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .add(b, &topic, &ps);
+            {
+                let mut fold = fold.lock().unwrap_or_else(PoisonError::into_inner);
+                match ps {
+                    Producers::Viewed(v) => fold.add_each(b, topic, v.iter()),
+                    Producers::Owned(ps) => fold.add(b, topic, ps),
+                }
+            }
             if let Some(tap) = &into {
                 tap.answer(b, topic, partition, ps);
             }
         };
         let r = each_replica_of(client, opts, bound, &only, resolved, sink).await?;
-        Ok::<_, kdp_client::error::Error>((r, tap))
+        Ok::<_, kdp_client::error::Error>((r, tap, collect))
     };
     // the settings beside the producers: a broker slow to answer them
     // costs its expiry forecast, not the scan; a lean fold takes them as
@@ -192,7 +215,8 @@ where
         }
     };
     let (replicas, configs, listing) = tokio::join!(replicas, configs, listing);
-    let ((asked, errors), tap) = replicas?;
+    let ((asked, errors), tap, collect) = replicas?;
+    let every = collect.map(|c| (c.take(), errors.clone()));
     let leaders = match tap {
         Some(tap) => Some(tap.finish(client, opts, bound, &errors).await?),
         None => None,
@@ -302,7 +326,7 @@ where
         Ok(s)
     }
     .await;
-    Ok((scan, leaders))
+    Ok((scan, leaders, every))
 }
 
 /// Each kept broker's `producer.id.expiration.ms`, where it was read.

@@ -10,15 +10,41 @@ use kdp_client::admin::AllBrokers;
 use kdp_client::bound::TimeBound;
 use kdp_client::client::Client;
 use kdp_client::describe::{
-    describe_on, describe_producers, DescribeEvent, DescribeOptions, Resolved,
+    describe_on_framed, describe_producers, each_answer, DescribeEvent, DescribeOptions,
+    FramedOutcome, Resolved,
 };
 use kdp_client::error::{Error, Result};
 use kdp_client::metadata::ClusterMetadata;
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::ProducerState;
+use kdp_wire::view::ArrayView;
 use kdp_wire::ErrorCode;
 
 pub use kdp_domain::diagnose::replicas::{Comparison, ReplicaError, Replicas};
+
+/// Every replica's producers, and what could not be asked.
+pub type EveryReplica = (Replicas, Vec<ReplicaError<Error>>);
+
+/// One replica's producers as the scan read them: in place in its
+/// broker's response (the scan routed with one metadata), or owned (a
+/// selection that took several lookups, described per broker).
+#[derive(Clone, Copy)]
+pub enum Producers<'a> {
+    /// Read through the response's view; nothing copied.
+    Viewed(ArrayView<'a, ProducerState>),
+    /// Already built.
+    Owned(&'a [ProducerState]),
+}
+
+impl Producers<'_> {
+    /// The owned producers.
+    pub fn to_vec(self) -> Vec<ProducerState> {
+        match self {
+            Producers::Viewed(v) => v.iter().map(|s| s.into_owned()).collect(),
+            Producers::Owned(ps) => ps.to_vec(),
+        }
+    }
+}
 
 /// [`describe_every_replica`], then
 /// [`compare`](kdp_domain::diagnose::replicas::compare) on each partition: what
@@ -43,34 +69,47 @@ pub async fn describe_every_replica(
     client: &Arc<Client>,
     opts: &DescribeOptions,
     bound: &TimeBound,
-) -> Result<(Replicas, Vec<ReplicaError<Error>>)> {
-    let replicas = Arc::new(std::sync::Mutex::new(Replicas::new()));
+) -> Result<EveryReplica> {
+    let replicas = Collect::default();
     let into = replicas.clone();
-    let (_, errors) = each_replica(
-        client,
-        opts,
-        bound,
-        &[],
-        move |broker, topic, partition, ps| {
-            into.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .entry((topic, partition))
-                .or_default()
-                .insert(broker, ps);
-        },
-    )
+    let (_, errors) = each_replica(client, opts, bound, &[], move |b, t, p, ps| {
+        into.add(b, t, p, ps)
+    })
     .await?;
-    let replicas = std::mem::take(
-        &mut *replicas
+    Ok((replicas.take(), errors))
+}
+
+/// Every replica's producers, collected (owned) as a scan's answers
+/// arrive, for a comparison.
+#[derive(Clone, Default)]
+pub struct Collect(Arc<std::sync::Mutex<Replicas>>);
+
+impl Collect {
+    /// Broker `broker`'s producers of a partition.
+    pub fn add(&self, broker: i32, topic: &str, partition: i32, ps: Producers<'_>) {
+        self.0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    );
-    Ok((replicas, errors))
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry((topic.to_owned(), partition))
+            .or_default()
+            .insert(broker, ps.to_vec());
+    }
+
+    /// What was collected.
+    pub fn take(&self) -> Replicas {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
 }
 
 /// [`describe_every_replica`], streaming: each replica's producers go to
 /// `sink` (broker, topic, partition, producers) as its broker's answer
-/// arrives and are not kept, so memory follows the responses in flight,
+/// arrives, read where they lie in the response ([`Producers::Viewed`])
+/// and not kept, so memory follows the responses in flight,
 /// not the cluster: `opts.max_concurrent_brokers` brokers are asked at
 /// once (each in chunks of `max_partitions_per_request`). Only the brokers
 /// in `only` are asked (empty: all).
@@ -83,7 +122,7 @@ pub async fn each_replica<F>(
     sink: F,
 ) -> Result<(Vec<i32>, Vec<ReplicaError<Error>>)>
 where
-    F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
+    F: Fn(i32, &str, i32, Producers<'_>) + Send + Sync + 'static,
 {
     // one metadata lookup for all the brokers, not one each
     let resolved = kdp_client::describe::resolve(client, opts, bound).await?;
@@ -102,7 +141,7 @@ pub async fn each_replica_of<F>(
     sink: F,
 ) -> Result<(Vec<i32>, Vec<ReplicaError<Error>>)>
 where
-    F: Fn(i32, String, i32, Vec<ProducerState>) + Send + Sync + 'static,
+    F: Fn(i32, &str, i32, Producers<'_>) + Send + Sync + 'static,
 {
     let opts = DescribeOptions {
         broker_id: None,
@@ -149,8 +188,8 @@ where
                     // only what routing to this broker needs, made once it is asked
                     let md = hosted_metadata(&md, &partitions);
                     let mut errors = Vec::new();
-                    describe_on(&client, &opts, &bound, broker, partitions, md, |ev| {
-                        replica_results(ev, broker, &*sink, &mut errors)
+                    describe_on_framed(&client, &opts, &bound, broker, partitions, md, |os| {
+                        framed_results(&os, broker, &*sink, &mut errors)
                     })
                     .await;
                     errors
@@ -240,20 +279,51 @@ fn replica_results<S>(
     sink: &S,
     errors: &mut Vec<ReplicaError<Error>>,
 ) where
-    S: Fn(i32, String, i32, Vec<ProducerState>) + ?Sized,
+    S: Fn(i32, &str, i32, Producers<'_>) + ?Sized,
 {
     let DescribeEvent::Results { outcomes, .. } = ev else {
         return;
     };
     for o in outcomes {
         match o.result {
-            Ok(ps) => sink(broker, o.topic, o.partition, ps),
-            Err(e) if e.code == ErrorCode::NOT_LEADER_OR_FOLLOWER => {}
-            Err(error) => errors.push(ReplicaError::Partition {
-                partition: (o.topic, o.partition),
-                broker,
-                error,
-            }),
+            Ok(ps) => sink(broker, &o.topic, o.partition, Producers::Owned(&ps)),
+            Err(error) => replica_error(broker, (o.topic, o.partition), error, errors),
         }
+    }
+}
+
+/// One response of a broker's framed scan: each answer read through the
+/// response's view to `sink`, failures to `errors`.
+fn framed_results<S>(
+    outcomes: &[FramedOutcome],
+    broker: i32,
+    sink: &S,
+    errors: &mut Vec<ReplicaError<Error>>,
+) where
+    S: Fn(i32, &str, i32, Producers<'_>) + ?Sized,
+{
+    each_answer(outcomes, |topic, partition, ps| {
+        sink(broker, topic, partition, Producers::Viewed(ps))
+    });
+    for o in outcomes {
+        if let Err(error) = &o.result {
+            replica_error(broker, o.partition.clone(), error.clone(), errors);
+        }
+    }
+}
+
+/// A replica's failure, unless it says the broker is not a replica.
+fn replica_error(
+    broker: i32,
+    partition: TopicPartition,
+    error: kdp_domain::partition::PartitionError,
+    errors: &mut Vec<ReplicaError<Error>>,
+) {
+    if error.code != ErrorCode::NOT_LEADER_OR_FOLLOWER {
+        errors.push(ReplicaError::Partition {
+            partition,
+            broker,
+            error,
+        });
     }
 }

@@ -2,28 +2,52 @@
 //! partition errors are retried after a refresh, which are the answer.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use kdp_domain::partition::{PartitionError, TopicPartition};
 use kdp_wire::messages::{
-    DescribeProducersRequest, DescribeProducersResponse, ProducerState, TopicRequest,
+    DescribeProducersRequest, DescribeProducersResponse, PartitionResponseView, ProducerState,
+    TopicRequest,
 };
 use kdp_wire::view::Validated;
 use kdp_wire::ErrorCode;
 
 use crate::admin::{AdminHandler, KeyOutcome};
 
-/// DescribeProducers' rules, after Kafka's DescribeProducersHandler.
-pub(crate) struct Handler {
-    pub(crate) chosen_broker: Option<i32>,
-    pub(crate) explicit: BTreeSet<TopicPartition>,
+/// A validated DescribeProducers response, shared by the partitions it
+/// answered: a value that reads through the view keeps the frame, not a
+/// copy of its producers.
+pub type Frame = Arc<Validated<DescribeProducersResponse>>;
+
+/// How a partition's answer becomes the value reported for it.
+pub(crate) type Read<V> = fn(&Frame, PartitionResponseView<'_>) -> V;
+
+/// The owned producers of a partition (what [`describe_producers`] reports).
+///
+/// [`describe_producers`]: crate::describe::describe_producers
+pub(crate) fn owned(_: &Frame, p: PartitionResponseView<'_>) -> Vec<ProducerState> {
+    p.active_producers()
+        .iter()
+        .map(|s| s.into_owned())
+        .collect()
 }
 
-impl Handler {
+/// The frame itself: the caller reads the partition through the view.
+pub(crate) fn framed(frame: &Frame, _: PartitionResponseView<'_>) -> Frame {
+    frame.clone()
+}
+
+/// DescribeProducers' rules, after Kafka's DescribeProducersHandler; each
+/// answered partition's value made by `read`.
+pub(crate) struct Handler<V = Vec<ProducerState>> {
+    pub(crate) chosen_broker: Option<i32>,
+    pub(crate) explicit: BTreeSet<TopicPartition>,
+    pub(crate) read: Read<V>,
+}
+
+impl<V> Handler<V> {
     /// The chosen broker is named in its own absence from metadata.
-    pub(crate) fn chosen_for(
-        &self,
-        result: &Result<Vec<ProducerState>, PartitionError>,
-    ) -> Option<i32> {
+    pub(crate) fn chosen_for(&self, result: &Result<V, PartitionError>) -> Option<i32> {
         match result {
             Err(e) if e.client_side && e.code == ErrorCode::BROKER_NOT_AVAILABLE => {
                 self.chosen_broker
@@ -33,9 +57,9 @@ impl Handler {
     }
 }
 
-impl AdminHandler for Handler {
+impl<V> AdminHandler for Handler<V> {
     type Key = TopicPartition;
-    type Value = Vec<ProducerState>;
+    type Value = V;
     type Request = DescribeProducersRequest;
     type Response = Validated<DescribeProducersResponse>;
 
@@ -43,16 +67,17 @@ impl AdminHandler for Handler {
         build_request(keys)
     }
 
-    /// Read through the view: the response is validated once, and only
-    /// each partition's producers are built.
+    /// Read through the view: the response is validated once, and each
+    /// answered partition's value is what `read` makes of its view.
     fn handle_response(
         &self,
         _broker: i32,
         _keys: &[TopicPartition],
         resp: Validated<DescribeProducersResponse>,
-    ) -> Vec<(TopicPartition, KeyOutcome<Vec<ProducerState>>)> {
+    ) -> Vec<(TopicPartition, KeyOutcome<V>)> {
+        let frame = Arc::new(resp);
         let mut out = Vec::new();
-        for t in resp.view().topics() {
+        for t in frame.view().topics() {
             for p in t.partitions() {
                 let code = p.error_code();
                 let retry = (code == ErrorCode::NOT_LEADER_OR_FOLLOWER
@@ -65,12 +90,7 @@ impl AdminHandler for Handler {
                         refresh: true,
                     }
                 } else if code == ErrorCode::NONE {
-                    KeyOutcome::Done(
-                        p.active_producers()
-                            .iter()
-                            .map(|s| s.into_owned())
-                            .collect(),
-                    )
+                    KeyOutcome::Done((self.read)(&frame, p))
                 } else {
                     KeyOutcome::Failed(PartitionError::broker(code, message()))
                 };
@@ -82,11 +102,7 @@ impl AdminHandler for Handler {
 
     /// Picked as part of a topic or the cluster and deleted since: nothing
     /// to report. Named explicitly: the metadata's error is the answer.
-    fn missing(
-        &self,
-        key: &TopicPartition,
-        error: PartitionError,
-    ) -> KeyOutcome<Vec<ProducerState>> {
+    fn missing(&self, key: &TopicPartition, error: PartitionError) -> KeyOutcome<V> {
         if error.code == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION && !self.explicit.contains(key) {
             tracing::debug!(topic = %key.0, partition = key.1, "partition deleted during the scan");
             return KeyOutcome::Dropped;

@@ -27,7 +27,9 @@
 //! - [`options`]: what to select and how to batch ([`DescribeOptions`]),
 //!   and what the sink hears ([`DescribeEvent`]).
 //! - [`run`]: [`describe_producers`], and the resolution and per-broker
-//!   describe the every-replica scans use ([`resolve`], [`describe_on`]),
+//!   describe the every-replica scans use ([`resolve`], [`describe_on`],
+//!   and [`describe_on_framed`] whose answers are read through the
+//!   response's view with [`each_answer`]),
 //!   and the leaders' describe of partitions already resolved
 //!   ([`describe_leaders`]).
 
@@ -37,5 +39,9 @@ mod report;
 pub mod run;
 mod select;
 
+pub use handler::Frame;
 pub use options::{DescribeEvent, DescribeOptions, TopicSelection};
-pub use run::{describe_leaders, describe_on, describe_producers, resolve, Resolved};
+pub use run::{
+    describe_leaders, describe_on, describe_on_framed, describe_producers, each_answer, resolve,
+    FramedOutcome, Resolved,
+};

@@ -4,16 +4,18 @@
 //! [`resolve`] (a selection into partitions and their replicas, after
 //! metadata) and [`describe_on`] (one broker's answer for given partitions).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
-use kdp_domain::partition::{DescribeSummary, PartitionOutcome, TopicPartition};
+use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
 use kdp_wire::messages::ProducerState;
+use kdp_wire::view::ArrayView;
+use kdp_wire::ErrorCode;
 
 use crate::admin::{drive, Batch, PartitionLeader};
 use crate::bound::TimeBound;
 use crate::client::Client;
-use crate::describe::handler::Handler;
+use crate::describe::handler::{self, Frame, Handler};
 use crate::describe::options::{DescribeEvent, DescribeOptions};
 use crate::describe::report::Report;
 use crate::describe::select;
@@ -47,6 +49,7 @@ where
     let handler = Handler {
         chosen_broker: opts.broker_id,
         explicit: selected.explicit,
+        read: handler::owned,
     };
     let stats = drive_partitions(
         &client,
@@ -161,6 +164,7 @@ pub async fn describe_leaders<F: FnMut(DescribeEvent)>(
     let handler = Handler {
         chosen_broker: None,
         explicit,
+        read: handler::owned,
     };
     let strategy = PartitionLeader::new();
     drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
@@ -186,9 +190,102 @@ pub async fn describe_on<F: FnMut(DescribeEvent)>(
     let handler = Handler {
         chosen_broker: Some(broker),
         explicit: BTreeSet::new(),
+        read: handler::owned,
     };
     let strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
     drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
+}
+
+/// A partition's final answer from [`describe_on_framed`]: the response it
+/// came in, read through its view ([`each_answer`]), or why there is none.
+pub struct FramedOutcome {
+    /// The broker that answered (the chosen one where none could be asked).
+    pub broker_id: Option<i32>,
+    /// The partition.
+    pub partition: TopicPartition,
+    /// The response that answered for it.
+    pub result: std::result::Result<Frame, PartitionError>,
+}
+
+/// [`describe_on`], each answer left in its validated response instead of
+/// built into owned producers: `sink` gets the outcomes of one response at
+/// a time, to read with [`each_answer`] before the next arrives, so what is
+/// held is the responses in flight. Draws on `bound`.
+pub async fn describe_on_framed<F: FnMut(Vec<FramedOutcome>)>(
+    client: &Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    broker: i32,
+    partitions: Vec<TopicPartition>,
+    metadata: crate::metadata::ClusterMetadata,
+    mut sink: F,
+) {
+    let handler = Handler {
+        chosen_broker: Some(broker),
+        explicit: BTreeSet::new(),
+        read: handler::framed,
+    };
+    let mut strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
+    drive(
+        client,
+        &handler,
+        &mut strategy,
+        partitions,
+        &opts.driver_options(),
+        bound,
+        |batch: Batch<TopicPartition, Frame>| {
+            let mut outcomes: Vec<FramedOutcome> = batch
+                .results
+                .into_iter()
+                .map(|r| FramedOutcome {
+                    broker_id: r.broker.or(handler.chosen_for(&r.result)),
+                    partition: r.key,
+                    result: r.result,
+                })
+                .collect();
+            // in the order describe_on reports them
+            outcomes.sort_by(|a, b| a.partition.cmp(&b.partition));
+            sink(outcomes);
+        },
+    )
+    .await;
+}
+
+/// Each partition `outcomes` has an answer for, with its producers read
+/// where they lie in its response: `f(topic, partition, producers)`, each
+/// partition once, each response walked once, nothing copied.
+pub fn each_answer(
+    outcomes: &[FramedOutcome],
+    mut f: impl FnMut(&str, i32, ArrayView<'_, ProducerState>),
+) {
+    let mut wanted: HashSet<(&str, i32)> = outcomes
+        .iter()
+        .filter(|o| o.result.is_ok())
+        .map(|o| (o.partition.0.as_str(), o.partition.1))
+        .collect();
+    let mut walked: Vec<&Frame> = Vec::new();
+    for o in outcomes {
+        let Ok(frame) = &o.result else {
+            continue;
+        };
+        if wanted.is_empty() {
+            return;
+        }
+        if walked.iter().any(|w| Arc::ptr_eq(w, frame)) {
+            continue;
+        }
+        walked.push(frame);
+        for t in frame.view().topics() {
+            for p in t.partitions() {
+                // the handler's one answer of a partition: the first, and only without an error
+                if p.error_code() == ErrorCode::NONE
+                    && wanted.remove(&(t.name(), p.partition_index()))
+                {
+                    f(t.name(), p.partition_index(), p.active_producers());
+                }
+            }
+        }
+    }
 }
 
 /// The driver over partitions already resolved, routed by `strategy`;
@@ -220,4 +317,101 @@ async fn drive_resolved<F: FnMut(DescribeEvent)>(
     summary.rounds = stats.rounds;
     summary.vanished = stats.dropped;
     summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kdp_wire::messages::{DescribeProducersResponse, PartitionResponse, TopicResponse};
+    use kdp_wire::view::Validated;
+
+    fn partition(index: i32, code: ErrorCode, ids: &[i64]) -> PartitionResponse {
+        PartitionResponse {
+            partition_index: index,
+            error_code: code,
+            active_producers: ids
+                .iter()
+                .map(|&producer_id| ProducerState {
+                    producer_id,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn frame(topics: Vec<TopicResponse>) -> Frame {
+        let resp = DescribeProducersResponse {
+            topics,
+            ..Default::default()
+        };
+        let body = bytes::Bytes::from(kdp_wire::encode_to_vec(&resp, 0));
+        Arc::new(Validated::new(body, 0).expect("valid"))
+    }
+
+    fn outcome(frame: &Frame, topic: &str, p: i32) -> FramedOutcome {
+        FramedOutcome {
+            broker_id: Some(1),
+            partition: (topic.to_owned(), p),
+            result: Ok(frame.clone()),
+        }
+    }
+
+    /// Each partition answered once with the producers of its first
+    /// error-free entry, whichever response holds it; a partition whose
+    /// outcome is an error, or that the outcomes do not name, is not read.
+    #[test]
+    fn each_answer_reads_each_answered_partition_once_where_it_lies() {
+        let a = frame(vec![
+            TopicResponse {
+                name: "t".into(),
+                partitions: vec![
+                    partition(0, ErrorCode::NONE, &[1, 2]),
+                    partition(1, ErrorCode::NOT_LEADER_OR_FOLLOWER, &[]),
+                    partition(0, ErrorCode::NONE, &[9]),
+                    partition(2, ErrorCode::NONE, &[3]),
+                ],
+                ..Default::default()
+            },
+            TopicResponse {
+                name: "u".into(),
+                partitions: vec![partition(0, ErrorCode::NONE, &[])],
+                ..Default::default()
+            },
+        ]);
+        let b = frame(vec![TopicResponse {
+            name: "v".into(),
+            partitions: vec![partition(4, ErrorCode::NONE, &[7])],
+            ..Default::default()
+        }]);
+        let failed = FramedOutcome {
+            broker_id: Some(1),
+            partition: ("t".into(), 1),
+            result: Err(PartitionError::broker(
+                ErrorCode::NOT_LEADER_OR_FOLLOWER,
+                None,
+            )),
+        };
+        let outcomes = vec![
+            outcome(&a, "t", 0),
+            failed,
+            outcome(&a, "u", 0),
+            outcome(&b, "v", 4),
+            outcome(&a, "t", 0),
+        ];
+        let mut seen = Vec::new();
+        each_answer(&outcomes, |t, p, ps| {
+            seen.push((
+                t.to_owned(),
+                p,
+                ps.iter().map(|s| s.producer_id()).collect::<Vec<_>>(),
+            ))
+        });
+        let want = vec![
+            ("t".to_owned(), 0, vec![1, 2]),
+            ("u".to_owned(), 0, vec![]),
+            ("v".to_owned(), 4, vec![7]),
+        ];
+        assert_eq!(seen, want);
+    }
 }

@@ -14,7 +14,7 @@ use kdp_wire::messages::ProducerState;
 use serde::{Deserialize, Serialize};
 
 use crate::diagnose::id_set::{self, IdSet};
-use crate::partition::is_transactional;
+use crate::partition::{is_transactional, ProducerFields};
 use crate::time::age_ms;
 
 /// The largest producer epoch (an int16 in Kafka's log).
@@ -523,20 +523,34 @@ impl Fold {
 
     /// What broker `b` holds for one partition of `topic`.
     pub fn add(&mut self, b: i32, topic: &str, producers: &[ProducerState]) {
+        self.add_each(b, topic, producers.iter());
+    }
+
+    /// [`Fold::add`] of producers read where they lie (a response's view,
+    /// walked three times): nothing of them is kept but what the fold keeps.
+    pub fn add_each<P, I>(&mut self, b: i32, topic: &str, producers: I)
+    where
+        P: ProducerFields,
+        I: Iterator<Item = P> + Clone,
+    {
         let (now, near_from) = (self.now_ms, self.near_from);
         let mut lean = self.lean.take();
         let lean_exp = lean.as_ref().map(|l| l.expiration_ms.get(&b).copied());
         let acc = self.broker_mut(b);
         acc.answered += 1;
-        for p in producers {
+        let mut count = 0u64;
+        let mut max_epoch = -1;
+        for p in producers.clone() {
+            count += 1;
+            max_epoch = max_epoch.max(p.producer_epoch());
             acc.row.producer_ids += 1;
-            if is_transactional(p) {
+            if is_transactional(&p) {
                 acc.row.transactional += 1;
             } else {
                 acc.row.idempotent += 1;
             }
-            if let Some(idle) = age_ms(p.last_timestamp, now) {
-                let open = p.current_txn_start_offset >= 0;
+            if let Some(idle) = age_ms(p.last_timestamp(), now) {
+                let open = p.current_txn_start_offset() >= 0;
                 match lean_exp {
                     None if open => acc.idle_open.push(idle),
                     None => acc.idle_closed.push(idle),
@@ -554,14 +568,12 @@ impl Fold {
             }
         }
         let tp = self.topic_mut(topic);
-        tp.producer_ids += producers.len() as u64;
-        for p in producers {
-            tp.max_epoch = tp.max_epoch.max(p.producer_epoch);
-        }
+        tp.producer_ids += count;
+        tp.max_epoch = tp.max_epoch.max(max_epoch);
         match &mut lean {
             Some(l) => {
                 l.scratch.clear();
-                l.scratch.extend(producers.iter().map(|p| p.producer_id));
+                l.scratch.extend(producers.clone().map(|p| p.producer_id()));
                 l.scratch.sort_unstable();
                 l.scratch.dedup();
                 let set = IdSet::from_sorted(&l.scratch);
@@ -579,13 +591,13 @@ impl Fold {
                     Some(ids) => ids,
                     None => by_topic.entry(topic.to_string()).or_default(),
                 };
-                ids.extend(producers.iter().map(|p| p.producer_id));
+                ids.extend(producers.clone().map(|p| p.producer_id()));
             }
         }
         self.lean = lean;
-        for p in producers.iter().filter(|p| p.producer_epoch >= near_from) {
-            let e = self.near.entry(p.producer_id).or_default();
-            e.0 = e.0.max(p.producer_epoch);
+        for p in producers.filter(|p| p.producer_epoch() >= near_from) {
+            let e = self.near.entry(p.producer_id()).or_default();
+            e.0 = e.0.max(p.producer_epoch());
             if !e.1.contains(topic) {
                 e.1.insert(topic.to_string());
             }

@@ -131,7 +131,7 @@ pub type Replicas = BTreeMap<TopicPartition, BTreeMap<i32, Vec<ProducerState>>>;
 
 /// What could not be asked; `E` is the error a broker's whole scan failed
 /// with (the client's).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ReplicaError<E> {
     /// A broker's whole scan failed.
     Broker {

@@ -18,6 +18,8 @@ use kdp_domain::protocol::TxnProtocol;
 use kdp_wire::messages::ProducerState;
 use kdp_workflows::describe::{around, Around};
 use kdp_workflows::history::ReadOptions;
+use kdp_workflows::join::{join_keeping, JoinOptions, Keep};
+use kdp_workflows::prior::Prior;
 
 use crate::cmd::blocked;
 use crate::cmd::cluster::{self, Connected};
@@ -255,7 +257,15 @@ pub async fn run_to(
     output: Output,
     out: &mut dyn Write,
 ) -> i32 {
-    let joined = match cluster::join(conn, opts, false).await {
+    // the Owner column takes the join's descriptions and the groups'
+    // read (`prior`), asking them no more
+    let jopts = JoinOptions::new(opts, false);
+    let (joined, transactions) =
+        match join_keeping(&conn.client, &jopts, Keep::Descriptions, &conn.bound).await {
+            Ok((j, t)) => (Ok(j), t),
+            Err(e) => (Err(e), None),
+        };
+    let joined = match cluster::reported(conn, joined) {
         Ok(j) => j,
         Err(code) => return code,
     };
@@ -266,7 +276,7 @@ pub async fn run_to(
     };
     let groups = conn.describe_options(None, None).driver_options();
     // the logs and the groups do not wait for each other
-    let Around { histories, held } =
+    let (Around { histories, held }, groups) =
         around(&conn.client, &joined, &logs, &groups, &conn.bound).await;
     let held = blocked::report_held(held);
     let mut rows = rows(&joined, &histories, &held);
@@ -276,7 +286,11 @@ pub async fn run_to(
             .flatten()
     };
     let ids: std::collections::BTreeSet<String> = rows.iter().filter_map(open_id).collect();
-    let owners = owner_of::owners(conn, ids.into_iter().collect()).await;
+    let prior = Prior {
+        transactions,
+        groups,
+    };
+    let owners = owner_of::owners_after(conn, ids.into_iter().collect(), prior).await;
     for r in &mut rows {
         let o = open_id(r).and_then(|id| owners.get(&id));
         r.txn.owner = owner_of::field(o);

@@ -89,7 +89,9 @@ pub struct Args {
     pub per_partition: bool,
     /// Also ask every replica of each partition each scan and export
     /// kdp_replica_divergences (as kdp compare-replicas); multiplies the
-    /// scan's requests by the replication factor.
+    /// scan's DescribeProducers requests by the replication factor (one
+    /// pass over every replica, which is the leaders' describe and, with
+    /// --producer-ids, the pressure scan too).
     #[arg(long)]
     pub compare_replicas: bool,
     /// A consumer group at the LSO counts as blocked (kdp_group_blocked_*) once the producer

@@ -27,6 +27,7 @@ use kdp_domain::diagnose::summary::Diagnosis;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::ProducerState;
+use kdp_workflows::diagnosis::EveryReplica;
 
 /// What one scan described, kept for the diagnosis: each partition with
 /// only the producers [`Diagnose::keeps`] asked for.
@@ -35,6 +36,9 @@ pub struct Scanned {
     pub now_ms: i64,
     pub partitions: Vec<PartitionOutcome>,
     pub summary: DescribeSummary,
+    /// Every replica, when the scan asked them for
+    /// [`Diagnose::compares_replicas`] (its one pass over every replica).
+    pub replicas: Option<kdp_client::Result<EveryReplica>>,
 }
 
 /// The boxed future a [`Diagnose`] returns (no async-trait dependency).
@@ -52,6 +56,13 @@ pub trait Diagnose: Send + Sync {
     /// Whether [`Diagnose::keeps`] depends on the protocol (asked before the
     /// scan only then).
     fn needs_protocol(&self) -> bool;
+
+    /// Whether the diagnosis compares every replica: the scan then asks
+    /// every replica once, for the leaders' view too, and hands them over
+    /// ([`Scanned::replicas`]).
+    fn compares_replicas(&self) -> bool {
+        false
+    }
 
     /// The diagnosis of `scanned`, within the scan's `bound` (`None`: none).
     fn diagnose<'a>(

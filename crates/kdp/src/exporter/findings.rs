@@ -26,9 +26,11 @@ use super::diagnosis::{Diagnose, DiagnoseFuture, Scanned};
 /// Kafka's rule and kdp's, the candidates it cannot judge, fenced producers
 /// under transaction protocol v1, records held back by open transactions.
 /// With `compare_replicas`, every replica is asked as well (what
-/// `kdp compare-replicas` does) and the producers whose state differs
-/// between replicas are counted per partition; that multiplies the scan's
-/// requests by the replication factor, so it is asked for explicitly.
+/// `kdp compare-replicas` does; the scan's one pass over every replica,
+/// which is the leaders' describe too) and the producers whose state
+/// differs between replicas are counted per partition; that multiplies the
+/// scan's requests by the replication factor, so it is asked for
+/// explicitly.
 pub struct ClusterDiagnosis {
     /// The partitions and batching of each run.
     pub describe: kdp_client::DescribeOptions,
@@ -59,6 +61,10 @@ impl Diagnose for ClusterDiagnosis {
         true
     }
 
+    fn compares_replicas(&self) -> bool {
+        self.compare_replicas
+    }
+
     fn diagnose<'a>(
         &'a self,
         client: Arc<Client>,
@@ -75,6 +81,7 @@ impl Diagnose for ClusterDiagnosis {
                 now_ms: scanned.now_ms,
                 partitions: scanned.partitions,
                 summary: scanned.summary,
+                replicas: scanned.replicas,
             };
             let Gathered {
                 joined,

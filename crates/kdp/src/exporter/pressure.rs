@@ -37,6 +37,7 @@ use kdp_client::{Client, DescribeOptions, TimeBound};
 use kdp_domain::diagnose::id_set::IdSet;
 use kdp_domain::diagnose::pressure::{Pressure, DEFAULT_EPOCH_MARGIN};
 use kdp_domain::{DescribeSummary, PartitionOutcome};
+use kdp_workflows::diagnosis::EveryReplica;
 use kdp_workflows::pressure::{scan_sharing_leaders, ScanOptions};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -117,21 +118,28 @@ impl Tracker {
     /// and returns the report to publish; the same answers are the leaders'
     /// describe: each partition's leader's answer goes to `leaders` (kdp-workflows'
     /// [`scan_sharing_leaders`]), so the scan asks the replicas once.
+    /// With `replicas`, every replica's producers are kept too, for the
+    /// diagnosis' comparison (`--compare-replicas`): the same pass.
     /// `Err`: the selection could not be looked up (nothing was asked).
     pub async fn scan_sharing_leaders<S>(
         &mut self,
         client: &Arc<Client>,
         opts: &DescribeOptions,
         bound: &TimeBound,
+        replicas: bool,
         leaders: S,
-    ) -> kdp_client::Result<(Scanned, DescribeSummary)>
+    ) -> kdp_client::Result<(Scanned, DescribeSummary, Option<EveryReplica>)>
     where
         S: FnMut(PartitionOutcome) + Send + 'static,
     {
         let opts = replica_opts(opts);
-        let (r, summary) =
-            scan_sharing_leaders(client, &opts, &self.options(), bound, leaders).await?;
-        Ok((self.settle(r), summary))
+        let options = ScanOptions {
+            replicas,
+            ..self.options()
+        };
+        let (r, summary, every) =
+            scan_sharing_leaders(client, &opts, &options, bound, leaders).await?;
+        Ok((self.settle(r), summary, every))
     }
 
     fn options(&self) -> ScanOptions {
@@ -141,6 +149,7 @@ impl Tracker {
             only_brokers: BTreeSet::new(),
             transactions: false,
             lean: true,
+            replicas: false,
         }
     }
 

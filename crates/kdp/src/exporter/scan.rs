@@ -29,6 +29,7 @@ use kdp_domain::diagnose::summary::Diagnosis;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::PartitionOutcome;
 use kdp_wire::messages::ProducerState;
+use kdp_workflows::leaders::every_replica_sharing_leaders;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -199,20 +200,35 @@ impl Scanner {
             let diagnose = self.diagnose.clone();
             move |p: &ProducerState| diagnose.keeps(p, protocol)
         };
-        // with `--producer-ids`, every replica is asked once for both the
-        // pressure and the leaders' view; otherwise the leaders only
-        let (result, leaders, producer_ids) = match self.pressure.as_mut() {
+        // with `--producer-ids` or `--compare-replicas`, every replica is
+        // asked once for the leaders' view and the rest; otherwise the
+        // leaders only
+        let compare = self.diagnose.compares_replicas();
+        let (result, leaders, producer_ids, replicas) = match self.pressure.as_mut() {
             Some(tracker) => {
                 let shared = Arc::new(Mutex::new(leaders));
                 let into = shared.clone();
                 let sink = move |o| lock(&into).add(o, &keeps);
                 let r = tracker
-                    .scan_sharing_leaders(&client, &opts, &bound, sink)
+                    .scan_sharing_leaders(&client, &opts, &bound, compare, sink)
                     .await;
                 let leaders = std::mem::take(&mut *lock(&shared));
                 match r {
-                    Ok((scanned, summary)) => (Ok(summary), leaders, Some(scanned)),
-                    Err(e) => (Err(e), leaders, None),
+                    Ok((scanned, summary, every)) => {
+                        (Ok(summary), leaders, Some(scanned), every.map(Ok))
+                    }
+                    Err(e) => (Err(e), leaders, None, None),
+                }
+            }
+            None if compare => {
+                let shared = Arc::new(Mutex::new(leaders));
+                let into = shared.clone();
+                let sink = move |o| lock(&into).add(o, &keeps);
+                let r = every_replica_sharing_leaders(&client, &opts, &bound, sink).await;
+                let leaders = std::mem::take(&mut *lock(&shared));
+                match r {
+                    Ok((every, summary)) => (Ok(summary), leaders, None, Some(Ok(every))),
+                    Err(e) => (Err(e), leaders, None, None),
                 }
             }
             None => {
@@ -225,7 +241,7 @@ impl Scanner {
                     }
                 };
                 let r = kdp_client::describe_producers(client.clone(), &opts, &bound, sink).await;
-                (r, leaders, None)
+                (r, leaders, None, None)
             }
         };
         let summary = match result {
@@ -241,6 +257,7 @@ impl Scanner {
             now_ms,
             partitions: kept,
             summary,
+            replicas,
         };
         let diagnosis = self.diagnose.diagnose(client.clone(), scanned, &bound);
         // and the owners of every transactional id, beside the diagnosis

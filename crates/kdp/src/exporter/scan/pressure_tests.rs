@@ -376,6 +376,24 @@ async fn leaders_only(cluster: &StallCluster, dir: &std::path::Path) -> Scanner 
     s
 }
 
+/// Every partition replica of the model, sorted: what a scan that asks
+/// each once asks.
+fn every_replica(c: &Cluster) -> Vec<(i32, String, i32)> {
+    let mut every: Vec<(i32, String, i32)> = c
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().flat_map(move |p| {
+                p.replicas
+                    .iter()
+                    .map(move |b| (*b, t.name.clone(), p.index))
+            })
+        })
+        .collect();
+    every.sort();
+    every
+}
+
 /// Every partition replica asked, each once.
 fn asked_replicas(cluster: &StallCluster) -> Vec<(i32, String, i32)> {
     let mut asked: Vec<(i32, String, i32)> = cluster
@@ -409,19 +427,7 @@ async fn one_scan_of_every_replica_is_the_leaders_describe_too() {
     s.scan().await;
     l.scan().await;
     let c = shared.cluster().clone();
-    let mut replicas: Vec<(i32, String, i32)> = c
-        .topics
-        .iter()
-        .flat_map(|t| {
-            t.partitions.iter().flat_map(move |p| {
-                p.replicas
-                    .iter()
-                    .map(move |b| (*b, t.name.clone(), p.index))
-            })
-        })
-        .collect();
-    replicas.sort();
-    assert_eq!(asked_replicas(&shared), replicas);
+    assert_eq!(asked_replicas(&shared), every_replica(&c));
     // the leaders-only scan asks each partition's leader (on the demo, one
     // request per broker)
     let leaders = c.topics.iter().map(|t| t.partitions.len()).sum::<usize>();
@@ -490,4 +496,81 @@ async fn a_leader_that_says_it_is_not_is_asked_again_the_leaders_way() {
         texts.push(text);
     }
     assert_eq!(leaders_series(&texts[0]), leaders_series(&texts[1]));
+}
+
+/// With `--compare-replicas` the comparison reads the scan's one pass over
+/// every replica, with `--producer-ids` or without: each partition replica
+/// is asked once a scan (no leaders' describe beside it, no second pass for
+/// the diagnosis), and the divergence series are what `kdp
+/// compare-replicas`' own read of a twin cluster compares (payments-2,
+/// whose follower on broker 3 fails, has none: its replicas agreeing
+/// proves nothing).
+#[tokio::test(start_paused = true)]
+async fn compare_replicas_reads_the_one_pass_over_every_replica() {
+    use std::collections::BTreeSet;
+
+    use kdp_domain::diagnose::replicas::{compare, ReplicaError};
+
+    use crate::exporter::findings::ClusterDiagnosis;
+
+    let twin = StallCluster::demo();
+    let client = Client::connect(twin.bootstrap(), twin.client_config())
+        .await
+        .expect("the twin answers");
+    let (replicas, failures) = kdp_workflows::replicas::describe_every_replica(
+        &Arc::new(client),
+        &DescribeOptions::default(),
+        &TimeBound::after(BUDGET),
+    )
+    .await
+    .expect("every replica asked");
+    let failed: BTreeSet<(String, i32)> = failures
+        .iter()
+        .filter_map(|f| match f {
+            ReplicaError::Partition { partition, .. } => Some(partition.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        failed.contains(&("payments".to_string(), 2)),
+        "{failures:?}"
+    );
+    let diverged = |by_broker| {
+        let ids: BTreeSet<i64> = compare(by_broker).iter().map(|d| d.producer_id).collect();
+        ids.len()
+    };
+    assert!(
+        replicas.values().any(|b| diverged(b) > 0),
+        "nothing to find"
+    );
+    let dir = Dir::new("compare");
+    for ids in [true, false] {
+        let cluster = StallCluster::demo();
+        let mut s = scanner(&cluster, &dir.0).await;
+        if !ids {
+            s.config.producer_ids = None;
+            s.pressure = None;
+        }
+        // the divergences are series per partition
+        s.config.per_partition = true;
+        s.shared = Arc::new(Shared::new(Health::new(60.0), true));
+        s.diagnose = Arc::new(ClusterDiagnosis {
+            describe: DescribeOptions::default(),
+            compare_replicas: true,
+            groups_blocked_after_ms: None,
+            lag: None,
+            lag_per_partition: false,
+            lag_known: Default::default(),
+        });
+        s.scan().await;
+        let every = every_replica(&cluster.cluster());
+        assert_eq!(asked_replicas(&cluster), every, "--producer-ids {ids}");
+        let text = published(&s);
+        for ((t, p), by_broker) in &replicas {
+            let n = diverged(by_broker);
+            let want = (n > 0 || !failed.contains(&(t.clone(), *p))).then_some(n as f64);
+            let series = format!(r#"kdp_replica_divergences{{topic="{t}",partition="{p}"}}"#);
+            assert_eq!(sample(&text, &series), want, "{series}: {text}");
+        }
+    }
 }
