@@ -46,7 +46,7 @@ use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::error::Result;
 use kdp_client::fetch::FetchSettings;
-use kdp_client::metadata::{ClusterMetadata, TopicInfo};
+use kdp_client::metadata::{ClusterMetadata, PartitionInfo, TopicInfo};
 use kdp_client::txn::configs::{topic_configs, CLEANUP_POLICY};
 use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
@@ -364,8 +364,10 @@ pub async fn read_from(
         }
         known.retain(|tp| uncompacted.contains(&tp.0));
     }
-    let mut partitions: BTreeMap<TopicPartition, PartitionLag> = BTreeMap::new();
-    let mut readings: Vec<Reading> = Vec::new();
+    // the slots in order, built in bulk below (a map filled in order
+    // leaves its nodes half full)
+    let mut slots: Vec<(TopicPartition, PartitionLag)> = Vec::with_capacity(bounds.len());
+    let mut readings: Vec<Reading> = Vec::with_capacity(bounds.len());
     let mut uncommitted_readings: Vec<Reading> = Vec::new();
     for (tp, b) in bounds {
         let mut ready = None;
@@ -408,7 +410,7 @@ pub async fn read_from(
                 }
             }
         }
-        partitions.insert(
+        slots.push((
             tp,
             PartitionLag {
                 bounds: b,
@@ -417,8 +419,9 @@ pub async fn read_from(
                 uncommitted: uncommitted_ready,
                 uncommitted_stopped: None,
             },
-        );
+        ));
     }
+    let mut partitions: BTreeMap<TopicPartition, PartitionLag> = slots.into_iter().collect();
     drop((committed_on, uncommitted_on, starts, keys));
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
     let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
@@ -466,9 +469,6 @@ pub async fn read_from(
         fetches += requests;
         for r in done {
             bytes_read += r.bytes;
-            if r.fetches > 0 {
-                *fetched.entry(r.tp.clone()).or_default() += r.fetches;
-            }
             if let Some(known) = known.as_deref_mut() {
                 if uncompacted.contains(&r.tp.0) {
                     known.learn(&r.tp, &r.tally);
@@ -476,12 +476,15 @@ pub async fn read_from(
             }
             if let Some(p) = partitions.get_mut(&r.tp) {
                 if r.tally.is_read_committed() {
-                    p.tally = Some(Box::new(r.tally));
+                    p.tally = Some(r.tally);
                     p.stopped = r.stopped;
                 } else {
-                    p.uncommitted = Some(Box::new(r.tally));
+                    p.uncommitted = Some(r.tally);
                     p.uncommitted_stopped = r.stopped;
                 }
+            }
+            if r.fetches > 0 {
+                *fetched.entry(r.tp).or_default() += r.fetches;
             }
         }
     }
@@ -496,9 +499,9 @@ pub async fn read_from(
     }
 }
 
-/// `md` with only the partitions `keep` names (what the reads route by:
-/// a copy of every topic's partitions costs more than the reads on a
-/// large cluster).
+/// `md` with only the partitions `keep` names, and only what the reads
+/// route by (a copy of every topic's partitions, or of every replica
+/// list, costs more than the reads on a large cluster).
 fn only<'a>(
     md: &ClusterMetadata,
     keep: impl Iterator<Item = &'a TopicPartition>,
@@ -523,7 +526,19 @@ fn only<'a>(
                 partitions: BTreeMap::new(),
             })
             .partitions
-            .insert(*partition, p.clone());
+            .insert(
+                *partition,
+                // routing needs the leader and its epoch, not the replicas
+                PartitionInfo {
+                    partition: p.partition,
+                    error_code: p.error_code,
+                    leader: p.leader,
+                    leader_epoch: p.leader_epoch,
+                    replicas: Vec::new(),
+                    isr: Vec::new(),
+                    offline_replicas: Vec::new(),
+                },
+            );
     }
     out
 }

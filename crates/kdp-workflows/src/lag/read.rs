@@ -12,8 +12,10 @@
 //! nothing of the log: the partition is asked again from where its count
 //! stands in the next round. Each request's first partition with records
 //! gets at least one whole batch (KIP-74), so every round moves on.
-
-use std::collections::HashMap;
+//!
+//! A count is settled ([`Tally::settle`]) as soon as its read is over
+//! (done, stopped by its budget, failed): it keeps one answer per
+//! offset it is asked from, and its batches and committed offsets go.
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
@@ -35,8 +37,9 @@ const MAX_PARTITION_BYTES: i32 = 64 << 20;
 pub struct Reading {
     /// The partition.
     pub tp: TopicPartition,
-    /// The count so far.
-    pub tally: Tally,
+    /// The count so far (boxed: moved as it is into the partition's
+    /// slot).
+    pub tally: Box<Tally>,
     /// Why the read stopped before the LSO, when it did.
     pub stopped: Option<Stop>,
     /// Bytes of batches read.
@@ -44,7 +47,8 @@ pub struct Reading {
     /// Fetch requests that asked for it.
     pub fetches: u64,
     /// The offsets counts are asked from (a batch holding one is
-    /// decompressed for its records' offsets).
+    /// decompressed for its records' offsets), until the count is
+    /// settled for them.
     committed: Vec<i64>,
     /// `PartitionMaxBytes`, grown for a batch larger than asked.
     partition_max_bytes: i32,
@@ -64,7 +68,7 @@ impl Reading {
     ) -> Reading {
         Reading {
             tp,
-            tally,
+            tally: Box::new(tally),
             stopped: None,
             bytes: 0,
             fetches: 0,
@@ -82,6 +86,7 @@ impl Reading {
         }
         if self.bytes >= budget {
             self.stopped = Some(Stop::Budget { bytes: self.bytes });
+            self.settle();
             return None;
         }
         // never ask for more than the budget has left (a broker still
@@ -95,8 +100,24 @@ impl Reading {
         })
     }
 
-    /// Folds one answer (or why there is none) into the count.
+    /// Settles the count for the offsets it is asked from, once its read
+    /// is over.
+    fn settle(&mut self) {
+        self.tally.settle(&self.committed);
+        self.committed = Vec::new();
+    }
+
+    /// Folds one answer (or why there is none) into the count, settled
+    /// when the read is over.
     fn absorb(&mut self, answer: Result<FetchedChunk, KeyError>) {
+        self.fold(answer);
+        if self.stopped.is_some() || self.tally.is_done() {
+            self.settle();
+        }
+    }
+
+    /// [`Reading::absorb`] before the settling.
+    fn fold(&mut self, answer: Result<FetchedChunk, KeyError>) {
         let chunk = match answer {
             Ok(chunk) => chunk,
             Err(e) => {
@@ -175,7 +196,7 @@ impl Reading {
 /// (`driver`: partitions per request, brokers at once; `settings`:
 /// isolation, `PartitionMaxBytes`' start and `MaxBytes`). `metadata`: the
 /// partitions' topic ids, leaders and epochs when known. Returns the
-/// readings, in the order given, and the Fetch requests sent.
+/// readings, by partition, and the Fetch requests sent.
 pub async fn read_all(
     client: &SharedClient,
     mut readings: Vec<Reading>,
@@ -185,11 +206,10 @@ pub async fn read_all(
     driver: &DriverOptions,
     bound: &TimeBound,
 ) -> (Vec<Reading>, u64) {
-    let index: HashMap<TopicPartition, usize> = readings
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.tp.clone(), i))
-        .collect();
+    // found by binary search as answers arrive: no copy of every name
+    if !readings.is_sorted_by(|a, b| a.tp < b.tp) {
+        readings.sort_by(|a, b| a.tp.cmp(&b.tp));
+    }
     let mut requests = 0;
     loop {
         if bound.is_past() {
@@ -201,6 +221,7 @@ pub async fn read_all(
                     ErrorCode::REQUEST_TIMED_OUT,
                     "the timeout passed before the read reached the LSO",
                 )));
+                r.settle();
             }
             break;
         }
@@ -216,12 +237,18 @@ pub async fn read_all(
             driver,
             bound,
             |tp, answer| {
-                if let Some(r) = index.get(&tp).and_then(|&i| readings.get_mut(i)) {
+                let at = readings.binary_search_by(|r| r.tp.cmp(&tp));
+                if let Some(r) = at.ok().and_then(|i| readings.get_mut(i)) {
                     r.absorb(answer);
                 }
             },
         )
         .await;
+    }
+    // every read is over: settled where the answers did not (a partition
+    // no answer reached)
+    for r in &mut readings {
+        r.settle();
     }
     (readings, requests)
 }
