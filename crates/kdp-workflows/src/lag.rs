@@ -512,33 +512,39 @@ fn only<'a>(
         brokers: md.brokers.clone(),
         topics: BTreeMap::new(),
     };
+    // each topic's partitions built in bulk: a map filled in order
+    // leaves its nodes half full, and the reads copy it
+    let mut kept: BTreeMap<&str, Vec<(i32, PartitionInfo)>> = BTreeMap::new();
     for (topic, partition) in keep {
-        let (Some(t), Some(p)) = (md.topic(topic), md.partition(topic, *partition)) else {
+        let Some(p) = md.partition(topic, *partition) else {
             continue;
         };
-        out.topics
-            .entry(topic.clone())
-            .or_insert_with(|| TopicInfo {
-                name: t.name.clone(),
-                error_code: t.error_code,
-                topic_id: t.topic_id,
-                is_internal: t.is_internal,
-                partitions: BTreeMap::new(),
-            })
-            .partitions
-            .insert(
-                *partition,
-                // routing needs the leader and its epoch, not the replicas
-                PartitionInfo {
-                    partition: p.partition,
-                    error_code: p.error_code,
-                    leader: p.leader,
-                    leader_epoch: p.leader_epoch,
-                    replicas: Vec::new(),
-                    isr: Vec::new(),
-                    offline_replicas: Vec::new(),
-                },
-            );
+        // routing needs the leader and its epoch, not the replicas
+        kept.entry(topic.as_str()).or_default().push((
+            *partition,
+            PartitionInfo {
+                partition: p.partition,
+                error_code: p.error_code,
+                leader: p.leader,
+                leader_epoch: p.leader_epoch,
+                replicas: Vec::new(),
+                isr: Vec::new(),
+                offline_replicas: Vec::new(),
+            },
+        ));
+    }
+    for (topic, partitions) in kept {
+        let Some(t) = md.topic(topic) else {
+            continue;
+        };
+        let info = TopicInfo {
+            name: t.name.clone(),
+            error_code: t.error_code,
+            topic_id: t.topic_id,
+            is_internal: t.is_internal,
+            partitions: partitions.into_iter().collect(),
+        };
+        out.topics.insert(topic.to_string(), info);
     }
     out
 }

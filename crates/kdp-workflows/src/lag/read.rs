@@ -32,6 +32,12 @@ use kdp_wire::ErrorCode;
 /// than asked (a broker that does not return a first batch whole).
 const MAX_PARTITION_BYTES: i32 = 64 << 20;
 
+/// A round's asks go in waves of this many full sets of concurrent
+/// requests (`max_keys_per_request` × `max_concurrent_brokers` each): a
+/// Fetch run's asks, requests and routing grow with what it is given, and
+/// a cluster's partitions at once cost more than their counts (issue 30).
+const WAVE_REQUESTS: usize = 4;
+
 /// One partition's count and what it cost.
 #[derive(Debug)]
 pub struct Reading {
@@ -195,8 +201,9 @@ impl Reading {
 /// `budget` bytes each) in rounds of Fetch requests batched per leader
 /// (`driver`: partitions per request, brokers at once; `settings`:
 /// isolation, `PartitionMaxBytes`' start and `MaxBytes`). `metadata`: the
-/// partitions' topic ids, leaders and epochs when known. Returns the
-/// readings, by partition, and the Fetch requests sent.
+/// partitions' topic ids, leaders and epochs when known. Each round is
+/// sent in waves of [`WAVE_REQUESTS`] sets of concurrent requests. Returns
+/// the readings, by partition, and the Fetch requests sent.
 pub async fn read_all(
     client: &SharedClient,
     mut readings: Vec<Reading>,
@@ -210,6 +217,11 @@ pub async fn read_all(
     if !readings.is_sorted_by(|a, b| a.tp < b.tp) {
         readings.sort_by(|a, b| a.tp.cmp(&b.tp));
     }
+    let wave = driver
+        .max_keys_per_request
+        .max(1)
+        .saturating_mul(driver.max_concurrent_brokers.max(1))
+        .saturating_mul(WAVE_REQUESTS);
     let mut requests = 0;
     loop {
         if bound.is_past() {
@@ -225,25 +237,42 @@ pub async fn read_all(
             }
             break;
         }
-        let asks: Vec<FetchAsk> = readings.iter_mut().filter_map(|r| r.ask(budget)).collect();
-        if asks.is_empty() {
+        // the round in waves of asks: what a Fetch run holds at once
+        // (its asks, requests, routing) follows the wave, not the cluster
+        let mut cursor = 0;
+        let mut asked = false;
+        while !bound.is_past() {
+            let mut asks: Vec<FetchAsk> = Vec::new();
+            while asks.len() < wave {
+                let Some(r) = readings.get_mut(cursor) else {
+                    break;
+                };
+                cursor += 1;
+                asks.extend(r.ask(budget));
+            }
+            if asks.is_empty() {
+                break;
+            }
+            asked = true;
+            requests += fetch_many(
+                client,
+                asks,
+                &mut metadata,
+                settings,
+                driver,
+                bound,
+                |tp, answer| {
+                    let at = readings.binary_search_by(|r| r.tp.cmp(&tp));
+                    if let Some(r) = at.ok().and_then(|i| readings.get_mut(i)) {
+                        r.absorb(answer);
+                    }
+                },
+            )
+            .await;
+        }
+        if !asked && !bound.is_past() {
             break;
         }
-        requests += fetch_many(
-            client,
-            asks,
-            &mut metadata,
-            settings,
-            driver,
-            bound,
-            |tp, answer| {
-                let at = readings.binary_search_by(|r| r.tp.cmp(&tp));
-                if let Some(r) = at.ok().and_then(|i| readings.get_mut(i)) {
-                    r.absorb(answer);
-                }
-            },
-        )
-        .await;
     }
     // every read is over: settled where the answers did not (a partition
     // no answer reached)
