@@ -24,10 +24,13 @@
 //! [`LagReadOptions::fetch_bytes`] per partition and
 //! [`LagReadOptions::fetch_max_bytes`] per request, from
 //! [`LagReadOptions::concurrency`] brokers at once), round after round
-//! from where each count stands; each answer is folded into its
-//! partition's count as it arrives. What the reads hold at once is the
-//! counts and at most `concurrency` × `fetch_max_bytes` of answers (64
-//! MiB by default).
+//! from where each count stands, each round in waves of a few sets of
+//! concurrent requests; each answer is folded into its partition's count
+//! as it arrives, and a count whose read is over keeps only its answers
+//! for the offsets it is asked from ([`Tally::settle`]). What the reads
+//! hold at once is the counts, the batches of the partitions being read,
+//! one wave's requests and at most `concurrency` × `fetch_max_bytes` of
+//! answers (64 MiB by default).
 //!
 //! [`Stop::Budget`]: kdp_domain::lag::Stop::Budget
 //! [`Stop::Failed`]: kdp_domain::lag::Stop::Failed
