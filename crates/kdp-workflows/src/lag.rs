@@ -29,10 +29,13 @@
 //! [`LagReadOptions::fetch_bytes`] per partition and
 //! [`LagReadOptions::fetch_max_bytes`] per request, from
 //! [`LagReadOptions::concurrency`] brokers at once), round after round
-//! from where each count stands; each answer is folded into its
-//! partition's count as it arrives. What the reads hold at once is the
-//! counts and at most `concurrency` × `fetch_max_bytes` of answers (64
-//! MiB by default).
+//! from where each count stands, each round in waves of a few sets of
+//! concurrent requests; each answer is folded into its partition's count
+//! as it arrives, and a count whose read is over keeps only its answers
+//! for the offsets it is asked from ([`Tally::settle`]). What the reads
+//! hold at once is the counts, the batches of the partitions being read,
+//! one wave's requests and at most `concurrency` × `fetch_max_bytes` of
+//! answers (64 MiB by default).
 //!
 //! [`Stop::Budget`]: kdp_domain::lag::Stop::Budget
 //! [`Stop::Failed`]: kdp_domain::lag::Stop::Failed
@@ -51,7 +54,7 @@ use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::error::Result;
 use kdp_client::fetch::FetchSettings;
-use kdp_client::metadata::{ClusterMetadata, TopicInfo};
+use kdp_client::metadata::{ClusterMetadata, PartitionInfo, TopicInfo};
 use kdp_client::txn::configs::{topic_configs, CLEANUP_POLICY};
 use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
@@ -370,8 +373,10 @@ pub async fn read_from(
         }
         known.retain(|tp| uncompacted.contains(&tp.0));
     }
-    let mut partitions: BTreeMap<TopicPartition, PartitionLag> = BTreeMap::new();
-    let mut readings: Vec<Reading> = Vec::new();
+    // the slots in order, built in bulk below (a map filled in order
+    // leaves its nodes half full)
+    let mut slots: Vec<(TopicPartition, PartitionLag)> = Vec::with_capacity(bounds.len());
+    let mut readings: Vec<Reading> = Vec::with_capacity(bounds.len());
     let mut uncommitted_readings: Vec<Reading> = Vec::new();
     for (tp, b) in bounds {
         let mut ready = None;
@@ -414,7 +419,7 @@ pub async fn read_from(
                 }
             }
         }
-        partitions.insert(
+        slots.push((
             tp,
             PartitionLag {
                 bounds: b,
@@ -423,8 +428,9 @@ pub async fn read_from(
                 uncommitted: uncommitted_ready,
                 uncommitted_stopped: None,
             },
-        );
+        ));
     }
+    let mut partitions: BTreeMap<TopicPartition, PartitionLag> = slots.into_iter().collect();
     drop((committed_on, uncommitted_on, starts, keys));
     settle_proven(
         client,
@@ -481,9 +487,6 @@ pub async fn read_from(
         fetches += requests;
         for r in done {
             bytes_read += r.bytes;
-            if r.fetches > 0 {
-                *fetched.entry(r.tp.clone()).or_default() += r.fetches;
-            }
             if let Some(known) = known.as_deref_mut() {
                 if uncompacted.contains(&r.tp.0) {
                     known.learn(&r.tp, &r.tally);
@@ -491,12 +494,15 @@ pub async fn read_from(
             }
             if let Some(p) = partitions.get_mut(&r.tp) {
                 if r.tally.is_read_committed() {
-                    p.tally = Some(Box::new(r.tally));
+                    p.tally = Some(r.tally);
                     p.stopped = r.stopped;
                 } else {
-                    p.uncommitted = Some(Box::new(r.tally));
+                    p.uncommitted = Some(r.tally);
                     p.uncommitted_stopped = r.stopped;
                 }
+            }
+            if r.fetches > 0 {
+                *fetched.entry(r.tp).or_default() += r.fetches;
             }
         }
     }
@@ -561,9 +567,9 @@ async fn settle_proven(
     }
 }
 
-/// `md` with only the partitions `keep` names (what the reads route by:
-/// a copy of every topic's partitions costs more than the reads on a
-/// large cluster).
+/// `md` with only the partitions `keep` names, and only what the reads
+/// route by (a copy of every topic's partitions, or of every replica
+/// list, costs more than the reads on a large cluster).
 fn only<'a>(
     md: &ClusterMetadata,
     keep: impl Iterator<Item = &'a TopicPartition>,
@@ -574,21 +580,39 @@ fn only<'a>(
         brokers: md.brokers.clone(),
         topics: BTreeMap::new(),
     };
+    // each topic's partitions built in bulk: a map filled in order
+    // leaves its nodes half full, and the reads copy it
+    let mut kept: BTreeMap<&str, Vec<(i32, PartitionInfo)>> = BTreeMap::new();
     for (topic, partition) in keep {
-        let (Some(t), Some(p)) = (md.topic(topic), md.partition(topic, *partition)) else {
+        let Some(p) = md.partition(topic, *partition) else {
             continue;
         };
-        out.topics
-            .entry(topic.clone())
-            .or_insert_with(|| TopicInfo {
-                name: t.name.clone(),
-                error_code: t.error_code,
-                topic_id: t.topic_id,
-                is_internal: t.is_internal,
-                partitions: BTreeMap::new(),
-            })
-            .partitions
-            .insert(*partition, p.clone());
+        // routing needs the leader and its epoch, not the replicas
+        kept.entry(topic.as_str()).or_default().push((
+            *partition,
+            PartitionInfo {
+                partition: p.partition,
+                error_code: p.error_code,
+                leader: p.leader,
+                leader_epoch: p.leader_epoch,
+                replicas: Vec::new(),
+                isr: Vec::new(),
+                offline_replicas: Vec::new(),
+            },
+        ));
+    }
+    for (topic, partitions) in kept {
+        let Some(t) = md.topic(topic) else {
+            continue;
+        };
+        let info = TopicInfo {
+            name: t.name.clone(),
+            error_code: t.error_code,
+            topic_id: t.topic_id,
+            is_internal: t.is_internal,
+            partitions: partitions.into_iter().collect(),
+        };
+        out.topics.insert(topic.to_string(), info);
     }
     out
 }

@@ -22,6 +22,11 @@ use kdp_workflows::lag::{gather, Gathered, LagReadOptions};
 /// plain records (16 offsets, 12 records a read_committed consumer
 /// receives). The group committed at 0 on each.
 fn cluster() -> StallCluster {
+    cluster_of(4)
+}
+
+/// [`cluster`] with `n` partitions.
+fn cluster_of(n: i32) -> StallCluster {
     let log = r#"[
       {"records": 5},
       {"producer_id": 7, "producer_epoch": 0, "base_sequence": 0, "records": 3, "transactional": true},
@@ -29,16 +34,18 @@ fn cluster() -> StallCluster {
       {"producer_id": 7, "producer_epoch": 0, "base_sequence": 3, "records": 2, "transactional": true},
       {"producer_id": 7, "producer_epoch": 0, "control": "abort"},
       {"records": 4}]"#;
-    let partitions: Vec<String> = (0..4)
+    let partitions: Vec<String> = (0..n)
         .map(|p| format!(r#"{{"partition": {p}, "leader": 1, "replicas": [1], "batches": {log}}}"#))
         .collect();
+    let offsets: Vec<String> = (0..n).map(|p| format!(r#""{p}": 0"#)).collect();
     let json = format!(
         r#"{{
   "brokers": [{{"id": 1, "configs": {{"offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "1"}}}}],
   "topics": [{{"name": "t", "partitions": [{}]}}],
-  "groups": [{{"group_id": "g", "offsets": {{"t": {{"0": 0, "1": 0, "2": 0, "3": 0}}}}}}]
+  "groups": [{{"group_id": "g", "offsets": {{"t": {{{}}}}}}}]
 }}"#,
-        partitions.join(",")
+        partitions.join(","),
+        offsets.join(", ")
     );
     StallCluster::from_json(&json).unwrap()
 }
@@ -85,6 +92,27 @@ async fn partitions_of_one_leader_share_a_fetch() {
     assert_eq!(records(&g), exact);
     assert_eq!(asked(&cluster), [4], "one request for the four partitions");
     assert_eq!(g.fetches, 1);
+    assert!(g.fetched.values().all(|&n| n == 1), "{:?}", g.fetched);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_round_larger_than_a_wave_asks_every_partition_once() {
+    // one partition per request, one broker at once: waves of 4 asks, so
+    // 9 partitions take 3 waves in the one round
+    let cluster = cluster_of(9);
+    let client = client(&cluster).await;
+    let opts = LagReadOptions {
+        partitions_per_fetch: 1,
+        concurrency: 1,
+        ..LagReadOptions::default()
+    };
+    let g = read(&client, &opts).await;
+    assert!(g.lag.is_complete(), "{:?}", g.lag.gaps);
+    let exact: Vec<_> = (0..9).map(|p| (p, Some(Records::Exact(12)))).collect();
+    assert_eq!(records(&g), exact);
+    assert_eq!(asked(&cluster), [1; 9]);
+    assert_eq!(g.fetches, 9);
+    assert_eq!(g.fetched.len(), 9);
     assert!(g.fetched.values().all(|&n| n == 1), "{:?}", g.fetched);
 }
 

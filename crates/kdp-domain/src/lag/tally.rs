@@ -14,6 +14,11 @@
 //! whole; every other batch delivers its records (the header's
 //! `RecordCount`, exact after compaction too). Only a batch that holds
 //! the starting offset needs its records' offsets.
+//!
+//! A count read to its end (or stopped) is settled ([`Tally::settle`])
+//! into one answer per offset it will be asked from: a few per partition
+//! instead of every batch read, so a read of a large cluster holds its
+//! batches only while they are read.
 
 use std::collections::HashSet;
 
@@ -84,6 +89,41 @@ struct Delivered {
     first_timestamp: Option<i64>,
 }
 
+/// The current answer's aborted transactions: apart, as most answers
+/// list none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Aborts {
+    /// Not yet reached, by first offset, descending (the next to reach is
+    /// last).
+    pending: Vec<(i64, i64)>,
+    /// Producers whose transactional batches are skipped.
+    aborted: HashSet<i64>,
+}
+
+/// A settled count's answer for one offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Answer {
+    at: i64,
+    at_least: i64,
+    at_most: i64,
+    /// [`Tally::oldest_undelivered_ms`], -1 for none (a timestamp kept is
+    /// never negative).
+    oldest_ms: i64,
+}
+
+/// What a count keeps of the batches it read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Counted {
+    /// Each delivered batch, while the read goes on.
+    Batches(Vec<Delivered>),
+    /// Once read: the answers for the offsets asked, by offset, and the
+    /// dense stretch the batches proved.
+    Settled {
+        answers: Box<[Answer]>,
+        dense_to: Option<i64>,
+    },
+}
+
 /// What one partition's read found, as a read_committed consumer would
 /// receive it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,11 +131,9 @@ pub struct Tally {
     from: i64,
     end: i64,
     next: i64,
-    /// This answer's aborted transactions not yet reached, by first
-    /// offset, descending (the next to reach is last).
-    pending: Vec<(i64, i64)>,
-    aborted: HashSet<i64>,
-    delivered: Vec<Delivered>,
+    /// This answer's aborted transactions, when it listed any.
+    aborts: Option<Box<Aborts>>,
+    counted: Counted,
     total: i64,
     /// Transactional or control batches seen.
     transactional_batches: u64,
@@ -118,9 +156,8 @@ impl Tally {
             from,
             end,
             next: from,
-            pending: Vec::new(),
-            aborted: HashSet::new(),
-            delivered: Vec::new(),
+            aborts: None,
+            counted: Counted::Batches(Vec::new()),
             total: 0,
             transactional_batches: 0,
             aborted_records: 0,
@@ -171,7 +208,7 @@ impl Tally {
         let mut t = Tally::new(from, end);
         let to = dense_to.min(end);
         if to > from {
-            t.delivered.push(Delivered {
+            t.counted = Counted::Batches(vec![Delivered {
                 base: from,
                 last: to - 1,
                 count: to - from,
@@ -179,7 +216,7 @@ impl Tally {
                 offsets: None,
                 dense: true,
                 first_timestamp: None,
-            });
+            }]);
             t.total = to - from;
             t.next = to;
         }
@@ -218,14 +255,17 @@ impl Tally {
     /// A new Fetch answer begins, with its aborted transactions
     /// (producer id, first offset); `None` from a broker that sent none.
     pub fn answer(&mut self, aborted: Option<&[(i64, i64)]>) {
-        self.aborted.clear();
-        if !self.read_committed {
-            // a read_uncommitted consumer skips no aborted batch
-            self.pending.clear();
+        let list = aborted.unwrap_or_default();
+        // a read_uncommitted consumer skips no aborted batch
+        if !self.read_committed || list.is_empty() {
+            self.aborts = None;
             return;
         }
-        self.pending = aborted.map(<[_]>::to_vec).unwrap_or_default();
-        self.pending
+        let a = self.aborts.get_or_insert_with(Box::default);
+        a.aborted.clear();
+        a.pending.clear();
+        a.pending.extend_from_slice(list);
+        a.pending
             .sort_unstable_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
     }
 
@@ -234,7 +274,8 @@ impl Tally {
     /// not be read: treated as an ABORT, the only marker that changes
     /// what follows). `offsets`: the records' offsets, when the caller
     /// read them ([`Tally::needs_offsets`]). Batches already counted or at
-    /// or past the end are ignored.
+    /// or past the end are ignored, and so is every batch once the count
+    /// is settled.
     pub fn batch(
         &mut self,
         h: &BatchHeader,
@@ -242,29 +283,35 @@ impl Tally {
         offsets: Option<Vec<i64>>,
     ) {
         let last = h.last_offset();
+        let Counted::Batches(delivered) = &mut self.counted else {
+            return;
+        };
         if last < self.next || h.base_offset >= self.end {
             return;
         }
-        if h.has_producer_id() {
-            while let Some(&(pid, first)) = self.pending.last() {
+        if let Some(a) = self.aborts.as_deref_mut().filter(|_| h.has_producer_id()) {
+            while let Some(&(pid, first)) = a.pending.last() {
                 if first > last {
                     break;
                 }
-                self.aborted.insert(pid);
-                self.pending.pop();
+                a.aborted.insert(pid);
+                a.pending.pop();
             }
         }
         let count = i64::from(h.record_count.max(0));
+        let aborted = |a: &Option<Box<Aborts>>| {
+            a.as_deref()
+                .is_some_and(|a| a.aborted.contains(&h.producer_id))
+        };
         if h.is_control() {
             self.markers += 1;
             self.transactional_batches += 1;
             if matches!(control, Some(ControlType::Abort) | None) {
-                self.aborted.remove(&h.producer_id);
+                if let Some(a) = self.aborts.as_deref_mut() {
+                    a.aborted.remove(&h.producer_id);
+                }
             }
-        } else if self.read_committed
-            && h.is_transactional()
-            && self.aborted.contains(&h.producer_id)
-        {
+        } else if self.read_committed && h.is_transactional() && aborted(&self.aborts) {
             self.transactional_batches += 1;
             self.aborted_records = self.aborted_records.saturating_add(count);
         } else {
@@ -276,7 +323,7 @@ impl Tally {
             } else {
                 Some(h.base_timestamp).filter(|&t| t >= 0)
             };
-            self.delivered.push(Delivered {
+            delivered.push(Delivered {
                 base: h.base_offset,
                 last,
                 count,
@@ -303,12 +350,23 @@ impl Tally {
         if committed >= self.end {
             return Records::Exact(0);
         }
+        let delivered = match &self.counted {
+            Counted::Batches(d) => d,
+            Counted::Settled { answers, .. } => {
+                return match settled(answers, committed) {
+                    Some(a) => Records::of(a.at_least, a.at_most),
+                    // not an offset it was settled for: at most one record
+                    // per offset, as if nothing were read
+                    None => Records::of(0, self.end.saturating_sub(committed)),
+                };
+            }
+        };
         let start = committed.max(self.from);
         // the head [committed, from) was not read
         let mut at_most = self.from.saturating_sub(committed).max(0);
         let mut at_least = 0i64;
-        let k = self.delivered.partition_point(|d| d.last < start);
-        if let Some(d) = self.delivered.get(k) {
+        let k = delivered.partition_point(|d| d.last < start);
+        if let Some(d) = delivered.get(k) {
             let after = self.total.saturating_sub(d.before);
             if d.base >= start {
                 at_least += after;
@@ -346,8 +404,15 @@ impl Tally {
         if committed < self.from || committed >= self.end {
             return None;
         }
-        let k = self.delivered.partition_point(|d| d.last < start);
-        self.delivered.get(k).and_then(|d| d.first_timestamp)
+        match &self.counted {
+            Counted::Batches(delivered) => {
+                let k = delivered.partition_point(|d| d.last < start);
+                delivered.get(k).and_then(|d| d.first_timestamp)
+            }
+            Counted::Settled { answers, .. } => settled(answers, committed)
+                .map(|a| a.oldest_ms)
+                .filter(|&t| t >= 0),
+        }
     }
 
     /// Whether the read saw any transactional or control batch: `false`
@@ -377,8 +442,12 @@ impl Tally {
             // kept simple: any such batch ends the claim
             return None;
         }
+        let delivered = match &self.counted {
+            Counted::Batches(d) => d,
+            Counted::Settled { dense_to, .. } => return *dense_to,
+        };
         let mut to = self.from;
-        for d in &self.delivered {
+        for d in delivered {
             let dense = d.dense || d.count == d.last.saturating_sub(d.base).saturating_add(1);
             if d.base > to || !dense {
                 break;
@@ -387,6 +456,52 @@ impl Tally {
         }
         (to > self.from).then_some(to)
     }
+
+    /// Keeps only what [`Tally::records_from`] and
+    /// [`Tally::oldest_undelivered_ms`] answer for each offset of `at`
+    /// (and [`Tally::dense_to`]): the batches read are dropped. For the
+    /// end of a read (done or stopped): a settled count takes no more
+    /// batches, and an offset not in `at` below the end is answered as
+    /// if nothing were read (at most one record per offset).
+    pub fn settle(&mut self, at: &[i64]) {
+        if self.is_settled() {
+            return;
+        }
+        let mut answers: Vec<Answer> = at
+            .iter()
+            .filter(|&&c| c < self.end)
+            .map(|&c| {
+                let r = self.records_from(c);
+                Answer {
+                    at: c,
+                    at_least: r.at_least(),
+                    at_most: r.at_most(),
+                    oldest_ms: self.oldest_undelivered_ms(c).unwrap_or(-1),
+                }
+            })
+            .collect();
+        answers.sort_unstable_by_key(|a| a.at);
+        answers.dedup_by_key(|a| a.at);
+        let dense_to = self.dense_to();
+        self.counted = Counted::Settled {
+            answers: answers.into_boxed_slice(),
+            dense_to,
+        };
+        self.aborts = None;
+    }
+
+    /// Whether the count was settled ([`Tally::settle`]).
+    pub fn is_settled(&self) -> bool {
+        matches!(self.counted, Counted::Settled { .. })
+    }
+}
+
+/// A settled count's answer for `at`, if it was settled for it.
+fn settled(answers: &[Answer], at: i64) -> Option<&Answer> {
+    answers
+        .binary_search_by_key(&at, |a| a.at)
+        .ok()
+        .and_then(|i| answers.get(i))
 }
 
 #[cfg(test)]
@@ -630,5 +745,183 @@ mod tests {
         let idle = Tally::with_dense_prefix(0, 10, 10);
         assert!(idle.is_done());
         assert_eq!(idle.records_from(4), Records::Exact(6));
+    }
+
+    /// xorshift64: generated logs, the same on every run.
+    struct Gen(u64);
+
+    impl Gen {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n.max(1)
+        }
+    }
+
+    /// A generated log from `from` as Fetch answers: idempotent and
+    /// plain batches, transactions of 3 producers with commit and abort
+    /// markers (some unreadable), compaction gaps and emptied batches;
+    /// each answer lists some of the aborted transactions (its producer
+    /// and first offset). Returns the answers and where the log ends.
+    #[allow(clippy::type_complexity)]
+    fn generated_log(
+        g: &mut Gen,
+        from: i64,
+    ) -> (
+        Vec<(Vec<(i64, i64)>, Vec<(BatchHeader, Option<ControlType>)>)>,
+        i64,
+    ) {
+        let mut answers = Vec::new();
+        let mut at = from - g.below(4) as i64;
+        let mut open: Vec<(i64, i64)> = Vec::new();
+        for _ in 0..1 + g.below(5) {
+            let mut list = Vec::new();
+            let mut batches = Vec::new();
+            for _ in 0..g.below(7) {
+                let len = 1 + g.below(5) as i32;
+                let pid = g.below(3) as i64;
+                let h = match g.below(6) {
+                    0 => data(at, len, -1),
+                    // compacted: fewer records than offsets, or none
+                    1 => header(at, len, g.below(len as u64 + 1) as i32, 9, 0),
+                    2 | 3 => {
+                        if g.below(2) == 0 {
+                            open.push((pid, at));
+                        }
+                        txn(at, len, pid)
+                    }
+                    _ => {
+                        let control = match g.below(3) {
+                            0 => Some(ControlType::Commit),
+                            1 => Some(ControlType::Abort),
+                            _ => None,
+                        };
+                        batches.push((marker(at, pid), control));
+                        at += 1;
+                        continue;
+                    }
+                };
+                batches.push((h, None));
+                at += i64::from(len);
+            }
+            list.extend(open.iter().filter(|_| g.below(3) > 0).copied());
+            answers.push((list, batches));
+        }
+        (answers, at)
+    }
+
+    #[test]
+    fn a_settled_count_answers_as_the_full_count_for_every_offset_it_was_settled_for() {
+        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+        for case in 0..2_000 {
+            let from = 100 + g.below(10) as i64;
+            let (answers, log_end) = generated_log(&mut g, from);
+            // the count's end: the log's, or inside it (an LSO), or past
+            let end = (from + g.below((log_end - from).max(1) as u64 + 3) as i64).max(from + 1);
+            let at: Vec<i64> = (0..1 + g.below(6))
+                .map(|_| from - 2 + g.below((end - from + 5) as u64) as i64)
+                .collect();
+            let read_committed = g.below(4) > 0;
+            let mut full = Tally::new(from, end);
+            if !read_committed {
+                full = full.read_uncommitted();
+            }
+            // sometimes stopped before the end (a budget, a failure)
+            let fed = if g.below(4) == 0 {
+                g.below(answers.len() as u64) as usize
+            } else {
+                answers.len()
+            };
+            for (list, batches) in answers.iter().take(fed) {
+                full.answer(Some(list));
+                for (h, control) in batches {
+                    let offsets = (Tally::needs_offsets(h, &at) && g.below(4) > 0).then(|| {
+                        (h.base_offset..=h.last_offset())
+                            .filter(|_| g.below(3) > 0)
+                            .collect()
+                    });
+                    full.batch(h, *control, offsets);
+                }
+            }
+            let mut settled = full.clone();
+            settled.settle(&at);
+            assert!(settled.is_settled() && !full.is_settled());
+            for &c in at.iter().chain([end, end + 3].iter()) {
+                assert_eq!(
+                    settled.records_from(c),
+                    full.records_from(c),
+                    "case {case}: from {c}"
+                );
+                assert_eq!(
+                    settled.oldest_undelivered_ms(c),
+                    full.oldest_undelivered_ms(c),
+                    "case {case}: oldest from {c}"
+                );
+            }
+            assert_eq!(settled.dense_to(), full.dense_to(), "case {case}");
+            assert_eq!(
+                (settled.next_offset(), settled.is_done(), settled.end()),
+                (full.next_offset(), full.is_done(), full.end())
+            );
+            assert_eq!(
+                (
+                    settled.markers(),
+                    settled.aborted_records(),
+                    settled.saw_transactions()
+                ),
+                (
+                    full.markers(),
+                    full.aborted_records(),
+                    full.saw_transactions()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_settled_count_takes_no_more_batches_and_bounds_an_offset_it_was_not_settled_for() {
+        let mut t = Tally::new(0, 27);
+        t.answer(Some(&[(2, 10)]));
+        t.batch(&data(0, 5, 9), None, None);
+        t.settle(&[0, 3, 30]);
+        // the read stopped at 5: [5, 27) not read
+        assert_eq!(
+            t.records_from(0),
+            Records::Between {
+                at_least: 5,
+                at_most: 27
+            }
+        );
+        t.answer(Some(&[]));
+        t.batch(&data(5, 5, 9), None, None);
+        assert_eq!(t.next_offset(), 5);
+        // 3 lies inside a batch whose offsets were not read
+        assert_eq!(
+            t.records_from(3),
+            Records::Between {
+                at_least: 0,
+                at_most: 24
+            }
+        );
+        // 1 was not asked: nothing read, as far as the answer goes
+        assert_eq!(
+            t.records_from(1),
+            Records::Between {
+                at_least: 0,
+                at_most: 26
+            }
+        );
+        assert_eq!(t.oldest_undelivered_ms(1), None);
+        assert_eq!(t.records_from(30), Records::Exact(0));
+        // settling again keeps the first answers
+        t.settle(&[1]);
+        assert_eq!(
+            t.records_from(0),
+            Records::Between {
+                at_least: 5,
+                at_most: 27
+            }
+        );
     }
 }

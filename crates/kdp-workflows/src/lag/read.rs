@@ -12,8 +12,10 @@
 //! nothing of the log: the partition is asked again from where its count
 //! stands in the next round. Each request's first partition with records
 //! gets at least one whole batch (KIP-74), so every round moves on.
-
-use std::collections::HashMap;
+//!
+//! A count is settled ([`Tally::settle`]) as soon as its read is over
+//! (done, stopped by its budget, failed): it keeps one answer per
+//! offset it is asked from, and its batches and committed offsets go.
 
 use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
@@ -30,13 +32,20 @@ use kdp_wire::ErrorCode;
 /// than asked (a broker that does not return a first batch whole).
 const MAX_PARTITION_BYTES: i32 = 64 << 20;
 
+/// A round's asks go in waves of this many full sets of concurrent
+/// requests (`max_keys_per_request` × `max_concurrent_brokers` each): a
+/// Fetch run's asks, requests and routing grow with what it is given, and
+/// a cluster's partitions at once cost more than their counts (issue 30).
+const WAVE_REQUESTS: usize = 4;
+
 /// One partition's count and what it cost.
 #[derive(Debug)]
 pub struct Reading {
     /// The partition.
     pub tp: TopicPartition,
-    /// The count so far.
-    pub tally: Tally,
+    /// The count so far (boxed: moved as it is into the partition's
+    /// slot).
+    pub tally: Box<Tally>,
     /// Why the read stopped before the LSO, when it did.
     pub stopped: Option<Stop>,
     /// Bytes of batches read.
@@ -44,7 +53,8 @@ pub struct Reading {
     /// Fetch requests that asked for it.
     pub fetches: u64,
     /// The offsets counts are asked from (a batch holding one is
-    /// decompressed for its records' offsets).
+    /// decompressed for its records' offsets), until the count is
+    /// settled for them.
     committed: Vec<i64>,
     /// `PartitionMaxBytes`, grown for a batch larger than asked.
     partition_max_bytes: i32,
@@ -64,7 +74,7 @@ impl Reading {
     ) -> Reading {
         Reading {
             tp,
-            tally,
+            tally: Box::new(tally),
             stopped: None,
             bytes: 0,
             fetches: 0,
@@ -82,6 +92,7 @@ impl Reading {
         }
         if self.bytes >= budget {
             self.stopped = Some(Stop::Budget { bytes: self.bytes });
+            self.settle();
             return None;
         }
         // never ask for more than the budget has left (a broker still
@@ -95,8 +106,24 @@ impl Reading {
         })
     }
 
-    /// Folds one answer (or why there is none) into the count.
+    /// Settles the count for the offsets it is asked from, once its read
+    /// is over.
+    fn settle(&mut self) {
+        self.tally.settle(&self.committed);
+        self.committed = Vec::new();
+    }
+
+    /// Folds one answer (or why there is none) into the count, settled
+    /// when the read is over.
     fn absorb(&mut self, answer: Result<FetchedChunk, KeyError>) {
+        self.fold(answer);
+        if self.stopped.is_some() || self.tally.is_done() {
+            self.settle();
+        }
+    }
+
+    /// [`Reading::absorb`] before the settling.
+    fn fold(&mut self, answer: Result<FetchedChunk, KeyError>) {
         let chunk = match answer {
             Ok(chunk) => chunk,
             Err(e) => {
@@ -174,8 +201,9 @@ impl Reading {
 /// `budget` bytes each) in rounds of Fetch requests batched per leader
 /// (`driver`: partitions per request, brokers at once; `settings`:
 /// isolation, `PartitionMaxBytes`' start and `MaxBytes`). `metadata`: the
-/// partitions' topic ids, leaders and epochs when known. Returns the
-/// readings, in the order given, and the Fetch requests sent.
+/// partitions' topic ids, leaders and epochs when known. Each round is
+/// sent in waves of [`WAVE_REQUESTS`] sets of concurrent requests. Returns
+/// the readings, by partition, and the Fetch requests sent.
 pub async fn read_all(
     client: &SharedClient,
     mut readings: Vec<Reading>,
@@ -185,11 +213,15 @@ pub async fn read_all(
     driver: &DriverOptions,
     bound: &TimeBound,
 ) -> (Vec<Reading>, u64) {
-    let index: HashMap<TopicPartition, usize> = readings
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.tp.clone(), i))
-        .collect();
+    // found by binary search as answers arrive: no copy of every name
+    if !readings.is_sorted_by(|a, b| a.tp < b.tp) {
+        readings.sort_by(|a, b| a.tp.cmp(&b.tp));
+    }
+    let wave = driver
+        .max_keys_per_request
+        .max(1)
+        .saturating_mul(driver.max_concurrent_brokers.max(1))
+        .saturating_mul(WAVE_REQUESTS);
     let mut requests = 0;
     loop {
         if bound.is_past() {
@@ -201,27 +233,51 @@ pub async fn read_all(
                     ErrorCode::REQUEST_TIMED_OUT,
                     "the timeout passed before the read reached the LSO",
                 )));
+                r.settle();
             }
             break;
         }
-        let asks: Vec<FetchAsk> = readings.iter_mut().filter_map(|r| r.ask(budget)).collect();
-        if asks.is_empty() {
+        // the round in waves of asks: what a Fetch run holds at once
+        // (its asks, requests, routing) follows the wave, not the cluster
+        let mut cursor = 0;
+        let mut asked = false;
+        while !bound.is_past() {
+            let mut asks: Vec<FetchAsk> = Vec::new();
+            while asks.len() < wave {
+                let Some(r) = readings.get_mut(cursor) else {
+                    break;
+                };
+                cursor += 1;
+                asks.extend(r.ask(budget));
+            }
+            if asks.is_empty() {
+                break;
+            }
+            asked = true;
+            requests += fetch_many(
+                client,
+                asks,
+                &mut metadata,
+                settings,
+                driver,
+                bound,
+                |tp, answer| {
+                    let at = readings.binary_search_by(|r| r.tp.cmp(&tp));
+                    if let Some(r) = at.ok().and_then(|i| readings.get_mut(i)) {
+                        r.absorb(answer);
+                    }
+                },
+            )
+            .await;
+        }
+        if !asked && !bound.is_past() {
             break;
         }
-        requests += fetch_many(
-            client,
-            asks,
-            &mut metadata,
-            settings,
-            driver,
-            bound,
-            |tp, answer| {
-                if let Some(r) = index.get(&tp).and_then(|&i| readings.get_mut(i)) {
-                    r.absorb(answer);
-                }
-            },
-        )
-        .await;
+    }
+    // every read is over: settled where the answers did not (a partition
+    // no answer reached)
+    for r in &mut readings {
+        r.settle();
     }
     (readings, requests)
 }
