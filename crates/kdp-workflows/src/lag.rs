@@ -6,7 +6,12 @@
 //! driver.
 //!
 //! A partition is read only when some committed offset lies below its
-//! LSO: at or past it, the records to deliver are 0 without a read. The
+//! LSO: at or past it, the records to deliver are 0 without a read; nor
+//! when the broker proves its range holds no marker and no transactional
+//! record (the `proof` module, docs/LAG.md section 11): a `LogAppendTime`,
+//! uncompacted topic whose leader lists no transactional producer after
+//! the bounds were read, and whose range was appended within
+//! `producer.id.expiration.ms`. The
 //! positions of groups read read_uncommitted
 //! ([`LagOptions::isolation`]) are counted by a read of their own, Fetch
 //! READ_UNCOMMITTED up to the high watermark, after the read_committed
@@ -55,7 +60,7 @@ use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::groups::Isolation;
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{
-    each_start, lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Tally,
+    each_start, lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Proof, Tally,
 };
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
@@ -65,6 +70,7 @@ use kdp_wire::ErrorCode;
 use crate::groups::{read_groups, read_shares, ReadOptions};
 use crate::join::{join, JoinOptions};
 
+mod proof;
 mod read;
 
 use read::{read_all, Reading};
@@ -420,6 +426,15 @@ pub async fn read_from(
         );
     }
     drop((committed_on, uncommitted_on, starts, keys));
+    settle_proven(
+        client,
+        [&mut readings, &mut uncommitted_readings],
+        &mut partitions,
+        known.as_deref_mut(),
+        driver,
+        bound,
+    )
+    .await;
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
     let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
     // read_committed counts first, then the read_uncommitted ones: one
@@ -493,6 +508,56 @@ pub async fn read_from(
         bytes_read,
         fetches,
         fetched,
+    }
+}
+
+/// Takes out of `readings` the partitions a proof shows hold no marker
+/// and no transactional record in the range to read ([`proof`];
+/// docs/LAG.md section 11): their counts are exact without a Fetch, and
+/// `known` keeps them as an earlier read's.
+async fn settle_proven(
+    client: &SharedClient,
+    readings: [&mut Vec<Reading>; 2],
+    partitions: &mut BTreeMap<TopicPartition, PartitionLag>,
+    mut known: Option<&mut Known>,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+) {
+    let mut candidates: BTreeMap<TopicPartition, proof::Candidate> = BTreeMap::new();
+    for r in readings.iter().flat_map(|list| list.iter()) {
+        if let Some(Ok(b)) = partitions.get(&r.tp).map(|p| &p.bounds) {
+            // a prefix `known` holds is proven already: the rest needs it
+            let c = candidates.entry(r.tp.clone()).or_insert(proof::Candidate {
+                start: r.tally.next_offset(),
+                bounds: *b,
+            });
+            c.start = c.start.min(r.tally.next_offset());
+        }
+    }
+    if candidates.is_empty() {
+        return;
+    }
+    let proofs = proof::prove_unread(client, &candidates, driver, bound).await;
+    for list in readings {
+        list.retain(|r| {
+            if proofs.get(&r.tp) != Some(&Proof::Proven) {
+                return true;
+            }
+            let mut tally = Tally::proven(r.tally.from(), r.tally.end());
+            if !r.tally.is_read_committed() {
+                tally = tally.read_uncommitted();
+            }
+            if let Some(known) = known.as_deref_mut() {
+                known.learn(&r.tp, &tally);
+            }
+            if let Some(p) = partitions.get_mut(&r.tp) {
+                match tally.is_read_committed() {
+                    true => p.tally = Some(Box::new(tally)),
+                    false => p.uncommitted = Some(Box::new(tally)),
+                }
+            }
+            false
+        });
     }
 }
 

@@ -60,11 +60,14 @@ fn i(v: &Value, k: &str) -> i64 {
 
 /// A topic of one partition written with `plan`; the write's summary.
 fn layout(env: &Env, topic: &str, plan: &str) -> Value {
-    lag_scenario(
-        env,
-        "create-topic",
-        &["--topic", topic, "--partitions", "1"],
-    );
+    layout_with(env, topic, plan, &[])
+}
+
+/// [`layout`] of a topic created with `config` (`--config k=v`).
+fn layout_with(env: &Env, topic: &str, plan: &str, config: &[&str]) -> Value {
+    let mut create = vec!["--topic", topic, "--partitions", "1"];
+    create.extend_from_slice(config);
+    lag_scenario(env, "create-topic", &create);
     let prefix = format!("{topic}-p");
     lag_scenario(
         env,
@@ -142,9 +145,9 @@ fn counts_as(
         .collect()
 }
 
-/// `kdp lag --topic T -o json` rows by group, and the exit status.
-fn kdp_lag(env: &Env, topic: &str, extra: &[&str]) -> (BTreeMap<String, Value>, i32) {
-    let mut args = vec![
+/// `kdp lag --topic T` within 45 s.
+fn lag_args<'a>(env: &'a Env, topic: &'a str) -> Vec<&'a str> {
+    vec![
         "lag",
         "--bootstrap-server",
         &env.bootstrap,
@@ -152,9 +155,13 @@ fn kdp_lag(env: &Env, topic: &str, extra: &[&str]) -> (BTreeMap<String, Value>, 
         topic,
         "--timeout",
         "45s",
-        "-o",
-        "json",
-    ];
+    ]
+}
+
+/// `kdp lag --topic T -o json` rows by group, and the exit status.
+fn kdp_lag(env: &Env, topic: &str, extra: &[&str]) -> (BTreeMap<String, Value>, i32) {
+    let mut args = lag_args(env, topic);
+    args.extend_from_slice(&["-o", "json"]);
     args.extend_from_slice(extra);
     let r = kdp(&args);
     let doc: Value =
@@ -698,4 +705,71 @@ fn a_share_groups_records_to_deliver_are_bounded_and_kafkas_lag_equals_its_tool(
     let published = exported(&env, &[&topic], "kdp_group_lag_records_at_least", &lower);
     let want: BTreeMap<String, f64> = lower.iter().map(|(g, &n)| (g.clone(), n as f64)).collect();
     assert_eq!(published, want, "kdp_group_lag_records_at_least");
+}
+
+/// `kdp lag --topic T` as a table: the summary it prints on stderr (the
+/// partitions read and proven, the Fetch requests sent).
+fn kdp_lag_summary(env: &Env, topic: &str) -> String {
+    let r = kdp(&lag_args(env, topic));
+    assert!(r.code == 0 || r.code == 4, "{}", r.stderr);
+    r.stderr
+        .lines()
+        .find(|l| l.contains("proven without a read"))
+        .unwrap_or_else(|| panic!("no summary: {}", r.stderr))
+        .to_string()
+}
+
+/// docs/LAG.md section 11: a LogAppendTime topic written only by an
+/// idempotent producer is counted without a Fetch (its leader lists no
+/// transactional producer and every offset of the range was appended
+/// within producer.id.expiration.ms), and exactly: what a real
+/// read_committed consumer receives. A LogAppendTime topic with a
+/// committed transaction, and a CreateTime topic (the default), are read,
+/// and counted the same. The proof rests on LogAppendTime, so it holds
+/// on both generations alike.
+#[test]
+#[ignore = "needs a real Kafka cluster: run with scripts/test.sh"]
+fn a_partition_never_written_transactionally_is_counted_without_a_read() {
+    let env = env();
+    let plain = unique("lag-proof-plain");
+    let txn = unique("lag-proof-txn");
+    let created = unique("lag-proof-create");
+    std::thread::scope(|s| {
+        let e = &env;
+        for (topic, config, plan, hw) in [
+            (
+                &plain,
+                "message.timestamp.type=LogAppendTime",
+                "idem:5,idem:4",
+                9,
+            ),
+            (
+                &txn,
+                "message.timestamp.type=LogAppendTime",
+                "idem:3,commit:4",
+                8,
+            ),
+            (&created, "message.timestamp.type=CreateTime", "idem:6", 6),
+        ] {
+            s.spawn(move || {
+                let w = layout_with(e, topic, plan, &["--config", config]);
+                assert_eq!(i(&w, "highWatermark"), hw, "{w}");
+                commit(e, &format!("{topic}-g"), topic, 2, "admin");
+            });
+        }
+    });
+    for (topic, proven) in [(&plain, true), (&txn, false), (&created, false)] {
+        let expected = counts(&env, topic, &[2], "none")[&2];
+        let (rows, code) = kdp_lag(&env, topic, &[]);
+        assert_eq!(code, 4, "{topic} lags: {rows:?}");
+        let row = &rows[&format!("{topic}-g")];
+        assert_eq!(i(row, "Records"), expected, "{topic}: {row}");
+        assert_eq!(row["RecordsProvenUnread"], proven, "{topic}: {row}");
+        let summary = kdp_lag_summary(&env, topic);
+        let fetches = match proven {
+            true => "0 bytes in 0 fetch(es)",
+            false => "1 partition(s) read, 0 proven without a read",
+        };
+        assert!(summary.contains(fetches), "{topic}: {summary}");
+    }
 }

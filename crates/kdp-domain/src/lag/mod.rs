@@ -16,6 +16,8 @@
 //! - [`found`]: the rows summed per group and topic (the exporter's series).
 //! - [`known`]: what earlier reads proved, so a later one reads only what
 //!   the log added (the exporter's scans).
+//! - [`proof`]: when a partition needs no read at all (no marker can lie
+//!   in its range, by the broker's producer state and the log's times).
 //!
 //! [`lag`] joins the groups, each partition's bounds and count, and the
 //! transactions `kdp blocked` finds holding an LSO.
@@ -24,6 +26,7 @@ pub mod found;
 pub mod known;
 pub mod model;
 pub mod position;
+pub mod proof;
 pub mod tally;
 pub mod verdict;
 
@@ -33,5 +36,6 @@ pub use model::{
     LagOptions, LagRow, PartitionLag, ShareFacts, Stop,
 };
 pub use position::{At, Bounds, Position};
+pub use proof::{prove, ProducersSeen, Proof, ProofFacts, TimestampType, Unproven};
 pub use tally::{Records, Tally};
 pub use verdict::LagVerdict;

@@ -78,6 +78,9 @@ pub struct LagRow {
     pub holder: Option<Pinning>,
     /// The first timestamp of the first batch still to deliver (ms).
     pub oldest_undelivered_ms: Option<i64>,
+    /// Whether `records` was proven without a read ([`crate::lag::proof`]):
+    /// no marker or transactional record can lie in the range counted.
+    pub proven: bool,
     /// A share group's facts (its position is the share-partition start
     /// offset, not a committed offset); `None` for other groups.
     pub share: Option<ShareFacts>,
@@ -421,6 +424,7 @@ pub fn lag_each(
                 held_back,
                 holder,
                 oldest_undelivered_ms,
+                proven: records.is_some() && tally.is_some_and(Tally::is_proven),
                 share: None,
                 verdict,
             });
@@ -510,6 +514,7 @@ fn share_rows(
             held_back,
             holder,
             oldest_undelivered_ms: None,
+            proven: false,
             share: Some(ShareFacts {
                 isolation,
                 kafka_lag: s.kafka_lag,

@@ -106,6 +106,8 @@ pub struct Tally {
     /// Whether aborted transactions are skipped (read_committed) or
     /// delivered (read_uncommitted).
     read_committed: bool,
+    /// Counted from a proof, without a read ([`crate::lag::proof`]).
+    proven: bool,
 }
 
 impl Tally {
@@ -124,7 +126,22 @@ impl Tally {
             aborted_records: 0,
             markers: 0,
             read_committed: true,
+            proven: false,
         }
+    }
+
+    /// A count of [`from`, `end`) that a proof ([`crate::lag::proof`])
+    /// showed holds only records, no marker and no transactional batch:
+    /// exact and done without a read.
+    pub fn proven(from: i64, end: i64) -> Tally {
+        let mut t = Tally::with_dense_prefix(from, end, end);
+        t.proven = true;
+        t
+    }
+
+    /// Whether the count comes from a proof, not from a read.
+    pub fn is_proven(&self) -> bool {
+        self.proven
     }
 
     /// A read_uncommitted count of [`from`, `end`) (`end`: the high

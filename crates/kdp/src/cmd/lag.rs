@@ -44,6 +44,10 @@ aborted transactions of what it returns) and summing batch header record counts,
 partition for all its groups; a partition where every group is at or past the LSO is not read.
 Past --max-bytes-per-partition, Records is a bound: 'A..B' (at least A, at most B: one record per
 offset not read; 'at most B' when A is 0), never a guess shown as exact. A group below the log start is counted from it.
+A partition is not fetched at all when the broker proves no marker can lie in the range: a
+LogAppendTime, uncompacted topic whose leader lists no transactional producer (DescribeProducers)
+and whose range was all appended within producer.id.expiration.ms (ListOffsets by timestamp);
+RecordsProvenUnread in JSON says so (docs/LAG.md section 11).
 
 The broker cannot know a consumer's isolation.level, so say it: --isolation-level read_uncommitted
 (for every consumer and streams group) or --group-isolation-level G=read_uncommitted (for some,
@@ -215,6 +219,9 @@ pub struct Row {
     holding_transaction_start_rfc3339: Option<Rfc3339>,
     oldest_undelivered_timestamp_ms: Option<i64>,
     oldest_undelivered_rfc3339: Option<Rfc3339>,
+    /// Records was proven without a Fetch: no marker or transactional
+    /// record can lie in the range (docs/LAG.md section 11).
+    records_proven_unread: bool,
     verdict: &'static str,
     #[serde(skip)]
     label: &'static str,
@@ -322,6 +329,7 @@ fn row(r: &LagRow, now_ms: i64) -> Row {
         holding_transaction_start_rfc3339: started.and_then(Rfc3339::at),
         oldest_undelivered_timestamp_ms: r.oldest_undelivered_ms,
         oldest_undelivered_rfc3339: r.oldest_undelivered_ms.and_then(Rfc3339::at),
+        records_proven_unread: r.proven,
         verdict: r.verdict.key(),
         label: r.verdict.label(),
         severity: r.verdict.severity(),
@@ -550,14 +558,23 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         }
     }
     if args.output == Output::Table {
-        eprintln!(
-            "kdp: {} position(s) of {} group(s); {} partition(s) read, {} bytes in {} fetch(es)",
-            judged.rows,
-            read.groups.answers.len(),
+        let counted = |proven: bool| {
             read.partitions
                 .values()
-                .filter(|p| p.tally.is_some() || p.uncommitted.is_some())
-                .count(),
+                .filter(|p| {
+                    [&p.tally, &p.uncommitted]
+                        .into_iter()
+                        .flatten()
+                        .any(|t| t.is_proven() == proven)
+                })
+                .count()
+        };
+        eprintln!(
+            "kdp: {} position(s) of {} group(s); {} partition(s) read, {} proven without a read, {} bytes in {} fetch(es)",
+            judged.rows,
+            read.groups.answers.len(),
+            counted(false),
+            counted(true),
             read.bytes_read,
             read.fetches
         );
