@@ -20,6 +20,7 @@ mod duration;
 mod exit;
 mod exporter;
 mod fd_limit;
+mod lifted;
 mod output;
 mod progress;
 mod properties;
@@ -110,10 +111,61 @@ fn definition() -> clap::Command {
     Cli::command()
 }
 
+/// The flag whose long runs are lifted out before clap parses
+/// (`kdp transactions describe`, one occurrence per id): [`lifted`].
+const REPEATED: &str = "--transactional-id";
+
+/// clap's matches of `argv`, and the values of a run of [`REPEATED`]
+/// lifted out of it, which belong after the values clap gives for
+/// `transactions describe --transactional-id`. The lifted parse is kept
+/// only when it is `transactions describe` and clap took every occurrence
+/// left as that flag; otherwise the whole command line is parsed (and
+/// any error is clap's own for it).
+fn matches_of(argv: Vec<std::ffi::OsString>) -> clap::error::Result<(clap::ArgMatches, Lift)> {
+    if let Some(l) = lifted::lift(&argv, REPEATED) {
+        if let Ok(m) = definition().try_get_matches_from(&l.argv) {
+            let ids = m
+                .subcommand_matches("transactions")
+                .and_then(|t| t.subcommand_matches("describe"))
+                .and_then(|d| d.try_get_many::<String>("transactional_id").ok().flatten())
+                .map_or(0, Iterator::count);
+            if ids == l.left {
+                return Ok((m, (l.at, l.values)));
+            }
+        }
+    }
+    definition()
+        .try_get_matches_from(argv)
+        .map(|m| (m, (0, Vec::new())))
+}
+
+/// Lifted `--transactional-id` values, and where they go among clap's.
+type Lift = (usize, Vec<String>);
+
+/// The parsed command line, the lifted `--transactional-id` values put
+/// back after clap's.
+fn parse_cli(matches: &mut clap::ArgMatches, (at, lifted): Lift) -> clap::error::Result<Cli> {
+    let mut cli = Cli::from_arg_matches_mut(matches)?;
+    if let Command::Transactions(t) = &mut cli.command {
+        if let cmd::transactions_tool::Sub::Coordinator(cmd::transactions::Sub::Describe {
+            transactional_id,
+            ..
+        }) = &mut t.command
+        {
+            let at = at.min(transactional_id.len());
+            transactional_id.splice(at..at, lifted);
+        }
+    }
+    Ok(cli)
+}
+
 fn main() -> ExitCode {
-    let mut matches = definition().get_matches();
+    let (mut matches, lifted) = match matches_of(std::env::args_os().collect()) {
+        Ok(m) => m,
+        Err(e) => e.exit(),
+    };
     let sources = cmd::globals::Sources::of(&matches);
-    let mut cli = match Cli::from_arg_matches_mut(&mut matches) {
+    let mut cli = match parse_cli(&mut matches, lifted) {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
@@ -454,5 +506,136 @@ mod tests {
             t.command,
             cmd::transactions_tool::Sub::DescribeProducers(_)
         ));
+    }
+
+    /// What `transactions describe` was given: (bootstrap, ids, output) or
+    /// clap's error, rendered.
+    type Described = Result<(String, Vec<String>, output::Output), String>;
+
+    fn described(cli: clap::error::Result<Cli>) -> Described {
+        let cli = cli.map_err(|e| format!("{:?}: {}", e.kind(), e.render()))?;
+        match cli.command {
+            Command::Transactions(t) => match t.command {
+                cmd::transactions_tool::Sub::Coordinator(cmd::transactions::Sub::Describe {
+                    transactional_id,
+                    output,
+                }) => Ok((t.cluster.bootstrap_server, transactional_id, output)),
+                _ => Err("another subcommand".into()),
+            },
+            _ => Err("another command".into()),
+        }
+    }
+
+    /// The lifted parse of repeated `--transactional-id` gives what clap
+    /// gives for the whole command line, errors included, with Kafka's
+    /// flag names and forms anywhere in the run.
+    #[test]
+    fn lifted_transactional_ids_parse_as_clap_does() {
+        let t = "--transactional-id";
+        let b = "--bootstrap-server";
+        let cases: &[&[&str]] = &[
+            &["transactions", b, "h:1", "describe", t, "a", t, "b", t, "c"],
+            &[
+                "transactions",
+                b,
+                "h:1",
+                "describe",
+                t,
+                "c",
+                t,
+                "a",
+                t,
+                "c",
+                "-o",
+                "json",
+            ],
+            &[
+                "transactions",
+                "describe",
+                t,
+                "a",
+                t,
+                "b",
+                b,
+                "h:1",
+                "--output",
+                "json",
+            ],
+            &[
+                "transactions",
+                "describe",
+                "--transactional-id=x",
+                t,
+                "a",
+                t,
+                "b",
+                b,
+                "h:1",
+            ],
+            &[
+                "transactions",
+                "describe",
+                t,
+                "a",
+                t,
+                "b",
+                "-o",
+                "json",
+                t,
+                "z",
+                b,
+                "h:1",
+            ],
+            &[
+                "transactions",
+                "describe",
+                t,
+                "a",
+                t,
+                "b",
+                t,
+                "-c",
+                b,
+                "h:1",
+            ],
+            &["transactions", "describe", t, "a", t, "b", t],
+            &["transactions", "describe", t, "a", t, "b", "--", t, "c"],
+            &["transactions", "describe", t, "a", t, "b", "--nope"],
+            &["transactions", "describe", t, "a", t, "b", "--help"],
+            &["transactions", "describe", "-o", t, "a", t, "b", b, "h:1"],
+            &["transactions", t, "a", t, "b", "describe", b, "h:1"],
+            &["transactions", "list", t, "a", t, "b", b, "h:1"],
+            &["force-terminate", t, "a", t, "b", b, "h:1"],
+            &["transactions", "describe", b, "h:1"],
+            &["transactions", "describe", t, "a", b, "h:1"],
+        ];
+        for args in cases {
+            let argv: Vec<std::ffi::OsString> = std::iter::once("kdp")
+                .chain(args.iter().copied())
+                .map(Into::into)
+                .collect();
+            let whole = described(Cli::try_parse_from(&argv));
+            let lifted =
+                described(matches_of(argv.clone()).and_then(|(mut m, l)| parse_cli(&mut m, l)));
+            assert_eq!(lifted, whole, "{args:?}");
+        }
+        // the first case, spelled out: every id, in the order given
+        let argv = [
+            "kdp",
+            "transactions",
+            b,
+            "h:1",
+            "describe",
+            t,
+            "a",
+            t,
+            "b",
+            t,
+            "c",
+        ];
+        let (mut m, lifted) = matches_of(argv.iter().map(Into::into).collect()).expect("parses");
+        assert_eq!(lifted, (1, vec!["b".to_string(), "c".into()]), "the run");
+        let (_, ids, _) = described(parse_cli(&mut m, lifted)).expect("describe");
+        assert_eq!(ids, ["a", "b", "c"]);
     }
 }

@@ -26,8 +26,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
+use std::future::Future;
 use std::hash::Hash;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use kdp_wire::api::ApiKey;
@@ -35,7 +38,6 @@ use kdp_wire::view::Received;
 use kdp_wire::ErrorCode;
 use kdp_wire::Request;
 use tokio::sync::{mpsc, Semaphore};
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use kdp_domain::key_error::KeyError;
@@ -395,28 +397,31 @@ where
             continue;
         }
 
-        // 3. send, and take answers as they come
+        // 3. send, and take answers as they come; each request is built
+        // just before it is sent (a broker's later batches are not held
+        // built while its first is in flight), so the senders borrow the
+        // handler and run in this task
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let mut tasks = JoinSet::new();
         let sem = Arc::new(Semaphore::new(opts.max_concurrent_brokers.max(1)));
         let chunk = opts.max_keys_per_request.max(1);
         let request_timeout = bound.request_timeout();
+        let mut senders = Vec::with_capacity(routes.len());
         for (broker, ids) in routes {
-            let requests: Vec<Asked<H::Key, H::Request>> = ids
+            let asked: Vec<Asked<H::Key>> = ids
                 .chunks(chunk)
                 .map(|chunk| {
-                    let (ids, keys): (Vec<u32>, Vec<H::Key>) = chunk
+                    let (ids, keys) = chunk
                         .iter()
                         .filter_map(|&at| Some((at, st.open_mut(at)?.key.clone())))
                         .unzip();
-                    let request = handler.build_request(broker, &keys);
-                    Asked { ids, keys, request }
+                    Asked { ids, keys }
                 })
                 .collect();
-            tasks.spawn(send_all(
+            senders.push(send_all(
                 client.clone(),
+                handler,
                 broker,
-                requests,
+                asked,
                 sem.clone(),
                 tx.clone(),
                 budget,
@@ -424,10 +429,13 @@ where
             ));
         }
         drop(tx);
-        while let Some(reply) = rx.recv().await {
-            absorb(handler, strategy.reroutes(), &mut st, &mut sink, reply);
-        }
-        while tasks.join_next().await.is_some() {}
+        let reroutes = strategy.reroutes();
+        let answers = async {
+            while let Some(reply) = rx.recv().await {
+                absorb(handler, reroutes, &mut st, &mut sink, reply);
+            }
+        };
+        tokio::join!(join_all(senders), answers);
         if Instant::now() >= deadline {
             break;
         }
@@ -586,40 +594,70 @@ fn absorb<H, F>(
     }
 }
 
-/// One request and the keys it asks for (by index, and the keys themselves
-/// for the handler).
-struct Asked<K, R> {
+/// One request's keys (by index, and the keys themselves for the
+/// handler).
+struct Asked<K> {
     ids: Vec<u32>,
     keys: Vec<K>,
-    request: R,
 }
 
-/// Sends one broker's requests in turn, under a permit of the semaphore; a
-/// connection failure is not waited for again on the next request.
-async fn send_all<K, R, A>(
+/// Runs `futures` side by side in the calling task, until every one is
+/// done (the senders borrow the handler, so they are not spawned).
+async fn join_all<F: Future<Output = ()>>(futures: Vec<F>) {
+    let mut futures: Vec<Option<Pin<Box<F>>>> =
+        futures.into_iter().map(|f| Some(Box::pin(f))).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for slot in &mut futures {
+            if let Some(f) = slot {
+                if f.as_mut().poll(cx).is_ready() {
+                    // dropped now: its sender half of the answers' channel too
+                    *slot = None;
+                } else {
+                    pending = true;
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+}
+
+/// Sends one broker's requests in turn, each built as its turn comes, under
+/// a permit of the semaphore; a connection failure is not waited for again
+/// on the next request.
+#[allow(clippy::too_many_arguments)]
+async fn send_all<H: AdminHandler>(
     client: Arc<Client>,
+    handler: &H,
     broker: i32,
-    requests: Vec<Asked<K, R>>,
+    asked: Vec<Asked<H::Key>>,
     sem: Arc<Semaphore>,
-    tx: mpsc::UnboundedSender<Reply<K, A>>,
+    tx: mpsc::UnboundedSender<Reply<H::Key, H::Response>>,
     deadline: Deadline,
     request_timeout: Duration,
-) where
-    R: Request,
-    A: Received<Message = R::Response>,
-{
+) {
     let Ok(_permit) = sem.acquire_owned().await else {
         return;
     };
     let mut broken: Option<Error> = None;
-    for Asked { ids, keys, request } in requests {
+    for Asked { ids, keys } in asked {
         let result = match &broken {
             Some(e) => Err(e.clone()),
             None => {
+                let request = handler.build_request(broker, &keys);
                 let timeout = deadline.bound(request_timeout);
-                let what = kdp_wire::api::name(R::API_KEY).unwrap_or(R::NAME);
+                let what = kdp_wire::api::name(<H::Request as kdp_wire::Message>::API_KEY)
+                    .unwrap_or(<H::Request as kdp_wire::Message>::NAME);
                 let r = deadline
-                    .run(what, client.receive_from::<R, A>(broker, &request, timeout))
+                    .run(
+                        what,
+                        client.receive_from::<H::Request, H::Response>(broker, &request, timeout),
+                    )
                     .await;
                 if let Err(e) = &r {
                     if e.is_connection_error() {

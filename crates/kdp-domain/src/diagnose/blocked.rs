@@ -356,11 +356,14 @@ pub fn held_groups(
     let mut out = HeldGroups::default();
     let judged = findings(joined, max_timeout_ms);
     let diagnosis = groups.map(|g| {
+        // the groups at each LSO only: no repair plan (`unblock`), which
+        // this column never shows and which cost a whole plan per scan
         let b = blocked(
             joined,
             &g.answers,
             &BlockedOptions {
                 max_timeout_ms,
+                groups_only: true,
                 ..Default::default()
             },
         );

@@ -204,7 +204,14 @@ impl Record for DescribeRow {
 /// `kdp transactions ...`.
 pub fn run(cmd: Command) -> i32 {
     let every = match &cmd.args.command {
-        Sub::List { watch, .. } => watch.watch,
+        Sub::List { watch, .. } => {
+            // a long listing's answers are megabytes each: given back to
+            // the system when freed, not kept as heap for the
+            // descriptions that follow (the peak of 300,000 ids,
+            // docs/PERFORMANCE.md)
+            crate::exporter::malloc::fix_mmap_threshold();
+            watch.watch
+        }
         Sub::Describe { .. } => None,
     };
     watch::run(every, "kdp transactions list", async |out| {
