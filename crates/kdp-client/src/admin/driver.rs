@@ -26,13 +26,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
-use std::future::Future;
 use std::hash::Hash;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
+use futures_util::future::join_all;
 use kdp_wire::api::ApiKey;
 use kdp_wire::view::Received;
 use kdp_wire::ErrorCode;
@@ -599,32 +597,6 @@ fn absorb<H, F>(
 struct Asked<K> {
     ids: Vec<u32>,
     keys: Vec<K>,
-}
-
-/// Runs `futures` side by side in the calling task, until every one is
-/// done (the senders borrow the handler, so they are not spawned).
-async fn join_all<F: Future<Output = ()>>(futures: Vec<F>) {
-    let mut futures: Vec<Option<Pin<Box<F>>>> =
-        futures.into_iter().map(|f| Some(Box::pin(f))).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for slot in &mut futures {
-            if let Some(f) = slot {
-                if f.as_mut().poll(cx).is_ready() {
-                    // dropped now: its sender half of the answers' channel too
-                    *slot = None;
-                } else {
-                    pending = true;
-                }
-            }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
 }
 
 /// Sends one broker's requests in turn, each built as its turn comes, under
