@@ -187,13 +187,26 @@ pub async fn describe_on<F: FnMut(DescribeEvent)>(
             partitions: partitions.len(),
         });
     }
+    let (handler, strategy) = on_broker(broker, metadata, handler::owned);
+    drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
+}
+
+/// The handler and routing of a describe on one chosen broker, with
+/// `metadata` for the routes and `read` for what each answer becomes.
+fn on_broker<V>(
+    broker: i32,
+    metadata: crate::metadata::ClusterMetadata,
+    read: handler::Read<V>,
+) -> (Handler<V>, PartitionLeader) {
     let handler = Handler {
         chosen_broker: Some(broker),
         explicit: BTreeSet::new(),
-        read: handler::owned,
+        read,
     };
-    let strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
-    drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
+    (
+        handler,
+        PartitionLeader::chosen_broker(broker).with_metadata(metadata),
+    )
 }
 
 /// A partition's final answer from [`describe_on_framed`]: the response it
@@ -220,12 +233,7 @@ pub async fn describe_on_framed<F: FnMut(Vec<FramedOutcome>)>(
     metadata: crate::metadata::ClusterMetadata,
     mut sink: F,
 ) {
-    let handler = Handler {
-        chosen_broker: Some(broker),
-        explicit: BTreeSet::new(),
-        read: handler::framed,
-    };
-    let mut strategy = PartitionLeader::chosen_broker(broker).with_metadata(metadata);
+    let (handler, mut strategy) = on_broker(broker, metadata, handler::framed);
     drive(
         client,
         &handler,
