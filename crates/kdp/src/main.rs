@@ -21,6 +21,7 @@ mod exit;
 mod exporter;
 mod fd_limit;
 mod lifted;
+mod malloc;
 mod output;
 mod progress;
 mod properties;

@@ -156,7 +156,7 @@ pub struct Args {
 
 /// `kdp exporter`: runs until SIGINT or SIGTERM.
 pub fn run(args: Args) -> i32 {
-    exporter::malloc::fix_mmap_threshold();
+    crate::malloc::fix_mmap_threshold();
     let bootstrap = match BrokerAddress::parse_list(&args.cluster.bootstrap_server) {
         Ok(b) => b,
         Err(e) => {

@@ -209,7 +209,7 @@ pub fn run(cmd: Command) -> i32 {
             // the system when freed, not kept as heap for the
             // descriptions that follow (the peak of 300,000 ids,
             // docs/PERFORMANCE.md)
-            crate::exporter::malloc::fix_mmap_threshold();
+            crate::malloc::fix_mmap_threshold();
             watch.watch
         }
         Sub::Describe { .. } => None,

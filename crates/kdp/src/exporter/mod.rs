@@ -9,8 +9,6 @@
 //! - [`groups`]: consumer groups held back by open transactions, per group.
 //! - [`lag`]: consumer lag in records beside Kafka's offset lag, per
 //!   group and topic (`--lag`).
-//! - [`malloc`]: glibc's mmap threshold held fixed, so that the resident
-//!   set stays flat over scans.
 //! - [`metrics`]: the metric catalogue (names, types, help) and snapshots.
 //! - [`pressure`]: producer-id pressure per broker and topic
 //!   (`--producer-ids`: every replica asked).
@@ -27,7 +25,6 @@ pub mod findings;
 pub mod groups;
 pub mod http;
 pub mod lag;
-pub mod malloc;
 pub mod metrics;
 pub mod owners;
 pub mod pressure;

@@ -1,4 +1,5 @@
-//! glibc's mmap threshold, held fixed for a process that runs for days.
+//! glibc's mmap threshold, held fixed: for the exporter, which runs for
+//! days, and for long listings whose answers are megabytes each.
 //!
 //! By default glibc raises its threshold each time an mmapped block is
 //! freed, up to 32 MiB: after the first scans free their large answer
