@@ -62,6 +62,7 @@ use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
 use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::groups::Isolation;
 use kdp_domain::key_error::KeyError;
+use kdp_domain::lag::proof::compacted;
 use kdp_domain::lag::{
     each_start, lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Proof, Tally,
 };
@@ -349,27 +350,31 @@ pub async fn read_from(
     // the read_uncommitted positions: counted apart, to the high watermark
     let uncommitted_on = starts_by_partition(&groups, &opts.lag, Isolation::ReadUncommitted);
     // the topics whose counts may be kept: known not to be compacted
+    // (read with the proof's other setting: one DescribeConfigs for both)
     let mut uncompacted: BTreeSet<String> = BTreeSet::new();
+    let mut settings: Option<proof::TopicSettings> = None;
     if let Some(known) = known.as_deref_mut() {
         known.retain(|tp| starts.contains_key(tp));
         let topics: BTreeSet<String> = keys.iter().map(|tp| tp.0.clone()).collect();
         if let Ok(configs) = topic_configs(
             client,
             topics.into_iter().collect(),
-            &[CLEANUP_POLICY],
+            &proof::SETTINGS,
             driver,
             bound,
         )
         .await
         {
-            for (topic, config) in configs {
+            for (topic, config) in &configs {
                 let policy = config
+                    .as_ref()
                     .ok()
                     .and_then(|c| c.get(CLEANUP_POLICY).cloned().flatten());
-                if policy.is_some_and(|p| !p.split(',').any(|v| v.trim() == "compact")) {
-                    uncompacted.insert(topic);
+                if policy.is_some_and(|p| !compacted(&p)) {
+                    uncompacted.insert(topic.clone());
                 }
             }
+            settings = Some(configs);
         }
         known.retain(|tp| uncompacted.contains(&tp.0));
     }
@@ -437,10 +442,12 @@ pub async fn read_from(
         [&mut readings, &mut uncommitted_readings],
         &mut partitions,
         known.as_deref_mut(),
+        settings.as_ref(),
         driver,
         bound,
     )
     .await;
+    drop(settings);
     let (mut bytes_read, mut fetches) = (0u64, 0u64);
     let mut fetched: BTreeMap<TopicPartition, u64> = BTreeMap::new();
     // read_committed counts first, then the read_uncommitted ones: one
@@ -520,12 +527,14 @@ pub async fn read_from(
 /// Takes out of `readings` the partitions a proof shows hold no marker
 /// and no transactional record in the range to read ([`proof`];
 /// docs/LAG.md section 11): their counts are exact without a Fetch, and
-/// `known` keeps them as an earlier read's.
+/// `known` keeps them as an earlier read's. `settings`: the topics'
+/// settings already read for `known`, if so.
 async fn settle_proven(
     client: &SharedClient,
     readings: [&mut Vec<Reading>; 2],
     partitions: &mut BTreeMap<TopicPartition, PartitionLag>,
     mut known: Option<&mut Known>,
+    settings: Option<&proof::TopicSettings>,
     driver: &DriverOptions,
     bound: &TimeBound,
 ) {
@@ -543,7 +552,7 @@ async fn settle_proven(
     if candidates.is_empty() {
         return;
     }
-    let proofs = proof::prove_unread(client, &candidates, driver, bound).await;
+    let proofs = proof::prove_unread(client, &candidates, settings, driver, bound).await;
     for list in readings {
         list.retain(|r| {
             if proofs.get(&r.tp) != Some(&Proof::Proven) {

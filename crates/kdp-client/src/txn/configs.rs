@@ -29,6 +29,8 @@ pub const TRANSACTIONAL_ID_EXPIRATION_MS: &str = "transactional.id.expiration.ms
 /// `cleanup.policy`: `delete`, `compact` or both; a compacted log can
 /// lose records it held.
 pub const CLEANUP_POLICY: &str = "cleanup.policy";
+/// A topic's `message.timestamp.type`: `CreateTime` or `LogAppendTime`.
+pub const MESSAGE_TIMESTAMP_TYPE: &str = "message.timestamp.type";
 
 /// `share.isolation.level`: a share group's isolation (group config,
 /// Kafka 4.x; unset means read_uncommitted).

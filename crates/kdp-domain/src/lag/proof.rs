@@ -47,6 +47,12 @@ impl TimestampType {
     }
 }
 
+/// Whether a topic's `cleanup.policy` (a comma-separated list) includes
+/// `compact`: compaction leaves offsets without records.
+pub fn compacted(cleanup_policy: &str) -> bool {
+    cleanup_policy.split(',').any(|v| v.trim() == "compact")
+}
+
 /// What the leader's DescribeProducers listed, after the bounds were read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ProducersSeen {

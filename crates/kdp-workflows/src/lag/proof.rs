@@ -15,19 +15,23 @@ use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
 use kdp_client::client::SharedClient;
 use kdp_client::txn::configs::{
-    broker_configs, topic_configs, CLEANUP_POLICY, PRODUCER_ID_EXPIRATION_MS,
+    broker_configs, topic_configs, TopicConfig, CLEANUP_POLICY, MESSAGE_TIMESTAMP_TYPE,
+    PRODUCER_ID_EXPIRATION_MS,
 };
 use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{describe_producers, DescribeEvent, DescribeOptions, TopicSelection};
-use kdp_domain::lag::proof::{prove, window_since, ProducersSeen, ProofFacts, TimestampType};
+use kdp_domain::key_error::KeyError;
+use kdp_domain::lag::proof::{
+    compacted, prove, window_since, ProducersSeen, ProofFacts, TimestampType,
+};
 use kdp_domain::lag::{Bounds, Proof};
 use kdp_domain::partition::TopicPartition;
 use kdp_wire::messages::READ_UNCOMMITTED;
 
 use crate::clock::now_ms;
 
-/// `message.timestamp.type`: `CreateTime` or `LogAppendTime`.
-const MESSAGE_TIMESTAMP_TYPE: &str = "message.timestamp.type";
+/// The topic settings the proof rests on.
+pub const SETTINGS: [&str; 2] = [CLEANUP_POLICY, MESSAGE_TIMESTAMP_TYPE];
 
 /// A partition the caller would read: where its count starts (the
 /// smallest offset of its groups, at least the log start) and its bounds.
@@ -39,12 +43,19 @@ pub struct Candidate {
     pub bounds: Bounds,
 }
 
+/// The topics' `cleanup.policy` and `message.timestamp.type`, as
+/// DescribeConfigs answered them.
+pub type TopicSettings = BTreeMap<String, Result<TopicConfig, KeyError>>;
+
 /// The proof's verdict for each candidate. Only partitions whose LSO is
 /// their high watermark are asked about; the others are
-/// [`kdp_domain::lag::Unproven::Unstable`] without a request.
+/// [`kdp_domain::lag::Unproven::Unstable`] without a request. `read`: the
+/// topics' settings the caller already read ([`SETTINGS`] of every
+/// candidate's topic), asked again only if `None`.
 pub async fn prove_unread(
     client: &SharedClient,
     candidates: &BTreeMap<TopicPartition, Candidate>,
+    read: Option<&TopicSettings>,
     driver: &DriverOptions,
     bound: &TimeBound,
 ) -> BTreeMap<TopicPartition, Proof> {
@@ -73,20 +84,27 @@ pub async fn prove_unread(
     // the topics' settings, then, only if a topic qualifies, every
     // broker's (a partition's leader may move; the smallest expiration
     // holds on any of them)
-    let topics: BTreeSet<String> = stable.iter().map(|tp| tp.0.clone()).collect();
-    let topic_answers = topic_configs(
-        client,
-        topics.into_iter().collect(),
-        &[CLEANUP_POLICY, MESSAGE_TIMESTAMP_TYPE],
-        driver,
-        bound,
-    )
-    .await
-    .unwrap_or_default();
+    let asked_now;
+    let topic_answers = match read {
+        Some(read) => read,
+        None => {
+            let topics: BTreeSet<String> = stable.iter().map(|tp| tp.0.clone()).collect();
+            asked_now = topic_configs(
+                client,
+                topics.into_iter().collect(),
+                &SETTINGS,
+                driver,
+                bound,
+            )
+            .await
+            .unwrap_or_default();
+            &asked_now
+        }
+    };
     for (tp, f) in facts.iter_mut() {
         let config = topic_answers.get(&tp.0).and_then(|c| c.as_ref().ok());
         let value = |key: &str| config.and_then(|c| c.get(key).cloned().flatten());
-        f.compacted = value(CLEANUP_POLICY).map(|p| p.split(',').any(|v| v.trim() == "compact"));
+        f.compacted = value(CLEANUP_POLICY).map(|p| compacted(&p));
         f.timestamp_type = value(MESSAGE_TIMESTAMP_TYPE).and_then(|t| TimestampType::parse(&t));
     }
     let qualifies = |f: &ProofFacts| {
