@@ -44,6 +44,7 @@ pub(crate) fn expand(
         gate(spec, quote! { #vc::skip(&mut c, v); }, quote! {})
     };
 
+    let pairs = int32_pairs(&plain);
     let mut accessors = Vec::new();
     let mut debug_fields = Vec::new();
     let mut owned_fields = Vec::new();
@@ -52,12 +53,16 @@ pub(crate) fn expand(
         let docs = &spec.docs;
         let vc = view_codec(spec);
         let default = default_of(spec);
-        let skips: Vec<TokenStream2> = plain.iter().take(k).map(|s| skip_local(s)).collect();
-        let read = gate(
-            spec,
-            quote! { #vc::view(&c, v) },
-            quote! { #vc::absent(&(#default), v) },
-        );
+        // The second of a pair of int32s is read with the first: both
+        // accessors load the same eight bytes, which the compiler then
+        // loads and byte-swaps once for the two.
+        let (first, view) = match pairs.get(k).copied().flatten() {
+            Some(0) => (k, quote! { c.i32_pair().0 }),
+            Some(_) => (k - 1, quote! { c.i32_pair().1 }),
+            None => (k, quote! { #vc::view(&c, v) }),
+        };
+        let skips: Vec<TokenStream2> = plain.iter().take(first).map(|s| skip_local(s)).collect();
+        let read = gate(spec, view, quote! { #vc::absent(&(#default), v) });
         accessors.push(quote! {
             #(#docs)*
             #[inline]
@@ -238,6 +243,30 @@ pub(crate) fn expand(
             }
         }
     }
+}
+
+/// For each plain field, its place (0 or 1) in a pair of adjacent `i32`
+/// fields that every version has, paired left to right: such a pair is
+/// read as one big-endian int64 (one load and one byte swap for both).
+fn int32_pairs(plain: &[&FieldSpec]) -> Vec<Option<u8>> {
+    let is_i32 = |spec: &FieldSpec| {
+        matches!(spec.codec, crate::spec::Codec::Plain)
+            && spec.nullable.is_none()
+            && spec.versions.condition().is_none()
+            && matches!(&spec.ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("i32"))
+    };
+    let mut pairs = vec![None; plain.len()];
+    let mut k = 0;
+    while k + 1 < plain.len() {
+        if is_i32(plain[k]) && is_i32(plain[k + 1]) {
+            pairs[k] = Some(0);
+            pairs[k + 1] = Some(1);
+            k += 2;
+        } else {
+            k += 1;
+        }
+    }
+    pairs
 }
 
 /// Per field in order: its check (mirroring the owned reader, null checks

@@ -197,23 +197,39 @@ fn producer_arrays(m: &DescribeProducersResponse) -> Vec<(usize, usize)> {
     arrays
 }
 
+/// One producer's six fields from its 37 bytes, in five loads: the two
+/// int32s at 8..16 are the halves of one int64, loaded and byte-swapped
+/// once (sign-extended as the view reads them).
+#[inline(always)]
+fn fold_producer(p: &[u8; 37]) -> u64 {
+    let pair = i64_at(p, 8);
+    fold6(
+        i64_at(p, 0),
+        (pair as i64 >> 32) as u64,
+        pair as i32 as u64,
+        i64_at(p, 16),
+        i32_at(p, 24),
+        i64_at(p, 28),
+    )
+}
+
 /// The six fields of every producer, read where `arrays` says they lie,
 /// 37 bytes apart, with no parse and no check: the floor of any reader of
-/// every producer's fields, at every size.
+/// every producer's fields, at every size. Fixed-size arrays (no bounds
+/// checks), five loads a producer, four producers a step: the cheapest
+/// of the ways measured (six loads, one a step, was 10-25% slower).
 fn read_strided(b: &[u8], arrays: &[(usize, usize)]) -> u64 {
     let mut sum = 0u64;
     for &(at, n) in arrays {
         let producers = b.get(at..at + 37 * n).unwrap_or_default();
-        for p in producers.chunks_exact(37) {
-            let p = chunk::<36>(p, 0);
-            sum = sum.wrapping_add(fold6(
-                i64_at(&p, 0),
-                i32_at(&p, 8),
-                i32_at(&p, 12),
-                i64_at(&p, 16),
-                i32_at(&p, 24),
-                i64_at(&p, 28),
-            ));
+        let (fours, rest) = producers.as_chunks::<{ 4 * 37 }>();
+        for four in fours {
+            for p in four.as_chunks::<37>().0 {
+                sum = sum.wrapping_add(fold_producer(p));
+            }
+        }
+        for p in rest.as_chunks::<37>().0 {
+            sum = sum.wrapping_add(fold_producer(p));
         }
     }
     sum

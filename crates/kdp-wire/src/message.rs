@@ -33,6 +33,10 @@ pub trait Message: Sized {
     }
 
     /// Whether `version` is flexible (compact encodings, tagged fields).
+    // Inline, so that a view made at a constant version knows it at compile
+    // time in another crate too (without LTO): every length prefix and
+    // element size of the view's walk branches on it.
+    #[inline]
     fn is_flexible(version: i16) -> bool {
         crate::api::is_flexible(Self::API_KEY, version)
     }

@@ -527,3 +527,114 @@ fn a_producer_with_tagged_fields_turns_the_stride_off() {
         }
     }
 }
+
+/// A struct's two adjacent int32 fields (ProducerEpoch and LastSequence)
+/// are read through one big-endian int64: each half must keep its own
+/// sign and value, at the extremes, in a strided body and in one where a
+/// tagged producer sends every element the slow way; and the iterators
+/// count what is left as they go (a strided array keeps no count).
+#[test]
+fn paired_int32_fields_read_each_half_with_its_sign() {
+    let halves = [
+        (i32::MIN, i32::MAX),
+        (i32::MAX, i32::MIN),
+        (-1, 0),
+        (0, -1),
+        (1, -2),
+        (-2, 1),
+        (0x0102_0304, -0x0506_0708),
+        (0, 0),
+    ];
+    let producers: Vec<ProducerState> = halves
+        .iter()
+        .enumerate()
+        .map(|(i, &(epoch, sequence))| ProducerState {
+            producer_id: -1 - i as i64,
+            producer_epoch: epoch,
+            last_sequence: sequence,
+            last_timestamp: i64::MIN + i as i64,
+            coordinator_epoch: epoch.wrapping_add(1).wrapping_neg(),
+            current_txn_start_offset: i64::MAX - i as i64,
+            ..Default::default()
+        })
+        .collect();
+    for tagged_at in [None, Some(0), Some(3), Some(7)] {
+        let mut m = DescribeProducersResponse {
+            topics: vec![TopicResponse {
+                name: "orders".into(),
+                partitions: vec![PartitionResponse {
+                    active_producers: producers.clone(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        if let Some(i) = tagged_at {
+            m.topics[0].partitions[0].active_producers[i].unknown_tagged_fields =
+                TaggedFields::new(vec![TaggedField {
+                    tag: 7,
+                    data: vec![9],
+                }]);
+        }
+        let bytes = encode_to_vec(&m, 0);
+        let view = view_exact::<DescribeProducersResponse>(&bytes, 0).unwrap();
+        assert_eq!(
+            walk_producers(view),
+            walk_owned(&m),
+            "tagged at {tagged_at:?}"
+        );
+        let partition = view
+            .topics()
+            .iter()
+            .next()
+            .unwrap()
+            .partitions()
+            .iter()
+            .next()
+            .unwrap();
+        let mut it = partition.active_producers().iter();
+        for (i, &(epoch, sequence)) in halves.iter().enumerate() {
+            assert_eq!(it.len(), halves.len() - i, "tagged at {tagged_at:?}");
+            let s = it.next().unwrap();
+            assert_eq!(
+                (s.producer_epoch(), s.last_sequence()),
+                (epoch, sequence),
+                "producer {i}, tagged at {tagged_at:?}"
+            );
+            assert_eq!(s.coordinator_epoch(), epoch.wrapping_add(1).wrapping_neg());
+        }
+        assert_eq!(it.len(), 0);
+        assert!(it.next().is_none());
+    }
+}
+
+/// A topic name that is not ASCII leaves the fast check for the declared
+/// one and still reads, through the view, as the decoder reads it.
+#[test]
+fn a_non_ascii_topic_name_reads_as_the_decoder_reads_it() {
+    let m = DescribeProducersResponse {
+        topics: vec![TopicResponse {
+            name: "commandes-été-☃".into(),
+            partitions: vec![PartitionResponse {
+                active_producers: vec![ProducerState {
+                    producer_id: 7,
+                    producer_epoch: -3,
+                    last_sequence: 9,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let bytes = encode_to_vec(&m, 0);
+    assert!(!DescribeProducersResponse::accepts_fast(&bytes, 0));
+    let view = view_exact::<DescribeProducersResponse>(&bytes, 0).unwrap();
+    assert_eq!(walk_producers(view), walk_owned(&m));
+    assert_eq!(
+        view.into_owned(),
+        decode_exact::<DescribeProducersResponse>(&bytes, 0).unwrap()
+    );
+}

@@ -125,6 +125,7 @@ impl<T: Viewable> fmt::Debug for ArrayView<'_, T> {
 /// cursor and moves past it.
 pub struct ArrayIter<'a, T> {
     at: Cursor<'a>,
+    /// The elements left, but in a strided array (see `remaining`).
     left: usize,
     v: Version,
     /// The size of every element whose bytes are all valid (and whether it
@@ -147,7 +148,6 @@ impl<'a, T: Viewable> Iterator for ArrayIter<'a, T> {
             let (element, rest) = self.at.rest().split_at_checked(len)?;
             let element = self.at.over(element);
             self.at = self.at.over(rest);
-            self.left = self.left.saturating_sub(1);
             return Some(T::view(&element, v));
         }
         self.left = self.left.checked_sub(1)?;
@@ -165,7 +165,7 @@ impl<'a, T: Viewable> Iterator for ArrayIter<'a, T> {
                 // it on, then walked past.
                 Some(_) => {
                     if self.left > 0 {
-                        T::skip(&mut self.at, v);
+                        self.at = skipped::<T>(self.at, v);
                     }
                     at.rest()
                 }
@@ -189,20 +189,44 @@ impl<'a, T: Viewable> Iterator for ArrayIter<'a, T> {
         // spares a one-element array (and the last partition of a topic,
         // whose producers the caller is about to walk) a pass.
         if self.left > 0 {
-            T::skip(&mut self.at, v);
+            self.at = skipped::<T>(self.at, v);
         }
         Some(item)
     }
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        let left = self.remaining();
+        (left, Some(left))
     }
 }
 
 impl<T: Viewable> ExactSizeIterator for ArrayIter<'_, T> {}
 
 impl<T: Viewable> FusedIterator for ArrayIter<'_, T> {}
+
+/// The cursor past the element at `at`. By value: a skip out of line
+/// given `&mut` to the iterator's own cursor would pin the whole iterator
+/// in memory, and with it what the compiler knew of it (its version's
+/// flexibility, the element size), reloaded at every step.
+#[inline]
+fn skipped<T: Viewable>(mut at: Cursor<'_>, v: Version) -> Cursor<'_> {
+    T::skip(&mut at, v);
+    at
+}
+
+impl<T> ArrayIter<'_, T> {
+    /// How many elements are left: in a strided array, whose cursor holds
+    /// exactly those (see `iter`), its length over their size, so that
+    /// `next` keeps no count.
+    #[inline]
+    fn remaining(&self) -> usize {
+        match self.fixed {
+            Some((len @ 1.., false)) => self.at.rest().len() / len,
+            _ => self.left,
+        }
+    }
+}
 
 impl<T> Clone for ArrayIter<'_, T> {
     fn clone(&self) -> Self {
@@ -219,7 +243,7 @@ impl<T> Clone for ArrayIter<'_, T> {
 impl<T> fmt::Debug for ArrayIter<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ArrayIter")
-            .field("left", &self.left)
+            .field("left", &self.remaining())
             .finish_non_exhaustive()
     }
 }

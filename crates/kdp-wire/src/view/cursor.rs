@@ -117,6 +117,17 @@ impl<'a> Cursor<'a> {
         i64::from_be_bytes(self.fixed())
     }
 
+    /// Two `int32`s in a row, read as one big-endian int64 (the view of a
+    /// struct reads a pair of adjacent int32 fields through this, so that
+    /// its two accessors share one load and one byte swap).
+    #[inline]
+    pub fn i32_pair(&mut self) -> (i32, i32) {
+        // Signed: the first is the arithmetic shift itself, already
+        // sign-extended for a caller that widens it.
+        let both = i64::from_be_bytes(self.fixed());
+        ((both >> 32) as i32, both as i32)
+    }
+
     /// A `uint16`.
     #[inline]
     pub fn u16(&mut self) -> u16 {
