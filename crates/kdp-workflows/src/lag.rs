@@ -49,6 +49,7 @@
 //! Only topics whose `cleanup.policy` (DescribeConfigs) has no `compact`
 //! are kept there, as compaction can remove records already counted.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kdp_client::admin::DriverOptions;
@@ -423,18 +424,7 @@ pub async fn read_from(
         if readings.is_empty() {
             continue;
         }
-        let topics: Vec<String> = readings
-            .iter()
-            .map(|r| r.tp.0.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
-        let metadata = match tokio::time::timeout_at(bound.deadline().at(), lookup).await {
-            Ok(Ok(md)) => only(&md, readings.iter().map(|r| &r.tp)),
-            // the reads look their partitions up again
-            _ => ClusterMetadata::default(),
-        };
+        let metadata = routing(client, &readings, opts.offsets_per_wave, bound).await;
         let settings = FetchSettings {
             isolation_level: isolation,
             partition_max_bytes: opts.fetch_bytes,
@@ -538,6 +528,45 @@ async fn settle_proven(
             false
         });
     }
+}
+
+/// The routing of `readings`' partitions ([`only`]), looked up in waves
+/// of `per_wave` partitions: one wave's whole metadata (replica lists and
+/// all) at a time, not the cluster's. The default metadata if a lookup
+/// fails: the reads look their partitions up again.
+async fn routing(
+    client: &SharedClient,
+    readings: &[Reading],
+    per_wave: usize,
+    bound: &TimeBound,
+) -> ClusterMetadata {
+    let mut out = ClusterMetadata::default();
+    for wave in readings.chunks(per_wave.max(1)) {
+        let mut topics: Vec<String> = Vec::new();
+        for r in wave {
+            if topics.last() != Some(&r.tp.0) {
+                topics.push(r.tp.0.clone());
+            }
+        }
+        let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
+        let Ok(Ok(md)) = tokio::time::timeout_at(bound.deadline().at(), lookup).await else {
+            return ClusterMetadata::default();
+        };
+        let part = only(&md, wave.iter().map(|r| &r.tp));
+        drop(md);
+        out.controller_id = part.controller_id;
+        out.brokers = part.brokers;
+        for (name, topic) in part.topics {
+            match out.topics.entry(name) {
+                Entry::Vacant(e) => {
+                    e.insert(topic);
+                }
+                // a topic cut by a wave's edge
+                Entry::Occupied(mut e) => e.get_mut().partitions.extend(topic.partitions),
+            }
+        }
+    }
+    out
 }
 
 /// `md` with only the partitions `keep` names, and only what the reads
