@@ -275,9 +275,8 @@ pub async fn read_from(
 ) -> LagRead {
     read_shares(client, &mut groups, driver, bound).await;
     let starts = partitions_to_read(&groups, &opts.lag);
-    let keys: Vec<TopicPartition> = starts.keys().cloned().collect();
     // in waves: one wave's lookup, requests and answers at a time
-    let bounds = read_bounds(client, &keys, opts.offsets_per_wave, driver, bound).await;
+    let bounds = read_bounds(client, starts.keys(), opts.offsets_per_wave, driver, bound).await;
 
     // the transactions holding LSOs: the pinned partitions' producers
     let pinned: Vec<&TopicPartition> = bounds
@@ -320,7 +319,7 @@ pub async fn read_from(
     let mut settings: Option<proof::TopicSettings> = None;
     if let Some(known) = known.as_deref_mut() {
         known.retain(|tp| starts.contains_key(tp));
-        let topics: BTreeSet<String> = keys.iter().map(|tp| tp.0.clone()).collect();
+        let topics: BTreeSet<String> = starts.keys().map(|tp| tp.0.clone()).collect();
         if let Ok(configs) = topic_configs(
             client,
             topics.into_iter().collect(),
@@ -401,7 +400,7 @@ pub async fn read_from(
         ));
     }
     let mut partitions: BTreeMap<TopicPartition, PartitionLag> = slots.into_iter().collect();
-    drop((committed_on, uncommitted_on, starts, keys));
+    drop((committed_on, uncommitted_on, starts));
     settle_proven(
         client,
         [&mut readings, &mut uncommitted_readings],

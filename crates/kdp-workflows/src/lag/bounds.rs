@@ -30,21 +30,24 @@ use kdp_client::metadata::ClusterMetadata;
 pub type Bound = std::result::Result<Bounds, KeyError>;
 
 /// The bounds of `keys` (sorted, each once), in their order: waves of at
-/// most `per_wave` partitions, each of three ListOffsets runs through the
-/// driver (`driver`: keys per request, brokers at once), all within
-/// `bound`.
-pub async fn read_bounds(
+/// most `per_wave` partitions (a wave's keys copied, not the cluster's),
+/// each of three ListOffsets runs through the driver (`driver`: keys per
+/// request, brokers at once), all within `bound`.
+pub async fn read_bounds<'a>(
     client: &SharedClient,
-    keys: &[TopicPartition],
+    mut keys: impl ExactSizeIterator<Item = &'a TopicPartition>,
     per_wave: usize,
     driver: &DriverOptions,
     bound: &TimeBound,
 ) -> Vec<(TopicPartition, Bound)> {
     let mut out = Vec::with_capacity(keys.len());
-    for wave in keys.chunks(per_wave.max(1)) {
-        read_wave(client, wave, driver, bound, &mut out).await;
+    loop {
+        let wave: Vec<TopicPartition> = keys.by_ref().take(per_wave.max(1)).cloned().collect();
+        if wave.is_empty() {
+            return out;
+        }
+        read_wave(client, &wave, driver, bound, &mut out).await;
     }
-    out
 }
 
 /// One wave's bounds, pushed onto `out` in `wave`'s order.
