@@ -1,5 +1,7 @@
 //! What `kdp lag` and the exporter's lag series read: every group's
-//! committed offsets, each partition's log start, LSO and high watermark,
+//! committed offsets, each partition's log start, LSO and high watermark
+//! (in waves of [`LagReadOptions::offsets_per_wave`] partitions, the
+//! `bounds` module),
 //! a read_committed count of [smallest committed offset, LSO) where one
 //! is needed, and the transactions holding an LSO, as `kdp blocked` finds
 //! them. One [`TimeBound`] for all of it; every request through the
@@ -47,6 +49,7 @@
 //! Only topics whose `cleanup.policy` (DescribeConfigs) has no `compact`
 //! are kept there, as compaction can remove records already counted.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kdp_client::admin::DriverOptions;
@@ -56,27 +59,25 @@ use kdp_client::error::Result;
 use kdp_client::fetch::FetchSettings;
 use kdp_client::metadata::{ClusterMetadata, PartitionInfo, TopicInfo};
 use kdp_client::txn::configs::{topic_configs, CLEANUP_POLICY};
-use kdp_client::txn::offsets::list_offsets;
 use kdp_client::{DescribeOptions, TopicSelection};
 use kdp_domain::diagnose::blocked::{blocked, Blocked, BlockedOptions};
 use kdp_domain::groups::read::GroupsRead;
 use kdp_domain::groups::Isolation;
-use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::proof::compacted;
 use kdp_domain::lag::{
-    each_start, lag, partitions_to_read, Bounds, Known, Lag, LagOptions, PartitionLag, Proof, Tally,
+    each_start, lag, partitions_to_read, Known, Lag, LagOptions, PartitionLag, Proof, Tally,
 };
 use kdp_domain::partition::TopicPartition;
-use kdp_wire::messages::list_offsets::{EARLIEST_TIMESTAMP, LATEST_TIMESTAMP};
 use kdp_wire::messages::{READ_COMMITTED, READ_UNCOMMITTED};
-use kdp_wire::ErrorCode;
 
 use crate::groups::{read_groups, read_shares, ReadOptions};
 use crate::join::{join, JoinOptions};
 
+mod bounds;
 mod proof;
 mod read;
 
+use bounds::read_bounds;
 use read::{read_all, Reading};
 
 /// `kdp lag`'s default for [`LagReadOptions::max_bytes_per_partition`]:
@@ -102,6 +103,9 @@ pub struct LagReadOptions {
     pub partitions_per_fetch: usize,
     /// Brokers fetched from at once.
     pub concurrency: usize,
+    /// Partitions whose bounds (three ListOffsets runs) are asked at
+    /// once: the next ones are asked once their answers are in.
+    pub offsets_per_wave: usize,
     /// Also describe each group (its state and members).
     pub members: bool,
 }
@@ -119,6 +123,9 @@ impl Default for LagReadOptions {
             fetch_max_bytes: 8 << 20,
             partitions_per_fetch: 1_000,
             concurrency: 8,
+            // 10,000 partitions: a request per broker and run on a
+            // 50-broker cluster, a few MB of routing and answers at once
+            offsets_per_wave: 10_000,
             members: true,
         }
     }
@@ -268,51 +275,8 @@ pub async fn read_from(
 ) -> LagRead {
     read_shares(client, &mut groups, driver, bound).await;
     let starts = partitions_to_read(&groups, &opts.lag);
-    let keys: Vec<TopicPartition> = starts.keys().cloned().collect();
-    let (earliest, hwm, lso) = tokio::join!(
-        list_offsets(
-            client,
-            keys.clone(),
-            EARLIEST_TIMESTAMP,
-            READ_UNCOMMITTED,
-            driver,
-            bound
-        ),
-        list_offsets(
-            client,
-            keys.clone(),
-            LATEST_TIMESTAMP,
-            READ_UNCOMMITTED,
-            driver,
-            bound
-        ),
-        list_offsets(
-            client,
-            keys.clone(),
-            LATEST_TIMESTAMP,
-            READ_COMMITTED,
-            driver,
-            bound
-        ),
-    );
-    let missing = || KeyError::client(ErrorCode::UNKNOWN_SERVER_ERROR, "no ListOffsets answer");
-    let mut bounds: BTreeMap<TopicPartition, std::result::Result<Bounds, KeyError>> =
-        BTreeMap::new();
-    for tp in &keys {
-        let get = |m: &BTreeMap<TopicPartition, std::result::Result<i64, KeyError>>| {
-            m.get(tp).cloned().unwrap_or_else(|| Err(missing()))
-        };
-        let b = (|| {
-            Ok(Bounds {
-                log_start: Some(get(&earliest)?),
-                high_watermark: get(&hwm)?,
-                last_stable_offset: get(&lso)?,
-            })
-        })();
-        bounds.insert(tp.clone(), b);
-    }
-    // a scan's transients go as soon as they are used
-    drop((earliest, hwm, lso));
+    // in waves: one wave's lookup, requests and answers at a time
+    let bounds = read_bounds(client, starts.keys(), opts.offsets_per_wave, driver, bound).await;
 
     // the transactions holding LSOs: the pinned partitions' producers
     let pinned: Vec<&TopicPartition> = bounds
@@ -355,7 +319,7 @@ pub async fn read_from(
     let mut settings: Option<proof::TopicSettings> = None;
     if let Some(known) = known.as_deref_mut() {
         known.retain(|tp| starts.contains_key(tp));
-        let topics: BTreeSet<String> = keys.iter().map(|tp| tp.0.clone()).collect();
+        let topics: BTreeSet<String> = starts.keys().map(|tp| tp.0.clone()).collect();
         if let Ok(configs) = topic_configs(
             client,
             topics.into_iter().collect(),
@@ -436,7 +400,7 @@ pub async fn read_from(
         ));
     }
     let mut partitions: BTreeMap<TopicPartition, PartitionLag> = slots.into_iter().collect();
-    drop((committed_on, uncommitted_on, starts, keys));
+    drop((committed_on, uncommitted_on, starts));
     settle_proven(
         client,
         [&mut readings, &mut uncommitted_readings],
@@ -459,18 +423,7 @@ pub async fn read_from(
         if readings.is_empty() {
             continue;
         }
-        let topics: Vec<String> = readings
-            .iter()
-            .map(|r| r.tp.0.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
-        let metadata = match tokio::time::timeout_at(bound.deadline().at(), lookup).await {
-            Ok(Ok(md)) => only(&md, readings.iter().map(|r| &r.tp)),
-            // the reads look their partitions up again
-            _ => ClusterMetadata::default(),
-        };
+        let metadata = routing(client, &readings, opts.offsets_per_wave, bound).await;
         let settings = FetchSettings {
             isolation_level: isolation,
             partition_max_bytes: opts.fetch_bytes,
@@ -574,6 +527,45 @@ async fn settle_proven(
             false
         });
     }
+}
+
+/// The routing of `readings`' partitions ([`only`]), looked up in waves
+/// of `per_wave` partitions: one wave's whole metadata (replica lists and
+/// all) at a time, not the cluster's. The default metadata if a lookup
+/// fails: the reads look their partitions up again.
+async fn routing(
+    client: &SharedClient,
+    readings: &[Reading],
+    per_wave: usize,
+    bound: &TimeBound,
+) -> ClusterMetadata {
+    let mut out = ClusterMetadata::default();
+    for wave in readings.chunks(per_wave.max(1)) {
+        let mut topics: Vec<String> = Vec::new();
+        for r in wave {
+            if topics.last() != Some(&r.tp.0) {
+                topics.push(r.tp.0.clone());
+            }
+        }
+        let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
+        let Ok(Ok(md)) = tokio::time::timeout_at(bound.deadline().at(), lookup).await else {
+            return ClusterMetadata::default();
+        };
+        let part = only(&md, wave.iter().map(|r| &r.tp));
+        drop(md);
+        out.controller_id = part.controller_id;
+        out.brokers = part.brokers;
+        for (name, topic) in part.topics {
+            match out.topics.entry(name) {
+                Entry::Vacant(e) => {
+                    e.insert(topic);
+                }
+                // a topic cut by a wave's edge
+                Entry::Occupied(mut e) => e.get_mut().partitions.extend(topic.partitions),
+            }
+        }
+    }
+    out
 }
 
 /// `md` with only the partitions `keep` names, and only what the reads

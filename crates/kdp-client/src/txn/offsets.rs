@@ -96,8 +96,9 @@ pub async fn list_offsets(
     .await
 }
 
-/// [`list_offsets`] routed by `leaders` (which may hold metadata already).
-async fn list_offsets_via(
+/// [`list_offsets`] routed by `leaders` (which may hold metadata already:
+/// runs that share one lookup).
+pub async fn list_offsets_via(
     client: &SharedClient,
     partitions: Vec<TopicPartition>,
     timestamp: i64,
