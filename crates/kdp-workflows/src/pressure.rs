@@ -127,7 +127,11 @@ where
 }
 
 /// What [`run`] read: [`SharedScan`], the leaders' counts only when shared.
-type Ran = (Result<Scan>, Option<DescribeSummary>, Option<ComparedReplicas>);
+type Ran = (
+    Result<Scan>,
+    Option<DescribeSummary>,
+    Option<ComparedReplicas>,
+);
 
 /// [`scan`], and with `leaders` [`scan_sharing_leaders`]. The outer `Err`:
 /// the selection could not be looked up.

@@ -56,7 +56,10 @@ impl<'a> Producers<'a> {
             Producers::Viewed(v) => (Some(v.iter().map(ProducerRef::Viewed)), None),
             Producers::Owned(ps) => (None, Some(ps.iter().map(ProducerRef::Owned))),
         };
-        viewed.into_iter().flatten().chain(owned.into_iter().flatten())
+        viewed
+            .into_iter()
+            .flatten()
+            .chain(owned.into_iter().flatten())
     }
 }
 
@@ -286,6 +289,11 @@ impl Comparer {
         if before > 0 && p.waiting.is_empty() {
             state.settle(tp);
         }
+    }
+
+    /// The partitions held, not compared yet (some replica not heard from).
+    pub fn held(&self) -> usize {
+        self.state().pending.len()
     }
 
     /// Every partition compared: those still waiting with the replicas

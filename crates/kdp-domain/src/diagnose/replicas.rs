@@ -89,10 +89,8 @@ fn compare_records<R: AsRef<[ProducerRecord]>>(
     let ids: BTreeSet<i64> = by_broker.values().flat_map(|m| m.keys().copied()).collect();
     let mut out = Vec::new();
     for id in ids {
-        let states: BTreeMap<i32, Option<&ProducerRecord>> = by_broker
-            .iter()
-            .map(|(b, m)| (*b, m.get(&id)))
-            .collect();
+        let states: BTreeMap<i32, Option<&ProducerRecord>> =
+            by_broker.iter().map(|(b, m)| (*b, m.get(&id))).collect();
         if states.values().any(Option::is_none) {
             out.push(Difference {
                 producer_id: id,

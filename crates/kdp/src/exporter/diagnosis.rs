@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::Diagnosis;
-use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::partition::ProducerFields;
+use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_workflows::diagnosis::ComparedReplicas;
 

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::{self, add_replicas, Diagnosis, GroupsFound};
 use kdp_domain::lag::found::LagFold;
-use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::partition::ProducerFields;
+use kdp_domain::protocol::TxnProtocol;
 use kdp_workflows::diagnosis::{gather, Described, DiagnosisOptions, Gathered};
 
 use super::diagnosis::{Diagnose, DiagnoseFuture, Scanned};
