@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use kdp_domain::partition::{has_open_transaction, ProducerFields};
+#[cfg(test)]
 use kdp_domain::PartitionOutcome;
 use kdp_workflows::leaders::LeaderAnswer;
 
