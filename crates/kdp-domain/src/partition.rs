@@ -71,6 +71,8 @@ pub trait ProducerFields {
     fn producer_id(&self) -> i64;
     /// `ProducerEpoch`.
     fn producer_epoch(&self) -> i32;
+    /// `LastSequence`.
+    fn last_sequence(&self) -> i32;
     /// `LastTimestamp`.
     fn last_timestamp(&self) -> i64;
     /// `CoordinatorEpoch`.
@@ -85,6 +87,9 @@ impl ProducerFields for ProducerState {
     }
     fn producer_epoch(&self) -> i32 {
         self.producer_epoch
+    }
+    fn last_sequence(&self) -> i32 {
+        self.last_sequence
     }
     fn last_timestamp(&self) -> i64 {
         self.last_timestamp
@@ -104,6 +109,9 @@ impl ProducerFields for kdp_wire::messages::ProducerStateView<'_> {
     fn producer_epoch(&self) -> i32 {
         kdp_wire::messages::ProducerStateView::producer_epoch(self)
     }
+    fn last_sequence(&self) -> i32 {
+        kdp_wire::messages::ProducerStateView::last_sequence(self)
+    }
     fn last_timestamp(&self) -> i64 {
         kdp_wire::messages::ProducerStateView::last_timestamp(self)
     }
@@ -121,6 +129,9 @@ impl<T: ProducerFields + ?Sized> ProducerFields for &T {
     }
     fn producer_epoch(&self) -> i32 {
         (**self).producer_epoch()
+    }
+    fn last_sequence(&self) -> i32 {
+        (**self).last_sequence()
     }
     fn last_timestamp(&self) -> i64 {
         (**self).last_timestamp()
@@ -146,8 +157,8 @@ pub fn is_transactional<P: ProducerFields + ?Sized>(p: &P) -> bool {
 
 /// Whether the producer has a transaction open on the partition
 /// (`CurrentTxnStartOffset` set).
-pub fn has_open_transaction(p: &ProducerState) -> bool {
-    p.current_txn_start_offset >= 0
+pub fn has_open_transaction<P: ProducerFields + ?Sized>(p: &P) -> bool {
+    p.current_txn_start_offset() >= 0
 }
 
 #[cfg(test)]

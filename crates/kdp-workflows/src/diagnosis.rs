@@ -16,8 +16,8 @@ use kdp_domain::partition::{DescribeSummary, PartitionOutcome};
 
 use crate::groups::{read_groups, ReadOptions};
 use crate::join::{join_described, JoinOptions};
-use crate::replicas::describe_every_replica;
-pub use crate::replicas::EveryReplica;
+use crate::replicas::compare_every_replica;
+pub use crate::replicas::{ComparedReplicas, EveryReplica};
 
 /// What to read besides the join.
 #[derive(Debug, Clone, Default)]
@@ -40,9 +40,9 @@ pub struct Described {
     pub partitions: Vec<PartitionOutcome>,
     /// The describe's counts.
     pub summary: DescribeSummary,
-    /// Every replica, when the scan already asked them (the leaders'
-    /// describe was part of that pass): taken instead of asking again.
-    pub replicas: Option<Result<EveryReplica>>,
+    /// Every replica compared, when the scan already asked them (the
+    /// leaders' describe was part of that pass): taken instead of asking again.
+    pub replicas: Option<Result<ComparedReplicas>>,
 }
 
 /// What the diagnosis read, each part answered or failed on its own.
@@ -52,8 +52,8 @@ pub struct Gathered {
     pub joined: Result<Joined>,
     /// The groups, when asked.
     pub groups: Option<Result<GroupsRead>>,
-    /// Every replica, when asked and the join was made.
-    pub replicas: Option<Result<EveryReplica>>,
+    /// Every replica compared, when asked and the join was made.
+    pub replicas: Option<Result<ComparedReplicas>>,
 }
 
 /// The join of `described` and, beside it, the groups; then every replica.
@@ -87,7 +87,7 @@ pub async fn gather(
     let replicas = match described.replicas {
         _ if !opts.replicas || joined.is_err() => None,
         Some(read) => Some(read),
-        None => Some(describe_every_replica(client, &opts.describe, bound).await),
+        None => Some(compare_every_replica(client, &opts.describe, bound).await),
     };
     Gathered {
         joined,

@@ -21,7 +21,44 @@ use kdp_domain::diagnose::replicas::ReplicaError;
 use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
 use kdp_wire::ErrorCode;
 
-use crate::replicas::{each_replica_of, Collect, EveryReplica, Producers};
+use crate::replicas::{each_replica_settling, ComparedReplicas, Comparer, Producers};
+
+/// A leader's answer for a partition as the leaders' describe reports it
+/// ([`PartitionOutcome`]), its producers left where they lie: a sink that
+/// keeps some builds only those ([`LeaderAnswer::to_outcome`] builds all).
+#[derive(Clone, Copy)]
+pub struct LeaderAnswer<'a> {
+    /// The broker that answered.
+    pub broker_id: Option<i32>,
+    /// The topic.
+    pub topic: &'a str,
+    /// The partition.
+    pub partition: i32,
+    /// Its producers, or why there are none.
+    pub result: std::result::Result<Producers<'a>, &'a PartitionError>,
+}
+
+impl<'a> LeaderAnswer<'a> {
+    /// The answer of an outcome already built.
+    pub fn of(o: &'a PartitionOutcome) -> LeaderAnswer<'a> {
+        LeaderAnswer {
+            broker_id: o.broker_id,
+            topic: &o.topic,
+            partition: o.partition,
+            result: o.result.as_deref().map(Producers::Owned),
+        }
+    }
+
+    /// The owned outcome.
+    pub fn to_outcome(&self) -> PartitionOutcome {
+        PartitionOutcome {
+            broker_id: self.broker_id,
+            topic: self.topic.to_owned(),
+            partition: self.partition,
+            result: self.result.map(Producers::to_vec).map_err(Clone::clone),
+        }
+    }
+}
 
 /// A partition's leader by the scan's metadata (`None`: it has none), and
 /// whether its answer has been passed on.
@@ -36,7 +73,7 @@ struct Tapped<S> {
     summary: DescribeSummary,
 }
 
-impl<S: FnMut(PartitionOutcome)> Tapped<S> {
+impl<S: FnMut(LeaderAnswer<'_>)> Tapped<S> {
     /// Whether `broker` is `partition`'s leader and has not been passed on
     /// yet; if so, it now counts as passed on.
     fn claim(&mut self, partition: &TopicPartition, broker: i32) -> bool {
@@ -49,7 +86,7 @@ impl<S: FnMut(PartitionOutcome)> Tapped<S> {
         }
     }
 
-    fn report(&mut self, o: PartitionOutcome) {
+    fn report(&mut self, o: LeaderAnswer<'_>) {
         self.summary.partitions += 1;
         self.summary.failed += usize::from(o.result.is_err());
         (self.sink)(o);
@@ -65,7 +102,7 @@ pub struct LeaderTap<S> {
     state: Mutex<Tapped<S>>,
 }
 
-impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
+impl<S: FnMut(LeaderAnswer<'_>)> LeaderTap<S> {
     /// The leaders of `resolved`'s partitions; what the resolution settled
     /// (a topic that does not exist) goes to `sink` at once, as the
     /// leaders' describe reports it (when the scan is routed with one
@@ -89,7 +126,7 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
         // unrouted, the leaders' describe of the whole selection reports them
         if resolved.metadata.is_some() {
             for o in &resolved.settled {
-                state.report(o.clone());
+                state.report(LeaderAnswer::of(o));
             }
         }
         LeaderTap {
@@ -103,20 +140,19 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Broker `broker`'s producers of a partition: passed on (built owned)
-    /// when it is the partition's leader, left where they are otherwise.
+    /// Broker `broker`'s producers of a partition: passed on (where they
+    /// lie) when it is the partition's leader.
     pub fn answer(&self, broker: i32, topic: &str, partition: i32, ps: Producers<'_>) {
         let mut state = self.state();
         let key = (topic.to_owned(), partition);
         if !state.claim(&key, broker) {
             return;
         }
-        let (topic, partition) = key;
-        state.report(PartitionOutcome {
+        state.report(LeaderAnswer {
             broker_id: Some(broker),
             topic,
             partition,
-            result: Ok(ps.to_vec()),
+            result: Ok(ps),
         });
     }
 
@@ -149,11 +185,11 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
                 if !is_the_answer(error) || !state.claim(partition, *broker) {
                     continue;
                 }
-                state.report(PartitionOutcome {
+                state.report(LeaderAnswer {
                     broker_id: Some(*broker),
-                    topic: partition.0.clone(),
+                    topic: &partition.0,
                     partition: partition.1,
-                    result: Err(error.clone()),
+                    result: Err(error),
                 });
             }
             let mut rest: Vec<TopicPartition> = state
@@ -195,37 +231,39 @@ impl<S: FnMut(PartitionOutcome)> LeaderTap<S> {
 /// Every replica of the partitions `opts` selects, asked once for both a
 /// comparison and the leaders' describe: each leader's answer goes to
 /// `leaders` as the leaders' describe reports it ([`LeaderTap`]; what no
-/// leader answered is described after, the leaders' way), and every
-/// replica's producers are kept, as
-/// [`describe_every_replica`](crate::replicas::describe_every_replica)
-/// answers. Returns them and the leaders' counts. `Err`: the selection
-/// could not be looked up, or its brokers listed: the scan failed.
+/// leader answered is described after, the leaders' way), and each
+/// partition is compared as soon as its replicas have answered
+/// ([`Comparer`]), as
+/// [`compare_every_replica`](crate::replicas::compare_every_replica)
+/// compares. Returns the comparison and the leaders' counts. `Err`: the
+/// selection could not be looked up, or its brokers listed: the scan failed.
 pub async fn every_replica_sharing_leaders<S>(
     client: &Arc<Client>,
     opts: &DescribeOptions,
     bound: &TimeBound,
     leaders: S,
-) -> Result<(EveryReplica, DescribeSummary)>
+) -> Result<(ComparedReplicas, DescribeSummary)>
 where
-    S: FnMut(PartitionOutcome) + Send + 'static,
+    S: FnMut(LeaderAnswer<'_>) + Send + 'static,
 {
     let resolved = resolve(client, opts, bound).await?;
     let tap = Arc::new(LeaderTap::new(&resolved, leaders));
-    let collect = Collect::default();
-    let (into, kept) = (tap.clone(), collect.clone());
+    let comparer = Comparer::new(&resolved, &[]);
+    let (into, kept, done) = (tap.clone(), comparer.clone(), comparer.clone());
     let sink = move |b, topic: &str, partition, ps: Producers<'_>| {
         kept.add(b, topic, partition, ps);
         into.answer(b, topic, partition, ps);
     };
-    let (_, errors) = each_replica_of(client, opts, bound, &[], resolved, sink).await?;
+    let done = move |b, tp: &TopicPartition| done.settled(b, tp);
+    let (_, errors) = each_replica_settling(client, opts, bound, &[], resolved, sink, done).await?;
     let summary = tap.finish(client, opts, bound, &errors).await?;
-    Ok(((collect.take(), errors), summary))
+    Ok(((comparer.take(), errors), summary))
 }
 
-fn forward<S: FnMut(PartitionOutcome)>(state: &mut Tapped<S>, ev: DescribeEvent) {
+fn forward<S: FnMut(LeaderAnswer<'_>)>(state: &mut Tapped<S>, ev: DescribeEvent) {
     if let DescribeEvent::Results { outcomes, .. } = ev {
-        for o in outcomes {
-            state.report(o);
+        for o in &outcomes {
+            state.report(LeaderAnswer::of(o));
         }
     }
 }

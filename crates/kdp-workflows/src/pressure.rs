@@ -21,13 +21,13 @@ use kdp_client::txn::describe::describe_transactions;
 use kdp_client::txn::list::{list_transactions, ListFilters};
 use kdp_domain::diagnose::pressure::{EpochFence, Fold, Pressure};
 use kdp_domain::diagnose::replicas::ReplicaError;
-use kdp_domain::partition::{DescribeSummary, PartitionOutcome};
+use kdp_domain::partition::{DescribeSummary, TopicPartition};
 use kdp_domain::time::known_ms;
 use kdp_wire::TxnState;
 
 use crate::clock::now_ms;
-use crate::leaders::LeaderTap;
-use crate::replicas::{each_replica_of, Collect, EveryReplica, Producers};
+use crate::leaders::{LeaderAnswer, LeaderTap};
+use crate::replicas::{each_replica_settling, ComparedReplicas, Comparer, Producers};
 
 /// How long a lean scan waits for the brokers' settings before asking for
 /// their producers ([`ScanOptions::lean`]).
@@ -87,11 +87,11 @@ pub struct Scan {
 }
 
 /// What [`scan_sharing_leaders`] read: the scan (`Err` as [`scan`]'s), the
-/// leaders' counts, and with [`ScanOptions::replicas`] every replica's
-/// producers and what could not be asked, as
-/// [`describe_every_replica`](crate::replicas::describe_every_replica)
+/// leaders' counts, and with [`ScanOptions::replicas`] every partition's
+/// replicas compared and what could not be asked, as
+/// [`compare_every_replica`](crate::replicas::compare_every_replica)
 /// answers (whether or not the scan's other requests failed).
-pub type SharedScan = (Result<Scan>, DescribeSummary, Option<EveryReplica>);
+pub type SharedScan = (Result<Scan>, DescribeSummary, Option<ComparedReplicas>);
 
 /// Scans the partitions `opts` selects on every broker (or those of
 /// `options.only_brokers`). `Err`: the cluster could not be listed.
@@ -101,7 +101,7 @@ pub async fn scan(
     options: &ScanOptions,
     bound: &TimeBound,
 ) -> Result<Scan> {
-    let (scan, _, _) = run(client, opts, options, bound, None::<fn(PartitionOutcome)>).await?;
+    let (scan, _, _) = run(client, opts, options, bound, None::<fn(LeaderAnswer<'_>)>).await?;
     scan
 }
 
@@ -120,14 +120,18 @@ pub async fn scan_sharing_leaders<S>(
     leaders: S,
 ) -> Result<SharedScan>
 where
-    S: FnMut(PartitionOutcome) + Send + 'static,
+    S: FnMut(LeaderAnswer<'_>) + Send + 'static,
 {
     let (scan, summary, every) = run(client, opts, options, bound, Some(leaders)).await?;
     Ok((scan, summary.unwrap_or_default(), every))
 }
 
 /// What [`run`] read: [`SharedScan`], the leaders' counts only when shared.
-type Ran = (Result<Scan>, Option<DescribeSummary>, Option<EveryReplica>);
+type Ran = (
+    Result<Scan>,
+    Option<DescribeSummary>,
+    Option<ComparedReplicas>,
+);
 
 /// [`scan`], and with `leaders` [`scan_sharing_leaders`]. The outer `Err`:
 /// the selection could not be looked up.
@@ -139,7 +143,7 @@ async fn run<S>(
     leaders: Option<S>,
 ) -> Result<Ran>
 where
-    S: FnMut(PartitionOutcome) + Send + 'static,
+    S: FnMut(LeaderAnswer<'_>) + Send + 'static,
 {
     let dopts = opts.driver_options();
     let mut s = Scan::default();
@@ -170,8 +174,8 @@ where
         let resolved = resolve(client, opts, bound).await?;
         let tap = leaders.map(|sink| Arc::new(LeaderTap::new(&resolved, sink)));
         let (fold, answered, into) = (fold.clone(), answered.clone(), tap.clone());
-        let collect = options.replicas.then(Collect::default);
-        let kept = collect.clone();
+        let collect = options.replicas.then(|| Comparer::new(&resolved, &only));
+        let (kept, done) = (collect.clone(), collect.clone());
         let sink = move |b, topic: &str, partition, ps: Producers<'_>| {
             if let Some(c) = &kept {
                 c.add(b, topic, partition, ps);
@@ -188,7 +192,13 @@ where
                 tap.answer(b, topic, partition, ps);
             }
         };
-        let r = each_replica_of(client, opts, bound, &only, resolved, sink).await?;
+        // each partition compared once its replicas have all answered
+        let done = move |b, tp: &TopicPartition| {
+            if let Some(c) = &done {
+                c.settled(b, tp);
+            }
+        };
+        let r = each_replica_settling(client, opts, bound, &only, resolved, sink, done).await?;
         Ok::<_, kdp_client::error::Error>((r, tap, collect))
     };
     // the settings beside the producers: a broker slow to answer them

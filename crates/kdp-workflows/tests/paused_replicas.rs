@@ -7,12 +7,15 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kdp_client::describe::resolve;
 use kdp_client::{Client, ClientConfig, DescribeOptions, Error, TimeBound, TopicSelection};
-use kdp_domain::diagnose::replicas::{ReplicaError, Replicas, Verdict};
+use kdp_domain::diagnose::replicas::{Comparison, ReplicaError, Replicas, Verdict};
 use kdp_test_support::StallCluster;
 use kdp_wire::api;
 use kdp_wire::ErrorCode;
-use kdp_workflows::replicas::{compare_replicas, describe_every_replica};
+use kdp_workflows::replicas::{
+    compare_replicas, describe_every_replica, each_replica_settling, Comparer,
+};
 use tokio::time::Instant;
 
 const BUDGET: Duration = Duration::from_secs(10);
@@ -170,5 +173,98 @@ async fn a_silent_replica_turns_agreement_into_unchecked_by_the_deadline() {
             assert!(failed > 0);
         }
         other => panic!("{other:?}"),
+    }
+}
+
+/// A comparison's differences, timestamps as which replicas share them
+/// (each twin demo cluster dates its producers from its own start).
+fn same(c: &Comparison<Error>) -> Vec<String> {
+    c.differences
+        .iter()
+        .map(|(tp, d)| {
+            let values: Vec<String> = if d.field == "LastTimestamp" {
+                let first: Vec<&String> = d.values.values().collect();
+                let rank = |v: &String| first.iter().position(|f| *f == v);
+                d.values
+                    .iter()
+                    .map(|(b, v)| format!("{b}:{:?}", rank(v)))
+                    .collect()
+            } else {
+                d.values.iter().map(|(b, v)| format!("{b}:{v}")).collect()
+            };
+            format!("{tp:?} {} {} {values:?}", d.producer_id, d.field)
+        })
+        .collect()
+}
+
+/// Each partition compared as soon as its replicas have answered
+/// ([`compare_every_replica`]) says what comparing every replica's kept
+/// answers at the end ([`describe_every_replica`], then
+/// [`Comparison::of`]) says, on twin demo clusters: with every replica
+/// answering (the demo's own failed replica, payments-2 on broker 3,
+/// included), and with one broker's replicas partly answering (its
+/// DescribeProducers or ApiVersions stalled to the deadline): the same
+/// differences, partitions and failures. Once the scan is over, no
+/// partition is still held: a failed replica settles its partition too.
+#[tokio::test(start_paused = true)]
+async fn compared_as_they_answer_is_what_comparing_every_answer_says() {
+    type Stall = fn(&StallCluster);
+    let stalls: [(&str, Stall); 3] = [
+        ("nothing", |_| {}),
+        ("DescribeProducers on 3", |c| {
+            c.stall_on(3, api::DESCRIBE_PRODUCERS)
+        }),
+        ("ApiVersions on 2", |c| c.stall_on(2, api::API_VERSIONS)),
+    ];
+    let opts = DescribeOptions::default();
+    for (name, stall) in stalls {
+        let (every, _) = compare_with(stall).await;
+        let (replicas, failures) = every.unwrap();
+        let whole = Comparison::of(&replicas, failures);
+        assert!(
+            !whole.differences.is_empty(),
+            "{name}: the demo's replicas differ"
+        );
+        assert!(!whole.failures.is_empty(), "{name}: some replica failed");
+
+        let twin = StallCluster::demo();
+        let client = connected(&twin).await;
+        stall(&twin);
+        let bound = TimeBound::after(BUDGET);
+        let resolved = resolve(&client, &opts, &bound).await.unwrap();
+        let comparer = Comparer::new(&resolved, &[]);
+        assert!(comparer.held() > 0, "{name}: every partition is expected");
+        let (into, done) = (comparer.clone(), comparer.clone());
+        let (_, failures) = each_replica_settling(
+            &client,
+            &opts,
+            &bound,
+            &[],
+            resolved,
+            move |b, t, p, ps| into.add(b, t, p, ps),
+            move |b, tp| done.settled(b, tp),
+        )
+        .await
+        .unwrap();
+        assert_eq!(comparer.held(), 0, "{name}: every partition settled");
+        let streamed = Comparison::of_compared(comparer.take(), failures);
+        assert_eq!(same(&streamed), same(&whole), "{name}");
+        assert_eq!(streamed.partitions, whole.partitions, "{name}");
+        assert_eq!(
+            format!("{:?}", streamed.failures),
+            format!("{:?}", whole.failures),
+            "{name}"
+        );
+        assert_eq!(streamed.verdict(), whole.verdict(), "{name}");
+
+        // and the library call that streams
+        let twin = StallCluster::demo();
+        let client = connected(&twin).await;
+        stall(&twin);
+        let c = compare_replicas(&client, &opts, &TimeBound::after(BUDGET))
+            .await
+            .unwrap();
+        assert_eq!(same(&c), same(&whole), "{name}");
+        assert_eq!(c.partitions, whole.partitions, "{name}");
     }
 }

@@ -17,7 +17,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kdp_wire::messages::ProducerState;
 use kdp_wire::ErrorCode;
 use serde::Deserialize;
 
@@ -27,19 +26,20 @@ use crate::diagnose::fence::LogView;
 use crate::diagnose::findings::{findings, Holder};
 use crate::diagnose::flags::{flags, Flag};
 use crate::diagnose::hanging::{Problem, UnknownKind, Verdict};
-use crate::diagnose::replicas::{compare, ReplicaError, Replicas};
+use crate::diagnose::replicas::{Compared, ReplicaError};
 use crate::groups::offsets::Committed;
 use crate::groups::read::{GroupsRead, Visibility};
 use crate::joined::Joined;
+use crate::partition::ProducerFields;
 use crate::protocol::TxnProtocol;
 
 /// Whether the diagnosis needs producer `p` of a scan on a cluster running
 /// `protocol`: one with an open transaction (judged), and under
 /// transaction protocol v1 a transactional one (its epochs may prove it
 /// fenced). A scan keeps only these of each response.
-pub fn needs(p: &ProducerState, protocol: TxnProtocol) -> bool {
+pub fn needs<P: ProducerFields + ?Sized>(p: &P, protocol: TxnProtocol) -> bool {
     // the fenced flag exists only under v1, for transactional producers
-    p.current_txn_start_offset >= 0 || (protocol == TxnProtocol::V1 && p.coordinator_epoch >= 0)
+    p.current_txn_start_offset() >= 0 || (protocol == TxnProtocol::V1 && p.coordinator_epoch() >= 0)
 }
 
 /// One open transaction the diagnosis reports as hanging or stuck.
@@ -279,12 +279,11 @@ impl Diagnosis {
 
 /// The producers whose state differs between replicas, per partition; a
 /// partition whose replicas agree has a zero.
-fn divergences(replicas: &Replicas) -> Vec<PartitionValue> {
-    replicas
+fn divergences(compared: &Compared) -> Vec<PartitionValue> {
+    compared
         .iter()
-        .map(|((topic, partition), by_broker)| {
-            let producers: BTreeSet<i64> =
-                compare(by_broker).iter().map(|d| d.producer_id).collect();
+        .map(|((topic, partition), differences)| {
+            let producers: BTreeSet<i64> = differences.iter().map(|d| d.producer_id).collect();
             PartitionValue {
                 topic: topic.clone(),
                 partition: *partition,
@@ -299,7 +298,7 @@ fn divergences(replicas: &Replicas) -> Vec<PartitionValue> {
 /// agreeing (a divergence among the others still counts), and a broker
 /// whose whole scan failed (its partitions unknown) leaves no divergence
 /// series at all. Each failure is a failed request.
-pub fn add_replicas<E>(found: &mut Diagnosis, replicas: &Replicas, failures: &[ReplicaError<E>]) {
+pub fn add_replicas<E>(found: &mut Diagnosis, compared: &Compared, failures: &[ReplicaError<E>]) {
     found.failed_requests += u64::try_from(failures.len()).unwrap_or(u64::MAX);
     let mut unknown = BTreeSet::new();
     for f in failures {
@@ -314,7 +313,7 @@ pub fn add_replicas<E>(found: &mut Diagnosis, replicas: &Replicas, failures: &[R
     // a divergence among the replicas that answered is real; their
     // agreeing proves nothing while one did not answer
     found.replica_divergences = Some(
-        divergences(replicas)
+        divergences(compared)
             .into_iter()
             .filter(|v| v.value > 0 || !unknown.contains(&(v.topic.clone(), v.partition)))
             .collect(),
@@ -436,6 +435,7 @@ mod tests {
     use super::*;
     use crate::coordinator::CoordinatorView;
     use crate::partition::PartitionOutcome;
+    use kdp_wire::messages::ProducerState;
 
     const NOW: i64 = 10_000_000_000;
 

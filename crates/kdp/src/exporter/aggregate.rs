@@ -4,8 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kdp_domain::partition::has_open_transaction;
+use kdp_domain::partition::{has_open_transaction, ProducerFields};
+#[cfg(test)]
 use kdp_domain::PartitionOutcome;
+use kdp_workflows::leaders::LeaderAnswer;
 
 /// What a series is labelled with: a topic, and the partition only with
 /// `--per-partition`.
@@ -77,30 +79,39 @@ impl Aggregate {
     }
 
     /// Folds one partition's answer in; the producers are not kept.
+    #[cfg(test)]
     pub fn add(&mut self, outcome: &PartitionOutcome) {
+        self.add_answer(&LeaderAnswer::of(outcome));
+    }
+
+    /// Folds one partition's answer in, read where it lies; the producers
+    /// are not kept.
+    pub fn add_answer(&mut self, answer: &LeaderAnswer<'_>) {
         self.partitions += 1;
-        match &outcome.result {
+        match answer.result {
             Ok(producers) => {
-                let key = Key::new(&outcome.topic, outcome.partition, self.per_partition);
+                let key = Key::new(answer.topic, answer.partition, self.per_partition);
                 let c = self.counts.entry(key).or_default();
-                c.producers += producers.len() as u64;
-                for p in producers.iter().filter(|p| has_open_transaction(p)) {
+                for p in producers.iter() {
+                    c.producers += 1;
+                    if !has_open_transaction(&p) {
+                        continue;
+                    }
                     c.open_transactions += 1;
-                    if known_timestamp(p.last_timestamp) {
-                        let oldest = c
-                            .oldest_open_last_timestamp_ms
-                            .get_or_insert(p.last_timestamp);
-                        *oldest = (*oldest).min(p.last_timestamp);
+                    let last = p.last_timestamp();
+                    if known_timestamp(last) {
+                        let oldest = c.oldest_open_last_timestamp_ms.get_or_insert(last);
+                        *oldest = (*oldest).min(last);
                     }
                 }
             }
             Err(e) => {
                 self.failed_partitions += 1;
                 *self.errors.entry(e.name()).or_default() += 1;
-                if outcome.partition < 0 {
-                    self.failed_topics.insert(outcome.topic.clone());
+                if answer.partition < 0 {
+                    self.failed_topics.insert(answer.topic.to_owned());
                 } else {
-                    let key = Key::new(&outcome.topic, outcome.partition, self.per_partition);
+                    let key = Key::new(answer.topic, answer.partition, self.per_partition);
                     self.failed_keys.insert(key);
                 }
             }

@@ -24,10 +24,10 @@ use std::sync::Arc;
 
 use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::Diagnosis;
+use kdp_domain::partition::ProducerFields;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::{DescribeSummary, PartitionOutcome};
-use kdp_wire::messages::ProducerState;
-use kdp_workflows::diagnosis::EveryReplica;
+use kdp_workflows::diagnosis::ComparedReplicas;
 
 /// What one scan described, kept for the diagnosis: each partition with
 /// only the producers [`Diagnose::keeps`] asked for.
@@ -36,9 +36,9 @@ pub struct Scanned {
     pub now_ms: i64,
     pub partitions: Vec<PartitionOutcome>,
     pub summary: DescribeSummary,
-    /// Every replica, when the scan asked them for
+    /// Every replica compared, when the scan asked them for
     /// [`Diagnose::compares_replicas`] (its one pass over every replica).
-    pub replicas: Option<kdp_client::Result<EveryReplica>>,
+    pub replicas: Option<kdp_client::Result<ComparedReplicas>>,
 }
 
 /// The boxed future a [`Diagnose`] returns (no async-trait dependency).
@@ -50,8 +50,9 @@ pub type DiagnoseFuture<'a> = Pin<Box<dyn Future<Output = Option<Diagnosis>> + S
 /// is 0 and the scan counts as partial).
 pub trait Diagnose: Send + Sync {
     /// Whether the diagnosis needs producer `p` of the scan (cluster running
-    /// `protocol`); the others are only counted, never kept.
-    fn keeps(&self, p: &ProducerState, protocol: TxnProtocol) -> bool;
+    /// `protocol`), read where it lies; the others are only counted, never
+    /// built.
+    fn keeps(&self, p: &dyn ProducerFields, protocol: TxnProtocol) -> bool;
 
     /// Whether [`Diagnose::keeps`] depends on the protocol (asked before the
     /// scan only then).
@@ -80,7 +81,7 @@ pub trait Diagnose: Send + Sync {
 pub struct FileDiagnosis(pub PathBuf);
 
 impl Diagnose for FileDiagnosis {
-    fn keeps(&self, _: &ProducerState, _: TxnProtocol) -> bool {
+    fn keeps(&self, _: &dyn ProducerFields, _: TxnProtocol) -> bool {
         false
     }
 

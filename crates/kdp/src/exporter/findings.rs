@@ -16,8 +16,8 @@ use std::sync::Arc;
 use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::{self, add_replicas, Diagnosis, GroupsFound};
 use kdp_domain::lag::found::LagFold;
+use kdp_domain::partition::ProducerFields;
 use kdp_domain::protocol::TxnProtocol;
-use kdp_wire::messages::ProducerState;
 use kdp_workflows::diagnosis::{gather, Described, DiagnosisOptions, Gathered};
 
 use super::diagnosis::{Diagnose, DiagnoseFuture, Scanned};
@@ -53,7 +53,7 @@ pub struct ClusterDiagnosis {
 }
 
 impl Diagnose for ClusterDiagnosis {
-    fn keeps(&self, p: &ProducerState, protocol: TxnProtocol) -> bool {
+    fn keeps(&self, p: &dyn ProducerFields, protocol: TxnProtocol) -> bool {
         summary::needs(p, protocol)
     }
 
@@ -182,14 +182,14 @@ impl Diagnose for ClusterDiagnosis {
                 }
             }
             match replicas {
-                Some(Ok((replicas, failures))) => {
+                Some(Ok((compared, failures))) => {
                     if !failures.is_empty() {
                         tracing::warn!(
                             failures = failures.len(),
                             "some replicas could not be asked; their divergences are not counted"
                         );
                     }
-                    add_replicas(&mut found, &replicas, &failures);
+                    add_replicas(&mut found, &compared, &failures);
                 }
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "cannot ask every replica this scan");

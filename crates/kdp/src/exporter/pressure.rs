@@ -36,8 +36,9 @@ use std::sync::Arc;
 use kdp_client::{Client, DescribeOptions, TimeBound};
 use kdp_domain::diagnose::id_set::IdSet;
 use kdp_domain::diagnose::pressure::{Pressure, DEFAULT_EPOCH_MARGIN};
-use kdp_domain::{DescribeSummary, PartitionOutcome};
-use kdp_workflows::diagnosis::EveryReplica;
+use kdp_domain::DescribeSummary;
+use kdp_workflows::diagnosis::ComparedReplicas;
+use kdp_workflows::leaders::LeaderAnswer;
 use kdp_workflows::pressure::{scan_sharing_leaders, ScanOptions};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -118,8 +119,8 @@ impl Tracker {
     /// and returns the report to publish; the same answers are the leaders'
     /// describe: each partition's leader's answer goes to `leaders` (kdp-workflows'
     /// [`scan_sharing_leaders`]), so the scan asks the replicas once.
-    /// With `replicas`, every replica's producers are kept too, for the
-    /// diagnosis' comparison (`--compare-replicas`): the same pass.
+    /// With `replicas`, each partition's replicas are compared too, for the
+    /// diagnosis (`--compare-replicas`): the same pass.
     /// `Err`: the selection could not be looked up (nothing was asked).
     pub async fn scan_sharing_leaders<S>(
         &mut self,
@@ -128,9 +129,9 @@ impl Tracker {
         bound: &TimeBound,
         replicas: bool,
         leaders: S,
-    ) -> kdp_client::Result<(Scanned, DescribeSummary, Option<EveryReplica>)>
+    ) -> kdp_client::Result<(Scanned, DescribeSummary, Option<ComparedReplicas>)>
     where
-        S: FnMut(PartitionOutcome) + Send + 'static,
+        S: FnMut(LeaderAnswer<'_>) + Send + 'static,
     {
         let opts = replica_opts(opts);
         let options = ScanOptions {

@@ -28,8 +28,8 @@ use kdp_client::{
 use kdp_domain::diagnose::summary::Diagnosis;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::PartitionOutcome;
-use kdp_wire::messages::ProducerState;
-use kdp_workflows::leaders::every_replica_sharing_leaders;
+use kdp_workflows::leaders::{every_replica_sharing_leaders, LeaderAnswer};
+use kdp_workflows::replicas::ProducerRef;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -198,7 +198,7 @@ impl Scanner {
         };
         let keeps = {
             let diagnose = self.diagnose.clone();
-            move |p: &ProducerState| diagnose.keeps(p, protocol)
+            move |p: &ProducerRef<'_>| diagnose.keeps(p, protocol)
         };
         // with `--producer-ids` or `--compare-replicas`, every replica is
         // asked once for the leaders' view and the rest; otherwise the
@@ -208,7 +208,7 @@ impl Scanner {
             Some(tracker) => {
                 let shared = Arc::new(Mutex::new(leaders));
                 let into = shared.clone();
-                let sink = move |o| lock(&into).add(o, &keeps);
+                let sink = move |a: LeaderAnswer<'_>| lock(&into).add(a, &keeps);
                 let r = tracker
                     .scan_sharing_leaders(&client, &opts, &bound, compare, sink)
                     .await;
@@ -223,7 +223,7 @@ impl Scanner {
             None if compare => {
                 let shared = Arc::new(Mutex::new(leaders));
                 let into = shared.clone();
-                let sink = move |o| lock(&into).add(o, &keeps);
+                let sink = move |a: LeaderAnswer<'_>| lock(&into).add(a, &keeps);
                 let r = every_replica_sharing_leaders(&client, &opts, &bound, sink).await;
                 let leaders = std::mem::take(&mut *lock(&shared));
                 match r {
@@ -235,8 +235,8 @@ impl Scanner {
                 let mut leaders = leaders;
                 let sink = |ev: DescribeEvent| {
                     if let DescribeEvent::Results { outcomes, .. } = ev {
-                        for o in outcomes {
-                            leaders.add(o, &keeps);
+                        for o in &outcomes {
+                            leaders.add(LeaderAnswer::of(o), &keeps);
                         }
                     }
                 };
@@ -351,9 +351,9 @@ struct Leaders {
 }
 
 impl Leaders {
-    fn add(&mut self, o: PartitionOutcome, keeps: impl Fn(&ProducerState) -> bool) {
-        self.agg.add(&o);
-        self.kept.push(keep(o, keeps));
+    fn add(&mut self, a: LeaderAnswer<'_>, keeps: impl Fn(&ProducerRef<'_>) -> bool) {
+        self.agg.add_answer(&a);
+        self.kept.push(keep(a, keeps));
     }
 }
 
@@ -362,19 +362,20 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A partition's outcome with only the producers `keeps` wants; the rest of
-/// the response is freed here. The kept producers get an allocation of their
-/// own size: filtering the answer's vector in place would keep its whole
-/// capacity (every producer's room, a million of them) until the diagnosis ends.
-fn keep(o: PartitionOutcome, keeps: impl Fn(&ProducerState) -> bool) -> PartitionOutcome {
+/// A partition's outcome with only the producers `keeps` wants, built from
+/// where they lie (the others never are). The kept producers get an
+/// allocation of their own size, nothing of the answer's.
+fn keep(a: LeaderAnswer<'_>, keeps: impl Fn(&ProducerRef<'_>) -> bool) -> PartitionOutcome {
     PartitionOutcome {
-        result: o.result.map(|ps| {
+        broker_id: a.broker_id,
+        topic: a.topic.to_owned(),
+        partition: a.partition,
+        result: a.result.map_err(Clone::clone).map(|ps| {
             let n = ps.iter().filter(|p| keeps(p)).count();
             let mut kept = Vec::with_capacity(n);
-            kept.extend(ps.into_iter().filter(|p| keeps(p)));
+            kept.extend(ps.iter().filter(|p| keeps(p)).map(ProducerRef::to_owned));
             kept
         }),
-        ..o
     }
 }
 

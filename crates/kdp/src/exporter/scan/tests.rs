@@ -410,6 +410,9 @@ async fn a_replica_that_did_not_answer_gives_no_divergence_zero() {
 /// allocated for the hundred thousand the diagnosis needs.
 #[test]
 fn kept_producers_take_their_own_room() {
+    use kdp_domain::partition::ProducerFields;
+    use kdp_wire::messages::ProducerState;
+
     let producers: Vec<ProducerState> = (0..100)
         .map(|i| ProducerState {
             producer_id: i,
@@ -423,7 +426,7 @@ fn kept_producers_take_their_own_room() {
         broker_id: Some(1),
         result: Ok(producers),
     };
-    let kept = keep(o, |p| p.current_txn_start_offset >= 0);
+    let kept = keep(LeaderAnswer::of(&o), |p| p.current_txn_start_offset() >= 0);
     let kept = kept.result.expect("kept");
     let ids: Vec<i64> = kept.iter().map(|p| p.producer_id).collect();
     assert_eq!(ids, (0..10).map(|i| i * 10).collect::<Vec<_>>());
