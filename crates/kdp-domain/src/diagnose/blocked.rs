@@ -382,19 +382,27 @@ pub fn held_groups_judged(
     // holder of any other partition is not asked about, so only the
     // partitions read are visited
     let asked_only = joined.candidates_only.is_some() && joined.unfinished.is_empty();
-    let holders: Box<dyn Iterator<Item = (&TopicPartition, &LsoHolder)>> = if asked_only {
-        Box::new(
-            joined
-                .offsets
-                .keys()
-                .filter_map(|tp| Some((tp, judged.lso_holders.get(tp)?))),
-        )
-    } else {
-        Box::new(judged.lso_holders.iter())
-    };
-    for (tp, holder) in holders {
+    type Read = std::result::Result<crate::offsets::Offsets, KeyError>;
+    let holders: Box<dyn Iterator<Item = (&TopicPartition, &LsoHolder, Option<&Read>)>> =
+        if asked_only {
+            // both in topic and partition order: one walk pairs them
+            let mut held = judged.lso_holders.iter().peekable();
+            Box::new(joined.offsets.iter().filter_map(move |(tp, o)| {
+                while held.next_if(|&(k, _)| k < tp).is_some() {}
+                let (_, h) = held.next_if(|&(k, _)| k == tp)?;
+                Some((tp, h, Some(o)))
+            }))
+        } else {
+            Box::new(
+                judged
+                    .lso_holders
+                    .iter()
+                    .map(|(tp, h)| (tp, h, joined.offsets.get(tp))),
+            )
+        };
+    for (tp, holder, offsets) in holders {
         let key = || (tp.0.clone(), tp.1, holder.producer_id);
-        match joined.offsets.get(tp) {
+        match offsets {
             Some(Ok(o)) if o.blocked() == 0 => continue,
             Some(Ok(_)) => {}
             None if asked_only => continue,
@@ -544,11 +552,18 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
     // the holders' producers and latest writes, from one walk of the scan:
     // only the holders are looked for, no producer of the cluster indexed
     let mut producer_of: Vec<Option<&ProducerState>> = vec![None; pinned.len()];
-    let mut last_write: HashMap<i64, Option<i64>> = holder_of
+    // sorted, looked up by binary search: cheaper than hashing each of
+    // the cluster's producers
+    let mut last_write: Vec<(i64, Option<i64>)> = holder_of
         .iter()
         .flatten()
         .map(|h| (h.producer_id, None))
         .collect();
+    last_write.sort_unstable();
+    last_write.dedup_by_key(|w| w.0);
+    let write_of = |writes: &[(i64, Option<i64>)], producer_id: i64| {
+        writes.binary_search_by_key(&producer_id, |w| w.0).ok()
+    };
     for o in &joined.partitions {
         let Ok(producers) = &o.result else { continue };
         let here = pinned
@@ -567,11 +582,13 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
                 }
                 _ => {}
             }
-            if let (Some(w), Some(ts)) = (
-                last_write.get_mut(&p.producer_id),
+            if let (Some(ts), Some(k)) = (
                 known_ms(p.last_timestamp),
+                write_of(&last_write, p.producer_id),
             ) {
-                *w = Some(w.map_or(ts, |w| w.max(ts)));
+                if let Some((_, w)) = last_write.get_mut(k) {
+                    *w = Some(w.map_or(ts, |w| w.max(ts)));
+                }
             }
         }
     }
@@ -600,7 +617,9 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
         }
         let holder = holder_of[i];
         let pinned_by = producer_of[i].map(|p| {
-            let last_write_ms = last_write.get(&p.producer_id).copied().flatten();
+            let last_write_ms = write_of(&last_write, p.producer_id)
+                .and_then(|k| last_write.get(k))
+                .and_then(|w| w.1);
             pinning(joined, p, topic, partition, holder, last_write_ms)
         });
         let live = pinned_by
