@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kdp_client::admin::{
-    drive, AdminHandler, AllBrokers, Coordinator, CoordinatorFuture, CoordinatorLookup,
-    DriverOptions, KeyOutcome, KeyResult,
+    drive, AdminHandler, AllBrokers, ChosenBroker, Coordinator, CoordinatorFuture,
+    CoordinatorLookup, DriverOptions, KeyOutcome, KeyResult,
 };
 use kdp_client::Client;
 use kdp_client::TimeBound;
@@ -248,4 +248,76 @@ async fn every_broker_is_asked_once() {
     let got: Vec<_> = results.iter().map(|r| (r.key, r.result.clone())).collect();
     assert_eq!(got, vec![(1, Ok(100)), (2, Ok(200)), (3, Ok(300))]);
     assert_eq!(cluster.asked(api::DESCRIBE_PRODUCERS), 3);
+}
+
+/// Copies of a [`Counted`] key made anywhere.
+static KEY_COPIES: AtomicUsize = AtomicUsize::new(0);
+
+/// A name that counts its copies.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Counted(String);
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        KEY_COPIES.fetch_add(1, Ordering::SeqCst);
+        Counted(self.0.clone())
+    }
+}
+
+/// [`Names`] over counted keys: the answers' keys are made from the
+/// response, never copied from the keys asked.
+struct CountedNames(Names);
+
+impl AdminHandler for CountedNames {
+    type Key = Counted;
+    type Value = i64;
+    type Request = DescribeProducersRequest;
+    type Response = DescribeProducersResponse;
+
+    fn build_request(&self, broker: i32, keys: &[Counted]) -> DescribeProducersRequest {
+        let names: Vec<String> = keys.iter().map(|k| k.0.clone()).collect();
+        self.0.build_request(broker, &names)
+    }
+
+    fn handle_response(
+        &self,
+        broker: i32,
+        _keys: &[Counted],
+        resp: DescribeProducersResponse,
+    ) -> Vec<(Counted, KeyOutcome<i64>)> {
+        self.0
+            .handle_response(broker, &[], resp)
+            .into_iter()
+            .map(|(k, o)| (Counted(k), o))
+            .collect()
+    }
+}
+
+/// The driver moves each key into its request and back, never copying it:
+/// not for the lookup (a strategy that needs no key), not to ask, and not
+/// for a key asked again in the next round.
+#[tokio::test(start_paused = true)]
+async fn keys_are_moved_into_their_requests_not_copied() {
+    let cluster = cluster();
+    let client = client(&cluster).await;
+    let mut results = Vec::new();
+    drive(
+        &client,
+        &CountedNames(names(Some("a"))),
+        &mut ChosenBroker::new(1),
+        vec![Counted("a".into()), Counted("b".into())],
+        &DriverOptions::default(),
+        &bound(),
+        |batch| results.extend(batch.results),
+    )
+    .await;
+    results.sort_by(|a, b| a.key.cmp(&b.key));
+    let got: Vec<_> = results
+        .iter()
+        .map(|r| (r.key.0.as_str(), r.result.clone()))
+        .collect();
+    assert_eq!(got, vec![("a", Ok(100)), ("b", Ok(100))]);
+    // "a" was retried: asked twice, "b" once
+    assert_eq!(cluster.asked(api::DESCRIBE_PRODUCERS), 2);
+    assert_eq!(KEY_COPIES.load(Ordering::SeqCst), 0);
 }

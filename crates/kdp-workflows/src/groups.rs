@@ -18,7 +18,11 @@ use kdp_client::groups::list::list_groups;
 use kdp_client::groups::offsets::committed_offsets_at;
 use kdp_client::groups::share_offsets::share_offsets_at;
 use kdp_client::txn::configs::{group_configs, SHARE_ISOLATION_LEVEL};
-use kdp_domain::diagnose::blocked::{any_pinned, held_groups as held_groups_of, HeldGroups};
+use kdp_domain::diagnose::blocked::{
+    any_pinned, held_groups as held_groups_of, held_groups_judged as held_groups_judged_of,
+    HeldGroups,
+};
+use kdp_domain::diagnose::Findings;
 use kdp_domain::groups::read::{visibility, GroupAnswer, GroupsRead, Visibility};
 use kdp_domain::groups::share::{Isolation, ShareRead};
 use kdp_domain::groups::state::{GroupState, GroupType};
@@ -281,9 +285,16 @@ pub async fn held_groups(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Held {
-    held(client, joined, max_timeout_ms, false, opts, bound)
-        .await
-        .0
+    held(
+        client,
+        joined,
+        Judgement::Threshold(max_timeout_ms),
+        false,
+        opts,
+        bound,
+    )
+    .await
+    .0
 }
 
 /// [`held_groups`], keeping what the groups' read holds beyond them
@@ -295,20 +306,53 @@ pub async fn held_groups_keeping(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> (Held, Option<GroupsKept>) {
-    held(client, joined, max_timeout_ms, true, opts, bound).await
+    held(
+        client,
+        joined,
+        Judgement::Threshold(max_timeout_ms),
+        true,
+        opts,
+        bound,
+    )
+    .await
+}
+
+/// [`held_groups_keeping`] from the judgement of `joined` the caller
+/// already made (`find-hanging` lists the same [`Findings`]), so it is made
+/// once; candidates are those of `judged`'s threshold.
+pub async fn held_groups_judged(
+    client: &SharedClient,
+    joined: &Joined,
+    judged: &Findings,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> (Held, Option<GroupsKept>) {
+    held(client, joined, Judgement::Made(judged), true, opts, bound).await
+}
+
+/// The judgement the held groups are read against: made by the caller, or
+/// to make once the groups are read.
+#[derive(Clone, Copy)]
+enum Judgement<'a> {
+    Made(&'a Findings),
+    Threshold(i64),
 }
 
 async fn held(
     client: &SharedClient,
     joined: &Joined,
-    max_timeout_ms: i64,
+    judgement: Judgement<'_>,
     keep: bool,
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> (Held, Option<GroupsKept>) {
+    let of = |read: Option<&GroupsRead>| match judgement {
+        Judgement::Made(judged) => held_groups_judged_of(joined, judged, read),
+        Judgement::Threshold(ms) => held_groups_of(joined, read, ms),
+    };
     if !any_pinned(joined) {
         let held = Held {
-            groups: held_groups_of(joined, None, max_timeout_ms),
+            groups: of(None),
             read: None,
         };
         return (held, None);
@@ -318,7 +362,7 @@ async fn held(
         Err(e) => (Err(e), None),
     };
     let held = Held {
-        groups: held_groups_of(joined, read.as_ref().ok(), max_timeout_ms),
+        groups: of(read.as_ref().ok()),
         read: Some(read),
     };
     (held, kept)

@@ -178,7 +178,9 @@ pub struct DriverStats {
 }
 
 struct Open<K> {
-    key: K,
+    /// `None` while it is in flight: the key is moved into its request and
+    /// comes back with the answer, so no key is copied to be asked.
+    key: Option<K>,
     /// Boxed: a slot per key, and most keys never fail.
     last_error: Option<Box<KeyError>>,
     broker: Option<i32>,
@@ -214,7 +216,7 @@ impl<K: Clone + Hash + Eq> State<K> {
             .filter_map(|(k, f)| f.then_some(k));
         open.extend(keys.take(unique).map(|key| {
             Some(Open {
-                key,
+                key: Some(key),
                 last_error: None,
                 broker: None,
             })
@@ -314,7 +316,10 @@ where
 
         // 1. look up again if a key asked for it
         if std::mem::take(&mut st.refresh) {
-            let pending: Vec<H::Key> = st.open_keys().map(|(_, o)| o.key.clone()).collect();
+            // every key is home between rounds: borrowed, the strategy
+            // copies what it needs
+            let pending: Vec<&H::Key> =
+                st.open_keys().filter_map(|(_, o)| o.key.as_ref()).collect();
             let refresh = strategy.refresh(client, &pending, bound.request_timeout());
             match tokio::time::timeout_at(deadline, refresh).await {
                 Ok(Ok(())) => {}
@@ -329,10 +334,12 @@ where
                         // no later round would do better: that is the answer
                         let results = st
                             .drain()
-                            .map(|o| KeyResult {
-                                key: o.key,
-                                broker: o.broker,
-                                result: Err(err.clone()),
+                            .filter_map(|o| {
+                                Some(KeyResult {
+                                    key: o.key?,
+                                    broker: o.broker,
+                                    result: Err(err.clone()),
+                                })
                             })
                             .collect();
                         emit(&mut sink, None, 0, results);
@@ -368,8 +375,9 @@ where
         let mut settled = Vec::new();
         for (at, o) in st.open.iter_mut().enumerate() {
             let Some(o) = o else { continue };
+            let Some(key) = &o.key else { continue };
             let at = at as u32;
-            let outcome = match strategy.route(&o.key) {
+            let outcome = match strategy.route(key) {
                 Route::Broker(b) => {
                     o.broker = Some(b);
                     routes.entry(b).or_default().push(at);
@@ -381,14 +389,14 @@ where
                     continue;
                 }
                 Route::Fail(e) => KeyOutcome::Failed(e),
-                Route::Missing(e) => handler.missing(&o.key, e),
+                Route::Missing(e) => handler.missing(key, e),
             };
             settled.push((at, outcome));
         }
         let mut done = Vec::new();
         for (at, outcome) in settled {
             let broker = st.open_mut(at).and_then(|o| o.broker);
-            settle(&mut st, &mut done, at, broker, outcome);
+            settle(&mut st, &mut done, at, broker, outcome, None);
         }
         emit(&mut sink, None, 0, done);
         if routes.is_empty() {
@@ -398,7 +406,9 @@ where
         // 3. send, and take answers as they come; each request is built
         // just before it is sent (a broker's later batches are not held
         // built while its first is in flight), so the senders borrow the
-        // handler and run in this task
+        // handler and run in this task. The keys are moved into their
+        // requests, not copied, and come back with the answers (every
+        // sender replies for every request it was given)
         let (tx, mut rx) = mpsc::unbounded_channel();
         let sem = Arc::new(Semaphore::new(opts.max_concurrent_brokers.max(1)));
         let chunk = opts.max_keys_per_request.max(1);
@@ -410,7 +420,7 @@ where
                 .map(|chunk| {
                     let (ids, keys) = chunk
                         .iter()
-                        .filter_map(|&at| Some((at, st.open_mut(at)?.key.clone())))
+                        .filter_map(|&at| Some((at, st.open_mut(at)?.key.take()?)))
                         .unzip();
                     Asked { ids, keys }
                 })
@@ -443,15 +453,17 @@ where
     let timeout = budget.budget();
     let results = st
         .drain()
-        .map(|o| KeyResult {
-            key: o.key,
-            broker: o.broker,
-            result: Err(o.last_error.map(|e| *e).unwrap_or_else(|| {
-                KeyError::stalled(
-                    ApiKey(<H::Request as kdp_wire::Message>::API_KEY),
-                    format!("no answer within the timeout ({})", fmt_duration(timeout)),
-                )
-            })),
+        .filter_map(|o| {
+            Some(KeyResult {
+                key: o.key?,
+                broker: o.broker,
+                result: Err(o.last_error.map(|e| *e).unwrap_or_else(|| {
+                    KeyError::stalled(
+                        ApiKey(<H::Request as kdp_wire::Message>::API_KEY),
+                        format!("no answer within the timeout ({})", fmt_duration(timeout)),
+                    )
+                })),
+            })
         })
         .collect();
     emit(&mut sink, None, 0, results);
@@ -470,13 +482,16 @@ pub fn collect<K, V>(
     }
 }
 
-/// Settles the key at index `at` with `outcome`, if it is still open.
+/// Settles the key at index `at` with `outcome`, if it is still open;
+/// `back` is the key itself when it was in flight (a key left open is put
+/// back for the next round).
 fn settle<K: Clone + Hash + Eq, V>(
     st: &mut State<K>,
     done: &mut Vec<KeyResult<K, V>>,
     at: u32,
     broker: Option<i32>,
     outcome: KeyOutcome<V>,
+    back: Option<K>,
 ) {
     let result = match outcome {
         KeyOutcome::Done(v) => Ok(v),
@@ -484,6 +499,9 @@ fn settle<K: Clone + Hash + Eq, V>(
         KeyOutcome::Retry { reason, refresh } => {
             if let Some(o) = st.open_mut(at) {
                 o.last_error = Some(Box::new(reason));
+                if o.key.is_none() {
+                    o.key = back;
+                }
                 st.refresh |= refresh;
             }
             return;
@@ -495,9 +513,9 @@ fn settle<K: Clone + Hash + Eq, V>(
             return;
         }
     };
-    if let Some(o) = st.take(at) {
+    if let Some(key) = st.take(at).and_then(|o| o.key.or(back)) {
         done.push(KeyResult {
-            key: o.key,
+            key,
             broker,
             result,
         });
@@ -554,10 +572,20 @@ fn absorb<H, F>(
                 if std::mem::replace(seen, true) {
                     continue;
                 }
-                settle(st, &mut done, at, Some(broker), outcome);
+                // the handler's key is the one asked (equal): it settles
+                // the key, or goes back for the next round
+                settle(st, &mut done, at, Some(broker), outcome, Some(key));
             }
-            for (&at, _) in reply.ids.iter().zip(&answered).filter(|(_, &a)| !a) {
+            drop(asked);
+            for ((&at, key), _) in reply
+                .ids
+                .iter()
+                .zip(reply.keys)
+                .zip(&answered)
+                .filter(|(_, &a)| !a)
+            {
                 if let Some(o) = st.open_mut(at) {
+                    o.key = Some(key);
                     o.last_error = Some(Box::new(KeyError::client(
                         ErrorCode::UNKNOWN_SERVER_ERROR,
                         format!("broker {broker} did not answer for this key"),
@@ -576,7 +604,7 @@ fn absorb<H, F>(
                 && e.is_retriable()
                 && (e.is_connection_error() || matches!(e, Error::UnknownBroker(_)));
             tracing::debug!(broker, error = %e, retry, "request failed");
-            for at in reply.ids {
+            for (at, key) in reply.ids.into_iter().zip(reply.keys) {
                 let outcome = if retry {
                     KeyOutcome::Retry {
                         reason: err.clone(),
@@ -585,7 +613,7 @@ fn absorb<H, F>(
                 } else {
                     KeyOutcome::Failed(err.clone())
                 };
-                settle(st, &mut done, at, Some(broker), outcome);
+                settle(st, &mut done, at, Some(broker), outcome, Some(key));
             }
             emit(sink, Some(broker), 0, done);
         }

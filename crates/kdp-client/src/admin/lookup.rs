@@ -39,11 +39,13 @@ pub enum Route {
 /// date for the keys still to route, each request it sends bounded by
 /// `timeout`; `route` answers from that view.
 pub trait LookupStrategy<K>: Send {
-    /// Brings the view up to date for `keys`, each request bounded by `timeout`.
+    /// Brings the view up to date for `keys`, each request bounded by
+    /// `timeout`. Borrowed: most strategies need no key, or only a part of
+    /// each (a topic), so the driver copies none for them.
     fn refresh<'a>(
         &'a mut self,
         client: &'a Client,
-        keys: &'a [K],
+        keys: &'a [&'a K],
         timeout: Duration,
     ) -> impl Future<Output = Result<()>> + Send + 'a;
 
@@ -108,7 +110,7 @@ impl LookupStrategy<TopicPartition> for PartitionLeader {
     async fn refresh(
         &mut self,
         client: &Client,
-        keys: &[TopicPartition],
+        keys: &[&TopicPartition],
         timeout: Duration,
     ) -> Result<()> {
         if std::mem::take(&mut self.seeded) {
@@ -186,7 +188,7 @@ impl ChosenBroker {
 }
 
 impl<K: Sync> LookupStrategy<K> for ChosenBroker {
-    async fn refresh(&mut self, client: &Client, _keys: &[K], timeout: Duration) -> Result<()> {
+    async fn refresh(&mut self, client: &Client, _keys: &[&K], timeout: Duration) -> Result<()> {
         let md = client.metadata_within(Some(&[]), timeout).await?;
         self.known = Some(md.brokers.contains_key(&self.id));
         Ok(())
@@ -229,7 +231,7 @@ impl AllBrokers {
 }
 
 impl LookupStrategy<i32> for AllBrokers {
-    async fn refresh(&mut self, client: &Client, _keys: &[i32], timeout: Duration) -> Result<()> {
+    async fn refresh(&mut self, client: &Client, _keys: &[&i32], timeout: Duration) -> Result<()> {
         self.brokers = AllBrokers::keys_within(client, timeout).await?;
         Ok(())
     }
@@ -308,22 +310,19 @@ where
     K: Ord + Clone + Send + Sync,
     L: CoordinatorLookup<K>,
 {
-    async fn refresh(&mut self, client: &Client, keys: &[K], timeout: Duration) -> Result<()> {
-        let unknown: Vec<K>;
-        let keys = if std::mem::take(&mut self.seeded) {
-            unknown = keys
-                .iter()
-                .filter(|k| !matches!(self.found.get(*k), Some(Ok(_))))
-                .cloned()
-                .collect();
-            if unknown.is_empty() {
-                return Ok(());
-            }
-            &unknown[..]
-        } else {
-            keys
-        };
-        let found = self.lookup.find(client, keys, timeout).await?;
+    async fn refresh(&mut self, client: &Client, keys: &[&K], timeout: Duration) -> Result<()> {
+        // the lookup is asked by owned key (its answers are kept by key):
+        // copied here, where they are asked about, and only those
+        let seeded = std::mem::take(&mut self.seeded);
+        let keys: Vec<K> = keys
+            .iter()
+            .filter(|k| !seeded || !matches!(self.found.get(**k), Some(Ok(_))))
+            .map(|k| (*k).clone())
+            .collect();
+        if seeded && keys.is_empty() {
+            return Ok(());
+        }
+        let found = self.lookup.find(client, &keys, timeout).await?;
         // requests go by broker id: the client must know where each one is
         let known = client.brokers();
         if found

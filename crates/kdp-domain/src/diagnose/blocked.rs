@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use kdp_wire::messages::ProducerState;
 use kdp_wire::TxnState;
 
-use crate::diagnose::findings::{findings, LsoHolder};
+use crate::diagnose::findings::{findings, Findings, LsoHolder};
 use crate::diagnose::hanging::{transaction_start_ms, Verdict};
 use crate::groups::offsets::Committed;
 use crate::groups::read::{GroupAnswer, GroupsRead};
@@ -42,7 +42,7 @@ use crate::joined::Joined;
 use crate::key_error::KeyError;
 use crate::lag::position::{At, Bounds, Position};
 use crate::partition::TopicPartition;
-use crate::repair::findings::{findings as repair_findings, plan_findings};
+use crate::repair::findings::{findings_judged as repair_findings, plan_findings};
 use crate::repair::plan::{Action, CoordinatorAnswer, Plan};
 use crate::severity::Severity;
 use crate::time::known_ms;
@@ -353,72 +353,87 @@ pub fn held_groups(
     groups: Option<&GroupsRead>,
     max_timeout_ms: i64,
 ) -> HeldGroups {
+    held_groups_judged(joined, &findings(joined, max_timeout_ms), groups)
+}
+
+/// [`held_groups`] from the judgement of `joined` the caller already made
+/// (`find-hanging` lists the same [`Findings`]), so it is made once.
+///
+/// Costs the groups' committed offsets (one index lookup each) and the
+/// partitions whose offsets were read, not the cluster: at a pinned
+/// partition only the groups' rows are made (a group at the LSO is held
+/// whether its producer is live or not), with no repair plan, no pinning
+/// transaction and no index of every producer.
+pub fn held_groups_judged(
+    joined: &Joined,
+    judged: &Findings,
+    groups: Option<&GroupsRead>,
+) -> HeldGroups {
     let mut out = HeldGroups::default();
-    let judged = findings(joined, max_timeout_ms);
     let diagnosis = groups.map(|g| {
-        // the groups at each LSO only: no repair plan (`unblock`), which
-        // this column never shows and which cost a whole plan per scan
-        let b = blocked(
-            joined,
-            &g.answers,
-            &BlockedOptions {
-                max_timeout_ms,
-                groups_only: true,
-                ..Default::default()
-            },
-        );
+        let mut gaps = Vec::new();
+        let at = PinnedGroups::of(joined, &g.answers, &[], &mut gaps);
         let whole = g.listing_failures.is_empty()
             && !g.visibility.may_hide()
-            && !b
-                .gaps
-                .iter()
-                .any(|gap| matches!(gap, Gap::GroupOffsets(..)));
-        (b, whole)
+            && !gaps.iter().any(|gap| matches!(gap, Gap::GroupOffsets(..)));
+        (at, whole)
     });
-    let mut pinned: HashMap<(&str, i32), &PinnedPartition> = HashMap::new();
-    if let Some((b, _)) = &diagnosis {
-        for p in &b.partitions {
-            pinned.insert((p.topic.as_str(), p.partition), p);
-        }
-    }
-    for (tp, holder) in &judged.lso_holders {
-        let key = (tp.0.clone(), tp.1, holder.producer_id);
-        match joined.offsets.get(tp) {
+    // find-hanging's join reads the offsets of its candidates only: a
+    // holder of any other partition is not asked about, so only the
+    // partitions read are visited
+    let asked_only = joined.candidates_only.is_some() && joined.unfinished.is_empty();
+    type Read = std::result::Result<crate::offsets::Offsets, KeyError>;
+    let holders: Box<dyn Iterator<Item = (&TopicPartition, &LsoHolder, Option<&Read>)>> =
+        if asked_only {
+            // both in topic and partition order: one walk pairs them
+            let mut held = judged.lso_holders.iter().peekable();
+            Box::new(joined.offsets.iter().filter_map(move |(tp, o)| {
+                while held.next_if(|&(k, _)| k < tp).is_some() {}
+                let (_, h) = held.next_if(|&(k, _)| k == tp)?;
+                Some((tp, h, Some(o)))
+            }))
+        } else {
+            Box::new(
+                judged
+                    .lso_holders
+                    .iter()
+                    .map(|(tp, h)| (tp, h, joined.offsets.get(tp))),
+            )
+        };
+    for (tp, holder, offsets) in holders {
+        let key = || (tp.0.clone(), tp.1, holder.producer_id);
+        match offsets {
             Some(Ok(o)) if o.blocked() == 0 => continue,
             Some(Ok(_)) => {}
-            // find-hanging's join reads the offsets of its candidates
-            // only: a holder that is none is not asked about
-            None if joined.candidates_only.is_some() && joined.unfinished.is_empty() => continue,
+            None if asked_only => continue,
             // pinned or not, kdp cannot tell
             _ => {
-                out.unknown.insert(key);
+                out.unknown.insert(key());
                 continue;
             }
         }
-        let Some((_, whole)) = &diagnosis else {
-            out.unknown.insert(key);
+        let Some((at, whole)) = &diagnosis else {
+            out.unknown.insert(key());
             continue;
         };
-        let p = pinned.get(&(tp.0.as_str(), tp.1));
-        let refused = p.is_some_and(|p| {
-            p.groups
-                .iter()
-                .any(|g| matches!(g.verdict, GroupVerdict::Unread(_)))
+        let i = at.find(tp);
+        let refused = i.is_some_and(|i| {
+            at.verdicts(i)
+                .any(|(_, v)| matches!(v, GroupVerdict::Unread(_)))
         });
         if !whole || refused {
-            out.unknown.insert(key);
+            out.unknown.insert(key());
             continue;
         }
-        let names: Vec<String> = p
-            .map(|p| {
-                p.groups
-                    .iter()
-                    .filter(|g| g.verdict.at_lso())
-                    .map(|g| g.group_id.clone())
+        let names: Vec<String> = i
+            .map(|i| {
+                at.verdicts(i)
+                    .filter(|(_, v)| v.at_lso())
+                    .map(|(g, _)| g.group_id.clone())
                     .collect()
             })
             .unwrap_or_default();
-        out.by_holder.insert(key, names);
+        out.by_holder.insert(key(), names);
     }
     out
 }
@@ -495,78 +510,10 @@ pub struct BlockedOptions {
 pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -> Blocked {
     let mut out = Blocked::default();
     let named = !opts.groups.is_empty();
-    let chosen: Vec<&GroupAnswer> = groups
-        .iter()
-        .filter(|g| !named || opts.groups.contains(&g.group_id))
-        .collect();
-    for g in &chosen {
-        match &g.offsets {
-            Err(e) => out
-                .gaps
-                .push(Gap::GroupOffsets(g.group_id.clone(), e.clone())),
-            Ok(offsets) => {
-                for ((t, p), c) in offsets.iter() {
-                    if let Committed::Failed(code) = c {
-                        out.gaps.push(Gap::GroupPartition(
-                            g.group_id.clone(),
-                            (t.to_string(), p),
-                            *code,
-                        ));
-                    }
-                }
-            }
-        }
-        if let (Some(Err(e)), Ok(_)) = (&g.members, &g.offsets) {
-            // a group refused whole is its offsets' gap already
-            if e.code != kdp_wire::ErrorCode::GROUP_ID_NOT_FOUND {
-                out.gaps
-                    .push(Gap::GroupMembers(g.group_id.clone(), e.clone()));
-            }
-        }
-        if named && g.is_unknown() {
-            out.gaps.push(Gap::UnknownGroup(g.group_id.clone()));
-        }
-    }
-    // The pinned partitions, and each one's groups in group order.
-    let mut pinned: Vec<(&TopicPartition, i64, i64)> = Vec::new();
-    for (tp, offsets) in &joined.offsets {
-        match offsets {
-            Ok(o) if o.blocked() > 0 => {
-                pinned.push((tp, o.high_watermark, o.last_stable_offset));
-            }
-            Ok(_) => {}
-            Err(e) => out.gaps.push(Gap::PartitionOffsets(tp.clone(), e.clone())),
-        }
-    }
+    let PinnedGroups { chosen, pinned, on } =
+        PinnedGroups::of(joined, groups, &opts.groups, &mut out.gaps);
     if pinned.is_empty() {
         return out;
-    }
-    // each topic's pinned partitions, in partition order (`pinned` is in
-    // topic and partition order): one lookup per topic of a group's
-    // offsets, not one per offset
-    let mut by_topic: HashMap<&str, PinnedOf> = HashMap::new();
-    for (i, (tp, _, _)) in pinned.iter().enumerate() {
-        by_topic.entry(tp.0.as_str()).or_default().push((tp.1, i));
-    }
-    let mut on: Vec<Vec<(usize, &Committed)>> = vec![Vec::new(); pinned.len()];
-    for (gi, g) in chosen.iter().enumerate() {
-        let Ok(offsets) = &g.offsets else { continue };
-        // the topic of the offsets before, and its pinned partitions
-        let mut topic: Option<(&str, Option<&PinnedOf>)> = None;
-        for ((t, p), c) in offsets.iter() {
-            let here = match topic {
-                Some((name, here)) if name == t => here,
-                _ => {
-                    let here = by_topic.get(t);
-                    topic = Some((t, here));
-                    here
-                }
-            };
-            let Some(here) = here else { continue };
-            if let Ok(k) = here.binary_search_by_key(&p, |&(partition, _)| partition) {
-                on[here[k].1].push((gi, c));
-            }
-        }
     }
 
     // a pinned partition no group reads has no row to count
@@ -578,12 +525,10 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
     let plan = if opts.groups_only {
         Plan::default()
     } else {
-        plan_findings(
-            &repair_findings(joined, opts.max_timeout_ms),
-            &opts.connection,
-        )
+        plan_findings(&repair_findings(joined, &judged), &opts.connection)
     };
-    let mut steps: HashMap<(&str, i32), &Action> = HashMap::new();
+    let mut steps: HashMap<(&str, i32), &Action> =
+        HashMap::with_capacity(plan.steps.iter().map(|s| s.seen.partitions.len()).sum());
     for s in &plan.steps {
         for ps in &s.seen.partitions {
             steps
@@ -591,15 +536,60 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
                 .or_insert(&s.action);
         }
     }
-    let mut open: HashMap<(&str, i32, i64), &ProducerState> = HashMap::new();
-    let mut last_write: HashMap<i64, i64> = HashMap::new();
-    for (t, p, s) in joined.producers() {
-        if s.current_txn_start_offset >= 0 {
-            open.insert((t, p, s.producer_id), s);
-        }
-        if let Some(ts) = known_ms(s.last_timestamp) {
-            let w = last_write.entry(s.producer_id).or_insert(ts);
-            *w = (*w).max(ts);
+    // each shown pinned partition's LSO holder: the holders and `pinned`
+    // are both in topic and partition order, so one walk pairs them, with
+    // no key built to look one up
+    let mut holders = judged.lso_holders.iter().peekable();
+    let holder_of: Vec<Option<&LsoHolder>> = pinned
+        .iter()
+        .enumerate()
+        .map(|(i, &(tp, _, _))| {
+            while holders.next_if(|&(k, _)| k < tp).is_some() {}
+            let here = holders.next_if(|&(k, _)| k == tp).map(|(_, h)| h);
+            here.filter(|_| !skipped(i))
+        })
+        .collect();
+    // the holders' producers and latest writes, from one walk of the scan:
+    // only the holders are looked for, no producer of the cluster indexed
+    let mut producer_of: Vec<Option<&ProducerState>> = vec![None; pinned.len()];
+    // sorted, looked up by binary search: cheaper than hashing each of
+    // the cluster's producers
+    let mut last_write: Vec<(i64, Option<i64>)> = holder_of
+        .iter()
+        .flatten()
+        .map(|h| (h.producer_id, None))
+        .collect();
+    last_write.sort_unstable();
+    last_write.dedup_by_key(|w| w.0);
+    let write_of = |writes: &[(i64, Option<i64>)], producer_id: i64| {
+        writes.binary_search_by_key(&producer_id, |w| w.0).ok()
+    };
+    for o in &joined.partitions {
+        let Ok(producers) = &o.result else { continue };
+        let here = pinned
+            .binary_search_by(|&(tp, _, _)| {
+                (tp.0.as_str(), tp.1).cmp(&(o.topic.as_str(), o.partition))
+            })
+            .ok()
+            .and_then(|i| Some((i, holder_of.get(i).copied().flatten()?.producer_id)));
+        for p in producers {
+            match here {
+                // the last one reported, as an index of them would keep
+                Some((i, holder)) if p.producer_id == holder && p.current_txn_start_offset >= 0 => {
+                    if let Some(slot) = producer_of.get_mut(i) {
+                        *slot = Some(p);
+                    }
+                }
+                _ => {}
+            }
+            if let (Some(ts), Some(k)) = (
+                known_ms(p.last_timestamp),
+                write_of(&last_write, p.producer_id),
+            ) {
+                if let Some((_, w)) = last_write.get_mut(k) {
+                    *w = Some(w.map_or(ts, |w| w.max(ts)));
+                }
+            }
         }
     }
 
@@ -625,9 +615,13 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
             }
             rows.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         }
-        let holder = judged.lso_holder(topic, partition);
-        let producer = holder.and_then(|h| open.get(&(topic, partition, h.producer_id)).copied());
-        let pinned_by = producer.map(|p| pinning(joined, p, topic, partition, holder, &last_write));
+        let holder = holder_of[i];
+        let pinned_by = producer_of[i].map(|p| {
+            let last_write_ms = write_of(&last_write, p.producer_id)
+                .and_then(|k| last_write.get(k))
+                .and_then(|w| w.1);
+            pinning(joined, p, topic, partition, holder, last_write_ms)
+        });
         let live = pinned_by
             .as_ref()
             .is_some_and(|p| p.is_live(joined.now_ms, opts.blocked_after_ms));
@@ -681,6 +675,119 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
 /// A topic's pinned partitions: (partition, index into the pinned list).
 type PinnedOf = Vec<(i32, usize)>;
 
+/// The pinned partitions of a join and the chosen groups' committed
+/// offsets on each: what [`blocked`] and [`held_groups_judged`] start from.
+struct PinnedGroups<'a> {
+    /// The groups looked at (the named ones, or all), in the given order.
+    chosen: Vec<&'a GroupAnswer>,
+    /// Each pinned partition with its high watermark and LSO, in topic and
+    /// partition order.
+    pinned: Vec<(&'a TopicPartition, i64, i64)>,
+    /// By pinned partition: the groups with an offset there (index into
+    /// `chosen`, in group order) and that offset.
+    on: Vec<Vec<(usize, &'a Committed)>>,
+}
+
+impl<'a> PinnedGroups<'a> {
+    /// Linear in the committed offsets and the partitions whose offsets
+    /// were read: each group's offsets are read once, against an index of
+    /// the pinned partitions. What could not be read goes to `gaps`.
+    fn of(
+        joined: &'a Joined,
+        groups: &'a [GroupAnswer],
+        named: &[String],
+        gaps: &mut Vec<Gap>,
+    ) -> PinnedGroups<'a> {
+        let chosen: Vec<&GroupAnswer> = groups
+            .iter()
+            .filter(|g| named.is_empty() || named.contains(&g.group_id))
+            .collect();
+        for g in &chosen {
+            match &g.offsets {
+                Err(e) => gaps.push(Gap::GroupOffsets(g.group_id.clone(), e.clone())),
+                Ok(offsets) => {
+                    for ((t, p), c) in offsets.iter() {
+                        if let Committed::Failed(code) = c {
+                            gaps.push(Gap::GroupPartition(
+                                g.group_id.clone(),
+                                (t.to_string(), p),
+                                *code,
+                            ));
+                        }
+                    }
+                }
+            }
+            if let (Some(Err(e)), Ok(_)) = (&g.members, &g.offsets) {
+                // a group refused whole is its offsets' gap already
+                if e.code != kdp_wire::ErrorCode::GROUP_ID_NOT_FOUND {
+                    gaps.push(Gap::GroupMembers(g.group_id.clone(), e.clone()));
+                }
+            }
+            if !named.is_empty() && g.is_unknown() {
+                gaps.push(Gap::UnknownGroup(g.group_id.clone()));
+            }
+        }
+        let mut pinned: Vec<(&TopicPartition, i64, i64)> = Vec::new();
+        for (tp, offsets) in &joined.offsets {
+            match offsets {
+                Ok(o) if o.blocked() > 0 => {
+                    pinned.push((tp, o.high_watermark, o.last_stable_offset));
+                }
+                Ok(_) => {}
+                Err(e) => gaps.push(Gap::PartitionOffsets(tp.clone(), e.clone())),
+            }
+        }
+        let mut on: Vec<Vec<(usize, &Committed)>> = vec![Vec::new(); pinned.len()];
+        if pinned.is_empty() {
+            return PinnedGroups { chosen, pinned, on };
+        }
+        // each topic's pinned partitions, in partition order (`pinned` is
+        // in topic and partition order): one lookup per topic of a group's
+        // offsets, not one per offset
+        let mut by_topic: HashMap<&str, PinnedOf> = HashMap::new();
+        for (i, (tp, _, _)) in pinned.iter().enumerate() {
+            by_topic.entry(tp.0.as_str()).or_default().push((tp.1, i));
+        }
+        for (gi, g) in chosen.iter().enumerate() {
+            let Ok(offsets) = &g.offsets else { continue };
+            // the topic of the offsets before, and its pinned partitions
+            let mut topic: Option<(&str, Option<&PinnedOf>)> = None;
+            for ((t, p), c) in offsets.iter() {
+                let here = match topic {
+                    Some((name, here)) if name == t => here,
+                    _ => {
+                        let here = by_topic.get(t);
+                        topic = Some((t, here));
+                        here
+                    }
+                };
+                let Some(here) = here else { continue };
+                if let Ok(k) = here.binary_search_by_key(&p, |&(partition, _)| partition) {
+                    on[here[k].1].push((gi, c));
+                }
+            }
+        }
+        PinnedGroups { chosen, pinned, on }
+    }
+
+    /// The index of `tp` among the pinned partitions.
+    fn find(&self, tp: &TopicPartition) -> Option<usize> {
+        self.pinned.binary_search_by(|(t, _, _)| (*t).cmp(tp)).ok()
+    }
+
+    /// The verdict of each group with an offset on pinned partition `i`,
+    /// before the liveness of the transaction there is known (see
+    /// [`verdict_at`]), without building its [`GroupRow`].
+    fn verdicts(&self, i: usize) -> impl Iterator<Item = (&'a GroupAnswer, GroupVerdict)> + '_ {
+        let lso = self.pinned.get(i).map_or(0, |p| p.2);
+        self.on
+            .get(i)
+            .into_iter()
+            .flatten()
+            .filter_map(move |&(gi, c)| Some((*self.chosen.get(gi)?, verdict_at(c, lso)?)))
+    }
+}
+
 /// The transaction `p` holding `topic`-`partition`'s LSO, as its
 /// coordinator and the scan show it.
 fn pinning(
@@ -689,7 +796,7 @@ fn pinning(
     topic: &str,
     partition: i32,
     holder: Option<&LsoHolder>,
-    last_write: &HashMap<i64, i64>,
+    last_write_ms: Option<i64>,
 ) -> Pinning {
     let answer = CoordinatorAnswer::of(joined, p.producer_id);
     let tracked = answer.includes(topic, partition) == Some(true);
@@ -732,7 +839,7 @@ fn pinning(
         transactional_id: answer.transactional_id().map(str::to_string),
         coordinator_state: answer.state(),
         started_ms,
-        last_write_ms: last_write.get(&p.producer_id).copied(),
+        last_write_ms,
         auto_abort,
     }
 }
@@ -750,11 +857,21 @@ fn row_of(g: &GroupAnswer, committed: Option<i64>, verdict: GroupVerdict) -> Gro
 
 /// A group's row from its committed offset on a pinned partition.
 fn group_row(g: &GroupAnswer, c: &Committed, lso: i64) -> Option<GroupRow> {
+    let committed = match c {
+        Committed::At(o) => Some(*o),
+        _ => None,
+    };
+    verdict_at(c, lso).map(|v| row_of(g, committed, v))
+}
+
+/// The verdict of a committed offset on a pinned partition, before the
+/// liveness of the transaction there is known; `None` for no offset (only
+/// a named group's missing offset is shown, see [`blocked`]).
+fn verdict_at(c: &Committed, lso: i64) -> Option<GroupVerdict> {
     match c {
-        Committed::At(o) => Some(row_of(g, Some(*o), GroupVerdict::of(Some(*o), lso))),
+        Committed::At(o) => Some(GroupVerdict::of(Some(*o), lso)),
         // on a pinned partition a refused offset may hide a blocked group
-        Committed::Failed(code) => Some(row_of(g, None, GroupVerdict::Unread(*code))),
-        // only a named group's missing offset is shown (see `blocked`)
+        Committed::Failed(code) => Some(GroupVerdict::Unread(*code)),
         Committed::Nothing => None,
     }
 }
@@ -762,7 +879,9 @@ fn group_row(g: &GroupAnswer, c: &Committed, lso: i64) -> Option<GroupRow> {
 /// The command line of a plan step, program first; `None` for a step that
 /// sends nothing (a decided outcome only the coordinator may write).
 pub fn command(action: &Action, connection: &[String]) -> Option<Vec<String>> {
-    let mut args = vec!["kdp".to_string()];
+    // an abort's words, at most: one allocation for the list
+    let mut args = Vec::with_capacity(14 + connection.len());
+    args.push("kdp".to_string());
     match action {
         Action::ForceTerminate { transactional_id } => {
             args.push("force-terminate".into());
@@ -790,6 +909,9 @@ pub fn command(action: &Action, connection: &[String]) -> Option<Vec<String>> {
     }
     Some(args)
 }
+
+#[cfg(test)]
+mod reference;
 
 #[cfg(test)]
 mod tests {
@@ -1302,6 +1424,230 @@ mod tests {
             held.of("t", 0, 7),
             Some(&["ledger".to_string(), "archive".into()][..])
         );
+    }
+
+    /// A small deterministic generator (xorshift), so the generated
+    /// clusters are the same on every run.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+
+        fn pick<T: Clone>(&mut self, of: &[T]) -> T {
+            of[self.next(of.len() as u64) as usize].clone()
+        }
+    }
+
+    /// A cluster of three topics with every shape the diagnosis reads:
+    /// producers open or not, of every age and none, tracked, decided,
+    /// unknown to or hidden from the coordinators; partitions pinned, clean,
+    /// unread or not asked about; groups at, below and past the LSO, with
+    /// refused offsets, failed descriptions and failed listings.
+    fn generated(seed: u64) -> (Joined, GroupsRead) {
+        let mut g = Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let topics = ["a", "b", "c"];
+        let mut view = CoordinatorView {
+            listing_complete: g.next(4) > 0,
+            may_describe_any: g.next(4) > 0,
+            ..Default::default()
+        };
+        for pid in 1..24_i64 {
+            match g.next(4) {
+                0 => {}
+                1 => {
+                    view.listed.insert(pid, format!("id-{pid}"));
+                    view.descriptions
+                        .insert(format!("id-{pid}"), Description::NotFound);
+                }
+                _ => {
+                    let id = format!("id-{pid}");
+                    view.listed.insert(pid, id.clone());
+                    let topic = g.pick(&topics);
+                    view.descriptions.insert(
+                        id.clone(),
+                        Description::Described(TransactionState {
+                            transactional_id: id,
+                            transaction_state: g
+                                .pick(&["Ongoing", "Ongoing", "PrepareCommit", "Empty"])
+                                .into(),
+                            transaction_start_time_ms: g.pick(&[NOW - HOUR, NOW - 1_000, -1]),
+                            transaction_timeout_ms: 60_000,
+                            producer_id: pid,
+                            topics: vec![TopicData {
+                                topic: topic.into(),
+                                partitions: vec![g.next(4) as i32, g.next(4) as i32],
+                                ..Default::default()
+                            }],
+                            ..Default::default()
+                        }),
+                    );
+                }
+            }
+        }
+        let mut partitions = Vec::new();
+        let mut offsets = BTreeMap::new();
+        for topic in topics {
+            for p in 0..4 {
+                let producers = (0..g.next(4))
+                    .map(|_| {
+                        let start = g.pick(&[-1, 3, 5, 8, 20]);
+                        open(
+                            1 + g.next(23) as i64,
+                            g.pick(&[NOW - HOUR, NOW - 1_000, NOW - 120_000, 0, -1]),
+                            start,
+                        )
+                    })
+                    .collect();
+                partitions.push(PartitionOutcome::answered(topic, p, 1, producers));
+                let tp = (topic.to_string(), p);
+                match g.next(6) {
+                    0 => {}
+                    1 => {
+                        offsets.insert(
+                            tp,
+                            Err(KeyError::broker(
+                                kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
+                                None,
+                            )),
+                        );
+                    }
+                    _ => {
+                        let lso = g.pick(&[3, 5, 8, 20]);
+                        let hw = lso + g.pick(&[0, 1, 10]);
+                        offsets.insert(
+                            tp,
+                            Ok(Offsets {
+                                high_watermark: hw,
+                                last_stable_offset: lso,
+                            }),
+                        );
+                    }
+                }
+            }
+        }
+        let mut answers = Vec::new();
+        for gi in 0..g.next(8) {
+            let mut at = BTreeMap::new();
+            for _ in 0..g.next(16) {
+                let c = match g.next(8) {
+                    0 => Committed::Nothing,
+                    1 => Committed::Failed(kdp_wire::ErrorCode::TOPIC_AUTHORIZATION_FAILED),
+                    _ => Committed::At(g.pick(&[2, 3, 5, 8, 8, 9, 20, 30])),
+                };
+                at.insert((g.pick(&topics).to_string(), g.next(4) as i32), c);
+            }
+            let state = g.pick(&[GroupState::Stable, GroupState::Empty]);
+            answers.push(GroupAnswer {
+                group_id: format!("g{gi}"),
+                members: match g.next(5) {
+                    0 => None,
+                    1 => Some(Err(KeyError::broker(
+                        kdp_wire::ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
+                        None,
+                    ))),
+                    _ => Some(Ok(u32::from(state.has_members()))),
+                },
+                state: Some(state),
+                group_type: Some(GroupType::Classic),
+                offsets: if g.next(8) == 0 {
+                    Err(KeyError::broker(
+                        kdp_wire::ErrorCode::GROUP_AUTHORIZATION_FAILED,
+                        None,
+                    ))
+                } else {
+                    Ok(at.into_iter().collect())
+                },
+            });
+        }
+        let read = GroupsRead {
+            answers,
+            listing_failures: if g.next(6) == 0 {
+                vec![(
+                    1,
+                    KeyError::broker(kdp_wire::ErrorCode::UNKNOWN_SERVER_ERROR, None),
+                )]
+            } else {
+                Vec::new()
+            },
+            visibility: g.pick(&[
+                crate::groups::read::Visibility::Any,
+                crate::groups::read::Visibility::Named,
+                crate::groups::read::Visibility::Limited,
+            ]),
+            ..Default::default()
+        };
+        let joined = Joined {
+            partitions,
+            cluster_max_timeout_ms: Some(TIMEOUT),
+            view,
+            offsets,
+            candidates_only: (g.next(2) == 0).then_some(TIMEOUT),
+            ..Joined::new(NOW, TxnProtocol::V2)
+        };
+        (joined, read)
+    }
+
+    /// `find-hanging` judges its scan once and hands the judgement to its
+    /// rows, its BlockedGroups column and its repair plan: on generated
+    /// clusters each gives what it gave when every one judged the scan
+    /// again (the column through a whole `blocked` run), and `blocked`
+    /// gives what it gave when it indexed every producer.
+    #[test]
+    fn one_judgement_gives_what_the_judgements_of_each_part_gave() {
+        let (mut pinned_holders, mut commands) = (0, 0);
+        for seed in 0..400 {
+            let (j, read) = generated(seed);
+            let judged = findings(&j, TIMEOUT);
+            for groups in [None, Some(&read)] {
+                let held = held_groups_judged(&j, &judged, groups);
+                assert_eq!(
+                    held,
+                    reference::held_groups(&j, groups, TIMEOUT),
+                    "seed {seed}, groups read: {}",
+                    groups.is_some()
+                );
+                assert_eq!(held, held_groups(&j, groups, TIMEOUT), "seed {seed}");
+                pinned_holders += held.by_holder.values().filter(|g| !g.is_empty()).count();
+            }
+            assert_eq!(
+                crate::repair::findings::findings_judged(&j, &judged),
+                crate::repair::findings::findings(&j, TIMEOUT),
+                "seed {seed}"
+            );
+            let full = blocked(&j, &read.answers, &opts());
+            commands += full
+                .partitions
+                .iter()
+                .filter(|p| matches!(p.unblock, Some(Unblock::Command(_))))
+                .count();
+            for o in [
+                opts(),
+                BlockedOptions {
+                    groups_only: true,
+                    ..opts()
+                },
+                BlockedOptions {
+                    groups: vec!["g1".into(), "g3".into()],
+                    blocked_after_ms: 5 * 60_000,
+                    ..opts()
+                },
+            ] {
+                assert_eq!(
+                    blocked(&j, &read.answers, &o),
+                    reference::blocked(&j, &read.answers, &o),
+                    "seed {seed}, {o:?}"
+                );
+            }
+        }
+        // the generated clusters hold groups at the LSO: the test compares
+        // answers that say something
+        assert!(pinned_holders > 40, "{pinned_holders}");
+        assert!(commands > 40, "{commands}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use kdp_wire::messages::ProducerState;
 use kdp_wire::TxnState;
 
-use crate::diagnose::findings::findings as judge;
+use crate::diagnose::findings::{findings as judge, Findings};
 use crate::diagnose::hanging::Verdict;
 use crate::joined::Joined;
 
@@ -36,9 +36,16 @@ pub struct Finding {
 /// Every candidate of a join, with its verdict, sorted by topic, partition
 /// and producer (as `find-hanging` lists them).
 pub fn findings(joined: &Joined, max_timeout_ms: i64) -> Vec<Finding> {
-    let by_partition = joined.by_partition();
     // the one judgement find-hanging and the exporter share
-    judge(joined, max_timeout_ms)
+    findings_judged(joined, &judge(joined, max_timeout_ms))
+}
+
+/// [`findings`] from the judgement of `joined` the caller already made
+/// (`find-hanging` lists it and `kdp blocked` reads its LSO holders), so it
+/// is made once.
+pub fn findings_judged(joined: &Joined, judged: &Findings) -> Vec<Finding> {
+    let by_partition = joined.by_partition();
+    judged
         .candidates()
         .map(|(j, verdict)| Finding {
             topic: j.topic.clone(),

@@ -26,7 +26,7 @@ pub mod proof;
 pub mod report;
 pub mod revalidate;
 
-pub use findings::{findings, plan_findings, Finding};
+pub use findings::{findings, findings_judged, plan_findings, Finding};
 pub use levers::{
     advice, marker_coordinator_epoch, AbortSpec, Terminated, ABORT_TRANSACTION_VERSION,
 };

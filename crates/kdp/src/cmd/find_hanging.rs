@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use kdp_domain::diagnose::blocked::HeldGroups;
 use kdp_domain::diagnose::hanging::{self, OpenTxn, Verdict};
+use kdp_domain::diagnose::Findings;
 use kdp_domain::joined::{max_timeout, Joined};
 use kdp_domain::key_error::Failures;
-use kdp_domain::repair::{findings, plan_findings};
-use kdp_workflows::groups::held_groups_keeping;
+use kdp_domain::repair::{findings_judged, plan_findings};
+use kdp_workflows::groups::held_groups_judged;
 use kdp_workflows::join::{join_keeping, JoinOptions, Keep};
 use kdp_workflows::prior::Prior;
 use serde::Serialize;
@@ -189,12 +190,11 @@ const HEADER: &[Column] = &[
 ];
 
 /// The verdict rows of a joined scan, candidates only: kdp-domain's one
-/// judgement
+/// judgement of it, `found`
 /// ([`kdp_domain::diagnose::findings`](fn@kdp_domain::diagnose::findings),
 /// which the exporter counts too), rendered. A producer whose LastTimestamp
 /// is unknown is `unknown` (exit 1), never `hanging`, as in the exporter.
-pub fn rows(joined: &Joined, max_timeout_ms: i64, all: bool, held: &HeldGroups) -> Vec<Row> {
-    let found = kdp_domain::diagnose::findings(joined, max_timeout_ms);
+pub fn rows(joined: &Joined, found: &Findings, all: bool, held: &HeldGroups) -> Vec<Row> {
     let mut rows = Vec::new();
     for (judged, verdict) in found.candidates() {
         if *verdict == Verdict::NotHanging && !all {
@@ -298,10 +298,13 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     failures::report("ListTransactions failed", "brokers", &unlisted);
     let failed = cluster::report_failed_partitions(&joined);
     let dopts = conn.describe_options(None, None).driver_options();
+    // the one judgement of the scan: the rows, their groups' column and
+    // the repair plan all read it
+    let found = kdp_domain::diagnose::findings(&joined, max_timeout_ms);
     let (held, groups) =
-        held_groups_keeping(&conn.client, &joined, max_timeout_ms, &dopts, &conn.bound).await;
+        held_groups_judged(&conn.client, &joined, &found, &dopts, &conn.bound).await;
     let held = blocked::report_held(held);
-    let mut rows = rows(&joined, max_timeout_ms, args.all, &held);
+    let mut rows = rows(&joined, &found, args.all, &held);
     let ids: std::collections::BTreeSet<String> = rows
         .iter()
         .filter_map(|r| r.transactional_id.clone())
@@ -360,7 +363,7 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     }
     if args.repair {
         let connection = repair::connection_flags(&args.cluster);
-        let mut plan = plan_findings(&findings(&joined, max_timeout_ms), &connection);
+        let mut plan = plan_findings(&findings_judged(&joined, &found), &connection);
         owner_of::spare_live(&mut plan, &owners);
         if plan.is_empty() {
             eprintln!("kdp: nothing to repair");
@@ -405,6 +408,7 @@ mod tests {
     use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
 
     use super::*;
+    use kdp_domain::diagnose::findings;
     use kdp_domain::diagnose::summary::Diagnosis;
 
     const NOW: i64 = 10_000_000_000;
@@ -509,10 +513,11 @@ mod tests {
     #[test]
     fn find_hanging_and_the_exporter_give_the_same_verdicts() {
         let j = joined();
-        let mut listed: Vec<(String, i32, &str)> = rows(&j, TIMEOUT, false, &HeldGroups::default())
-            .iter()
-            .map(|r| (r.topic.clone(), r.partition, r.verdict))
-            .collect();
+        let mut listed: Vec<(String, i32, &str)> =
+            rows(&j, &findings(&j, TIMEOUT), false, &HeldGroups::default())
+                .iter()
+                .map(|r| (r.topic.clone(), r.partition, r.verdict))
+                .collect();
         let d = Diagnosis::of(&j);
         let mut counted: Vec<(String, i32, &str)> = d
             .transactions
@@ -547,7 +552,7 @@ mod tests {
                 ("b".to_string(), 1, "stuck"),
             ]
         );
-        let unknown_ts: Vec<_> = rows(&j, TIMEOUT, false, &HeldGroups::default())
+        let unknown_ts: Vec<_> = rows(&j, &findings(&j, TIMEOUT), false, &HeldGroups::default())
             .into_iter()
             .filter(|r| r.last_timestamp <= 0)
             .map(|r| r.reason)
@@ -563,7 +568,7 @@ mod tests {
     #[test]
     fn an_unknown_timestamp_is_no_problem_in_the_rows() {
         let j = joined();
-        let rows = rows(&j, TIMEOUT, true, &HeldGroups::default());
+        let rows = rows(&j, &findings(&j, TIMEOUT), true, &HeldGroups::default());
         let pid11 = rows.iter().find(|r| r.producer_id == 11).expect("11");
         assert!(!pid11.judged.is_problem());
         assert!(matches!(pid11.judged, Verdict::Unknown(_)));
