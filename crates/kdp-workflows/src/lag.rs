@@ -541,14 +541,8 @@ async fn routing(
 ) -> ClusterMetadata {
     let mut out = ClusterMetadata::default();
     for wave in readings.chunks(per_wave.max(1)) {
-        let mut topics: Vec<String> = Vec::new();
-        for r in wave {
-            if topics.last() != Some(&r.tp.0) {
-                topics.push(r.tp.0.clone());
-            }
-        }
-        let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
-        let Ok(Ok(md)) = tokio::time::timeout_at(bound.deadline().at(), lookup).await else {
+        let Some(md) = bounds::wave_metadata(client, wave.iter().map(|r| &r.tp), bound).await
+        else {
             return ClusterMetadata::default();
         };
         let part = only(&md, wave.iter().map(|r| &r.tp));

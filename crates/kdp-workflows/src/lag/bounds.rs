@@ -58,17 +58,11 @@ async fn read_wave(
     bound: &TimeBound,
     out: &mut Vec<(TopicPartition, Bound)>,
 ) {
-    let mut topics: Vec<String> = Vec::new();
-    for (topic, _) in wave {
-        if topics.last() != Some(topic) {
-            topics.push(topic.clone());
-        }
-    }
     // one lookup for the three runs; without it, each looks its leaders
     // up itself
-    let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
-    let routing = bound.run("Metadata", lookup).await.ok().map(leaders_only);
-    drop(topics);
+    let routing = wave_metadata(client, wave.iter(), bound)
+        .await
+        .map(leaders_only);
     let leaders = || match &routing {
         Some(md) => PartitionLeader::new().with_metadata(md.clone()),
         None => PartitionLeader::new(),
@@ -105,6 +99,25 @@ async fn read_wave(
         })();
         out.push((tp.clone(), b));
     }
+}
+
+/// The metadata of the topics of one wave's partitions (`wave`, in order,
+/// so each topic's partitions are consecutive), within `bound`: `None` if
+/// the lookup fails, and the caller's requests look their partitions up
+/// themselves.
+pub(super) async fn wave_metadata<'a>(
+    client: &SharedClient,
+    wave: impl Iterator<Item = &'a TopicPartition>,
+    bound: &TimeBound,
+) -> Option<ClusterMetadata> {
+    let mut topics: Vec<String> = Vec::new();
+    for (topic, _) in wave {
+        if topics.last() != Some(topic) {
+            topics.push(topic.clone());
+        }
+    }
+    let lookup = client.metadata_within(Some(&topics), bound.request_timeout());
+    bound.run("Metadata", lookup).await.ok()
 }
 
 /// `md` without what routing to leaders does not use (the replica lists:
