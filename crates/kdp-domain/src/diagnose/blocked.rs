@@ -598,23 +598,9 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
             continue;
         }
         let (topic, partition) = (tp.0.as_str(), tp.1);
-        let mut rows: Vec<GroupRow> = on[i]
-            .iter()
-            .filter_map(|&(gi, c)| group_row(chosen[gi], c, lso))
-            .collect();
-        if named {
-            // a named group that reads the topic but has nothing here
-            for g in &chosen {
-                let Ok(offsets) = &g.offsets else { continue };
-                if !rows.iter().any(|r| r.group_id == g.group_id) && offsets.has_topic(topic) {
-                    rows.push(row_of(g, None, GroupVerdict::NoOffset));
-                }
-            }
-            if rows.is_empty() {
-                continue;
-            }
-            rows.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        }
+        let Some(rows) = rows_at(&chosen, &on[i], named, topic, lso) else {
+            continue;
+        };
         let holder = holder_of[i];
         let pinned_by = producer_of[i].map(|p| {
             let last_write_ms = write_of(&last_write, p.producer_id)
@@ -622,54 +608,107 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
                 .and_then(|w| w.1);
             pinning(joined, p, topic, partition, holder, last_write_ms)
         });
-        let live = pinned_by
-            .as_ref()
-            .is_some_and(|p| p.is_live(joined.now_ms, opts.blocked_after_ms));
-        if live {
-            for r in &mut rows {
-                if r.verdict == GroupVerdict::Blocked {
-                    r.verdict = GroupVerdict::Waiting;
-                }
-            }
-        }
-        let unblock = match (steps.get(&(topic, partition)), &pinned_by) {
-            // a live producer: nothing to do but let it (or its
-            // coordinator) end the transaction; never fence it
-            _ if live => Some(Unblock::Wait),
-            (Some(action), _) => command(action, &opts.connection).map(Unblock::Command),
-            // Younger than find-hanging's timeout, but by its rule for an
-            // Ongoing transaction its coordinator tracks here: the group is
-            // held now, and waiting means until `auto_abort` (an hour, for
-            // a producer killed with a one-hour timeout).
-            (
-                None,
-                Some(Pinning {
-                    auto_abort: AutoAbort::At(_),
-                    transactional_id: Some(id),
-                    ..
-                }),
-            ) => command(
-                &Action::ForceTerminate {
-                    transactional_id: id.clone(),
-                },
-                &opts.connection,
-            )
-            .map(Unblock::Command),
-            (None, Some(p)) if matches!(p.auto_abort, AutoAbort::Decided(_)) => Some(Unblock::Wait),
-            _ => None,
-        };
-        let unblock = unblock.filter(|_| !opts.groups_only);
-        out.partitions.push(PinnedPartition {
-            topic: topic.to_string(),
-            partition,
-            high_watermark,
-            last_stable_offset: lso,
+        out.partitions.push(pinned_partition(
+            (topic, partition, high_watermark, lso),
+            rows,
             pinned_by,
-            groups: rows,
-            unblock,
-        });
+            steps.get(&(topic, partition)).copied(),
+            joined.now_ms,
+            opts,
+        ));
     }
     out
+}
+
+/// The chosen groups' rows at a pinned partition (`on`: those with an
+/// offset there, in group order); when groups are `named`, also each one
+/// that reads the topic with nothing committed here, and `None` when no
+/// named group has a row (the partition is not shown).
+fn rows_at(
+    chosen: &[&GroupAnswer],
+    on: &[(usize, &Committed)],
+    named: bool,
+    topic: &str,
+    lso: i64,
+) -> Option<Vec<GroupRow>> {
+    let mut rows: Vec<GroupRow> = on
+        .iter()
+        .filter_map(|&(gi, c)| group_row(chosen.get(gi)?, c, lso))
+        .collect();
+    if named {
+        // a named group that reads the topic but has nothing here
+        for g in chosen {
+            let Ok(offsets) = &g.offsets else { continue };
+            if !rows.iter().any(|r| r.group_id == g.group_id) && offsets.has_topic(topic) {
+                rows.push(row_of(g, None, GroupVerdict::NoOffset));
+            }
+        }
+        if rows.is_empty() {
+            return None;
+        }
+        rows.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    }
+    Some(rows)
+}
+
+/// A pinned partition's entry from its rows and the transaction pinning
+/// it: the groups a live transaction holds are waiting, not blocked, and
+/// the way to unblock it follows the repair plan's `step` for it, else
+/// the transaction's own state.
+fn pinned_partition(
+    (topic, partition, high_watermark, lso): (&str, i32, i64, i64),
+    mut rows: Vec<GroupRow>,
+    pinned_by: Option<Pinning>,
+    step: Option<&Action>,
+    now_ms: i64,
+    opts: &BlockedOptions,
+) -> PinnedPartition {
+    let live = pinned_by
+        .as_ref()
+        .is_some_and(|p| p.is_live(now_ms, opts.blocked_after_ms));
+    if live {
+        for r in &mut rows {
+            if r.verdict == GroupVerdict::Blocked {
+                r.verdict = GroupVerdict::Waiting;
+            }
+        }
+    }
+    let unblock = match (step, &pinned_by) {
+        // a live producer: nothing to do but let it (or its
+        // coordinator) end the transaction; never fence it
+        _ if live => Some(Unblock::Wait),
+        (Some(action), _) => command(action, &opts.connection).map(Unblock::Command),
+        // Younger than find-hanging's timeout, but by its rule for an
+        // Ongoing transaction its coordinator tracks here: the group is
+        // held now, and waiting means until `auto_abort` (an hour, for
+        // a producer killed with a one-hour timeout).
+        (
+            None,
+            Some(Pinning {
+                auto_abort: AutoAbort::At(_),
+                transactional_id: Some(id),
+                ..
+            }),
+        ) => command(
+            &Action::ForceTerminate {
+                transactional_id: id.clone(),
+            },
+            &opts.connection,
+        )
+        .map(Unblock::Command),
+        (None, Some(p)) if matches!(p.auto_abort, AutoAbort::Decided(_)) => Some(Unblock::Wait),
+        _ => None,
+    };
+    let unblock = unblock.filter(|_| !opts.groups_only);
+    PinnedPartition {
+        topic: topic.to_string(),
+        partition,
+        high_watermark,
+        last_stable_offset: lso,
+        pinned_by,
+        groups: rows,
+        unblock,
+    }
 }
 
 /// A topic's pinned partitions: (partition, index into the pinned list).
