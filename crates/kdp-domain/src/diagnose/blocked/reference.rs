@@ -2,7 +2,9 @@
 //! `held_groups` judging the join twice over a whole `blocked` run, and
 //! `blocked` indexing every producer. The tests compare today's functions
 //! with these on generated clusters, so a faster path can never give
-//! another answer.
+//! another answer. Only what the one-pass change rewrote is kept here; the
+//! steps it left as they were (the pinned groups, a partition's rows, its
+//! pinning and unblock) are the diagnosis' own.
 
 use std::collections::HashMap;
 
