@@ -17,10 +17,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -46,74 +43,14 @@ fn committed(line: &Value) -> i64 {
 }
 
 /// A member of `group` that stays in it (Scenario group-consume --hold-file):
-/// it has read and committed; once `resume` exists it reads to the end again,
+/// it has read and committed; once resumed it reads to the end again,
 /// commits, and prints a second line.
-struct Member {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    resume: PathBuf,
-}
-
-impl Member {
-    fn start(env: &Env, topic: &str, group: &str, extra: &[&str]) -> (Member, Value) {
-        let resume = std::env::temp_dir().join(unique("kdp-bl-resume"));
-        let mut child = Command::new(&env.java)
-            .args([
-                "-cp",
-                &env.classpath,
-                "dev.kdp.it.Scenario",
-                "group-consume",
-            ])
-            .args(["--bootstrap", &env.bootstrap, "--timeout-seconds", "400"])
-            .args(["--topic", topic, "--group", group])
-            .args(extra)
-            .arg("--hold-file")
-            .arg(&resume)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start Scenario group-consume");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut m = Member {
-            child,
-            lines,
-            resume,
-        };
-        let first = m.line(group);
-        assert_eq!(first["holding"], true, "{first}");
-        (m, first)
-    }
-
-    fn line(&mut self, what: &str) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(Duration::from_secs(120))
-            .unwrap_or_else(|e| panic!("Scenario group-consume {what}: no line: {e}"));
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
-    }
-
-    /// Reads on to the end its isolation allows, commits; that line.
-    fn resume(&mut self) -> Value {
-        std::fs::write(&self.resume, b"go").expect("resume file");
-        self.line("resumed")
-    }
-}
-
-impl Drop for Member {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.resume);
-    }
+fn member(env: &Env, topic: &str, group: &str, extra: &[&str]) -> (Held, Value) {
+    let mut args = vec!["--topic", topic, "--group", group];
+    args.extend_from_slice(extra);
+    let (m, first) = Held::start(env, "group-consume", 400, &args, "--hold-file", group);
+    assert_eq!(first["holding"], true, "{first}");
+    (m, first)
 }
 
 /// A member of `group` reads, commits and leaves (the group is Empty after).
@@ -298,11 +235,11 @@ fn each_group_gets_its_verdict_behind_a_killed_producers_transaction() {
         let old = consume_and_leave(&env, &topic, &empty_old, &["--until-offset", "2"]);
         assert_eq!(committed(&old), 2);
     });
-    let (_live, l) = Member::start(&env, &topic, &live, &[]);
+    let (_live, l) = member(&env, &topic, &live, &[]);
     assert_eq!(committed(&l), 4, "read_committed stops at the LSO: {l}");
-    let (_reader, r) = Member::start(&env, &topic, &reader, &["--isolation", "read_uncommitted"]);
+    let (_reader, r) = member(&env, &topic, &reader, &["--isolation", "read_uncommitted"]);
     assert_eq!(committed(&r), 12, "read_uncommitted reads to the end: {r}");
-    let (_lagging, lg) = Member::start(&env, &topic, &lagging, &["--until-offset", "3"]);
+    let (_lagging, lg) = member(&env, &topic, &lagging, &["--until-offset", "3"]);
     assert_eq!(committed(&lg), 3);
     let idle = consume_and_leave(&env, &topic, &empty_lso, &[]);
     assert_eq!(committed(&idle), 4);
@@ -448,11 +385,11 @@ fn blocked_then_released(env: &Env, prefix: &str, protocol: &str) {
     let group = format!("{topic}-g");
     let classic = format!("{topic}-classic");
     pinned_topic(env, &topic, &tid, || {});
-    let (mut member, first) = Member::start(env, &topic, &group, &["--protocol", protocol]);
+    let (mut held, first) = member(env, &topic, &group, &["--protocol", protocol]);
     assert_eq!(first["protocol"], protocol);
     assert_eq!(committed(&first), 4, "{first}");
     // a classic group beside it on the same partition
-    let (_beside, b) = Member::start(env, &topic, &classic, &[]);
+    let (_beside, b) = member(env, &topic, &classic, &[]);
     assert_eq!(committed(&b), 4, "{b}");
 
     // live (an hour's --blocked-after): both wait, nothing is suggested
@@ -541,7 +478,7 @@ fn blocked_then_released(env: &Env, prefix: &str, protocol: &str) {
     }
     let _ = std::fs::remove_file(&audit);
 
-    let after = member.resume();
+    let after = held.resume("resumed");
     assert_eq!(after["memberId"], first["memberId"], "the same member");
     assert_eq!(committed(&after), lso, "it read past the old LSO: {after}");
     assert_eq!(

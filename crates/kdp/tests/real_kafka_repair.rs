@@ -6,10 +6,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use common::*;
@@ -220,72 +216,28 @@ fn abort_by_start_offset_releases_the_lso_and_refuses_what_is_not_there() {
 }
 
 /// A producer that stays alive inside its transaction (Scenario txn-zombie);
-/// it goes on when `resume` exists and prints what happened.
-struct Zombie {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    resume: PathBuf,
-}
-
-impl Zombie {
-    fn start(env: &Env, topic: &str, tid: &str) -> (Zombie, Value) {
-        let resume = std::env::temp_dir().join(unique("kdp-rp-resume"));
-        let mut child = Command::new(&env.java)
-            .args(["-cp", &env.classpath, "dev.kdp.it.Scenario", "txn-zombie"])
-            .args(["--bootstrap", &env.bootstrap, "--timeout-seconds", "300"])
-            .args(["--topic", topic, "--partition", "0", "--records", "5"])
-            .args([
-                "--transactional-id",
-                tid,
-                "--transaction-timeout-ms",
-                "3600000",
-            ])
-            .arg("--resume-file")
-            .arg(&resume)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start Scenario txn-zombie");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut z = Zombie {
-            child,
-            lines,
-            resume,
-        };
-        let first = z.line("the open transaction");
-        (z, first)
-    }
-
-    fn line(&mut self, what: &str) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(Duration::from_secs(120))
-            .unwrap_or_else(|e| panic!("Scenario txn-zombie: no line for {what}: {e}"));
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
-    }
-
-    /// Lets the producer go on with its old epoch; what happened.
-    fn resume(&mut self) -> Value {
-        std::fs::write(&self.resume, b"go").expect("resume file");
-        self.line("the resumed producer")
-    }
-}
-
-impl Drop for Zombie {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.resume);
-    }
+/// once resumed it goes on with its old epoch and prints what happened.
+fn zombie(env: &Env, topic: &str, tid: &str) -> (Held, Value) {
+    let args = [
+        "--topic",
+        topic,
+        "--partition",
+        "0",
+        "--records",
+        "5",
+        "--transactional-id",
+        tid,
+        "--transaction-timeout-ms",
+        "3600000",
+    ];
+    Held::start(
+        env,
+        "txn-zombie",
+        300,
+        &args,
+        "--resume-file",
+        "the open transaction",
+    )
 }
 
 /// Polls Kafka's describe-producers until the producer's transaction is
@@ -314,7 +266,7 @@ fn force_terminate_releases_the_lso_and_fences_the_live_producer() {
     let topic = unique("kdp-rp-fence");
     create_topic(&env, &topic, 1);
     let tid = unique("kdp-rp-fence-tx");
-    let (mut zombie, open) = Zombie::start(&env, &topic, &tid);
+    let (mut zombie, open) = zombie(&env, &topic, &tid);
     let (pid, start) = (i(&open, "producerId"), i(&open, "baseOffset"));
     let epoch = i(&open, "clientProducerEpoch");
     write_after(&env, &topic);
@@ -366,7 +318,7 @@ fn force_terminate_releases_the_lso_and_fences_the_live_producer() {
     assert_released(&env, &topic, start);
 
     // the producer comes back with the epoch it was fenced at
-    let resumed = zombie.resume();
+    let resumed = zombie.resume("the resumed producer");
     eprintln!(
         "Kafka {}: the fenced producer resumed: {resumed}",
         env.kafka_version

@@ -184,6 +184,85 @@ pub fn scenario_run(env: &Env, sub: &str, args: &[&str]) -> Run {
     )
 }
 
+/// A Scenario process held at a point of its run: it prints a JSON line,
+/// waits until its resume file exists (the file is named by `resume_flag`),
+/// then goes on and prints more. Killed when dropped.
+pub struct Held {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    resume: std::path::PathBuf,
+    sub: String,
+}
+
+impl Held {
+    /// `Scenario <sub> --bootstrap ... --timeout-seconds <timeout> <args>
+    /// <resume_flag> FILE`, and its first line (`what` names it if it never
+    /// comes).
+    pub fn start(
+        env: &Env,
+        sub: &str,
+        timeout_seconds: u32,
+        args: &[&str],
+        resume_flag: &str,
+        what: &str,
+    ) -> (Held, Value) {
+        let resume = std::env::temp_dir().join(unique(&format!("kdp-{sub}-resume")));
+        let mut child = Command::new(&env.java)
+            .args(["-cp", &env.classpath, "dev.kdp.it.Scenario", sub])
+            .args(["--bootstrap", &env.bootstrap, "--timeout-seconds"])
+            .arg(timeout_seconds.to_string())
+            .args(args)
+            .arg(resume_flag)
+            .arg(&resume)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start Scenario {sub}: {e}"));
+        let out = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut held = Held {
+            child,
+            lines,
+            resume,
+            sub: sub.to_string(),
+        };
+        let first = held.line(what);
+        (held, first)
+    }
+
+    /// Its next line, at most two minutes away.
+    pub fn line(&mut self, what: &str) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|e| panic!("Scenario {}: no line for {what}: {e}", self.sub));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    /// Lets it go on; its next line.
+    pub fn resume(&mut self, what: &str) -> Value {
+        std::fs::write(&self.resume, b"go").expect("resume file");
+        self.line(what)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.resume);
+    }
+}
+
 /// Kafka's own `kafka-transactions.sh` (`org.apache.kafka.tools.TransactionsCommand`
 /// of the cluster's version) with `--bootstrap-server` and then `args`; at most 120 s.
 pub fn transactions_command(env: &Env, args: &[&str]) -> Run {
