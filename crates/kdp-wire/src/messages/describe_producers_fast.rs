@@ -52,9 +52,16 @@ fn topic(b: &[u8]) -> Option<&[u8]> {
 
 #[inline]
 fn partition(b: &[u8]) -> Option<&[u8]> {
-    let (_partition_index_and_error_code, b) = b.split_first_chunk::<6>()?;
-    let (_error_message, b) = nullable_short_ascii(b)?;
-    let (producers, b) = count(b)?;
+    // The usual head in one step: PartitionIndex and ErrorCode, a null
+    // ErrorMessage and a one-byte producer count; else field by field.
+    let (producers, b) = match b.split_first_chunk::<8>() {
+        Some((&[_, _, _, _, _, _, 0, n @ 1..=0x7f], b)) => (usize::from(n - 1), b),
+        _ => {
+            let (_partition_index_and_error_code, b) = b.split_first_chunk::<6>()?;
+            let (_error_message, b) = nullable_short_ascii(b)?;
+            count(b)?
+        }
+    };
     let (array, b) = b.split_at_checked(producers.checked_mul(PRODUCER)?)?;
     // Every producer's tag section, four a step, then one. The array is
     // exactly `producers` records long and the stride a constant, so the
