@@ -67,7 +67,7 @@ fn partition(b: &[u8]) -> Option<&[u8]> {
     // exactly `producers` records long and the stride a constant, so the
     // tag bytes are found with no count kept and no length checked but
     // the loops' own (the general `fixed_structs` walks a count and a
-    // stride it is given: a third of this check's instructions at one
+    // stride it is given: a fifth of this check's instructions at one
     // producer).
     let mut rest = array;
     while let Some((four, after)) = rest.split_first_chunk::<{ 4 * PRODUCER }>() {
