@@ -237,3 +237,60 @@ proptest! {
         }
     }
 }
+
+/// The fast check finds producers' tag bytes four at a time and then one
+/// at a time: a tagged field on any one producer of nine (each slot of
+/// the two fours and the one after them) sends the body to the declared
+/// check, and a non-zero tag byte that is not a valid section is refused
+/// by both with the decoder's error (`view_body` compares them).
+#[test]
+fn a_tag_on_any_producer_of_a_four_or_the_tail_is_seen() {
+    let tags = TaggedFields::new(vec![TaggedField {
+        tag: 3,
+        data: vec![1],
+    }]);
+    let mut g = Gen::new(77);
+    for at in 0..9 {
+        let mut m = response(&[vec![9]], "orders-000", None);
+        m.topics[0].partitions[0].active_producers[at].unknown_tagged_fields = tags.clone();
+        check(&encode_to_vec(&m, 0), false, 16, &mut g);
+        // The same producer's empty tag section made a count of one
+        // field, read from the bytes after it: left to the declared
+        // check, whose verdict and error the view's must match.
+        let mut bytes = encode_to_vec(&response(&[vec![9]], "orders-000", None), 0);
+        let header = bytes.len() - 9 * 37 - 3;
+        bytes[header + at * 37 + 36] = 1;
+        assert!(!fast(&bytes), "producer {at}");
+        view_body::<DescribeProducersResponse>(&bytes, 0);
+    }
+}
+
+/// Topic names of 1 to 20 bytes (under, within and over the 8-to-16-byte
+/// case the fast check covers with two words), ASCII, and with one
+/// non-ASCII byte at each position: the first accepted fast, the others
+/// left to the declared check, which refuses a lone `c3` (not UTF-8) and
+/// accepts `c3 a9` (é).
+#[test]
+fn names_of_every_short_length_with_a_high_byte_anywhere() {
+    let mut g = Gen::new(78);
+    for len in 1..=20 {
+        let name = "n".repeat(len);
+        let bytes = encode_to_vec(&response(&[vec![1]], &name, None), 0);
+        check(&bytes, true, 4, &mut g);
+        for at in 0..len {
+            let mut copy = bytes.clone();
+            // Throttle (4) and the topic count (1), then the name's length.
+            copy[4 + 1 + 1 + at] = 0xc3;
+            assert!(!fast(&copy), "len {len}, byte {at}");
+            assert!(!view_body::<DescribeProducersResponse>(&copy, 0));
+            let mut two = bytes.clone();
+            if at + 1 < len {
+                // A valid two-byte character in place of two letters.
+                two[4 + 1 + 1 + at] = 0xc3;
+                two[4 + 1 + 1 + at + 1] = 0xa9;
+                assert!(!fast(&two), "len {len}, byte {at}");
+                assert!(view_body::<DescribeProducersResponse>(&two, 0));
+            }
+        }
+    }
+}
