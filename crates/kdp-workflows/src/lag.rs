@@ -274,7 +274,7 @@ pub async fn read_from(
     mut known: Option<&mut Known>,
 ) -> LagRead {
     read_shares(client, &mut groups, driver, bound).await;
-    let starts = partitions_to_read(&groups, &opts.lag);
+    let mut starts = partitions_to_read(&groups, &opts.lag);
     // in waves: one wave's lookup, requests and answers at a time
     let bounds = read_bounds(client, starts.keys(), opts.offsets_per_wave, driver, bound).await;
 
@@ -309,10 +309,28 @@ pub async fn read_from(
         }
     };
 
+    // the slots, built in bulk (a map filled in order leaves its nodes
+    // half full) before the offsets each partition is read from are
+    // gathered: the slots' vector (and the bounds') are never held
+    // together with those offsets or the readings
+    let mut partitions: BTreeMap<TopicPartition, PartitionLag> = bounds
+        .into_iter()
+        .map(|(tp, bounds)| {
+            let slot = PartitionLag {
+                bounds,
+                tally: None,
+                stopped: None,
+                uncommitted: None,
+                uncommitted_stopped: None,
+            };
+            (tp, slot)
+        })
+        .collect();
+
     // the reads: each partition once, from its smallest offset
-    let committed_on = starts_by_partition(&groups, &opts.lag, Isolation::ReadCommitted);
+    let mut committed_on = starts_by_partition(&groups, &opts.lag, Isolation::ReadCommitted);
     // the read_uncommitted positions: counted apart, to the high watermark
-    let uncommitted_on = starts_by_partition(&groups, &opts.lag, Isolation::ReadUncommitted);
+    let mut uncommitted_on = starts_by_partition(&groups, &opts.lag, Isolation::ReadUncommitted);
     // the topics whose counts may be kept: known not to be compacted
     // (read with the proof's other setting: one DescribeConfigs for both)
     let mut uncompacted: BTreeSet<String> = BTreeSet::new();
@@ -342,22 +360,25 @@ pub async fn read_from(
         }
         known.retain(|tp| uncompacted.contains(&tp.0));
     }
-    // the slots in order, built in bulk below (a map filled in order
-    // leaves its nodes half full)
-    let mut slots: Vec<(TopicPartition, PartitionLag)> = Vec::with_capacity(bounds.len());
-    let mut readings: Vec<Reading> = Vec::with_capacity(bounds.len());
+    let mut readings: Vec<Reading> = Vec::new();
     let mut uncommitted_readings: Vec<Reading> = Vec::new();
-    for (tp, b) in bounds {
-        let mut ready = None;
-        let mut uncommitted_ready = None;
-        if let (Ok(b), Some(on)) = (&b, uncommitted_on.get(&tp)) {
+    // each partition's starts are taken out of their maps as its
+    // reading is made (its offsets move into it): the maps shrink as the
+    // readings grow, rather than both being held whole
+    for (tp, p) in partitions.iter_mut() {
+        let start = starts.remove(tp).flatten();
+        let committed = committed_on.remove(tp);
+        let uncommitted = uncommitted_on.remove(tp);
+        let Ok(b) = &p.bounds else { continue };
+        if let Some(on) = uncommitted {
             let floor = b.log_start.unwrap_or(i64::MIN);
             let cs: Vec<i64> = on.iter().map(|&c| c.max(floor)).collect();
+            drop(on);
             if let Some(&start) = cs.iter().min().filter(|&&s| s < b.high_watermark) {
                 let tally =
-                    count(known.as_deref_mut(), &tp, start, b.high_watermark).read_uncommitted();
+                    count(known.as_deref_mut(), tp, start, b.high_watermark).read_uncommitted();
                 if tally.is_done() {
-                    uncommitted_ready = Some(Box::new(tally));
+                    p.uncommitted = Some(Box::new(tally));
                 } else {
                     uncommitted_readings.push(Reading::new(
                         tp.clone(),
@@ -368,38 +389,20 @@ pub async fn read_from(
                 }
             }
         }
-        if let Ok(b) = &b {
-            let start = starts
-                .get(&tp)
-                .copied()
-                .flatten()
-                .map(|c| c.max(b.log_start.unwrap_or(c)));
-            if let Some(start) = start.filter(|&s| s < b.last_stable_offset) {
-                let cs = committed_on
-                    .get(&tp)
-                    .map(|s| s.iter().map(|&c| c.max(start)).collect())
-                    .unwrap_or_default();
-                let tally = count(known.as_deref_mut(), &tp, start, b.last_stable_offset);
-                if tally.is_done() {
-                    // what is known already: no request
-                    ready = Some(Box::new(tally));
-                } else {
-                    readings.push(Reading::new(tp.clone(), tally, cs, opts.fetch_bytes));
-                }
+        let start = start.map(|c| c.max(b.log_start.unwrap_or(c)));
+        if let Some(start) = start.filter(|&s| s < b.last_stable_offset) {
+            let cs = committed
+                .map(|s| s.into_iter().map(|c| c.max(start)).collect())
+                .unwrap_or_default();
+            let tally = count(known.as_deref_mut(), tp, start, b.last_stable_offset);
+            if tally.is_done() {
+                // what is known already: no request
+                p.tally = Some(Box::new(tally));
+            } else {
+                readings.push(Reading::new(tp.clone(), tally, cs, opts.fetch_bytes));
             }
         }
-        slots.push((
-            tp,
-            PartitionLag {
-                bounds: b,
-                tally: ready,
-                stopped: None,
-                uncommitted: uncommitted_ready,
-                uncommitted_stopped: None,
-            },
-        ));
     }
-    let mut partitions: BTreeMap<TopicPartition, PartitionLag> = slots.into_iter().collect();
     drop((committed_on, uncommitted_on, starts));
     settle_proven(
         client,
