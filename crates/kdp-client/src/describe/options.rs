@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kdp_domain::partition::PartitionOutcome;
 
 use crate::admin::DriverOptions;
+use crate::describe::run::FramedOutcome;
 
 /// Some partitions of one topic, or all of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,5 +94,29 @@ pub enum DescribeEvent {
         throttle_time_ms: i32,
         /// One outcome per partition answered.
         outcomes: Vec<PartitionOutcome>,
+    },
+}
+
+/// What the sink of a describe read through the view
+/// ([`describe_producers_framed`](crate::describe::describe_producers_framed))
+/// receives, in order: [`DescribeEvent`] with each answer left in its
+/// validated response.
+#[derive(Clone)]
+pub enum FramedEvent {
+    /// As [`DescribeEvent::Planned`].
+    Planned {
+        /// Partitions added to the plan.
+        partitions: usize,
+    },
+    /// As [`DescribeEvent::Results`], the outcomes sorted by partition;
+    /// their producers are read with
+    /// [`answers`](crate::describe::answers).
+    Results {
+        /// The broker that answered; `None` for errors settled without one.
+        broker_id: Option<i32>,
+        /// The response's `ThrottleTimeMs` (0 without a broker).
+        throttle_time_ms: i32,
+        /// One outcome per partition answered.
+        outcomes: Vec<FramedOutcome>,
     },
 }
