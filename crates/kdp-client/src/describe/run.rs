@@ -146,18 +146,18 @@ pub fn answers(outcomes: &[FramedOutcome]) -> Vec<Answer<'_>> {
             order.get(k).copied().unwrap_or(k)
         }
     };
-    let find = |topic: &str, partition: i32| {
-        let mut lo = 0;
-        let mut hi = outcomes.len();
+    // the first of the outcomes at (topic, partition), by position in order
+    let first = |topic: &str, partition: i32| {
+        let (mut lo, mut hi) = (0, outcomes.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match outcomes_key(outcomes, at(mid)).cmp(&(topic, partition)) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(at(mid)),
+            if outcomes_key(outcomes, at(mid)) < (topic, partition) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
         }
-        None
+        lo
     };
     let mut found: Vec<Option<ArrayView<'_, ProducerState>>> = vec![None; outcomes.len()];
     let mut walked: HashSet<*const kdp_wire::view::Validated<DescribeProducersResponse>> =
@@ -174,13 +174,16 @@ pub fn answers(outcomes: &[FramedOutcome]) -> Vec<Answer<'_>> {
                 if p.error_code() != ErrorCode::NONE {
                     continue;
                 }
-                let Some(i) = find(t.name(), p.partition_index()) else {
-                    continue;
-                };
-                let ours = matches!(outcomes.get(i).map(|o| &o.result), Some(Ok(f)) if Arc::ptr_eq(f, frame));
-                if let Some(slot @ None) = found.get_mut(i) {
-                    if ours {
+                let key = (t.name(), p.partition_index());
+                // a partition reported twice (never, by a describe) is found in each response
+                let mut k = first(key.0, key.1);
+                while k < outcomes.len() && outcomes_key(outcomes, at(k)) == key {
+                    let i = at(k);
+                    k += 1;
+                    let ours = matches!(outcomes.get(i).map(|o| &o.result), Some(Ok(f)) if Arc::ptr_eq(f, frame));
+                    if let (true, Some(slot @ None)) = (ours, found.get_mut(i)) {
                         *slot = Some(p.active_producers());
+                        break;
                     }
                 }
             }

@@ -888,4 +888,271 @@ orders  1          2       -           -              -             -           
         );
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
+
+    /// Two responses of several topics, partitions out of order,
+    /// producers out of id order with ties, empty partitions and errors,
+    /// and a partition reported twice: the outcomes a describe hands on.
+    fn mixed() -> Vec<FramedOutcome> {
+        let p = |id, seq| ProducerState {
+            producer_id: id,
+            producer_epoch: 2,
+            last_sequence: seq,
+            last_timestamp: 1_795_953_600_000 + i64::from(seq),
+            coordinator_epoch: if id % 2 == 0 { 3 } else { -1 },
+            current_txn_start_offset: if id % 3 == 0 { 40 + id } else { -1 },
+            ..Default::default()
+        };
+        let frame = |topics: Vec<(&str, Vec<(i32, Vec<ProducerState>)>)>, broker| {
+            let resp = DescribeProducersResponse {
+                topics: topics
+                    .iter()
+                    .map(|(name, ps)| TopicResponse {
+                        name: (*name).into(),
+                        partitions: ps
+                            .iter()
+                            .map(|(i, ps)| PartitionResponse {
+                                partition_index: *i,
+                                active_producers: ps.clone(),
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            };
+            let body = bytes::Bytes::from(kdp_wire::encode_to_vec(&resp, 0));
+            let frame = std::sync::Arc::new(kdp_wire::view::Validated::new(body, 0).unwrap());
+            topics
+                .iter()
+                .flat_map(|(name, ps)| ps.iter().map(move |(i, _)| ((*name).to_owned(), *i)))
+                .map(|tp| FramedOutcome {
+                    broker_id: Some(broker),
+                    partition: tp,
+                    result: Ok(frame.clone()),
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut all = frame(
+            vec![
+                (
+                    "orders",
+                    vec![(3, vec![p(9, 1), p(4, 2), p(9, 0)]), (0, vec![])],
+                ),
+                ("alpha", vec![(1, vec![p(6, 5)])]),
+            ],
+            2,
+        );
+        all.push(FramedOutcome {
+            broker_id: None,
+            partition: ("gone".into(), -1),
+            result: Err(kdp_domain::partition::PartitionError::client(
+                kdp_wire::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                "no such topic \"gone\"",
+            )),
+        });
+        all.extend(frame(
+            vec![(
+                "orders",
+                vec![(1, vec![p(12, 7), p(3, 8)]), (3, vec![p(1, 1)])],
+            )],
+            1,
+        ));
+        all.push(failed(5));
+        all
+    }
+
+    /// What each output writes of `outcomes` (in batches of `at` as they
+    /// arrived).
+    fn rendered(output: Output, show_empty: bool, outcomes: &[FramedOutcome]) -> String {
+        let mut out = Vec::new();
+        let mut r = Renderer::new(output, false, show_empty, 1_795_953_700_000, &mut out);
+        r.results(3, outcomes[..4].to_vec());
+        r.results(7, outcomes[4..].to_vec());
+        let summary = DescribeSummary {
+            partitions: outcomes.len(),
+            failed: 2,
+            ..Default::default()
+        };
+        r.finish(&summary).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The views' JSON document is byte for byte the owned one (the
+    /// outcomes built, merged and written as before), producers and
+    /// partitions sorted, the later of a partition reported twice kept.
+    #[test]
+    fn json_from_the_views_is_the_owned_document() {
+        let outcomes = mixed();
+        let owned = kdp_client::describe::to_outcomes(&outcomes);
+        let mut want = Vec::new();
+        json::write_describe_producers(&mut want, &merge(owned, 7)).unwrap();
+        let got = rendered(Output::Json, false, &outcomes);
+        assert_eq!(got, String::from_utf8(want).unwrap());
+        // orders-3 as broker 1 answered it last; orders-1's producers by id
+        assert!(!got.contains("\"ProducerId\": 9,"), "{got}");
+        let at = |id: &str| got.find(&format!("\"ProducerId\": {id},"));
+        assert!(at("3").is_some() && at("3") < at("12"), "{got}");
+    }
+
+    /// Table and JSON lines from the views are those of the owned outcomes
+    /// (producers sorted by id, equal ids in the broker's order).
+    #[test]
+    fn table_and_jsonl_from_the_views_are_the_owned_ones() {
+        let outcomes = mixed();
+        let owned = kdp_client::describe::to_outcomes(&outcomes);
+        for show_empty in [false, true] {
+            let mut sorted = owned.clone();
+            sorted.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+            let mut answers: Vec<_> = sorted.iter().map(LeaderAnswer::of).collect();
+            let summary = DescribeSummary {
+                partitions: outcomes.len(),
+                failed: 2,
+                ..Default::default()
+            };
+            let style = TableStyle {
+                fixed_broker: false,
+                show_empty,
+                now_ms: 1_795_953_700_000,
+            };
+            let mut table = Vec::new();
+            write_table(&mut table, &mut answers, &summary, style).unwrap();
+            assert_eq!(
+                rendered(Output::Table, show_empty, &outcomes),
+                String::from_utf8(table).unwrap()
+            );
+            let mut lines = Vec::new();
+            for batch in [&owned[..4], &owned[4..]] {
+                for o in batch {
+                    let mut o = o.clone();
+                    if let Ok(ps) = &mut o.result {
+                        ps.sort_by_key(|p| p.producer_id);
+                    }
+                    push_jsonl(&mut lines, &o, show_empty, &|_, _, _| None).unwrap();
+                }
+            }
+            let got = rendered(Output::Jsonl, show_empty, &outcomes);
+            assert_eq!(got, String::from_utf8(lines).unwrap());
+            let ids: Vec<_> = got
+                .lines()
+                .filter(|l| l.contains("\"Partition\":3,\"BrokerId\":2"))
+                .map(|l| {
+                    (
+                        l.contains("\"ProducerId\":9"),
+                        l.contains("\"LastSequence\":1,"),
+                    )
+                })
+                .collect();
+            // 4, then the two 9s in the broker's order (sequence 1 first)
+            assert_eq!(ids, [(false, false), (true, true), (true, false)]);
+        }
+    }
+}
+
+/// What `--output jsonl` allocates, counted on the test's own thread: the
+/// lines come from the response's view, so the count does not follow the
+/// producers.
+#[cfg(test)]
+// a global allocator is unsafe to implement; this one only forwards to `System`
+#[allow(unsafe_code)]
+mod alloc_tests {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    use super::*;
+    use kdp_wire::messages::PartitionResponse;
+
+    struct Counting;
+
+    thread_local! {
+        static COUNTING: Cell<bool> = const { Cell::new(false) };
+        static COUNT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    // forwards to System, counting on this thread only
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            if COUNTING.with(Cell::get) {
+                COUNT.with(|c| c.set(c.get() + 1));
+            }
+            // SAFETY: the caller's contract is System's.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: the caller's contract is System's.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            if COUNTING.with(Cell::get) {
+                COUNT.with(|c| c.set(c.get() + 1));
+            }
+            // SAFETY: the caller's contract is System's.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static A: Counting = Counting;
+
+    /// One response of `partitions` partitions of `per` producers each
+    /// (ids descending, so each is sorted), and its outcomes.
+    fn response(partitions: i32, per: i64) -> Vec<FramedOutcome> {
+        let resp = DescribeProducersResponse {
+            topics: vec![TopicResponse {
+                name: "t".into(),
+                partitions: (0..partitions)
+                    .map(|i| PartitionResponse {
+                        partition_index: i,
+                        active_producers: (0..per)
+                            .map(|id| ProducerState {
+                                producer_id: per - id,
+                                last_timestamp: 1_795_953_600_000,
+                                current_txn_start_offset: id,
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let body = bytes::Bytes::from(kdp_wire::encode_to_vec(&resp, 0));
+        let frame = std::sync::Arc::new(kdp_wire::view::Validated::new(body, 0).unwrap());
+        (0..partitions)
+            .map(|i| FramedOutcome {
+                broker_id: Some(1),
+                partition: ("t".into(), i),
+                result: Ok(frame.clone()),
+            })
+            .collect()
+    }
+
+    /// Allocations while `--output jsonl` writes one response's lines.
+    fn jsonl_allocations(outcomes: Vec<FramedOutcome>) -> usize {
+        let mut sink = std::io::sink();
+        let mut r = Renderer::new(Output::Jsonl, false, false, 0, &mut sink);
+        COUNT.with(|c| c.set(0));
+        COUNTING.with(|c| c.set(true));
+        r.results(0, outcomes);
+        COUNTING.with(|c| c.set(false));
+        r.finish(&DescribeSummary::default()).unwrap();
+        COUNT.with(Cell::get)
+    }
+
+    /// The owned path built a vector of producers per partition (100
+    /// here) and the producers' sort more; the view's costs a few
+    /// allocations a response, the same for 100 producers or 10,000.
+    #[test]
+    fn jsonl_builds_no_producers() {
+        let small = jsonl_allocations(response(100, 1));
+        let large = jsonl_allocations(response(100, 100));
+        assert!(small <= 16, "{small} allocations for 100 producers");
+        // the reused sort buffer grows to the largest partition's size
+        assert!(
+            large <= small + 8,
+            "{large} allocations for 10,000 producers, {small} for 100"
+        );
+    }
 }
