@@ -572,4 +572,75 @@ mod tests {
         ];
         assert_eq!(seen, want);
     }
+
+    /// Each outcome's answer in the outcomes' order, sorted or not, as
+    /// `each_answer` reads it; an error outcome is its error, and the
+    /// owned outcomes are those producers built.
+    #[test]
+    fn answers_are_each_outcomes_in_its_order() {
+        let a = frame(vec![TopicResponse {
+            name: "t".into(),
+            partitions: vec![
+                partition(2, ErrorCode::NONE, &[3]),
+                partition(0, ErrorCode::NONE, &[1, 2]),
+                partition(0, ErrorCode::NONE, &[9]),
+            ],
+            ..Default::default()
+        }]);
+        let b = frame(vec![TopicResponse {
+            name: "s".into(),
+            partitions: vec![partition(4, ErrorCode::NONE, &[7])],
+            ..Default::default()
+        }]);
+        let failed = FramedOutcome {
+            broker_id: None,
+            partition: ("u".into(), -1),
+            result: Err(PartitionError::broker(
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                None,
+            )),
+        };
+        let ids = |os: &[FramedOutcome]| -> Vec<std::result::Result<Vec<i64>, ErrorCode>> {
+            answers(os)
+                .into_iter()
+                .map(|a| {
+                    a.map(|ps| ps.iter().map(|p| p.producer_id()).collect())
+                        .map_err(|e| e.code)
+                })
+                .collect()
+        };
+        let unsorted = vec![
+            outcome(&a, "t", 2),
+            failed.clone(),
+            outcome(&b, "s", 4),
+            outcome(&a, "t", 0),
+        ];
+        let want = vec![
+            Ok(vec![3]),
+            Err(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+            Ok(vec![7]),
+            Ok(vec![1, 2]),
+        ];
+        assert_eq!(ids(&unsorted), want);
+        let mut sorted = unsorted.clone();
+        sorted.sort_by(|x, y| x.partition.cmp(&y.partition));
+        let want_sorted = vec![
+            Ok(vec![7]),
+            Ok(vec![1, 2]),
+            Ok(vec![3]),
+            Err(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+        ];
+        assert_eq!(ids(&sorted), want_sorted);
+        let owned = to_outcomes(&sorted);
+        let built: Vec<_> = owned
+            .iter()
+            .map(|o| {
+                o.result
+                    .as_ref()
+                    .map(|ps| ps.iter().map(|p| p.producer_id).collect::<Vec<_>>())
+                    .map_err(|e| e.code)
+            })
+            .collect();
+        assert_eq!(built, want_sorted);
+    }
 }
