@@ -774,7 +774,7 @@ mod tests {
             broker_id: Some(2),
             result,
         };
-        let mut outcomes = vec![
+        let outcomes = [
             outcome("orders", 1, Ok(vec![])),
             outcome(
                 "orders",
@@ -806,7 +806,7 @@ mod tests {
             now_ms: now,
         };
         let mut out = Vec::new();
-        let mut answers: Vec<_> = outcomes.iter_mut().map(|o| LeaderAnswer::of(o)).collect();
+        let mut answers: Vec<_> = outcomes.iter().map(LeaderAnswer::of).collect();
         write_table(&mut out, &mut answers, &summary, style).unwrap();
         let expected = "\
 Topic   Partition  Leader  ProducerId  ProducerEpoch  LastSequence  LastTimestamp             Age        CoordinatorEpoch  CurrentTxnStartOffset  Error
@@ -889,6 +889,9 @@ orders  1          2       -           -              -             -           
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 
+    /// Partitions and their producers, in a response's order.
+    type Partitions = Vec<(i32, Vec<ProducerState>)>;
+
     /// Two responses of several topics, partitions out of order,
     /// producers out of id order with ties, empty partitions and errors,
     /// and a partition reported twice: the outcomes a describe hands on.
@@ -902,7 +905,7 @@ orders  1          2       -           -              -             -           
             current_txn_start_offset: if id % 3 == 0 { 40 + id } else { -1 },
             ..Default::default()
         };
-        let frame = |topics: Vec<(&str, Vec<(i32, Vec<ProducerState>)>)>, broker| {
+        let frame = |topics: Vec<(&str, Partitions)>, broker| {
             let resp = DescribeProducersResponse {
                 topics: topics
                     .iter()
