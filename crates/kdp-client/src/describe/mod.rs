@@ -42,8 +42,8 @@ pub mod run;
 mod select;
 
 pub use handler::Frame;
-pub use options::{DescribeEvent, DescribeOptions, FramedEvent, TopicSelection};
+pub use options::{DescribeEvent, DescribeOptions, FramedEvent, FramedOutcome, TopicSelection};
 pub use run::{
     answers, describe_leaders, describe_on, describe_on_framed, describe_producers,
-    describe_producers_framed, each_answer, resolve, to_outcomes, Answer, FramedOutcome, Resolved,
+    describe_producers_framed, each_answer, resolve, to_outcomes, Answer, Resolved,
 };

@@ -2,10 +2,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kdp_domain::partition::PartitionOutcome;
+use kdp_domain::partition::{PartitionError, PartitionOutcome, TopicPartition};
 
 use crate::admin::DriverOptions;
-use crate::describe::run::FramedOutcome;
+
+use crate::describe::handler::Frame;
 
 /// Some partitions of one topic, or all of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,4 +120,17 @@ pub enum FramedEvent {
         /// One outcome per partition answered.
         outcomes: Vec<FramedOutcome>,
     },
+}
+
+/// A partition's final answer from [`describe_on_framed`](crate::describe::describe_on_framed) or
+/// [`describe_producers_framed`](crate::describe::describe_producers_framed): the response it came in, read through
+/// its view ([`each_answer`](crate::describe::each_answer), [`answers`](crate::describe::answers)), or why there is none.
+#[derive(Clone)]
+pub struct FramedOutcome {
+    /// The broker that answered (the chosen one where none could be asked).
+    pub broker_id: Option<i32>,
+    /// The partition.
+    pub partition: TopicPartition,
+    /// The response that answered for it.
+    pub result: std::result::Result<Frame, PartitionError>,
 }

@@ -2,8 +2,7 @@
 
 use kdp_domain::partition::DescribeSummary;
 
-use crate::describe::options::FramedEvent;
-use crate::describe::run::FramedOutcome;
+use crate::describe::options::{FramedEvent, FramedOutcome};
 
 /// Passes events on and counts them.
 pub(crate) struct Report<F> {

@@ -16,7 +16,7 @@ use crate::admin::{drive, Batch, PartitionLeader};
 use crate::bound::TimeBound;
 use crate::client::Client;
 use crate::describe::handler::{self, Frame, Handler};
-use crate::describe::options::{DescribeEvent, DescribeOptions, FramedEvent};
+use crate::describe::options::{DescribeEvent, DescribeOptions, FramedEvent, FramedOutcome};
 use crate::describe::report::Report;
 use crate::describe::select;
 use crate::error::Result;
@@ -355,19 +355,6 @@ fn on_broker<V>(
         handler,
         PartitionLeader::chosen_broker(broker).with_metadata(metadata),
     )
-}
-
-/// A partition's final answer from [`describe_on_framed`] or
-/// [`describe_producers_framed`]: the response it came in, read through
-/// its view ([`each_answer`], [`answers`]), or why there is none.
-#[derive(Clone)]
-pub struct FramedOutcome {
-    /// The broker that answered (the chosen one where none could be asked).
-    pub broker_id: Option<i32>,
-    /// The partition.
-    pub partition: TopicPartition,
-    /// The response that answered for it.
-    pub result: std::result::Result<Frame, PartitionError>,
 }
 
 /// [`describe_on`], each answer left in its validated response instead of

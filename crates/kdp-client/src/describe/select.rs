@@ -17,9 +17,8 @@ use kdp_domain::partition::{PartitionError, TopicPartition};
 use crate::admin::lookup::{missing_partition, unknown_topic};
 use crate::bound::TimeBound;
 use crate::client::Client;
-use crate::describe::options::{DescribeOptions, FramedEvent, TopicSelection};
+use crate::describe::options::{DescribeOptions, FramedEvent, FramedOutcome, TopicSelection};
 use crate::describe::report::Report;
-use crate::describe::run::FramedOutcome;
 use crate::error::{Error, Result};
 use crate::metadata::ClusterMetadata;
 
