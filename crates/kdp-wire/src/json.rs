@@ -41,80 +41,179 @@ pub fn write_response_pretty<W: std::io::Write>(
         serde_json::to_writer_pretty(&mut *w, m)?;
         return Ok(());
     }
-    let mut out = PrettyOut {
-        buf: Vec::with_capacity(FLUSH_AT + 4096),
-        w,
-    };
-    out.raw(b"{\n  \"ThrottleTimeMs\": ");
-    out.int(m.throttle_time_ms);
-    out.raw(b",\n  \"Topics\": ");
-    if m.topics.is_empty() {
-        out.raw(b"[]");
-    } else {
-        out.raw(b"[");
-        for (ti, t) in m.topics.iter().enumerate() {
-            out.raw(if ti == 0 {
-                b"\n    {\n      \"Name\": "
-            } else {
-                b",\n    {\n      \"Name\": "
-            });
-            out.string(&t.name)?;
-            out.raw(b",\n      \"Partitions\": ");
-            if t.partitions.is_empty() {
-                out.raw(b"[]");
-            } else {
-                out.raw(b"[");
-                for (pi, p) in t.partitions.iter().enumerate() {
-                    out.raw(if pi == 0 {
-                        b"\n        {\n          \"PartitionIndex\": "
-                    } else {
-                        b",\n        {\n          \"PartitionIndex\": "
-                    });
-                    out.int(p.partition_index);
-                    out.raw(b",\n          \"ErrorCode\": ");
-                    out.int(p.error_code.0);
-                    out.raw(b",\n          \"ErrorMessage\": ");
-                    match &p.error_message {
-                        None => out.raw(b"null"),
-                        Some(s) => out.string(s)?,
-                    }
-                    out.raw(b",\n          \"ActiveProducers\": ");
-                    if p.active_producers.is_empty() {
-                        out.raw(b"[]");
-                    } else {
-                        out.raw(b"[");
-                        for (si, s) in p.active_producers.iter().enumerate() {
-                            out.raw(if si == 0 {
-                                b"\n            {\n              \"ProducerId\": "
-                            } else {
-                                b",\n            {\n              \"ProducerId\": "
-                            });
-                            out.int(s.producer_id);
-                            out.raw(b",\n              \"ProducerEpoch\": ");
-                            out.int(s.producer_epoch);
-                            out.raw(b",\n              \"LastSequence\": ");
-                            out.int(s.last_sequence);
-                            out.raw(b",\n              \"LastTimestamp\": ");
-                            out.int(s.last_timestamp);
-                            out.raw(b",\n              \"CoordinatorEpoch\": ");
-                            out.int(s.coordinator_epoch);
-                            out.raw(b",\n              \"CurrentTxnStartOffset\": ");
-                            out.int(s.current_txn_start_offset);
-                            out.raw(b"\n            }");
-                            out.maybe_flush()?;
-                        }
-                        out.raw(b"\n          ]");
-                    }
-                    out.raw(b"\n        }");
-                }
-                out.raw(b"\n      ]");
-            }
-            out.raw(b"\n    }");
+    let mut doc = PrettyResponse::begin(w, m.throttle_time_ms);
+    for t in &m.topics {
+        doc.topic(&t.name)?;
+        for p in &t.partitions {
+            doc.partition(
+                p.partition_index,
+                p.error_code.0,
+                p.error_message.as_deref(),
+                &p.active_producers,
+            )?;
         }
-        out.raw(b"\n  ]");
     }
-    out.raw(b"\n}");
-    out.flush()
+    doc.finish()
+}
+
+/// One producer's fields as the document writes them, in its order:
+/// `ProducerId`, `ProducerEpoch`, `LastSequence`, `LastTimestamp`,
+/// `CoordinatorEpoch`, `CurrentTxnStartOffset`.
+pub trait PrettyProducer {
+    /// The six fields, in that order.
+    fn fields(&self) -> [i64; 6];
+}
+
+impl PrettyProducer for crate::messages::ProducerState {
+    #[inline]
+    fn fields(&self) -> [i64; 6] {
+        [
+            self.producer_id,
+            self.producer_epoch.into(),
+            self.last_sequence.into(),
+            self.last_timestamp,
+            self.coordinator_epoch.into(),
+            self.current_txn_start_offset,
+        ]
+    }
+}
+
+impl PrettyProducer for crate::messages::ProducerStateView<'_> {
+    #[inline]
+    fn fields(&self) -> [i64; 6] {
+        [
+            self.producer_id(),
+            self.producer_epoch().into(),
+            self.last_sequence().into(),
+            self.last_timestamp(),
+            self.coordinator_epoch().into(),
+            self.current_txn_start_offset(),
+        ]
+    }
+}
+
+impl<T: PrettyProducer + ?Sized> PrettyProducer for &T {
+    #[inline]
+    fn fields(&self) -> [i64; 6] {
+        (**self).fields()
+    }
+}
+
+/// A DescribeProducers response written as pretty JSON piece by piece,
+/// byte for byte what [`write_response_pretty`] writes of the same
+/// response without unknown tagged fields: for a caller whose response is
+/// not one value (answers merged from several responses' views).
+pub struct PrettyResponse<'w, W: std::io::Write> {
+    out: PrettyOut<'w, W>,
+    /// Whether a topic has been begun.
+    topics: bool,
+    /// Whether the current topic has a partition.
+    partitions: bool,
+}
+
+impl<'w, W: std::io::Write> PrettyResponse<'w, W> {
+    /// The document's head; nothing is written to `w` until enough is
+    /// buffered.
+    pub fn begin(w: &'w mut W, throttle_time_ms: i32) -> Self {
+        let mut out = PrettyOut {
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            w,
+        };
+        out.raw(b"{\n  \"ThrottleTimeMs\": ");
+        out.int(throttle_time_ms);
+        out.raw(b",\n  \"Topics\": ");
+        PrettyResponse {
+            out,
+            topics: false,
+            partitions: false,
+        }
+    }
+
+    /// Ends the topic begun, if any.
+    fn end_topic(&mut self) {
+        if !self.topics {
+            return;
+        }
+        self.out
+            .raw(if self.partitions { b"\n      ]" } else { b"[]" });
+        self.out.raw(b"\n    }");
+    }
+
+    /// Begins topic `name`: the partitions after it are its own.
+    pub fn topic(&mut self, name: &str) -> std::io::Result<()> {
+        self.end_topic();
+        self.out.raw(if self.topics {
+            b",\n    {\n      \"Name\": "
+        } else {
+            b"[\n    {\n      \"Name\": "
+        });
+        self.topics = true;
+        self.partitions = false;
+        self.out.string(name)?;
+        self.out.raw(b",\n      \"Partitions\": ");
+        Ok(())
+    }
+
+    /// A partition of the topic begun, with its producers in the order
+    /// given.
+    pub fn partition<P: PrettyProducer>(
+        &mut self,
+        partition_index: i32,
+        error_code: i16,
+        error_message: Option<&str>,
+        producers: impl IntoIterator<Item = P>,
+    ) -> std::io::Result<()> {
+        let out = &mut self.out;
+        out.raw(if self.partitions {
+            b",\n        {\n          \"PartitionIndex\": "
+        } else {
+            b"[\n        {\n          \"PartitionIndex\": "
+        });
+        self.partitions = true;
+        out.int(partition_index);
+        out.raw(b",\n          \"ErrorCode\": ");
+        out.int(error_code);
+        out.raw(b",\n          \"ErrorMessage\": ");
+        match error_message {
+            None => out.raw(b"null"),
+            Some(s) => out.string(s)?,
+        }
+        out.raw(b",\n          \"ActiveProducers\": ");
+        let mut any = false;
+        for s in producers {
+            out.raw(if any {
+                b",\n            {\n              \"ProducerId\": "
+            } else {
+                b"[\n            {\n              \"ProducerId\": "
+            });
+            any = true;
+            let [id, epoch, seq, ts, coord, txn] = s.fields();
+            out.int(id);
+            out.raw(b",\n              \"ProducerEpoch\": ");
+            out.int(epoch);
+            out.raw(b",\n              \"LastSequence\": ");
+            out.int(seq);
+            out.raw(b",\n              \"LastTimestamp\": ");
+            out.int(ts);
+            out.raw(b",\n              \"CoordinatorEpoch\": ");
+            out.int(coord);
+            out.raw(b",\n              \"CurrentTxnStartOffset\": ");
+            out.int(txn);
+            out.raw(b"\n            }");
+            out.maybe_flush()?;
+        }
+        out.raw(if any { b"\n          ]" } else { b"[]" });
+        out.raw(b"\n        }");
+        Ok(())
+    }
+
+    /// Ends the document and writes what is buffered.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.end_topic();
+        self.out.raw(if self.topics { b"\n  ]" } else { b"[]" });
+        self.out.raw(b"\n}");
+        self.out.flush()
+    }
 }
 
 const FLUSH_AT: usize = 1 << 16;

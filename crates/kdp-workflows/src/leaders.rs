@@ -15,7 +15,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use kdp_client::bound::TimeBound;
 use kdp_client::client::Client;
-use kdp_client::describe::{describe_leaders, resolve, DescribeEvent, DescribeOptions, Resolved};
+use kdp_client::describe::{
+    answers, describe_leaders, describe_producers_framed, resolve, DescribeOptions, FramedEvent,
+    FramedOutcome, Resolved,
+};
 use kdp_client::error::{Error, Result};
 use kdp_domain::diagnose::replicas::ReplicaError;
 use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
@@ -58,6 +61,39 @@ impl<'a> LeaderAnswer<'a> {
             result: self.result.map(Producers::to_vec).map_err(Clone::clone),
         }
     }
+}
+
+/// The outcomes of one response of a describe read through the view, as
+/// [`LeaderAnswer`]s in their order: producers where they lie.
+pub fn leader_answers(outcomes: &[FramedOutcome]) -> impl Iterator<Item = LeaderAnswer<'_>> {
+    outcomes
+        .iter()
+        .zip(answers(outcomes))
+        .map(|(o, a)| LeaderAnswer {
+            broker_id: o.broker_id,
+            topic: &o.partition.0,
+            partition: o.partition.1,
+            result: a.map(Producers::Viewed),
+        })
+}
+
+/// The leaders' describe of `opts`' selection
+/// ([`describe_producers_framed`]: its routing, retries and `bound`), each
+/// answer to `sink` as it arrives, read through its response's view:
+/// nothing is built that the sink does not build. Returns the counts.
+/// `Err`: the cluster could not be reached (the first metadata lookup).
+pub async fn describe_viewed<S: FnMut(LeaderAnswer<'_>)>(
+    client: Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    mut sink: S,
+) -> Result<DescribeSummary> {
+    describe_producers_framed(client, opts, bound, |ev| {
+        if let FramedEvent::Results { outcomes, .. } = ev {
+            leader_answers(&outcomes).for_each(&mut sink);
+        }
+    })
+    .await
 }
 
 /// A partition's leader by the scan's metadata (`None`: it has none), and
@@ -209,7 +245,7 @@ impl<S: FnMut(LeaderAnswer<'_>)> LeaderTap<S> {
         let forward = |ev| forward(&mut self.state(), ev);
         let mut summary = if !self.routed {
             // no leader known: the leaders' describe of the whole selection
-            kdp_client::describe::describe_producers(client.clone(), &opts, bound, forward).await?
+            describe_producers_framed(client.clone(), &opts, bound, forward).await?
         } else if rest.is_empty() {
             DescribeSummary::default()
         } else {
@@ -260,10 +296,10 @@ where
     Ok(((comparer.take(), errors), summary))
 }
 
-fn forward<S: FnMut(LeaderAnswer<'_>)>(state: &mut Tapped<S>, ev: DescribeEvent) {
-    if let DescribeEvent::Results { outcomes, .. } = ev {
-        for o in &outcomes {
-            state.report(LeaderAnswer::of(o));
+fn forward<S: FnMut(LeaderAnswer<'_>)>(state: &mut Tapped<S>, ev: FramedEvent) {
+    if let FramedEvent::Results { outcomes, .. } = ev {
+        for a in leader_answers(&outcomes) {
+            state.report(a);
         }
     }
 }

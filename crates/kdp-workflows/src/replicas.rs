@@ -10,7 +10,7 @@ use kdp_client::admin::AllBrokers;
 use kdp_client::bound::TimeBound;
 use kdp_client::client::Client;
 use kdp_client::describe::{
-    describe_on_framed, describe_producers, each_answer, DescribeEvent, DescribeOptions,
+    describe_on_framed, describe_producers_framed, each_answer, DescribeOptions, FramedEvent,
     FramedOutcome, Resolved,
 };
 use kdp_client::error::{Error, Result};
@@ -458,8 +458,10 @@ where
                 scans.spawn(async move {
                     let _permit = permits.acquire_owned().await.ok();
                     let mut errors = Vec::new();
-                    let r = describe_producers(client, &opts, &bound, |ev| {
-                        replica_results(ev, broker, &*sink, &mut errors)
+                    let r = describe_producers_framed(client, &opts, &bound, |ev| {
+                        if let FramedEvent::Results { outcomes, .. } = ev {
+                            framed_results(&outcomes, broker, &*sink, &mut errors);
+                        }
                     })
                     .await;
                     match r {
@@ -496,27 +498,6 @@ fn hosted_metadata(md: &ClusterMetadata, partitions: &[TopicPartition]) -> Clust
         controller_id: md.controller_id,
         brokers: md.brokers.clone(),
         topics,
-    }
-}
-
-/// One broker's answers: producers to `sink`, failures to `errors` (a
-/// broker that is not a replica is not one).
-fn replica_results<S>(
-    ev: DescribeEvent,
-    broker: i32,
-    sink: &S,
-    errors: &mut Vec<ReplicaError<Error>>,
-) where
-    S: Fn(i32, &str, i32, Producers<'_>) + ?Sized,
-{
-    let DescribeEvent::Results { outcomes, .. } = ev else {
-        return;
-    };
-    for o in outcomes {
-        match o.result {
-            Ok(ps) => sink(broker, &o.topic, o.partition, Producers::Owned(&ps)),
-            Err(error) => replica_error(broker, (o.topic, o.partition), error, errors),
-        }
     }
 }
 

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use kdp_domain::partition::{PartitionError, TopicPartition};
 use kdp_wire::messages::{
-    DescribeProducersRequest, DescribeProducersResponse, PartitionResponseView, ProducerState,
-    TopicRequest,
+    DescribeProducersRequest, DescribeProducersResponse, PartitionResponseView, TopicRequest,
 };
 use kdp_wire::view::Validated;
 use kdp_wire::ErrorCode;
@@ -22,16 +21,6 @@ pub type Frame = Arc<Validated<DescribeProducersResponse>>;
 /// How a partition's answer becomes the value reported for it.
 pub(crate) type Read<V> = fn(&Frame, PartitionResponseView<'_>) -> V;
 
-/// The owned producers of a partition (what [`describe_producers`] reports).
-///
-/// [`describe_producers`]: crate::describe::describe_producers
-pub(crate) fn owned(_: &Frame, p: PartitionResponseView<'_>) -> Vec<ProducerState> {
-    p.active_producers()
-        .iter()
-        .map(|s| s.into_owned())
-        .collect()
-}
-
 /// The frame itself: the caller reads the partition through the view.
 pub(crate) fn framed(frame: &Frame, _: PartitionResponseView<'_>) -> Frame {
     frame.clone()
@@ -39,7 +28,7 @@ pub(crate) fn framed(frame: &Frame, _: PartitionResponseView<'_>) -> Frame {
 
 /// DescribeProducers' rules, after Kafka's DescribeProducersHandler; each
 /// answered partition's value made by `read`.
-pub(crate) struct Handler<V = Vec<ProducerState>> {
+pub(crate) struct Handler<V = Frame> {
     pub(crate) chosen_broker: Option<i32>,
     pub(crate) explicit: BTreeSet<TopicPartition>,
     pub(crate) read: Read<V>,

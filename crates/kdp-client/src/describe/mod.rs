@@ -26,7 +26,9 @@
 //!
 //! - [`options`]: what to select and how to batch ([`DescribeOptions`]),
 //!   and what the sink hears ([`DescribeEvent`]).
-//! - [`run`]: [`describe_producers`], and the resolution and per-broker
+//! - [`run`]: [`describe_producers`] (owned producers) and
+//!   [`describe_producers_framed`] (each answer read through the
+//!   response's view with [`answers`]), and the resolution and per-broker
 //!   describe the every-replica scans use ([`resolve`], [`describe_on`],
 //!   and [`describe_on_framed`] whose answers are read through the
 //!   response's view with [`each_answer`]),
@@ -40,8 +42,8 @@ pub mod run;
 mod select;
 
 pub use handler::Frame;
-pub use options::{DescribeEvent, DescribeOptions, TopicSelection};
+pub use options::{DescribeEvent, DescribeOptions, FramedEvent, FramedOutcome, TopicSelection};
 pub use run::{
-    describe_leaders, describe_on, describe_on_framed, describe_producers, each_answer, resolve,
-    FramedOutcome, Resolved,
+    answers, describe_leaders, describe_on, describe_on_framed, describe_producers,
+    describe_producers_framed, each_answer, resolve, to_outcomes, Answer, Resolved,
 };

@@ -2,9 +2,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kdp_domain::partition::PartitionOutcome;
+use kdp_domain::partition::{PartitionError, PartitionOutcome, TopicPartition};
 
 use crate::admin::DriverOptions;
+
+use crate::describe::handler::Frame;
 
 /// Some partitions of one topic, or all of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,4 +96,41 @@ pub enum DescribeEvent {
         /// One outcome per partition answered.
         outcomes: Vec<PartitionOutcome>,
     },
+}
+
+/// What the sink of a describe read through the view
+/// ([`describe_producers_framed`](crate::describe::describe_producers_framed))
+/// receives, in order: [`DescribeEvent`] with each answer left in its
+/// validated response.
+#[derive(Clone)]
+pub enum FramedEvent {
+    /// As [`DescribeEvent::Planned`].
+    Planned {
+        /// Partitions added to the plan.
+        partitions: usize,
+    },
+    /// As [`DescribeEvent::Results`], the outcomes sorted by partition;
+    /// their producers are read with
+    /// [`answers`](crate::describe::answers).
+    Results {
+        /// The broker that answered; `None` for errors settled without one.
+        broker_id: Option<i32>,
+        /// The response's `ThrottleTimeMs` (0 without a broker).
+        throttle_time_ms: i32,
+        /// One outcome per partition answered.
+        outcomes: Vec<FramedOutcome>,
+    },
+}
+
+/// A partition's final answer from [`describe_on_framed`](crate::describe::describe_on_framed) or
+/// [`describe_producers_framed`](crate::describe::describe_producers_framed): the response it came in, read through
+/// its view ([`each_answer`](crate::describe::each_answer), [`answers`](crate::describe::answers)), or why there is none.
+#[derive(Clone)]
+pub struct FramedOutcome {
+    /// The broker that answered (the chosen one where none could be asked).
+    pub broker_id: Option<i32>,
+    /// The partition.
+    pub partition: TopicPartition,
+    /// The response that answered for it.
+    pub result: std::result::Result<Frame, PartitionError>,
 }

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
-use kdp_wire::messages::ProducerState;
+use kdp_wire::messages::{DescribeProducersResponse, ProducerState};
 use kdp_wire::view::ArrayView;
 use kdp_wire::ErrorCode;
 
@@ -16,23 +16,42 @@ use crate::admin::{drive, Batch, PartitionLeader};
 use crate::bound::TimeBound;
 use crate::client::Client;
 use crate::describe::handler::{self, Frame, Handler};
-use crate::describe::options::{DescribeEvent, DescribeOptions};
+use crate::describe::options::{DescribeEvent, DescribeOptions, FramedEvent, FramedOutcome};
 use crate::describe::report::Report;
 use crate::describe::select;
 use crate::error::Result;
 
 /// Describes the producers of the selected partitions within `bound`.
-/// Results go to `sink` as they arrive; every selected partition is
+/// Results go to `sink` as they arrive, owned; every selected partition is
 /// reported exactly once. Fails only when the first metadata lookup fails
-/// (the cluster is unreachable).
+/// (the cluster is unreachable). [`describe_producers_framed`] reads the
+/// same answers without building the producers.
 pub async fn describe_producers<F>(
+    client: Arc<Client>,
+    opts: &DescribeOptions,
+    bound: &TimeBound,
+    mut sink: F,
+) -> Result<DescribeSummary>
+where
+    F: FnMut(DescribeEvent),
+{
+    describe_producers_framed(client, opts, bound, |ev| sink(owned_event(ev))).await
+}
+
+/// [`describe_producers`], each answer left in its validated response:
+/// `sink` gets the outcomes of one response at a time (sorted by
+/// partition), to read through the view with [`answers`] before the next
+/// arrives, or to keep (a response's bytes, shared by its partitions).
+/// The same requests, routing, retries and `bound` as
+/// [`describe_producers`], which is this with the producers built.
+pub async fn describe_producers_framed<F>(
     client: Arc<Client>,
     opts: &DescribeOptions,
     bound: &TimeBound,
     sink: F,
 ) -> Result<DescribeSummary>
 where
-    F: FnMut(DescribeEvent),
+    F: FnMut(FramedEvent),
 {
     let mut report = Report {
         sink,
@@ -49,7 +68,7 @@ where
     let handler = Handler {
         chosen_broker: opts.broker_id,
         explicit: selected.explicit,
-        read: handler::owned,
+        read: handler::framed,
     };
     let stats = drive_partitions(
         &client,
@@ -67,12 +86,140 @@ where
     Ok(summary)
 }
 
+/// The owned event of a framed one: each answer's producers built.
+fn owned_event(ev: FramedEvent) -> DescribeEvent {
+    match ev {
+        FramedEvent::Planned { partitions } => DescribeEvent::Planned { partitions },
+        FramedEvent::Results {
+            broker_id,
+            throttle_time_ms,
+            outcomes,
+        } => DescribeEvent::Results {
+            broker_id,
+            throttle_time_ms,
+            outcomes: to_outcomes(&outcomes),
+        },
+    }
+}
+
+/// The owned outcomes of framed ones, in the same order.
+pub fn to_outcomes(outcomes: &[FramedOutcome]) -> Vec<PartitionOutcome> {
+    outcomes
+        .iter()
+        .zip(answers(outcomes))
+        .map(|(o, a)| PartitionOutcome {
+            broker_id: o.broker_id,
+            topic: o.partition.0.clone(),
+            partition: o.partition.1,
+            result: a
+                .map(|ps| ps.iter().map(|p| p.into_owned()).collect())
+                .map_err(Clone::clone),
+        })
+        .collect()
+}
+
+/// A partition's answer read through its response: its producers where
+/// they lie, or why there are none.
+pub type Answer<'a> = std::result::Result<ArrayView<'a, ProducerState>, &'a PartitionError>;
+
+/// Each outcome's [`Answer`], in the order of `outcomes`: each response
+/// walked once, nothing copied (only the answers' list is allocated).
+/// Reads as [`each_answer`] does: a partition's producers are those of
+/// its first error-free entry in the response its outcome names.
+pub fn answers(outcomes: &[FramedOutcome]) -> Vec<Answer<'_>> {
+    // found by binary search, in the outcomes' order when sorted (as a
+    // describe reports them), else through a sorted index
+    let sorted = outcomes
+        .windows(2)
+        .all(|w| w[0].partition <= w[1].partition);
+    let order: Vec<usize> = if sorted {
+        Vec::new()
+    } else {
+        let mut order: Vec<usize> = (0..outcomes.len()).collect();
+        order.sort_by(|&a, &b| outcomes_key(outcomes, a).cmp(&outcomes_key(outcomes, b)));
+        order
+    };
+    let at = |k: usize| {
+        if sorted {
+            k
+        } else {
+            order.get(k).copied().unwrap_or(k)
+        }
+    };
+    // the first of the outcomes at (topic, partition), by position in order
+    let first = |topic: &str, partition: i32| {
+        let (mut lo, mut hi) = (0, outcomes.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if outcomes_key(outcomes, at(mid)) < (topic, partition) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let mut found: Vec<Option<ArrayView<'_, ProducerState>>> = vec![None; outcomes.len()];
+    let mut walked: HashSet<*const kdp_wire::view::Validated<DescribeProducersResponse>> =
+        HashSet::new();
+    for o in outcomes {
+        let Ok(frame) = &o.result else {
+            continue;
+        };
+        if !walked.insert(Arc::as_ptr(frame)) {
+            continue;
+        }
+        for t in frame.view().topics() {
+            for p in t.partitions() {
+                if p.error_code() != ErrorCode::NONE {
+                    continue;
+                }
+                let key = (t.name(), p.partition_index());
+                // a partition reported twice (never, by a describe) is found in each response
+                let mut k = first(key.0, key.1);
+                while k < outcomes.len() && outcomes_key(outcomes, at(k)) == key {
+                    let i = at(k);
+                    k += 1;
+                    let ours = matches!(outcomes.get(i).map(|o| &o.result), Some(Ok(f)) if Arc::ptr_eq(f, frame));
+                    if let (true, Some(slot @ None)) = (ours, found.get_mut(i)) {
+                        *slot = Some(p.active_producers());
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    outcomes
+        .iter()
+        .zip(found)
+        .map(|(o, f)| match &o.result {
+            // a frame answers every partition it is named for: never empty by default
+            Ok(frame) => Ok(f.unwrap_or_else(|| no_producers(frame))),
+            Err(e) => Err(e),
+        })
+        .collect()
+}
+
+/// The (topic, partition) of outcome `i`.
+fn outcomes_key(outcomes: &[FramedOutcome], i: usize) -> (&str, i32) {
+    outcomes
+        .get(i)
+        .map_or(("", i32::MIN), |o| (o.partition.0.as_str(), o.partition.1))
+}
+
+/// No producers, at `frame`'s version.
+fn no_producers(frame: &Frame) -> ArrayView<'_, ProducerState> {
+    ArrayView::empty(kdp_wire::version::Version::of::<DescribeProducersResponse>(
+        frame.version(),
+    ))
+}
+
 /// The admin driver over resolved partitions, results to `report`.
-async fn drive_partitions<F: FnMut(DescribeEvent)>(
+async fn drive_partitions<F: FnMut(FramedEvent)>(
     client: &Arc<Client>,
     opts: &DescribeOptions,
     bound: &TimeBound,
-    handler: &Handler,
+    handler: &Handler<Frame>,
     strategy: &mut PartitionLeader,
     partitions: Vec<TopicPartition>,
     report: &mut Report<F>,
@@ -84,14 +231,13 @@ async fn drive_partitions<F: FnMut(DescribeEvent)>(
         partitions,
         &opts.driver_options(),
         bound,
-        |batch: Batch<TopicPartition, Vec<ProducerState>>| {
+        |batch: Batch<TopicPartition, Frame>| {
             let outcomes = batch
                 .results
                 .into_iter()
-                .map(|r| PartitionOutcome {
+                .map(|r| FramedOutcome {
                     broker_id: r.broker.or(handler.chosen_for(&r.result)),
-                    topic: r.key.0,
-                    partition: r.key.1,
+                    partition: r.key,
                     result: r.result,
                 })
                 .collect();
@@ -132,8 +278,8 @@ pub async fn resolve(
     let mut settled = Vec::new();
     let mut report = Report {
         sink: |ev| {
-            if let DescribeEvent::Results { outcomes, .. } = ev {
-                settled.extend(outcomes);
+            if let FramedEvent::Results { outcomes, .. } = ev {
+                settled.extend(to_outcomes(&outcomes));
             }
         },
         summary: DescribeSummary::default(),
@@ -152,8 +298,9 @@ pub async fn resolve(
 /// [`describe_producers`]' retries: for a caller that asked the replicas
 /// itself and still lacks some leader's answer (a leader that moved, did
 /// not answer, or has none). `explicit` as in [`Resolved::explicit`].
-/// Results to `sink` as they arrive; draws on `bound`.
-pub async fn describe_leaders<F: FnMut(DescribeEvent)>(
+/// Results to `sink` as they arrive, read through the view as
+/// [`describe_producers_framed`]'s; draws on `bound`.
+pub async fn describe_leaders<F: FnMut(FramedEvent)>(
     client: &Arc<Client>,
     opts: &DescribeOptions,
     bound: &TimeBound,
@@ -164,7 +311,7 @@ pub async fn describe_leaders<F: FnMut(DescribeEvent)>(
     let handler = Handler {
         chosen_broker: None,
         explicit,
-        read: handler::owned,
+        read: handler::framed,
     };
     let strategy = PartitionLeader::new();
     drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
@@ -187,7 +334,8 @@ pub async fn describe_on<F: FnMut(DescribeEvent)>(
             partitions: partitions.len(),
         });
     }
-    let (handler, strategy) = on_broker(broker, metadata, handler::owned);
+    let (handler, strategy) = on_broker(broker, metadata, handler::framed);
+    let sink = |ev| sink(owned_event(ev));
     drive_resolved(client, opts, bound, &handler, strategy, partitions, sink).await
 }
 
@@ -207,17 +355,6 @@ fn on_broker<V>(
         handler,
         PartitionLeader::chosen_broker(broker).with_metadata(metadata),
     )
-}
-
-/// A partition's final answer from [`describe_on_framed`]: the response it
-/// came in, read through its view ([`each_answer`]), or why there is none.
-pub struct FramedOutcome {
-    /// The broker that answered (the chosen one where none could be asked).
-    pub broker_id: Option<i32>,
-    /// The partition.
-    pub partition: TopicPartition,
-    /// The response that answered for it.
-    pub result: std::result::Result<Frame, PartitionError>,
 }
 
 /// [`describe_on`], each answer left in its validated response instead of
@@ -298,11 +435,11 @@ pub fn each_answer(
 
 /// The driver over partitions already resolved, routed by `strategy`;
 /// results to `sink`, and the counts of what it reported.
-async fn drive_resolved<F: FnMut(DescribeEvent)>(
+async fn drive_resolved<F: FnMut(FramedEvent)>(
     client: &Arc<Client>,
     opts: &DescribeOptions,
     bound: &TimeBound,
-    handler: &Handler,
+    handler: &Handler<Frame>,
     mut strategy: PartitionLeader,
     partitions: Vec<TopicPartition>,
     sink: F,
@@ -421,5 +558,76 @@ mod tests {
             ("v".to_owned(), 4, vec![7]),
         ];
         assert_eq!(seen, want);
+    }
+
+    /// Each outcome's answer in the outcomes' order, sorted or not, as
+    /// `each_answer` reads it; an error outcome is its error, and the
+    /// owned outcomes are those producers built.
+    #[test]
+    fn answers_are_each_outcomes_in_its_order() {
+        let a = frame(vec![TopicResponse {
+            name: "t".into(),
+            partitions: vec![
+                partition(2, ErrorCode::NONE, &[3]),
+                partition(0, ErrorCode::NONE, &[1, 2]),
+                partition(0, ErrorCode::NONE, &[9]),
+            ],
+            ..Default::default()
+        }]);
+        let b = frame(vec![TopicResponse {
+            name: "s".into(),
+            partitions: vec![partition(4, ErrorCode::NONE, &[7])],
+            ..Default::default()
+        }]);
+        let failed = FramedOutcome {
+            broker_id: None,
+            partition: ("u".into(), -1),
+            result: Err(PartitionError::broker(
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                None,
+            )),
+        };
+        let ids = |os: &[FramedOutcome]| -> Vec<std::result::Result<Vec<i64>, ErrorCode>> {
+            answers(os)
+                .into_iter()
+                .map(|a| {
+                    a.map(|ps| ps.iter().map(|p| p.producer_id()).collect())
+                        .map_err(|e| e.code)
+                })
+                .collect()
+        };
+        let unsorted = vec![
+            outcome(&a, "t", 2),
+            failed.clone(),
+            outcome(&b, "s", 4),
+            outcome(&a, "t", 0),
+        ];
+        let want = vec![
+            Ok(vec![3]),
+            Err(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+            Ok(vec![7]),
+            Ok(vec![1, 2]),
+        ];
+        assert_eq!(ids(&unsorted), want);
+        let mut sorted = unsorted.clone();
+        sorted.sort_by(|x, y| x.partition.cmp(&y.partition));
+        let want_sorted = vec![
+            Ok(vec![7]),
+            Ok(vec![1, 2]),
+            Ok(vec![3]),
+            Err(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+        ];
+        assert_eq!(ids(&sorted), want_sorted);
+        let owned = to_outcomes(&sorted);
+        let built: Vec<_> = owned
+            .iter()
+            .map(|o| {
+                o.result
+                    .as_ref()
+                    .map(|ps| ps.iter().map(|p| p.producer_id).collect::<Vec<_>>())
+                    .map_err(|e| e.code)
+            })
+            .collect();
+        assert_eq!(built, want_sorted);
     }
 }

@@ -12,12 +12,12 @@ use std::collections::BTreeSet;
 
 use kdp_wire::ErrorCode;
 
-use kdp_domain::partition::{PartitionError, PartitionOutcome, TopicPartition};
+use kdp_domain::partition::{PartitionError, TopicPartition};
 
 use crate::admin::lookup::{missing_partition, unknown_topic};
 use crate::bound::TimeBound;
 use crate::client::Client;
-use crate::describe::options::{DescribeEvent, DescribeOptions, TopicSelection};
+use crate::describe::options::{DescribeOptions, FramedEvent, FramedOutcome, TopicSelection};
 use crate::describe::report::Report;
 use crate::error::{Error, Result};
 use crate::metadata::ClusterMetadata;
@@ -42,7 +42,7 @@ struct Unresolved {
 /// Resolves the selection, announcing to `report` the partitions to be
 /// reported and reporting those answered from metadata. Fails only when the
 /// first metadata lookup fails.
-pub(crate) async fn resolve<F: FnMut(DescribeEvent)>(
+pub(crate) async fn resolve<F: FnMut(FramedEvent)>(
     client: &Client,
     opts: &DescribeOptions,
     bound: &TimeBound,
@@ -223,10 +223,10 @@ async fn first_lookup(
     }
 }
 
-fn announce<F: FnMut(DescribeEvent)>(
+fn announce<F: FnMut(FramedEvent)>(
     report: &mut Report<F>,
     pending: usize,
-    done: Vec<PartitionOutcome>,
+    done: Vec<FramedOutcome>,
 ) {
     if pending + done.len() > 0 {
         report.planned(pending + done.len());
@@ -234,17 +234,16 @@ fn announce<F: FnMut(DescribeEvent)>(
     report.results(None, 0, done);
 }
 
-fn outcome(topic: &str, partition: i32, err: PartitionError) -> PartitionOutcome {
-    PartitionOutcome {
-        topic: topic.to_string(),
-        partition,
+fn outcome(topic: &str, partition: i32, err: PartitionError) -> FramedOutcome {
+    FramedOutcome {
         broker_id: None,
+        partition: (topic.to_string(), partition),
         result: Err(err),
     }
 }
 
 /// Every partition named, or `-1` for the whole topic.
-fn settle_all(sel: &TopicSelection, err: &PartitionError) -> Vec<PartitionOutcome> {
+fn settle_all(sel: &TopicSelection, err: &PartitionError) -> Vec<FramedOutcome> {
     let parts = sel.partitions.clone().unwrap_or_else(|| vec![-1]);
     parts
         .into_iter()

@@ -32,7 +32,7 @@ impl<'a, T: Viewable> ArrayView<'a, T> {
 
     /// An array of no elements.
     #[inline]
-    pub(crate) fn empty(v: Version) -> Self {
+    pub fn empty(v: Version) -> Self {
         Self::new(Cursor::new(&[]), 0, v)
     }
 

@@ -19,16 +19,17 @@ use kdp_client::txn::configs::{
     PRODUCER_ID_EXPIRATION_MS,
 };
 use kdp_client::txn::offsets::list_offsets;
-use kdp_client::{describe_producers, DescribeEvent, DescribeOptions, TopicSelection};
+use kdp_client::{DescribeOptions, TopicSelection};
 use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::proof::{
     compacted, prove, window_since, ProducersSeen, ProofFacts, TimestampType,
 };
 use kdp_domain::lag::{Bounds, Proof};
-use kdp_domain::partition::TopicPartition;
+use kdp_domain::partition::{ProducerFields, TopicPartition};
 use kdp_wire::messages::READ_UNCOMMITTED;
 
 use crate::clock::now_ms;
+use crate::leaders::describe_viewed;
 
 /// The topic settings the proof rests on.
 pub const SETTINGS: [&str; 2] = [CLEANUP_POLICY, MESSAGE_TIMESTAMP_TYPE];
@@ -151,18 +152,15 @@ pub async fn prove_unread(
         ..DescribeOptions::default()
     };
     let mut described: BTreeMap<TopicPartition, ProducersSeen> = BTreeMap::new();
-    let _ = describe_producers(client.clone(), &describe, bound, |ev| {
-        if let DescribeEvent::Results { outcomes, .. } = ev {
-            for o in outcomes {
-                if let Ok(producers) = &o.result {
-                    let seen = ProducersSeen::of(
-                        producers
-                            .iter()
-                            .map(|p| (p.coordinator_epoch, p.current_txn_start_offset)),
-                    );
-                    described.insert((o.topic, o.partition), seen);
-                }
-            }
+    // counted where they lie in each response; no producer is built
+    let _ = describe_viewed(client.clone(), &describe, bound, |a| {
+        if let Ok(producers) = a.result {
+            let seen = ProducersSeen::of(
+                producers
+                    .iter()
+                    .map(|p| (p.coordinator_epoch(), p.current_txn_start_offset())),
+            );
+            described.insert((a.topic.to_owned(), a.partition), seen);
         }
     })
     .await;

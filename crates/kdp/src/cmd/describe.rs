@@ -1,12 +1,13 @@
 //! `kdp describe`: the producers of partitions of a real cluster.
 //!
-//! The work is done by `kdp_client::describe_producers`; this module parses
-//! the flags, connects, and renders the results as they stream in: `jsonl`
+//! The work is done by `kdp_client::describe::describe_producers_framed`
+//! (each answer read through its response's view); this module parses the
+//! flags, connects, and renders the results as they stream in: `jsonl`
 //! line by line, `table` and `json` at the end (they are sorted and merged).
 
 use std::io::{self, Write};
 
-use kdp_client::DescribeEvent;
+use kdp_client::describe::{describe_producers_framed, FramedEvent};
 
 use crate::cmd::cluster::{self, ClusterArgs};
 use crate::cmd::describe_txn;
@@ -155,9 +156,9 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
     );
     let mut progress = Progress::new();
     let result = {
-        let sink = |ev: DescribeEvent| match ev {
-            DescribeEvent::Planned { partitions } => progress.planned(partitions as u64),
-            DescribeEvent::Results {
+        let sink = |ev: FramedEvent| match ev {
+            FramedEvent::Planned { partitions } => progress.planned(partitions as u64),
+            FramedEvent::Results {
                 throttle_time_ms,
                 outcomes,
                 ..
@@ -167,7 +168,7 @@ pub async fn run_to(args: Args, out: &mut dyn Write) -> i32 {
             }
         };
         // bounded by the command's one deadline, like every step of it
-        kdp_client::describe_producers(client, &opts, &conn.bound, sink).await
+        describe_producers_framed(client, &opts, &conn.bound, sink).await
     };
     progress.finish();
     let summary = match result {

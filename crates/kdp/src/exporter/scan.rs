@@ -1,5 +1,6 @@
 //! The scan loop: one task, so scans never overlap; each scan is the same
-//! `kdp_client::describe_producers` as `kdp describe`, folded into per-key
+//! leaders' describe as `kdp describe`, read through each response's view
+//! (kdp-workflows' `leaders::describe_viewed`) and folded into per-key
 //! counts as results stream in, keeping only the producers the diagnosis
 //! needs; the diagnosis then works from those (no second describe), and
 //! the whole is published as a new snapshot. With `--producer-ids`, the
@@ -22,13 +23,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kdp_client::txn::features::transaction_protocol;
-use kdp_client::{
-    BrokerAddress, Client, ClientConfig, DescribeEvent, DescribeOptions, TimeBound, TopicSelection,
-};
+use kdp_client::{BrokerAddress, Client, ClientConfig, DescribeOptions, TimeBound, TopicSelection};
 use kdp_domain::diagnose::summary::Diagnosis;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_domain::PartitionOutcome;
-use kdp_workflows::leaders::{every_replica_sharing_leaders, LeaderAnswer};
+use kdp_workflows::leaders::{describe_viewed, every_replica_sharing_leaders, LeaderAnswer};
 use kdp_workflows::replicas::ProducerRef;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -233,14 +232,9 @@ impl Scanner {
             }
             None => {
                 let mut leaders = leaders;
-                let sink = |ev: DescribeEvent| {
-                    if let DescribeEvent::Results { outcomes, .. } = ev {
-                        for o in &outcomes {
-                            leaders.add(LeaderAnswer::of(o), &keeps);
-                        }
-                    }
-                };
-                let r = kdp_client::describe_producers(client.clone(), &opts, &bound, sink).await;
+                // read through each response's view: only what `keeps` wants is built
+                let sink = |a: LeaderAnswer<'_>| leaders.add(a, &keeps);
+                let r = describe_viewed(client.clone(), &opts, &bound, sink).await;
                 (r, leaders, None, None)
             }
         };

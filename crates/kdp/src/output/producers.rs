@@ -5,12 +5,16 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 
+use kdp_client::describe::FramedOutcome;
 use kdp_domain::diagnose::flags::Flag;
+use kdp_domain::partition::{PartitionError, ProducerFields};
 use kdp_domain::{DescribeSummary, PartitionOutcome};
 use kdp_wire::messages::{
     DescribeProducersResponse, PartitionResponse, ProducerState, TopicResponse,
 };
 use kdp_wire::ErrorCode;
+use kdp_workflows::leaders::{leader_answers, LeaderAnswer};
+use kdp_workflows::replicas::{ProducerRef, Producers};
 use serde::Serialize;
 
 use super::colour::Style;
@@ -118,15 +122,39 @@ pub fn push_jsonl<W: Write + ?Sized>(
     show_empty: bool,
     txn: &TxnLookup<'_>,
 ) -> io::Result<()> {
-    match &o.result {
-        Ok(ps) if ps.is_empty() => {
+    let head = Head {
+        topic: &o.topic,
+        partition: o.partition,
+        broker_id: o.broker_id,
+    };
+    push_lines(buf, head, o.result.as_deref(), show_empty, txn)
+}
+
+/// Where a partition's lines say they are from.
+#[derive(Clone, Copy)]
+struct Head<'a> {
+    topic: &'a str,
+    partition: i32,
+    broker_id: Option<i32>,
+}
+
+/// [`push_jsonl`] of producers where they lie (owned, or in a response).
+fn push_lines<W: Write + ?Sized, P: ProducerFields>(
+    buf: &mut W,
+    o: Head<'_>,
+    result: Result<&[P], &PartitionError>,
+    show_empty: bool,
+    txn: &TxnLookup<'_>,
+) -> io::Result<()> {
+    match result {
+        Ok([]) => {
             if !show_empty {
                 return Ok(());
             }
             jsonl::push_line(
                 buf,
                 &EmptyLine {
-                    topic: &o.topic,
+                    topic: o.topic,
                     partition: o.partition,
                     broker_id: o.broker_id,
                     active_producers: 0,
@@ -138,17 +166,17 @@ pub fn push_jsonl<W: Write + ?Sized>(
                 jsonl::push_line(
                     buf,
                     &ProducerLine {
-                        topic: &o.topic,
+                        topic: o.topic,
                         partition: o.partition,
                         broker_id: o.broker_id,
-                        producer_id: p.producer_id,
-                        producer_epoch: p.producer_epoch,
-                        last_sequence: p.last_sequence,
-                        last_timestamp: p.last_timestamp,
-                        last_timestamp_rfc3339: Rfc3339::at(p.last_timestamp),
-                        coordinator_epoch: p.coordinator_epoch,
-                        current_txn_start_offset: p.current_txn_start_offset,
-                        transaction: txn(&o.topic, o.partition, p.producer_id),
+                        producer_id: p.producer_id(),
+                        producer_epoch: p.producer_epoch(),
+                        last_sequence: ProducerFields::last_sequence(p),
+                        last_timestamp: p.last_timestamp(),
+                        last_timestamp_rfc3339: Rfc3339::at(p.last_timestamp()),
+                        coordinator_epoch: p.coordinator_epoch(),
+                        current_txn_start_offset: p.current_txn_start_offset(),
+                        transaction: txn(o.topic, o.partition, p.producer_id()),
                     },
                 )?;
             }
@@ -157,7 +185,7 @@ pub fn push_jsonl<W: Write + ?Sized>(
         Err(e) => jsonl::push_line(
             buf,
             &ErrorLine {
-                topic: &o.topic,
+                topic: o.topic,
                 partition: o.partition,
                 broker_id: o.broker_id,
                 error_code: e.code,
@@ -167,6 +195,29 @@ pub fn push_jsonl<W: Write + ?Sized>(
             },
         ),
     }
+}
+
+/// An answer's producers by id (a stable sort: equal ids keep the
+/// broker's order) in `buf`, reused from partition to partition; nothing
+/// is copied out of the response.
+fn by_id<'a, 'b>(ps: Producers<'a>, buf: &'b mut Vec<ProducerRef<'a>>) -> &'b [ProducerRef<'a>] {
+    buf.clear();
+    buf.extend(ps.iter());
+    buf.sort_by_key(|p| p.producer_id());
+    buf
+}
+
+/// An answer's head and its producers by id ([`by_id`]).
+fn sorted<'a, 'b>(
+    a: &LeaderAnswer<'a>,
+    buf: &'b mut Vec<ProducerRef<'a>>,
+) -> (Head<'a>, Result<&'b [ProducerRef<'a>], &'a PartitionError>) {
+    let head = Head {
+        topic: a.topic,
+        partition: a.partition,
+        broker_id: a.broker_id,
+    };
+    (head, a.result.map(|ps| by_id(ps, buf)))
 }
 
 /// Writes outcomes as one DescribeProducersResponse document (the seed's
@@ -317,7 +368,11 @@ struct EmptyLine<'a> {
 }
 
 /// Renders outcomes as they arrive: `jsonl` at once, `table` and `json` at
-/// [`Renderer::finish`] (they are sorted and merged).
+/// [`Renderer::finish`] (they are sorted and merged). Every answer is read
+/// through its response's view: `jsonl` writes its lines from there, and
+/// `table` and `json` keep the responses (their validated bytes, shared by
+/// the partitions they answered) and each partition's outcome naming its
+/// response, sorted and read at the end; no producer is built.
 pub struct Renderer<'w> {
     output: Output,
     fixed_broker: bool,
@@ -326,8 +381,8 @@ pub struct Renderer<'w> {
     /// stdout is line-buffered: without this buffer, pretty JSON and tables
     /// of a large cluster cost a write(2) per line
     out: BufWriter<&'w mut dyn Write>,
-    /// table and json: everything, merged at the end
-    outcomes: Vec<PartitionOutcome>,
+    /// table and json: every outcome, its answer in the response it names
+    held: Vec<FramedOutcome>,
     max_throttle_ms: i32,
     /// the first write error; later writes are skipped
     error: Option<io::Error>,
@@ -348,32 +403,32 @@ impl<'w> Renderer<'w> {
             show_empty,
             now_ms,
             out: BufWriter::with_capacity(BUFFER, out),
-            outcomes: Vec::new(),
+            held: Vec::new(),
             max_throttle_ms: 0,
             error: None,
         }
     }
 
     /// One batch of outcomes, as a broker answered them.
-    pub fn results(&mut self, throttle_time_ms: i32, mut outcomes: Vec<PartitionOutcome>) {
+    pub fn results(&mut self, throttle_time_ms: i32, mut outcomes: Vec<FramedOutcome>) {
         self.max_throttle_ms = self.max_throttle_ms.max(throttle_time_ms);
         if self.output != Output::Jsonl {
-            self.outcomes.append(&mut outcomes);
+            self.held.append(&mut outcomes);
             return;
         }
         if self.error.is_some() {
             return;
         }
-        for o in &mut outcomes {
-            if let Ok(ps) = &mut o.result {
-                ps.sort_by_key(|p| p.producer_id);
-            }
-        }
         // each line goes straight into the buffer; the batch is flushed so a
         // consumer sees it as it arrives rather than when the command ends
-        let written = outcomes
-            .iter()
-            .try_for_each(|o| push_jsonl(&mut self.out, o, self.show_empty, &|_, _, _| None))
+        let mut buf = Vec::new();
+        let written = leader_answers(&outcomes)
+            .try_for_each(|a| {
+                let (head, result) = sorted(&a, &mut buf);
+                push_lines(&mut self.out, head, result, self.show_empty, &|_, _, _| {
+                    None
+                })
+            })
             .and_then(|()| self.out.flush());
         if let Err(e) = written {
             self.error = Some(e);
@@ -386,17 +441,17 @@ impl<'w> Renderer<'w> {
             return Err(e);
         }
         let out = &mut self.out;
+        let mut held = std::mem::take(&mut self.held);
+        // stable: a partition reported twice keeps its order of arrival
+        held.sort_by(|a, b| a.partition.cmp(&b.partition));
+        let mut answers: Vec<LeaderAnswer<'_>> = leader_answers(&held).collect();
         match self.output {
             Output::Jsonl => {}
-            Output::Json => {
-                let doc = merge(std::mem::take(&mut self.outcomes), self.max_throttle_ms);
-                json::write_describe_producers(out, &doc)?;
-            }
+            Output::Json => write_merged(out, &answers, self.max_throttle_ms)?,
             Output::Table | Output::Wide => {
-                let mut outcomes = std::mem::take(&mut self.outcomes);
                 write_table(
                     out,
-                    &mut outcomes,
+                    &mut answers,
                     summary,
                     TableStyle {
                         fixed_broker: self.fixed_broker,
@@ -429,7 +484,7 @@ struct TableCounts {
 /// Calls `f` with the cells of every row, in order, in one reused set of
 /// buffers (see [`table::write`]).
 fn table_rows(
-    outcomes: &[PartitionOutcome],
+    answers: &[LeaderAnswer<'_>],
     style: TableStyle,
     any_error: bool,
     f: &mut dyn FnMut(&[String]),
@@ -444,13 +499,15 @@ fn table_rows(
             c.push('-');
         }
     };
-    for o in outcomes {
+    let mut buf = Vec::new();
+    for a in answers {
+        let (o, result) = sorted(a, &mut buf);
         let set_head = |cells: &mut [String]| {
             for c in cells.iter_mut() {
                 c.clear();
             }
             if let [topic, partition, broker, ..] = cells {
-                topic.push_str(&o.topic);
+                topic.push_str(o.topic);
                 if o.partition < 0 {
                     partition.push('-');
                 } else {
@@ -464,8 +521,8 @@ fn table_rows(
                 }
             }
         };
-        match &o.result {
-            Ok(ps) if ps.is_empty() => {
+        match result {
+            Ok([]) => {
                 counts.without += 1;
                 if style.show_empty {
                     set_head(&mut cells);
@@ -481,21 +538,21 @@ fn table_rows(
                     set_head(&mut cells);
                     if let [_, _, _, id, epoch, seq, ts, age_cell, coord, txn, ..] = &mut cells[..]
                     {
-                        let _ = write!(id, "{}", p.producer_id);
-                        let _ = write!(epoch, "{}", p.producer_epoch);
-                        let _ = write!(seq, "{}", p.last_sequence);
-                        match Rfc3339::at(p.last_timestamp) {
+                        let _ = write!(id, "{}", p.producer_id());
+                        let _ = write!(epoch, "{}", p.producer_epoch());
+                        let _ = write!(seq, "{}", ProducerFields::last_sequence(p));
+                        match Rfc3339::at(p.last_timestamp()) {
                             Some(t) => {
                                 let _ = write!(ts, "{t}");
                             }
                             None => ts.push('-'),
                         }
-                        age_cell.push_str(&age(p.last_timestamp, style.now_ms));
-                        let _ = write!(coord, "{}", p.coordinator_epoch);
-                        if p.current_txn_start_offset < 0 {
+                        age_cell.push_str(&age(p.last_timestamp(), style.now_ms));
+                        let _ = write!(coord, "{}", p.coordinator_epoch());
+                        if p.current_txn_start_offset() < 0 {
                             txn.push('-');
                         } else {
-                            let _ = write!(txn, "{}", p.current_txn_start_offset);
+                            let _ = write!(txn, "{}", p.current_txn_start_offset());
                         }
                     }
                     f(&cells);
@@ -524,17 +581,13 @@ fn table_rows(
 /// The table, sorted by topic, partition and producer, then a summary line.
 fn write_table(
     out: &mut dyn Write,
-    outcomes: &mut [PartitionOutcome],
+    answers: &mut [LeaderAnswer<'_>],
     summary: &DescribeSummary,
     style: TableStyle,
 ) -> io::Result<()> {
-    outcomes.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
-    for o in outcomes.iter_mut() {
-        if let Ok(ps) = &mut o.result {
-            ps.sort_by_key(|p| p.producer_id);
-        }
-    }
-    let any_error = outcomes.iter().any(|o| o.result.is_err());
+    // producers by id as each partition's rows are written
+    answers.sort_by(|a, b| (a.topic, a.partition).cmp(&(b.topic, b.partition)));
+    let any_error = answers.iter().any(|o| o.result.is_err());
     let mut columns = vec![
         Column::new("Topic", 0),
         Column::new("Partition", 0),
@@ -560,7 +613,7 @@ fn write_table(
     }
     let mut counts = TableCounts::default();
     table::write(out, &columns, &mut |row| {
-        counts = table_rows(outcomes, style, any_error, row);
+        counts = table_rows(answers, style, any_error, row);
     })?;
     let n = summary.partitions;
     let plural =
@@ -589,10 +642,82 @@ fn write_table(
     }
 }
 
+/// All answers (sorted by topic and partition) as one
+/// DescribeProducersResponse document: topics by name, partitions by
+/// index, producers by id; of a partition answered twice, the last.
+/// Failed partitions carry their error code and message; client-side
+/// errors too (e.g. NETWORK_EXCEPTION). Written from the views as
+/// [`merge`]'s owned document would be; a producer with tagged fields
+/// kdp does not know takes that owned document (its serde path keeps them).
+fn write_merged<W: Write>(
+    out: &mut W,
+    answers: &[LeaderAnswer<'_>],
+    throttle_time_ms: i32,
+) -> io::Result<()> {
+    let tagged = |a: &LeaderAnswer<'_>| match a.result {
+        Ok(Producers::Viewed(v)) => v.iter().any(|p| !p.tagged_fields().is_empty()),
+        Ok(Producers::Owned(ps)) => ps.iter().any(|p| !p.unknown_tagged_fields.is_empty()),
+        Err(_) => false,
+    };
+    if answers.iter().any(tagged) {
+        let doc = merge(
+            answers.iter().map(LeaderAnswer::to_outcome),
+            throttle_time_ms,
+        );
+        return json::write_describe_producers(out, &doc);
+    }
+    let mut doc = kdp_wire::json::PrettyResponse::begin(out, throttle_time_ms);
+    let mut topic: Option<&str> = None;
+    let mut buf = Vec::new();
+    for (i, a) in answers.iter().enumerate() {
+        let next = answers.get(i + 1);
+        if next.is_some_and(|n| (n.topic, n.partition) == (a.topic, a.partition)) {
+            continue;
+        }
+        if topic != Some(a.topic) {
+            doc.topic(a.topic)?;
+            topic = Some(a.topic);
+        }
+        match a.result {
+            Ok(ps) => {
+                doc.partition(a.partition, 0, None, by_id(ps, &mut buf).iter().map(Pretty))?
+            }
+            Err(e) => doc.partition(
+                a.partition,
+                e.code.0,
+                e.message.as_deref(),
+                std::iter::empty::<Pretty<'_>>(),
+            )?,
+        }
+    }
+    doc.finish()?;
+    out.write_all(b"\n")
+}
+
+/// A producer where it lies, as the JSON document writes it.
+struct Pretty<'a>(&'a ProducerRef<'a>);
+
+impl kdp_wire::json::PrettyProducer for Pretty<'_> {
+    fn fields(&self) -> [i64; 6] {
+        let p = self.0;
+        [
+            p.producer_id(),
+            p.producer_epoch().into(),
+            ProducerFields::last_sequence(p).into(),
+            p.last_timestamp(),
+            p.coordinator_epoch().into(),
+            p.current_txn_start_offset(),
+        ]
+    }
+}
+
 /// All outcomes as one DescribeProducersResponse: topics by name, partitions
 /// by index, producers by id. Failed partitions carry their error code and
 /// message; client-side errors too (e.g. NETWORK_EXCEPTION).
-fn merge(outcomes: Vec<PartitionOutcome>, throttle_time_ms: i32) -> DescribeProducersResponse {
+fn merge(
+    outcomes: impl IntoIterator<Item = PartitionOutcome>,
+    throttle_time_ms: i32,
+) -> DescribeProducersResponse {
     let mut topics: BTreeMap<String, BTreeMap<i32, PartitionResponse>> = BTreeMap::new();
     for o in outcomes {
         let part = match o.result {
@@ -649,7 +774,7 @@ mod tests {
             broker_id: Some(2),
             result,
         };
-        let mut outcomes = vec![
+        let outcomes = [
             outcome("orders", 1, Ok(vec![])),
             outcome(
                 "orders",
@@ -681,7 +806,8 @@ mod tests {
             now_ms: now,
         };
         let mut out = Vec::new();
-        write_table(&mut out, &mut outcomes, &summary, style).unwrap();
+        let mut answers: Vec<_> = outcomes.iter().map(LeaderAnswer::of).collect();
+        write_table(&mut out, &mut answers, &summary, style).unwrap();
         let expected = "\
 Topic   Partition  Leader  ProducerId  ProducerEpoch  LastSequence  LastTimestamp             Age        CoordinatorEpoch  CurrentTxnStartOffset  Error
 nope    -          2       -           -              -             -                         -          -                 -                      UNKNOWN_TOPIC_OR_PARTITION
@@ -691,6 +817,49 @@ orders  1          2       -           -              -             -           
 3 partitions described: 1 with active producers (2 producers), 1 without, 1 failed.
 ";
         assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
+    /// A validated response of `partitions` of topic `t`, and the
+    /// outcomes naming it (broker 1).
+    fn framed(partitions: Vec<(i32, Vec<ProducerState>)>) -> Vec<FramedOutcome> {
+        let resp = DescribeProducersResponse {
+            topics: vec![TopicResponse {
+                name: "t".into(),
+                partitions: partitions
+                    .iter()
+                    .map(|(i, ps)| PartitionResponse {
+                        partition_index: *i,
+                        active_producers: ps.clone(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let body = bytes::Bytes::from(kdp_wire::encode_to_vec(&resp, 0));
+        let frame = std::sync::Arc::new(kdp_wire::view::Validated::new(body, 0).unwrap());
+        partitions
+            .iter()
+            .map(|(i, _)| FramedOutcome {
+                broker_id: Some(1),
+                partition: ("t".into(), *i),
+                result: Ok(frame.clone()),
+            })
+            .collect()
+    }
+
+    fn failed(partition: i32) -> FramedOutcome {
+        FramedOutcome {
+            broker_id: Some(1),
+            partition: ("t".into(), partition),
+            result: Err(kdp_domain::partition::PartitionError {
+                code: kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
+                message: Some("moved".into()),
+                client_side: false,
+                stalled: None,
+            }),
+        }
     }
 
     #[test]
@@ -704,30 +873,11 @@ orders  1          2       -           -              -             -           
             current_txn_start_offset: -1,
             ..Default::default()
         };
-        let outcome = |partition, result| PartitionOutcome {
-            topic: "t".into(),
-            partition,
-            broker_id: Some(1),
-            result,
-        };
+        let mut outcomes = framed(vec![(0, vec![producer.clone(), producer]), (1, vec![])]);
+        outcomes.push(failed(2));
         let mut out = Vec::new();
         let mut r = Renderer::new(Output::Jsonl, false, true, 0, &mut out);
-        r.results(
-            0,
-            vec![
-                outcome(0, Ok(vec![producer.clone(), producer])),
-                outcome(1, Ok(vec![])),
-                outcome(
-                    2,
-                    Err(kdp_domain::partition::PartitionError {
-                        code: kdp_wire::ErrorCode::NOT_LEADER_OR_FOLLOWER,
-                        message: Some("moved".into()),
-                        client_side: false,
-                        stalled: None,
-                    }),
-                ),
-            ],
-        );
+        r.results(0, outcomes);
         r.finish(&DescribeSummary::default()).unwrap();
         let p = r#"{"Topic":"t","Partition":0,"BrokerId":1,"ProducerId":9,"ProducerEpoch":1,"LastSequence":4,"LastTimestamp":0,"LastTimestampRfc3339":null,"CoordinatorEpoch":2,"CurrentTxnStartOffset":-1}"#;
         let expected = format!(
@@ -737,5 +887,275 @@ orders  1          2       -           -              -             -           
              \"ErrorName\":\"NOT_LEADER_OR_FOLLOWER\",\"ErrorMessage\":\"moved\",\"ClientSide\":false}}\n"
         );
         assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
+    /// Partitions and their producers, in a response's order.
+    type Partitions = Vec<(i32, Vec<ProducerState>)>;
+
+    /// Two responses of several topics, partitions out of order,
+    /// producers out of id order with ties, empty partitions and errors,
+    /// and a partition reported twice: the outcomes a describe hands on.
+    fn mixed() -> Vec<FramedOutcome> {
+        let p = |id, seq| ProducerState {
+            producer_id: id,
+            producer_epoch: 2,
+            last_sequence: seq,
+            last_timestamp: 1_795_953_600_000 + i64::from(seq),
+            coordinator_epoch: if id % 2 == 0 { 3 } else { -1 },
+            current_txn_start_offset: if id % 3 == 0 { 40 + id } else { -1 },
+            ..Default::default()
+        };
+        let frame = |topics: Vec<(&str, Partitions)>, broker| {
+            let resp = DescribeProducersResponse {
+                topics: topics
+                    .iter()
+                    .map(|(name, ps)| TopicResponse {
+                        name: (*name).into(),
+                        partitions: ps
+                            .iter()
+                            .map(|(i, ps)| PartitionResponse {
+                                partition_index: *i,
+                                active_producers: ps.clone(),
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            };
+            let body = bytes::Bytes::from(kdp_wire::encode_to_vec(&resp, 0));
+            let frame = std::sync::Arc::new(kdp_wire::view::Validated::new(body, 0).unwrap());
+            topics
+                .iter()
+                .flat_map(|(name, ps)| ps.iter().map(move |(i, _)| ((*name).to_owned(), *i)))
+                .map(|tp| FramedOutcome {
+                    broker_id: Some(broker),
+                    partition: tp,
+                    result: Ok(frame.clone()),
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut all = frame(
+            vec![
+                (
+                    "orders",
+                    vec![(3, vec![p(9, 1), p(4, 2), p(9, 0)]), (0, vec![])],
+                ),
+                ("alpha", vec![(1, vec![p(6, 5)])]),
+            ],
+            2,
+        );
+        all.push(FramedOutcome {
+            broker_id: None,
+            partition: ("gone".into(), -1),
+            result: Err(kdp_domain::partition::PartitionError::client(
+                kdp_wire::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                "no such topic \"gone\"",
+            )),
+        });
+        all.extend(frame(
+            vec![(
+                "orders",
+                vec![(1, vec![p(12, 7), p(3, 8)]), (3, vec![p(1, 1)])],
+            )],
+            1,
+        ));
+        all.push(failed(5));
+        all
+    }
+
+    /// What each output writes of `outcomes` (in batches of `at` as they
+    /// arrived).
+    fn rendered(output: Output, show_empty: bool, outcomes: &[FramedOutcome]) -> String {
+        let mut out = Vec::new();
+        let mut r = Renderer::new(output, false, show_empty, 1_795_953_700_000, &mut out);
+        r.results(3, outcomes[..4].to_vec());
+        r.results(7, outcomes[4..].to_vec());
+        let summary = DescribeSummary {
+            partitions: outcomes.len(),
+            failed: 2,
+            ..Default::default()
+        };
+        r.finish(&summary).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The views' JSON document is byte for byte the owned one (the
+    /// outcomes built, merged and written as before), producers and
+    /// partitions sorted, the later of a partition reported twice kept.
+    #[test]
+    fn json_from_the_views_is_the_owned_document() {
+        let outcomes = mixed();
+        let owned = kdp_client::describe::to_outcomes(&outcomes);
+        let mut want = Vec::new();
+        json::write_describe_producers(&mut want, &merge(owned, 7)).unwrap();
+        let got = rendered(Output::Json, false, &outcomes);
+        assert_eq!(got, String::from_utf8(want).unwrap());
+        // orders-3 as broker 1 answered it last; orders-1's producers by id
+        assert!(!got.contains("\"ProducerId\": 9,"), "{got}");
+        let at = |id: &str| got.find(&format!("\"ProducerId\": {id},"));
+        assert!(at("3").is_some() && at("3") < at("12"), "{got}");
+    }
+
+    /// Table and JSON lines from the views are those of the owned outcomes
+    /// (producers sorted by id, equal ids in the broker's order).
+    #[test]
+    fn table_and_jsonl_from_the_views_are_the_owned_ones() {
+        let outcomes = mixed();
+        let owned = kdp_client::describe::to_outcomes(&outcomes);
+        for show_empty in [false, true] {
+            let mut sorted = owned.clone();
+            sorted.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+            let mut answers: Vec<_> = sorted.iter().map(LeaderAnswer::of).collect();
+            let summary = DescribeSummary {
+                partitions: outcomes.len(),
+                failed: 2,
+                ..Default::default()
+            };
+            let style = TableStyle {
+                fixed_broker: false,
+                show_empty,
+                now_ms: 1_795_953_700_000,
+            };
+            let mut table = Vec::new();
+            write_table(&mut table, &mut answers, &summary, style).unwrap();
+            assert_eq!(
+                rendered(Output::Table, show_empty, &outcomes),
+                String::from_utf8(table).unwrap()
+            );
+            let mut lines = Vec::new();
+            for batch in [&owned[..4], &owned[4..]] {
+                for o in batch {
+                    let mut o = o.clone();
+                    if let Ok(ps) = &mut o.result {
+                        ps.sort_by_key(|p| p.producer_id);
+                    }
+                    push_jsonl(&mut lines, &o, show_empty, &|_, _, _| None).unwrap();
+                }
+            }
+            let got = rendered(Output::Jsonl, show_empty, &outcomes);
+            assert_eq!(got, String::from_utf8(lines).unwrap());
+            let ids: Vec<_> = got
+                .lines()
+                .filter(|l| l.contains("\"Partition\":3,\"BrokerId\":2"))
+                .map(|l| {
+                    (
+                        l.contains("\"ProducerId\":9"),
+                        l.contains("\"LastSequence\":1,"),
+                    )
+                })
+                .collect();
+            // 4, then the two 9s in the broker's order (sequence 1 first)
+            assert_eq!(ids, [(false, false), (true, true), (true, false)]);
+        }
+    }
+}
+
+/// What `--output jsonl` allocates, counted on the test's own thread: the
+/// lines come from the response's view, so the count does not follow the
+/// producers.
+#[cfg(test)]
+// a global allocator is unsafe to implement; this one only forwards to `System`
+#[allow(unsafe_code)]
+mod alloc_tests {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    use super::*;
+    use kdp_wire::messages::PartitionResponse;
+
+    struct Counting;
+
+    thread_local! {
+        static COUNTING: Cell<bool> = const { Cell::new(false) };
+        static COUNT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    // forwards to System, counting on this thread only
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            if COUNTING.with(Cell::get) {
+                COUNT.with(|c| c.set(c.get() + 1));
+            }
+            // SAFETY: the caller's contract is System's.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: the caller's contract is System's.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            if COUNTING.with(Cell::get) {
+                COUNT.with(|c| c.set(c.get() + 1));
+            }
+            // SAFETY: the caller's contract is System's.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static A: Counting = Counting;
+
+    /// One response of `partitions` partitions of `per` producers each
+    /// (ids descending, so each is sorted), and its outcomes.
+    fn response(partitions: i32, per: i64) -> Vec<FramedOutcome> {
+        let resp = DescribeProducersResponse {
+            topics: vec![TopicResponse {
+                name: "t".into(),
+                partitions: (0..partitions)
+                    .map(|i| PartitionResponse {
+                        partition_index: i,
+                        active_producers: (0..per)
+                            .map(|id| ProducerState {
+                                producer_id: per - id,
+                                last_timestamp: 1_795_953_600_000,
+                                current_txn_start_offset: id,
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let body = bytes::Bytes::from(kdp_wire::encode_to_vec(&resp, 0));
+        let frame = std::sync::Arc::new(kdp_wire::view::Validated::new(body, 0).unwrap());
+        (0..partitions)
+            .map(|i| FramedOutcome {
+                broker_id: Some(1),
+                partition: ("t".into(), i),
+                result: Ok(frame.clone()),
+            })
+            .collect()
+    }
+
+    /// Allocations while `--output jsonl` writes one response's lines.
+    fn jsonl_allocations(outcomes: Vec<FramedOutcome>) -> usize {
+        let mut sink = std::io::sink();
+        let mut r = Renderer::new(Output::Jsonl, false, false, 0, &mut sink);
+        COUNT.with(|c| c.set(0));
+        COUNTING.with(|c| c.set(true));
+        r.results(0, outcomes);
+        COUNTING.with(|c| c.set(false));
+        r.finish(&DescribeSummary::default()).unwrap();
+        COUNT.with(Cell::get)
+    }
+
+    /// The owned path built a vector of producers per partition (100
+    /// here) and the producers' sort more; the view's costs a few
+    /// allocations a response, the same for 100 producers or 10,000.
+    #[test]
+    fn jsonl_builds_no_producers() {
+        let small = jsonl_allocations(response(100, 1));
+        let large = jsonl_allocations(response(100, 100));
+        assert!(small <= 16, "{small} allocations for 100 producers");
+        // the reused sort buffer grows to the largest partition's size
+        assert!(
+            large <= small + 8,
+            "{large} allocations for 10,000 producers, {small} for 100"
+        );
     }
 }
