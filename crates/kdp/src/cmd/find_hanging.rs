@@ -475,6 +475,7 @@ mod tests {
         }
         Joined {
             now_ms: NOW,
+            unkept_writes: Default::default(),
             partitions: vec![
                 // no coordinator knows 10 (a time: hanging) nor 11 and 12
                 // (no time: unknown); 13 wrote a second ago (no candidate)
