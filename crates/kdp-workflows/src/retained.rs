@@ -65,10 +65,13 @@ impl Retained {
     /// the producers not kept whose id has an open transaction (no other
     /// is read: a pinning producer has one).
     pub fn finish(self) -> (Vec<PartitionOutcome>, LastWrites) {
+        let mut partitions = self.partitions;
+        // pushed one answer at a time, the vector doubled: up to half of
+        // it is spare, and it lives as long as the join
+        partitions.shrink_to_fit();
         let mut writes = self.unkept_writes;
         if !writes.is_empty() {
-            let open: HashSet<i64> = self
-                .partitions
+            let open: HashSet<i64> = partitions
                 .iter()
                 .filter_map(|o| o.result.as_ref().ok())
                 .flatten()
@@ -77,7 +80,7 @@ impl Retained {
                 .collect();
             writes.retain_ids(|pid| open.contains(&pid));
         }
-        (self.partitions, writes)
+        (partitions, writes)
     }
 }
 
