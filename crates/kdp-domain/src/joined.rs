@@ -23,6 +23,7 @@ use crate::key_error::KeyError;
 use crate::offsets::Offsets;
 use crate::partition::{is_transactional, DescribeSummary, PartitionOutcome, TopicPartition};
 use crate::protocol::TxnProtocol;
+use crate::retained::LastWrites;
 
 /// Kafka's default `transaction.max.timeout.ms`, used when no broker says.
 pub const DEFAULT_MAX_TRANSACTION_TIMEOUT_MS: i64 = 900_000;
@@ -105,8 +106,14 @@ pub fn max_timeout(given: Option<i64>, cluster: Option<i64>) -> (i64, TimeoutSou
 pub struct Joined {
     /// When the scan started (ms since the epoch).
     pub now_ms: i64,
-    /// Each partition's producers, or its error.
+    /// Each partition's producers, or its error: every producer, or only
+    /// those the join retained ([`Retain`](crate::retained::Retain)).
     pub partitions: Vec<PartitionOutcome>,
+    /// The latest write of each producer id with an open transaction among
+    /// the producers described but not kept in `partitions` (a join that
+    /// keeps them all leaves it empty): with `partitions`, when each such
+    /// producer last wrote anywhere.
+    pub unkept_writes: LastWrites,
     /// The describe's counts.
     pub summary: DescribeSummary,
     /// The cluster's transaction protocol.
@@ -140,6 +147,7 @@ impl Joined {
         Joined {
             now_ms,
             partitions: Vec::new(),
+            unkept_writes: LastWrites::default(),
             summary: DescribeSummary::default(),
             protocol,
             cluster_max_timeout_ms: None,

@@ -95,6 +95,7 @@ pub mod owners;
 pub mod partition;
 pub mod protocol;
 pub mod repair;
+pub mod retained;
 pub mod severity;
 pub mod time;
 

@@ -14,6 +14,11 @@
 //! descriptions) and the offsets, since none of these waits for another.
 //! When time runs out the scan still returns what it has, with the phases
 //! that did not finish in [`Joined::unfinished`].
+//!
+//! The describe's answers are read through each response's view
+//! ([`describe_viewed`]): only the producers the caller reads are built
+//! ([`JoinOptions::retain`]; `find-hanging` and `blocked` read the open
+//! transactions alone, `describe --with-transactions` every producer).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -21,7 +26,7 @@ use std::sync::Arc;
 use kdp_client::admin::DriverOptions;
 use kdp_client::bound::TimeBound;
 use kdp_client::client::Client;
-use kdp_client::describe::{describe_producers, DescribeEvent, DescribeOptions};
+use kdp_client::describe::DescribeOptions;
 use kdp_client::error::{Error, Result};
 use kdp_client::txn::configs::{self, broker_configs};
 use kdp_client::txn::describe::{describe_transactions_with, Described};
@@ -34,10 +39,13 @@ use kdp_domain::joined::{max_timeout, JoinPhase, Joined};
 use kdp_domain::key_error::KeyError;
 use kdp_domain::partition::{DescribeSummary, PartitionOutcome, TopicPartition};
 use kdp_domain::protocol::TxnProtocol;
+use kdp_domain::retained::Retain;
 use kdp_wire::api::ApiKey;
 use kdp_wire::messages::ProducerState;
 
 use crate::clock::now_ms;
+use crate::leaders::describe_viewed;
+use crate::retained::Retained;
 
 /// Producer ids up to this many are sent as a ListTransactions filter;
 /// more, and every transaction is listed and filtered here.
@@ -54,6 +62,9 @@ pub struct JoinOptions {
     /// Which of them the coordinators are asked about and whose partitions'
     /// offsets are read.
     pub lookups: Lookups,
+    /// Which producers [`Joined::partitions`] keeps (every one unless the
+    /// caller reads fewer).
+    pub retain: Retain,
 }
 
 /// Which producers the join looks up after the describe.
@@ -82,7 +93,13 @@ impl JoinOptions {
             describe,
             open_only,
             lookups: Lookups::All,
+            retain: Retain::Every,
         }
+    }
+
+    /// The same join, keeping only the producers `retain` says.
+    pub fn retaining(self, retain: Retain) -> Self {
+        JoinOptions { retain, ..self }
     }
 
     /// The same join, looking up Kafka's find-hanging candidates only.
@@ -157,16 +174,16 @@ async fn scan(
     bound: &TimeBound,
 ) -> Result<(Joined, Option<TxnRead>)> {
     let now_ms = now_ms();
-    let mut partitions = Vec::new();
-    let summary = describe_producers(client.clone(), &opts.describe, bound, |ev| {
-        if let DescribeEvent::Results { outcomes, .. } = ev {
-            partitions.extend(outcomes);
-        }
-    })
-    .await?;
+    // each answer read through its response's view: only the producers
+    // the join retains are built
+    let mut retained = Retained::new(opts.retain, opts.open_only);
+    let summary =
+        describe_viewed(client.clone(), &opts.describe, bound, |a| retained.add(a)).await?;
+    let (partitions, unkept_writes) = retained.finish();
     let described_out = ran_out(bound.is_past(), partitions.iter().map(|o| &o.result));
     let (mut joined, kept) =
         lookups(client, opts, now_ms, partitions, summary, keep, bound).await?;
+    joined.unkept_writes = unkept_writes;
     if described_out {
         joined.unfinished.insert(0, JoinPhase::DescribeProducers);
     }

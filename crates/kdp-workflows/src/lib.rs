@@ -81,4 +81,5 @@ pub mod pressure;
 pub mod prior;
 pub mod repair;
 pub mod replicas;
+pub mod retained;
 pub mod transactions;

@@ -461,6 +461,7 @@ async fn a_leader_that_moves_between_plan_and_abort_is_followed() {
             },
             open_only: true,
             lookups: Default::default(),
+            retain: Default::default(),
         },
         &TimeBound::after(std::time::Duration::from_secs(30)),
     )

@@ -592,6 +592,12 @@ pub fn blocked(joined: &Joined, groups: &[GroupAnswer], opts: &BlockedOptions) -
             }
         }
     }
+    // and their writes among the producers the join did not keep
+    for (pid, w) in &mut last_write {
+        if let Some(ts) = joined.unkept_writes.get(*pid) {
+            *w = Some(w.map_or(ts, |w| w.max(ts)));
+        }
+    }
 
     for (i, &(tp, high_watermark, lso)) in pinned.iter().enumerate() {
         if skipped(i) {

@@ -45,6 +45,7 @@ pub async fn join_partitions(
         },
         open_only: true,
         lookups: Default::default(),
+        retain: Default::default(),
     };
     join(client, &opts, bound).await
 }

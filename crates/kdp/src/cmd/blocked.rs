@@ -11,6 +11,7 @@ use kdp_domain::diagnose::blocked::{
     blocked, AutoAbort, Blocked, BlockedOptions, Gap, GroupVerdict, HeldGap, HeldGroups, Unblock,
 };
 use kdp_domain::groups::{advice, GroupsRead, Visibility};
+use kdp_domain::retained::Retain;
 use kdp_wire::ErrorCode;
 use kdp_workflows::blocked::{gather_keeping, Gathered};
 use kdp_workflows::groups::{Held, ReadOptions};
@@ -463,9 +464,11 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     };
     // the groups do not wait for the producers: both at once, one budget;
     // the Owner column takes what they read (`prior`), asking it no more
+    // of the producers, those with an open transaction are kept, and the
+    // others' latest writes (a pinning producer's LastWrite)
     let (Gathered { joined, groups }, prior) = gather_keeping(
         &conn.client,
-        &JoinOptions::new(describe, true),
+        &JoinOptions::new(describe, true).retaining(Retain::SelectedAndWrites),
         &read,
         &dopts,
         &conn.bound,

@@ -10,6 +10,7 @@ use kdp_domain::diagnose::Findings;
 use kdp_domain::joined::{max_timeout, Joined};
 use kdp_domain::key_error::Failures;
 use kdp_domain::repair::{findings_judged, plan_findings};
+use kdp_domain::retained::Retain;
 use kdp_workflows::groups::held_groups_judged;
 use kdp_workflows::join::{join_keeping, JoinOptions, Keep};
 use kdp_workflows::prior::Prior;
@@ -275,8 +276,11 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     // without --all nothing but the candidates is shown: only they are
     // looked up and only their partitions' offsets read; the Owner column
     // takes the join's descriptions (the listing stays filtered: most runs
-    // show no id to find an owner for)
-    let opts = JoinOptions::new(describe, true).candidates_only(given);
+    // show no id to find an owner for); of the producers, only those with
+    // an open transaction are kept: nothing here reads another
+    let opts = JoinOptions::new(describe, true)
+        .candidates_only(given)
+        .retaining(Retain::Selected);
     let keep = Keep::Descriptions;
     let (joined, transactions) = match join_keeping(&conn.client, &opts, keep, &conn.bound).await {
         Ok((j, t)) => (Ok(j), t),
@@ -471,6 +475,7 @@ mod tests {
         }
         Joined {
             now_ms: NOW,
+            unkept_writes: Default::default(),
             partitions: vec![
                 // no coordinator knows 10 (a time: hanging) nor 11 and 12
                 // (no time: unknown); 13 wrote a second ago (no candidate)

@@ -109,6 +109,7 @@ mod tests {
         };
         Joined {
             now_ms: NOW,
+            unkept_writes: Default::default(),
             partitions: vec![
                 part(0, Ok(vec![open(7, NOW - 3_600_000, 40)])),
                 part(1, Ok(vec![open(8, NOW - 1_000, 10)])),
