@@ -136,10 +136,14 @@ fn agree_with_corruptions(bytes: &[u8], mutations: usize, g: &mut Gen) {
     }
 }
 
+/// A body's shape, name, error message and tag level, and whether the
+/// one-partition path takes it.
+type Case<'a> = (&'a [Vec<usize>], &'a str, Option<&'a str>, u8, bool);
+
 #[test]
 fn the_one_partition_shape_is_taken_and_its_neighbours_are_not() {
     let mut g = Gen::new(90);
-    let cases: [(&[Vec<usize>], &str, Option<&str>, u8, bool); 14] = [
+    let cases: [Case<'_>; 14] = [
         (&[vec![1]], "orders-000", None, 0, true),
         (&[vec![0]], "", None, 0, true),
         (&[vec![10]], "t", None, 0, true),
