@@ -7,7 +7,10 @@
 //! every producer lies at a fixed stride), nothing after the body.
 //! Anything else, valid or not, it leaves to the declared check, which
 //! names the field and byte of an error. The position stays a slice in
-//! registers: no reader, no `Result`, no error built on the way.
+//! registers: no reader, no `Result`, no error built on the way. One topic
+//! of one partition (a describe of a single partition) has its own inline
+//! path with fixed-size heads; any other shape goes through the general
+//! walk, out of line.
 
 /// A producer's six numbers (int64, int32, int32, int64, int32, int64),
 /// which any bytes are; its tag section follows.
