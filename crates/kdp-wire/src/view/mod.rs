@@ -79,10 +79,14 @@ pub fn validate_exact<M: Message + Viewable>(
 }
 
 /// [`validate_exact`], answering whether every array of fixed-size
-/// structs lies at a fixed stride ([`Cursor::checked`]).
+/// structs lies at a fixed stride ([`Cursor::checked`]). The fast check
+/// reads the slice itself: no reader is made unless it declines.
 #[inline]
 fn check_exact<M: Message + Viewable>(bytes: &[u8], version: i16) -> Result<bool, DecodeError> {
-    validated::check_whole::<M>(&mut Reader::new(bytes), version)
+    if validated::accepts_fast::<M>(bytes, version) {
+        return Ok(true);
+    }
+    validated::check_slow::<M>(bytes, version)
 }
 
 /// [`validate_exact`] through the declared check alone (no message's fast

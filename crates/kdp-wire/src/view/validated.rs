@@ -136,13 +136,27 @@ pub(crate) fn check_whole<M: Message + Viewable>(
     r: &mut Reader<'_>,
     version: i16,
 ) -> Result<bool, DecodeError> {
-    if (M::LOWEST_VERSION..=M::HIGHEST_VERSION).contains(&version)
-        && M::accepts_fast(r.unread(), version)
-    {
+    if accepts_fast::<M>(r.unread(), version) {
         r.read_to_end();
         return Ok(true);
     }
     check_versioned::<M>(r, version)
+}
+
+/// Whether `M`'s fast check ([`Message::accepts_fast`]) accepts `body`
+/// at a `version` in the schema's range.
+#[inline]
+pub(crate) fn accepts_fast<M: Message>(body: &[u8], version: i16) -> bool {
+    (M::LOWEST_VERSION..=M::HIGHEST_VERSION).contains(&version) && M::accepts_fast(body, version)
+}
+
+/// [`check_whole`] of a whole buffer past its fast check, out of line.
+#[inline(never)]
+pub(crate) fn check_slow<M: Message + Viewable>(
+    bytes: &[u8],
+    version: i16,
+) -> Result<bool, DecodeError> {
+    check_versioned::<M>(&mut Reader::new(bytes), version)
 }
 
 /// [`check_whole`] past its fast check: the version (named in the error
