@@ -97,6 +97,7 @@ mod tests {
     use kdp_domain::protocol::TxnProtocol;
     use kdp_domain::repair::findings_judged;
     use kdp_wire::messages::{ProducerState, TopicData, TransactionState};
+    use kdp_wire::testgen::Gen;
     use kdp_wire::ErrorCode;
 
     use super::*;
@@ -104,26 +105,13 @@ mod tests {
     const NOW: i64 = 10_000_000_000;
     const TIMEOUT: i64 = 900_000;
 
-    /// A small deterministic generator (no dependency for a test).
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (self.0 >> 33) % n
-        }
-    }
-
     /// A join of every producer: ids from a small pool (so most write to
     /// several partitions), open or not, LastTimestamps old, recent or
     /// unknown, some partitions failed; the offsets of each partition with
     /// an open transaction, pinned or not; some ids listed, described with
     /// some of their partitions, or not found.
     fn generated(seed: u64) -> Joined {
-        let mut r = Lcg(seed);
+        let mut r = Gen::new(seed);
         let stamps = [NOW - 3_600_000, NOW - 1_000, 0, -1, NOW - 7 * 86_400_000];
         let mut partitions = Vec::new();
         let mut offsets = BTreeMap::new();
