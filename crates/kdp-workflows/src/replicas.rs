@@ -112,6 +112,14 @@ impl ProducerFields for ProducerRef<'_> {
     }
 }
 
+/// Written as the wire's JSON document writes the producer it refers to.
+impl kdp_wire::json::PrettyProducer for ProducerRef<'_> {
+    #[inline]
+    fn fields(&self) -> [i64; 6] {
+        either!(self, p => p.fields())
+    }
+}
+
 /// [`describe_every_replica`], then
 /// [`compare`](kdp_domain::diagnose::replicas::compare) on each partition: what
 /// `kdp compare-replicas` answers. `Err` as for [`describe_every_replica`].

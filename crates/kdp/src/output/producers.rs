@@ -679,36 +679,17 @@ fn write_merged<W: Write>(
             topic = Some(a.topic);
         }
         match a.result {
-            Ok(ps) => {
-                doc.partition(a.partition, 0, None, by_id(ps, &mut buf).iter().map(Pretty))?
-            }
+            Ok(ps) => doc.partition(a.partition, 0, None, by_id(ps, &mut buf))?,
             Err(e) => doc.partition(
                 a.partition,
                 e.code.0,
                 e.message.as_deref(),
-                std::iter::empty::<Pretty<'_>>(),
+                std::iter::empty::<ProducerRef<'_>>(),
             )?,
         }
     }
     doc.finish()?;
     out.write_all(b"\n")
-}
-
-/// A producer where it lies, as the JSON document writes it.
-struct Pretty<'a>(&'a ProducerRef<'a>);
-
-impl kdp_wire::json::PrettyProducer for Pretty<'_> {
-    fn fields(&self) -> [i64; 6] {
-        let p = self.0;
-        [
-            p.producer_id(),
-            p.producer_epoch().into(),
-            ProducerFields::last_sequence(p).into(),
-            p.last_timestamp(),
-            p.coordinator_epoch().into(),
-            p.current_txn_start_offset(),
-        ]
-    }
 }
 
 /// All outcomes as one DescribeProducersResponse: topics by name, partitions
