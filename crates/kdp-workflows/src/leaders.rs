@@ -24,7 +24,7 @@ use kdp_domain::diagnose::replicas::ReplicaError;
 use kdp_domain::partition::{DescribeSummary, PartitionError, PartitionOutcome, TopicPartition};
 use kdp_wire::ErrorCode;
 
-use crate::replicas::{each_replica_settling, ComparedReplicas, Comparer, Producers};
+use crate::replicas::{each_replica_settling, ComparedReplicas, Comparer, ProducerRef, Producers};
 
 /// A leader's answer for a partition as the leaders' describe reports it
 /// ([`PartitionOutcome`]), its producers left where they lie: a sink that
@@ -59,6 +59,34 @@ impl<'a> LeaderAnswer<'a> {
             topic: self.topic.to_owned(),
             partition: self.partition,
             result: self.result.map(Producers::to_vec).map_err(Clone::clone),
+        }
+    }
+
+    /// The outcome with only the producers `keeps` wants, built from where
+    /// they lie (the others never are), each other producer handed to
+    /// `unkept` on the way. The kept producers get an allocation of their
+    /// own size, nothing of the answer's.
+    pub fn keeping(
+        &self,
+        keeps: impl Fn(&ProducerRef<'a>) -> bool,
+        mut unkept: impl FnMut(ProducerRef<'a>),
+    ) -> PartitionOutcome {
+        PartitionOutcome {
+            broker_id: self.broker_id,
+            topic: self.topic.to_owned(),
+            partition: self.partition,
+            result: self.result.map_err(Clone::clone).map(|ps| {
+                let n = ps.iter().filter(|p| keeps(p)).count();
+                let mut kept = Vec::with_capacity(n);
+                for p in ps.iter() {
+                    if keeps(&p) {
+                        kept.push(p.to_owned());
+                    } else {
+                        unkept(p);
+                    }
+                }
+                kept
+            }),
         }
     }
 }

@@ -37,28 +37,16 @@ impl Retained {
             return;
         }
         let (retain, open_only) = (self.retain, self.open_only);
-        let result = match a.result {
-            Err(e) => Err(e.clone()),
-            Ok(ps) => {
-                let n = ps.iter().filter(|p| retain.keeps(p, open_only)).count();
-                // an allocation of the kept producers' size, none of the answer's
-                let mut kept = Vec::with_capacity(n);
-                for p in ps.iter() {
-                    if retain.keeps(&p, open_only) {
-                        kept.push(p.to_owned());
-                    } else if retain.folds_writes() {
-                        self.unkept_writes.add(&p);
-                    }
+        let folds = retain.folds_writes();
+        let writes = &mut self.unkept_writes;
+        self.partitions.push(a.keeping(
+            |p| retain.keeps(p, open_only),
+            |p| {
+                if folds {
+                    writes.add(&p);
                 }
-                Ok(kept)
-            }
-        };
-        self.partitions.push(PartitionOutcome {
-            topic: a.topic.to_owned(),
-            partition: a.partition,
-            broker_id: a.broker_id,
-            result,
-        });
+            },
+        ));
     }
 
     /// The partitions, in the order they were answered, and the writes of

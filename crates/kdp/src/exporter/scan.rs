@@ -347,30 +347,13 @@ struct Leaders {
 impl Leaders {
     fn add(&mut self, a: LeaderAnswer<'_>, keeps: impl Fn(&ProducerRef<'_>) -> bool) {
         self.agg.add_answer(&a);
-        self.kept.push(keep(a, keeps));
+        self.kept.push(a.keeping(keeps, |_| {}));
     }
 }
 
 /// The lock of what scan tasks share; a panic elsewhere leaves it usable.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A partition's outcome with only the producers `keeps` wants, built from
-/// where they lie (the others never are). The kept producers get an
-/// allocation of their own size, nothing of the answer's.
-fn keep(a: LeaderAnswer<'_>, keeps: impl Fn(&ProducerRef<'_>) -> bool) -> PartitionOutcome {
-    PartitionOutcome {
-        broker_id: a.broker_id,
-        topic: a.topic.to_owned(),
-        partition: a.partition,
-        result: a.result.map_err(Clone::clone).map(|ps| {
-            let n = ps.iter().filter(|p| keeps(p)).count();
-            let mut kept = Vec::with_capacity(n);
-            kept.extend(ps.iter().filter(|p| keeps(p)).map(ProducerRef::to_owned));
-            kept
-        }),
-    }
 }
 
 /// The Kafka error name a failed scan is counted under. A bootstrap that

@@ -426,9 +426,11 @@ fn kept_producers_take_their_own_room() {
         broker_id: Some(1),
         result: Ok(producers),
     };
-    let kept = keep(LeaderAnswer::of(&o), |p| p.current_txn_start_offset() >= 0);
+    let mut unkept = 0;
+    let kept = LeaderAnswer::of(&o).keeping(|p| p.current_txn_start_offset() >= 0, |_| unkept += 1);
     let kept = kept.result.expect("kept");
     let ids: Vec<i64> = kept.iter().map(|p| p.producer_id).collect();
     assert_eq!(ids, (0..10).map(|i| i * 10).collect::<Vec<_>>());
     assert_eq!(kept.capacity(), 10);
+    assert_eq!(unkept, 90);
 }
