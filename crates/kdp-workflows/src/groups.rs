@@ -23,6 +23,7 @@ use kdp_domain::diagnose::blocked::{
     HeldGroups,
 };
 use kdp_domain::diagnose::Findings;
+use kdp_domain::groups::offsets::GroupOffsets;
 use kdp_domain::groups::read::{visibility, GroupAnswer, GroupsRead, Visibility};
 use kdp_domain::groups::share::{Isolation, ShareRead};
 use kdp_domain::groups::state::{GroupState, GroupType};
@@ -75,9 +76,9 @@ pub async fn read_groups(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<GroupsRead> {
-    read_kept(client, read, false, opts, bound)
+    read_with(client, read, false, Offsets::Kept, opts, bound)
         .await
-        .map(|(r, _)| r)
+        .map(|(r, _, _)| r)
 }
 
 /// [`read_groups`], keeping the listing, the probe's answer and the
@@ -88,16 +89,65 @@ pub async fn read_groups_keeping(
     opts: &DriverOptions,
     bound: &TimeBound,
 ) -> Result<(GroupsRead, GroupsKept)> {
-    read_kept(client, read, true, opts, bound).await
+    read_with(client, read, true, Offsets::Kept, opts, bound)
+        .await
+        .map(|(r, k, _)| (r, k))
 }
 
-async fn read_kept(
+/// How a read of the groups takes their committed offsets.
+pub(crate) enum Offsets<'a> {
+    /// Each group's, held in its answer.
+    Kept,
+    /// Asked `per_wave` groups at a time, each group's handed to `seen`
+    /// and dropped: the answers hold no offset (`Ok` empty) or the group's
+    /// error. A read in waves of topics asks them again, wave by wave.
+    Seen {
+        per_wave: usize,
+        seen: &'a mut (dyn FnMut(&str, &GroupOffsets) + Send),
+    },
+}
+
+/// Each group's committed offsets as `how` takes them (see [`Offsets`]).
+pub(crate) async fn offsets_of(
+    client: &SharedClient,
+    groups: Vec<String>,
+    coordinators: &BTreeMap<String, i32>,
+    how: Offsets<'_>,
+    opts: &DriverOptions,
+    bound: &TimeBound,
+) -> Result<BTreeMap<String, std::result::Result<GroupOffsets, KeyError>>> {
+    let (per_wave, seen) = match how {
+        Offsets::Kept => {
+            return committed_offsets_at(client, groups, coordinators, opts, bound).await;
+        }
+        Offsets::Seen { per_wave, seen } => (per_wave.max(1), seen),
+    };
+    let mut out = BTreeMap::new();
+    for wave in groups.chunks(per_wave) {
+        let answers =
+            committed_offsets_at(client, wave.to_vec(), coordinators, opts, bound).await?;
+        for (group, answer) in answers {
+            let answer = answer.map(|offsets| {
+                seen(&group, &offsets);
+                GroupOffsets::new()
+            });
+            out.insert(group, answer);
+        }
+    }
+    Ok(out)
+}
+
+/// The groups as [`read_groups`] reads them, with the offsets taken as
+/// `how` says, what `keep` keeps, and each group's coordinator (the
+/// broker that listed it).
+pub(crate) async fn read_with(
     client: &SharedClient,
     read: &ReadOptions,
     keep: bool,
+    how: Offsets<'_>,
     opts: &DriverOptions,
     bound: &TimeBound,
-) -> Result<(GroupsRead, GroupsKept)> {
+) -> Result<(GroupsRead, GroupsKept, BTreeMap<String, i32>)> {
     let only = &read.only;
     let listings = list_groups(client, &Default::default(), opts, bound).await?;
     let mut listed: BTreeMap<String, (Option<GroupState>, Option<GroupType>)> = BTreeMap::new();
@@ -156,7 +206,7 @@ async fn read_kept(
     };
     wanted.extend(probe.clone());
     let (offsets, described) = tokio::join!(
-        committed_offsets_at(client, wanted, &coordinators, opts, bound),
+        offsets_of(client, wanted, &coordinators, how, opts, bound),
         described
     );
     let (mut offsets, (mut described, members)) = (offsets?, described?);
@@ -195,7 +245,7 @@ async fn read_kept(
         visibility,
         shares: BTreeMap::new(),
     };
-    Ok((read, kept))
+    Ok((read, kept, coordinators))
 }
 
 /// Reads into `read` the start offsets and `share.isolation.level` of
@@ -357,8 +407,9 @@ async fn held(
         };
         return (held, None);
     }
-    let (read, kept) = match read_kept(client, &ReadOptions::default(), keep, opts, bound).await {
-        Ok((r, k)) => (Ok(r), keep.then_some(k)),
+    let read_all = ReadOptions::default();
+    let (read, kept) = match read_with(client, &read_all, keep, Offsets::Kept, opts, bound).await {
+        Ok((r, k, _)) => (Ok(r), keep.then_some(k)),
         Err(e) => (Err(e), None),
     };
     let held = Held {

@@ -76,9 +76,11 @@ use crate::join::{join, JoinOptions};
 mod bounds;
 mod proof;
 mod read;
+mod waves;
 
 use bounds::read_bounds;
 use read::{read_all, Reading};
+pub use waves::{read_in_waves, DEFAULT_COMMITTED_PER_WAVE};
 
 /// `kdp lag`'s default for [`LagReadOptions::max_bytes_per_partition`]:
 /// 64 MiB, a few seconds of Fetch on a loaded broker.
@@ -108,6 +110,11 @@ pub struct LagReadOptions {
     pub offsets_per_wave: usize,
     /// Also describe each group (its state and members).
     pub members: bool,
+    /// [`read_in_waves`]: the committed offsets one wave of topics holds
+    /// at most (a topic holding more is a wave of its own; 0: one wave).
+    pub committed_per_wave: usize,
+    /// [`read_in_waves`]: the groups whose offsets are asked at once.
+    pub groups_per_wave: usize,
 }
 
 impl Default for LagReadOptions {
@@ -127,6 +134,9 @@ impl Default for LagReadOptions {
             // 50-broker cluster, a few MB of routing and answers at once
             offsets_per_wave: 10_000,
             members: true,
+            committed_per_wave: DEFAULT_COMMITTED_PER_WAVE,
+            // a few hundred KB of answers at once
+            groups_per_wave: 1_000,
         }
     }
 }
@@ -267,12 +277,27 @@ fn count(known: Option<&mut Known>, tp: &TopicPartition, start: i64, end: i64) -
 /// [`gather_from`]'s reads, without the judgement.
 pub async fn read_from(
     client: &SharedClient,
+    groups: GroupsRead,
+    opts: &LagReadOptions,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+    known: Option<&mut Known>,
+) -> LagRead {
+    read_scoped(client, groups, opts, driver, bound, known, None).await
+}
+
+/// [`read_from`] over the topics of one wave (`scope`, [`waves`]): what
+/// `known` holds of other topics is left as it is.
+async fn read_scoped(
+    client: &SharedClient,
     mut groups: GroupsRead,
     opts: &LagReadOptions,
     driver: &DriverOptions,
     bound: &TimeBound,
     mut known: Option<&mut Known>,
+    scope: Option<&BTreeSet<String>>,
 ) -> LagRead {
+    let outside = |tp: &TopicPartition| scope.is_some_and(|s| !s.contains(&tp.0));
     read_shares(client, &mut groups, driver, bound).await;
     let mut starts = partitions_to_read(&groups, &opts.lag);
     // in waves: one wave's lookup, requests and answers at a time
@@ -336,7 +361,7 @@ pub async fn read_from(
     let mut uncompacted: BTreeSet<String> = BTreeSet::new();
     let mut settings: Option<proof::TopicSettings> = None;
     if let Some(known) = known.as_deref_mut() {
-        known.retain(|tp| starts.contains_key(tp));
+        known.retain(|tp| outside(tp) || starts.contains_key(tp));
         let topics: BTreeSet<String> = starts.keys().map(|tp| tp.0.clone()).collect();
         if let Ok(configs) = topic_configs(
             client,
@@ -358,7 +383,7 @@ pub async fn read_from(
             }
             settings = Some(configs);
         }
-        known.retain(|tp| uncompacted.contains(&tp.0));
+        known.retain(|tp| outside(tp) || uncompacted.contains(&tp.0));
     }
     let mut readings: Vec<Reading> = Vec::new();
     let mut uncommitted_readings: Vec<Reading> = Vec::new();

@@ -234,3 +234,55 @@ fn the_lag_demo_shows_a_caught_up_group_kafkas_tool_calls_lagging() {
     );
     assert_eq!(out.status.code(), Some(4));
 }
+
+/// JSON and JSON lines are read in waves of topics
+/// (`--committed-offsets-per-wave`): cut into a wave per topic they give
+/// the rows, exit status and gaps of one wave, and the JSON document
+/// holds the JSON lines' rows; the table (read at once) counts as many.
+#[test]
+fn waves_of_topics_print_the_rows_of_one_read() {
+    let mut c = cluster();
+    let plain = |name: &str, records: i64| {
+        json!({"name": name, "partitions": [
+            {"partition": 0, "leader": 1, "replicas": [1], "batches": [{"records": records}]},
+            {"partition": 1, "leader": 1, "replicas": [1], "batches": [{"records": records}]}]})
+    };
+    let topics = c["topics"].as_array_mut().unwrap();
+    topics.push(plain("audit", 7));
+    topics.push(plain("zeta", 3));
+    let groups = c["groups"].as_array_mut().unwrap();
+    groups.push(json!({"group_id": "spans", "offsets": {"audit": {"0": 2, "1": 7}, "txn": {"0": 5}, "zeta": {"1": 0}}}));
+    groups.push(json!({"group_id": "nothing-yet", "offsets": {}}));
+    let m = Served::start(&c);
+    let lines = |per_wave: &str| {
+        let (code, out, err) = m.run(
+            &["lag"],
+            &["--committed-offsets-per-wave", per_wave, "-o", "jsonl"],
+        );
+        let mut rows: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        rows.sort_by_key(|r| r.to_string());
+        (code, rows, err)
+    };
+    let (code, one, err) = lines("0");
+    assert_eq!(one.len(), 9, "{one:?}");
+    // three offsets a wave: audit | txn (5 offsets, alone) | zeta
+    for per_wave in ["1", "3"] {
+        assert_eq!(
+            lines(per_wave),
+            (code, one.clone(), err.clone()),
+            "{per_wave}"
+        );
+    }
+    let (json_code, doc, _) = m.json(&["lag"], &["--committed-offsets-per-wave", "1"]);
+    let mut rows = doc["Lag"].as_array().unwrap().clone();
+    rows.sort_by_key(|r| r.to_string());
+    assert_eq!((json_code, rows), (code, one.clone()));
+    assert_eq!(common::schema::violations("lag", false, &doc), None);
+    let (table_code, table, _) = m.run(&["lag"], &["--committed-offsets-per-wave", "1"]);
+    assert_eq!(table_code, code);
+    // a header and a line per row
+    assert_eq!(table.lines().count(), one.len() + 1, "{table}");
+}

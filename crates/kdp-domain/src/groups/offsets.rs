@@ -128,6 +128,20 @@ impl GroupOffsets {
         self.topics.get(i)
     }
 
+    /// Each topic it holds offsets on, with how many partitions, by name.
+    pub fn topics(&self) -> impl Iterator<Item = (&str, usize)> + '_ {
+        self.topics
+            .iter()
+            .map(|t| (t.name.as_str(), t.partitions.len()))
+    }
+
+    /// Keeps only the topics `keep` accepts (a read in waves of topics
+    /// holds one wave's offsets of each group, not all of them).
+    pub fn retain_topics(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.topics.retain(|t| keep(&t.name));
+        self.topics.shrink_to_fit();
+    }
+
     /// Sets the offset on `tp`, giving back the one it replaces.
     pub fn insert(&mut self, tp: TopicPartition, committed: Committed) -> Option<Committed> {
         let (name, partition) = tp;
@@ -283,6 +297,25 @@ mod tests {
                     assert_eq!(compact.get(t, p), map.get(&(t.to_string(), p)));
                 }
             }
+            // each topic with its partitions' count; a wave keeps some topics
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            for (t, _) in map.keys() {
+                *counts.entry(t.as_str()).or_default() += 1;
+            }
+            assert_eq!(
+                compact.topics().collect::<Vec<_>>(),
+                counts.into_iter().collect::<Vec<_>>()
+            );
+            let mut kept = compact.clone();
+            kept.retain_topics(|t| t.starts_with('a'));
+            assert_eq!(
+                kept.iter().collect::<Vec<_>>(),
+                listed
+                    .iter()
+                    .filter(|((t, _), _)| t.starts_with('a'))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            );
             // inserted one by one, in the order given: the same again
             let mut inserted = GroupOffsets::new();
             let mut replaced = BTreeMap::new();

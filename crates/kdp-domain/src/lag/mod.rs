@@ -18,6 +18,8 @@
 //!   the log added (the exporter's scans).
 //! - [`proof`]: when a partition needs no read at all (no marker can lie
 //!   in its range, by the broker's producer state and the log's times).
+//! - [`waves`]: a whole-cluster read cut into waves of topics, so that
+//!   what it holds follows one wave.
 //!
 //! [`lag`] joins the groups, each partition's bounds and count, and the
 //! transactions `kdp blocked` finds holding an LSO.
@@ -29,6 +31,7 @@ pub mod position;
 pub mod proof;
 pub mod tally;
 pub mod verdict;
+pub mod waves;
 
 pub use known::Known;
 pub use model::{
@@ -39,3 +42,4 @@ pub use position::{At, Bounds, Position};
 pub use proof::{prove, ProducersSeen, Proof, ProofFacts, TimestampType, Unproven};
 pub use tally::{Records, Tally};
 pub use verdict::LagVerdict;
+pub use waves::{TopicWaves, WaveGaps, WavePlan};

@@ -206,6 +206,7 @@ pub async fn run_async(args: Args) -> i32 {
             topic: Vec::new(),
             max_bytes_per_partition: kdp_workflows::lag::DEFAULT_MAX_BYTES_PER_PARTITION,
             max_records: 0,
+            committed_offsets_per_wave: kdp_workflows::lag::DEFAULT_COMMITTED_PER_WAVE,
             isolation: Default::default(),
             output: args.output,
             watch: Default::default(),

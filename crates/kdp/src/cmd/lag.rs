@@ -13,9 +13,12 @@ use std::collections::BTreeMap;
 
 use kdp_domain::groups::share::Isolation;
 use kdp_domain::key_error::Failures;
-use kdp_domain::lag::{lag_each, LagGap, LagOptions, LagRow, LagVerdict, Records};
+use kdp_domain::lag::{lag_each, LagGap, LagOptions, LagRow, LagVerdict, Records, WaveGaps};
 use kdp_domain::severity::Severity;
-use kdp_workflows::lag::{read, LagRead, LagReadOptions, DEFAULT_MAX_BYTES_PER_PARTITION};
+use kdp_workflows::lag::{
+    read, read_in_waves, LagRead, LagReadOptions, DEFAULT_COMMITTED_PER_WAVE,
+    DEFAULT_MAX_BYTES_PER_PARTITION,
+};
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs, Connected};
@@ -104,6 +107,12 @@ pub struct Args {
     /// Exit 4 only when a group has more than this many records to deliver (at least).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_records: i64,
+    /// JSON and JSON lines read the cluster in waves of topics holding about N committed offsets
+    /// each (a topic holding more is a wave alone; 0: one wave), printing each wave's rows before
+    /// reading the next, so memory follows a wave, not the cluster; rows come wave by wave. A table
+    /// needs its column widths first and is read at once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_COMMITTED_PER_WAVE)]
+    pub committed_offsets_per_wave: usize,
     #[command(flatten)]
     pub isolation: IsolationArgs,
     /// Output format.
@@ -525,6 +534,59 @@ pub fn write_judged(
     (written, Written { code, rows, gaps })
 }
 
+/// JSON or JSON lines, read in waves of topics ([`read_in_waves`]): each
+/// wave's rows are judged and written to `stream` before the next wave is
+/// read, the exit status and the gaps folded over the waves.
+async fn run_in_waves(
+    conn: &Connected,
+    args: &Args,
+    opts: &LagReadOptions,
+    mut stream: records::Stream<'_>,
+) -> i32 {
+    let dopts = conn.describe_options(None, None).driver_options();
+    let mut status = Status::default();
+    let mut gaps = WaveGaps::new();
+    let mut join_failed = false;
+    let waves = read_in_waves(&conn.client, opts, &dopts, &conn.bound, None, |read| {
+        if let Some(e) = &read.join_error {
+            eprintln!("kdp: the transactions holding LSOs were not read: {e}");
+            join_failed = true;
+        }
+        let now_ms = kdp_workflows::clock::now_ms();
+        let wave = lag_each(
+            &read.groups,
+            &read.partitions,
+            &read.blocked,
+            &opts.lag,
+            |r| {
+                status.add(&r, args.max_records);
+                stream.row(&row(&r, now_ms));
+            },
+        );
+        gaps.add(wave);
+    })
+    .await;
+    if let Err(e) = waves {
+        // before any wave: no half document
+        stream.abandon();
+        return exit::report(&e);
+    }
+    let written = stream.finish();
+    let gaps = gaps.finish();
+    report_gaps(&gaps);
+    if let Err(e) = written {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("kdp: cannot write output: {e}");
+            return exit::PARTIAL;
+        }
+    }
+    let code = status.code(&gaps);
+    if join_failed && code == exit::OK {
+        return exit::PARTIAL;
+    }
+    code
+}
+
 /// The command on a connected client (the in-process tests' entry).
 pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let dopts = conn.describe_options(None, None).driver_options();
@@ -537,8 +599,15 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
     let opts = LagReadOptions {
         lag,
         max_bytes_per_partition: args.max_bytes_per_partition,
+        committed_per_wave: args.committed_offsets_per_wave,
         ..LagReadOptions::default()
     };
+    if matches!(args.output, Output::Json | Output::Jsonl) {
+        return match records::Stream::begin(out, args.output, "Lag") {
+            Some(stream) => run_in_waves(conn, args, &opts, stream).await,
+            None => exit::PARTIAL,
+        };
+    }
     let read = match read(&conn.client, &opts, &dopts, &conn.bound).await {
         Ok(r) => r,
         Err(e) => return exit::report(&e),

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::{self, add_replicas, Diagnosis, GroupsFound};
 use kdp_domain::lag::found::LagFold;
+use kdp_domain::lag::WaveGaps;
 use kdp_domain::partition::ProducerFields;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_workflows::diagnosis::{gather, Described, DiagnosisOptions, Gathered};
@@ -121,26 +122,30 @@ impl Diagnose for ClusterDiagnosis {
             }
             if let Some(lag_opts) = &self.lag {
                 let driver = self.describe.driver_options();
-                let read = match groups_read {
-                    Some(read) => Ok(read),
-                    None => {
-                        kdp_workflows::groups::read_groups(
-                            &client,
-                            &kdp_workflows::groups::ReadOptions::default(),
-                            &driver,
-                            bound,
-                        )
-                        .await
-                    }
+                // taken out for the scan (scans never overlap), put back after
+                let mut known = self
+                    .lag_known
+                    .lock()
+                    .map(|mut k| std::mem::take(&mut *k))
+                    .unwrap_or_default();
+                // folded into the series as judged: no row per committed
+                // offset is held
+                let mut fold = LagFold::new(self.lag_per_partition);
+                let mut gaps = WaveGaps::new();
+                let mut join_failed = false;
+                let mut judge = |g: kdp_workflows::lag::LagRead| {
+                    gaps.add(kdp_domain::lag::lag_each(
+                        &g.groups,
+                        &g.partitions,
+                        &g.blocked,
+                        &lag_opts.lag,
+                        |row| fold.add(&row),
+                    ));
+                    join_failed |= g.join_error.is_some();
                 };
-                match read {
-                    Ok(read) => {
-                        // taken out for the scan (scans never overlap), put back after
-                        let mut known = self
-                            .lag_known
-                            .lock()
-                            .map(|mut k| std::mem::take(&mut *k))
-                            .unwrap_or_default();
+                let read = match groups_read {
+                    // read whole for the group series already: judged at once
+                    Some(read) => {
                         let g = kdp_workflows::lag::read_from(
                             &client,
                             read,
@@ -150,22 +155,28 @@ impl Diagnose for ClusterDiagnosis {
                             Some(&mut known),
                         )
                         .await;
-                        if let Ok(mut k) = self.lag_known.lock() {
-                            *k = known;
-                        }
-                        // folded into the series as judged: no row per
-                        // committed offset is held
-                        let mut fold = LagFold::new(self.lag_per_partition);
-                        let gaps = kdp_domain::lag::lag_each(
-                            &g.groups,
-                            &g.partitions,
-                            &g.blocked,
-                            &lag_opts.lag,
-                            |row| fold.add(&row),
-                        );
-                        let join_failed = g.join_error.is_some();
-                        drop(g);
-                        let lag = fold.finish(&gaps);
+                        judge(g);
+                        Ok(1)
+                    }
+                    // read in waves of topics: what is held follows a wave
+                    None => {
+                        kdp_workflows::lag::read_in_waves(
+                            &client,
+                            lag_opts,
+                            &driver,
+                            bound,
+                            Some(&mut known),
+                            &mut judge,
+                        )
+                        .await
+                    }
+                };
+                if let Ok(mut k) = self.lag_known.lock() {
+                    *k = known;
+                }
+                match read {
+                    Ok(_) => {
+                        let lag = fold.finish(&gaps.finish());
                         if lag.failed_requests > 0 || join_failed {
                             tracing::warn!(
                                 failed = lag.failed_requests,

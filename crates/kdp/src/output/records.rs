@@ -121,6 +121,103 @@ impl<R: Serialize> Serialize for Streamed<'_, '_, R> {
     }
 }
 
+/// Rows written as they come, across calls: a read in waves (`kdp lag`)
+/// hands its rows over wave by wave, between requests, so no callback of
+/// [`write_each`] can drive it. The same bytes as [`write()`] of the same
+/// rows, for JSON and JSON lines; a table needs its widths before its
+/// first line and is not written this way.
+pub struct Stream<'a> {
+    buf: BufWriter<&'a mut dyn Write>,
+    json: bool,
+    rows: usize,
+    failed: Option<io::Error>,
+}
+
+impl<'a> Stream<'a> {
+    /// Starts the document (JSON) or nothing (JSON lines); `None` for a
+    /// table.
+    pub fn begin(out: &'a mut dyn Write, format: Output, name: &str) -> Option<Stream<'a>> {
+        let json = match format {
+            Output::Json => true,
+            Output::Jsonl => false,
+            Output::Table | Output::Wide => return None,
+        };
+        let mut s = Stream {
+            buf: BufWriter::with_capacity(BUFFER, out),
+            json,
+            rows: 0,
+            failed: None,
+        };
+        if json {
+            // serde_json's pretty layout of `{"<name>": [...]}`
+            let head = serde_json::to_string(name)
+                .map_err(io::Error::from)
+                .and_then(|key| write!(s.buf, "{{\n  {key}: ["));
+            s.failed = head.err();
+        }
+        Some(s)
+    }
+
+    /// Writes one row (nothing more once a write failed).
+    pub fn row<R: Serialize>(&mut self, r: &R) {
+        if self.failed.is_some() {
+            return;
+        }
+        let written = match self.json {
+            true => self.element(r),
+            false => serde_json::to_writer(&mut self.buf, r)
+                .map_err(io::Error::from)
+                .and_then(|()| self.buf.write_all(b"\n")),
+        };
+        self.rows += 1;
+        self.failed = written.err();
+    }
+
+    /// An array element at depth two: its own pretty layout, each line
+    /// indented by two levels (a JSON string holds no raw newline, so
+    /// every newline is the layout's).
+    fn element<R: Serialize>(&mut self, r: &R) -> io::Result<()> {
+        let text = serde_json::to_string_pretty(r)?;
+        let sep: &[u8] = if self.rows == 0 {
+            b"\n    "
+        } else {
+            b",\n    "
+        };
+        self.buf.write_all(sep)?;
+        let mut lines = text.split('\n');
+        if let Some(first) = lines.next() {
+            self.buf.write_all(first.as_bytes())?;
+        }
+        for line in lines {
+            self.buf.write_all(b"\n    ")?;
+            self.buf.write_all(line.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Drops what is buffered unwritten (a command that fails before its
+    /// first row prints no half document).
+    pub fn abandon(self) {
+        drop(self.buf.into_parts());
+    }
+
+    /// Ends the document and flushes; the first write error, if any.
+    pub fn finish(mut self) -> io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        if self.json {
+            let tail: &[u8] = if self.rows == 0 {
+                b"]\n}\n"
+            } else {
+                b"\n  ]\n}\n"
+            };
+            self.buf.write_all(tail)?;
+        }
+        self.buf.flush()
+    }
+}
+
 /// An optional value's cell: the value, or `-`.
 pub fn or_dash<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
@@ -182,6 +279,49 @@ mod tests {
         let mut out = Vec::new();
         write(&mut out, format, "Transactions", COLUMNS, rows).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// A stream written row by row is the document written at once, for
+    /// any number of rows, nested values included.
+    #[test]
+    fn a_stream_writes_the_same_bytes_as_the_rows_at_once() {
+        #[derive(Serialize)]
+        struct Nested {
+            row: Row,
+            list: Vec<Option<i64>>,
+            empty: Vec<i64>,
+            text: &'static str,
+        }
+        impl Record for Nested {
+            fn cells(&self) -> Vec<Cell> {
+                Vec::new()
+            }
+        }
+        for n in [0, 1, 2, 5] {
+            let nested: Vec<Nested> = rows(n)
+                .into_iter()
+                .map(|row| Nested {
+                    row,
+                    list: vec![Some(1), None],
+                    empty: Vec::new(),
+                    text: "a\nb \"c\"",
+                })
+                .collect();
+            for format in [Output::Json, Output::Jsonl] {
+                let mut whole = Vec::new();
+                write(&mut whole, format, "Lag \"x\"", COLUMNS, &nested).unwrap();
+                let mut streamed = Vec::new();
+                let mut s = Stream::begin(&mut streamed, format, "Lag \"x\"").unwrap();
+                nested.iter().for_each(|r| s.row(r));
+                s.finish().unwrap();
+                assert_eq!(
+                    String::from_utf8(streamed).unwrap(),
+                    String::from_utf8(whole).unwrap(),
+                    "{n} rows as {format:?}"
+                );
+            }
+        }
+        assert!(Stream::begin(&mut Vec::new(), Output::Table, "Lag").is_none());
     }
 
     /// Keys come in declaration order (the table's), not alphabetically as

@@ -1,0 +1,173 @@
+//! A whole-cluster lag read in waves of topics
+//! ([`kdp_domain::lag::waves`]): what `kdp lag` (JSON and JSON lines) and
+//! the exporter's lag series hold at once follows one wave, not the
+//! cluster. Every group is listed and described once; its committed
+//! offsets are asked once to plan the waves (kept as the topics they lie
+//! on) and again in each wave reading one of those topics, kept for that
+//! wave's topics only. A partition is in one wave, so it is read once, and
+//! its groups' offsets are the ones its count was asked from.
+
+use std::collections::BTreeMap;
+
+use kdp_client::admin::DriverOptions;
+use kdp_client::bound::TimeBound;
+use kdp_client::client::SharedClient;
+use kdp_client::error::Result;
+use kdp_client::groups::offsets::committed_offsets_at;
+use kdp_domain::groups::offsets::GroupOffsets;
+use kdp_domain::groups::read::{GroupAnswer, GroupsRead};
+use kdp_domain::groups::state::GroupType;
+use kdp_domain::key_error::KeyError;
+use kdp_domain::lag::{Known, TopicWaves};
+use kdp_wire::ErrorCode;
+
+use super::{read_scoped, LagRead, LagReadOptions};
+use crate::groups::{read_with, Offsets, ReadOptions};
+
+/// [`LagReadOptions::committed_per_wave`]'s default: 100,000 committed
+/// offsets, a few MB of offsets, bounds and counts at once, and few waves
+/// on a large cluster (ten for a million offsets).
+pub const DEFAULT_COMMITTED_PER_WAVE: usize = 100_000;
+
+/// Reads the lag `opts` asks for in waves of topics
+/// ([`LagReadOptions::committed_per_wave`] committed offsets each) and
+/// hands each wave's read to `each` as soon as it is made, in order, to be
+/// judged ([`kdp_domain::lag::lag_each`]) and dropped. The rows of the
+/// waves together are those of [`super::read`]'s one read, wave by wave
+/// (by group, then topic and partition, within each); the gaps of the
+/// waves together are its gaps, some more than once
+/// ([`kdp_domain::lag::WaveGaps`] keeps each once).
+///
+/// The first wave also judges the groups no wave reads (no committed
+/// offset on a topic asked for, their offsets' error, share groups, whose
+/// start offsets are read there whole) and carries the listing's gaps.
+/// `known`: as for [`super::gather_from`]; it keeps the partitions of the
+/// topics read. Returns the number of waves; `Err` only when the groups
+/// cannot be listed.
+pub async fn read_in_waves(
+    client: &SharedClient,
+    opts: &LagReadOptions,
+    driver: &DriverOptions,
+    bound: &TimeBound,
+    mut known: Option<&mut Known>,
+    mut each: impl FnMut(LagRead),
+) -> Result<usize> {
+    let read = ReadOptions {
+        only: opts.lag.groups.clone(),
+        members: opts.members,
+    };
+    let wanted =
+        |topic: &str| opts.lag.topics.is_empty() || opts.lag.topics.iter().any(|t| t == topic);
+    // the first pass: which topics each group commits on, and how many
+    // offsets each topic has
+    let mut topics = TopicWaves::new();
+    let mut ids_of: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    let mut seen = |group: &str, offsets: &GroupOffsets| {
+        let ids: Vec<u32> = offsets
+            .topics()
+            .filter(|(topic, _)| wanted(topic))
+            .map(|(topic, n)| topics.add(topic, n))
+            .collect();
+        if !ids.is_empty() {
+            ids_of.insert(group.to_string(), ids);
+        }
+    };
+    let how = Offsets::Seen {
+        per_wave: opts.groups_per_wave,
+        seen: &mut seen,
+    };
+    let (heads, _, coordinators) = read_with(client, &read, false, how, driver, bound).await?;
+    let plan = topics.plan(opts.committed_per_wave);
+    let waves_of: BTreeMap<String, Vec<u32>> = ids_of
+        .into_iter()
+        .map(|(group, ids)| (group, plan.waves_of(&ids)))
+        .collect();
+    let GroupsRead {
+        answers: heads,
+        listing_failures,
+        visibility,
+        ..
+    } = heads;
+    let mut listing = Some((listing_failures, visibility));
+    for w in 0..plan.len() {
+        let Some(scope) = plan.topics(w) else { break };
+        let wave = u32::try_from(w).unwrap_or(u32::MAX);
+        let reads_here = |g: &GroupAnswer| {
+            g.group_type != Some(GroupType::Share)
+                && waves_of
+                    .get(&g.group_id)
+                    .is_some_and(|ws| ws.binary_search(&wave).is_ok())
+        };
+        // judged in the first wave: what no wave reads
+        let first_only = |g: &GroupAnswer| {
+            g.group_type == Some(GroupType::Share) || !waves_of.contains_key(&g.group_id)
+        };
+        let asked: Vec<String> = heads
+            .iter()
+            .filter(|g| reads_here(g))
+            .map(|g| g.group_id.clone())
+            .collect();
+        let mut offsets = BTreeMap::new();
+        for groups in asked.chunks(opts.groups_per_wave.max(1)) {
+            match committed_offsets_at(client, groups.to_vec(), &coordinators, driver, bound).await
+            {
+                Ok(answers) => {
+                    for (group, mut answer) in answers {
+                        if let Ok(o) = &mut answer {
+                            o.retain_topics(|t| scope.contains(t));
+                        }
+                        offsets.insert(group, answer);
+                    }
+                }
+                Err(e) => {
+                    for group in groups {
+                        offsets.insert(group.clone(), Err(e.key_error()));
+                    }
+                }
+            }
+        }
+        drop(asked);
+        let answers: Vec<GroupAnswer> = heads
+            .iter()
+            .filter(|g| reads_here(g) || (w == 0 && first_only(g)))
+            .map(|g| {
+                let mut answer = g.clone();
+                if reads_here(g) {
+                    answer.offsets = offsets.remove(&g.group_id).unwrap_or_else(|| {
+                        Err(KeyError::client(
+                            ErrorCode::UNKNOWN_SERVER_ERROR,
+                            "no OffsetFetch answer",
+                        ))
+                    });
+                }
+                answer
+            })
+            .collect();
+        let (listing_failures, visibility) = listing.take().unwrap_or_default();
+        let groups = GroupsRead {
+            answers,
+            listing_failures,
+            // the listing's gaps once, in the first wave
+            visibility,
+            shares: BTreeMap::new(),
+        };
+        let read = read_scoped(
+            client,
+            groups,
+            opts,
+            driver,
+            bound,
+            known.as_deref_mut(),
+            Some(scope),
+        )
+        .await;
+        each(read);
+    }
+    if let Some(known) = known {
+        // the partitions of topics no wave read now
+        known.retain(|tp| {
+            (0..plan.len()).any(|w| plan.topics(w).is_some_and(|s| s.contains(&tp.0)))
+        });
+    }
+    Ok(plan.len())
+}
