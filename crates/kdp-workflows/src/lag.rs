@@ -76,15 +76,18 @@ use crate::join::{join, JoinOptions};
 mod bounds;
 mod proof;
 mod read;
-mod waves;
 
 use bounds::read_bounds;
 use read::{read_all, Reading};
-pub use waves::{read_in_waves, DEFAULT_COMMITTED_PER_WAVE};
 
 /// `kdp lag`'s default for [`LagReadOptions::max_bytes_per_partition`]:
 /// 64 MiB, a few seconds of Fetch on a loaded broker.
 pub const DEFAULT_MAX_BYTES_PER_PARTITION: u64 = 64 << 20;
+
+/// [`LagReadOptions::committed_per_wave`]'s default: 100,000 committed
+/// offsets, a few MB of offsets, bounds and counts at once, and few waves
+/// on a large cluster (ten for a million offsets).
+pub const DEFAULT_COMMITTED_PER_WAVE: usize = 100_000;
 
 /// How much to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,10 +113,10 @@ pub struct LagReadOptions {
     pub offsets_per_wave: usize,
     /// Also describe each group (its state and members).
     pub members: bool,
-    /// [`read_in_waves`]: the committed offsets one wave of topics holds
+    /// [`crate::lag_waves::read_in_waves`]: the committed offsets one wave of topics holds
     /// at most (a topic holding more is a wave of its own; 0: one wave).
     pub committed_per_wave: usize,
-    /// [`read_in_waves`]: the groups whose offsets are asked at once.
+    /// [`crate::lag_waves::read_in_waves`]: the groups whose offsets are asked at once.
     pub groups_per_wave: usize,
 }
 
@@ -286,9 +289,10 @@ pub async fn read_from(
     read_scoped(client, groups, opts, driver, bound, known, None).await
 }
 
-/// [`read_from`] over the topics of one wave (`scope`, [`waves`]): what
+/// [`read_from`] over the topics of one wave (`scope`,
+/// [`crate::lag_waves`]): what
 /// `known` holds of other topics is left as it is.
-async fn read_scoped(
+pub(crate) async fn read_scoped(
     client: &SharedClient,
     mut groups: GroupsRead,
     opts: &LagReadOptions,

@@ -11,6 +11,8 @@
 //!   per run ([`GroupsRead`](kdp_domain::groups::GroupsRead)).
 //! - [`lag`]: consumer lag in records: groups, bounds, read_committed
 //!   counts and the transactions holding LSOs (`kdp lag`).
+//! - [`lag_waves`]: the same read in waves of topics, so that what it
+//!   holds follows one wave (`kdp lag -o json|jsonl`, the exporter).
 //! - [`replicas`]: every replica of each partition asked for its producers.
 //! - [`pressure`]: the producer-id pressure scan of every replica.
 //! - [`history`]: transactional ids' histories from `__transaction_state`.
@@ -75,6 +77,7 @@ pub mod groups;
 pub mod history;
 pub mod join;
 pub mod lag;
+pub mod lag_waves;
 pub mod leaders;
 pub mod owners;
 pub mod pressure;

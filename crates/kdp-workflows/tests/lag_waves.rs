@@ -15,7 +15,8 @@ use kdp_domain::lag::{lag_each, Known, LagGap, LagRow, Records, WaveGaps};
 use kdp_domain::partition::TopicPartition;
 use kdp_test_support::StallCluster;
 use kdp_workflows::groups::{read_groups, ReadOptions};
-use kdp_workflows::lag::{gather, gather_from, read_in_waves, LagRead, LagReadOptions};
+use kdp_workflows::lag::{gather, gather_from, LagRead, LagReadOptions};
+use kdp_workflows::lag_waves::read_in_waves;
 
 /// Five topics, committed offsets 3, 1, 2, 3 and 1 of them (a, b, c, d,
 /// e), so three offsets a wave cuts them into a | b c | d | e, and every

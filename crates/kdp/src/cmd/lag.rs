@@ -16,9 +16,9 @@ use kdp_domain::key_error::Failures;
 use kdp_domain::lag::{lag_each, LagGap, LagOptions, LagRow, LagVerdict, Records, WaveGaps};
 use kdp_domain::severity::Severity;
 use kdp_workflows::lag::{
-    read, read_in_waves, LagRead, LagReadOptions, DEFAULT_COMMITTED_PER_WAVE,
-    DEFAULT_MAX_BYTES_PER_PARTITION,
+    read, LagRead, LagReadOptions, DEFAULT_COMMITTED_PER_WAVE, DEFAULT_MAX_BYTES_PER_PARTITION,
 };
+use kdp_workflows::lag_waves::read_in_waves;
 use serde::Serialize;
 
 use crate::cmd::cluster::{self, ClusterArgs, Connected};

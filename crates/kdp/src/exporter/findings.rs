@@ -160,7 +160,7 @@ impl Diagnose for ClusterDiagnosis {
                     }
                     // read in waves of topics: what is held follows a wave
                     None => {
-                        kdp_workflows::lag::read_in_waves(
+                        kdp_workflows::lag_waves::read_in_waves(
                             &client,
                             lag_opts,
                             &driver,

@@ -21,19 +21,14 @@ use kdp_domain::key_error::KeyError;
 use kdp_domain::lag::{Known, TopicWaves};
 use kdp_wire::ErrorCode;
 
-use super::{read_scoped, LagRead, LagReadOptions};
 use crate::groups::{read_with, Offsets, ReadOptions};
-
-/// [`LagReadOptions::committed_per_wave`]'s default: 100,000 committed
-/// offsets, a few MB of offsets, bounds and counts at once, and few waves
-/// on a large cluster (ten for a million offsets).
-pub const DEFAULT_COMMITTED_PER_WAVE: usize = 100_000;
+use crate::lag::{read_scoped, LagRead, LagReadOptions};
 
 /// Reads the lag `opts` asks for in waves of topics
 /// ([`LagReadOptions::committed_per_wave`] committed offsets each) and
 /// hands each wave's read to `each` as soon as it is made, in order, to be
 /// judged ([`kdp_domain::lag::lag_each`]) and dropped. The rows of the
-/// waves together are those of [`super::read`]'s one read, wave by wave
+/// waves together are those of [`crate::lag::read`]'s one read, wave by wave
 /// (by group, then topic and partition, within each); the gaps of the
 /// waves together are its gaps, some more than once
 /// ([`kdp_domain::lag::WaveGaps`] keeps each once).
@@ -41,7 +36,7 @@ pub const DEFAULT_COMMITTED_PER_WAVE: usize = 100_000;
 /// The first wave also judges the groups no wave reads (no committed
 /// offset on a topic asked for, their offsets' error, share groups, whose
 /// start offsets are read there whole) and carries the listing's gaps.
-/// `known`: as for [`super::gather_from`]; it keeps the partitions of the
+/// `known`: as for [`crate::lag::gather_from`]; it keeps the partitions of the
 /// topics read. Returns the number of waves; `Err` only when the groups
 /// cannot be listed.
 pub async fn read_in_waves(
