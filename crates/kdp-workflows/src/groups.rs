@@ -98,12 +98,12 @@ pub async fn read_groups_keeping(
 pub(crate) enum Offsets<'a> {
     /// Each group's, held in its answer.
     Kept,
-    /// Asked `per_wave` groups at a time, each group's handed to `seen`
-    /// and dropped: the answers hold no offset (`Ok` empty) or the group's
-    /// error. A read in waves of topics asks them again, wave by wave.
+    /// Asked `per_wave` groups at a time, each group's handed to `seen`,
+    /// which keeps what it leaves of them (a read in waves of topics keeps
+    /// few and asks them again, wave by wave).
     Seen {
         per_wave: usize,
-        seen: &'a mut (dyn FnMut(&str, &GroupOffsets) + Send),
+        seen: &'a mut (dyn FnMut(&str, &mut GroupOffsets) + Send),
     },
 }
 
@@ -127,9 +127,9 @@ pub(crate) async fn offsets_of(
         let answers =
             committed_offsets_at(client, wave.to_vec(), coordinators, opts, bound).await?;
         for (group, answer) in answers {
-            let answer = answer.map(|offsets| {
-                seen(&group, &offsets);
-                GroupOffsets::new()
+            let answer = answer.map(|mut offsets| {
+                seen(&group, &mut offsets);
+                offsets
             });
             out.insert(group, answer);
         }

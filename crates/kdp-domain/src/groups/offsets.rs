@@ -142,6 +142,17 @@ impl GroupOffsets {
         self.topics.shrink_to_fit();
     }
 
+    /// Keeps only its first offset (by topic, then partition): what still
+    /// says the group committed, for a reader that needs no more of it.
+    pub fn keep_first(&mut self) {
+        self.topics.truncate(1);
+        self.topics.shrink_to_fit();
+        if let Some(t) = self.topics.first_mut() {
+            t.partitions.truncate(1);
+            t.partitions.shrink_to_fit();
+        }
+    }
+
     /// Sets the offset on `tp`, giving back the one it replaces.
     pub fn insert(&mut self, tp: TopicPartition, committed: Committed) -> Option<Committed> {
         let (name, partition) = tp;
@@ -305,6 +316,12 @@ mod tests {
             assert_eq!(
                 compact.topics().collect::<Vec<_>>(),
                 counts.into_iter().collect::<Vec<_>>()
+            );
+            let mut first = compact.clone();
+            first.keep_first();
+            assert_eq!(
+                first.iter().collect::<Vec<_>>(),
+                listed.iter().take(1).cloned().collect::<Vec<_>>()
             );
             let mut kept = compact.clone();
             kept.retain_topics(|t| t.starts_with('a'));

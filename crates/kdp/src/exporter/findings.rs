@@ -11,15 +11,18 @@
 //! the one `kdp find-hanging` lists), so the two never disagree on a
 //! transaction (an unknown LastTimestamp is `unknown_timestamp` in both).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::{self, add_replicas, Diagnosis, GroupsFound};
+use kdp_domain::joined::Joined;
 use kdp_domain::lag::found::LagFold;
 use kdp_domain::lag::WaveGaps;
 use kdp_domain::partition::ProducerFields;
 use kdp_domain::protocol::TxnProtocol;
 use kdp_workflows::diagnosis::{gather, Described, DiagnosisOptions, Gathered};
+use kdp_workflows::lag_waves::FirstPass;
 
 use super::diagnosis::{Diagnose, DiagnoseFuture, Scanned};
 
@@ -75,7 +78,8 @@ impl Diagnose for ClusterDiagnosis {
         Box::pin(async move {
             let opts = DiagnosisOptions {
                 describe: self.describe.clone(),
-                groups: self.groups_blocked_after_ms.is_some(),
+                // with the lag, the groups are read once, after the join
+                groups: self.groups_blocked_after_ms.is_some() && self.lag.is_none(),
                 replicas: self.compare_replicas,
             };
             let described = Described {
@@ -97,23 +101,11 @@ impl Diagnose for ClusterDiagnosis {
                 }
             };
             let mut found = Diagnosis::of(&joined);
-            // the groups' series first: the lag then takes the read itself
-            // (a million committed offsets are not copied)
-            let mut groups_read = None;
+            // without the lag, the groups were read whole beside the join
             match (groups, self.groups_blocked_after_ms) {
                 (Some(Ok(read)), Some(blocked_after)) => {
-                    let g = GroupsFound::of(&joined, &read, blocked_after);
-                    if g.failed_requests > 0 {
-                        tracing::warn!(
-                            failed = g.failed_requests,
-                            "some consumer groups could not be read; they have no group series"
-                        );
-                    }
-                    found.failed_requests += g.failed_requests;
-                    found.groups = Some(g);
-                    groups_read = Some(read);
+                    add_groups(&mut found, GroupsFound::of(&joined, &read, blocked_after));
                 }
-                (Some(Ok(read)), None) => groups_read = Some(read),
                 (Some(Err(e)), _) => {
                     tracing::warn!(error = %e, "consumer groups not read; no group series this scan");
                     found.failed_requests += 1;
@@ -122,60 +114,53 @@ impl Diagnose for ClusterDiagnosis {
             }
             if let Some(lag_opts) = &self.lag {
                 let driver = self.describe.driver_options();
-                // taken out for the scan (scans never overlap), put back after
-                let mut known = self
-                    .lag_known
-                    .lock()
-                    .map(|mut k| std::mem::take(&mut *k))
-                    .unwrap_or_default();
-                // folded into the series as judged: no row per committed
-                // offset is held
-                let mut fold = LagFold::new(self.lag_per_partition);
-                let mut gaps = WaveGaps::new();
-                let mut join_failed = false;
-                let mut judge = |g: kdp_workflows::lag::LagRead| {
-                    gaps.add(kdp_domain::lag::lag_each(
-                        &g.groups,
-                        &g.partitions,
-                        &g.blocked,
-                        &lag_opts.lag,
-                        |row| fold.add(&row),
-                    ));
-                    join_failed |= g.join_error.is_some();
-                };
-                let read = match groups_read {
-                    // read whole for the group series already: judged at once
-                    Some(read) => {
-                        let g = kdp_workflows::lag::read_from(
-                            &client,
-                            read,
-                            lag_opts,
-                            &driver,
-                            bound,
-                            Some(&mut known),
-                        )
+                // with the lag, one first pass over the groups serves both:
+                // the group series judge only the partitions an open
+                // transaction pins (or may pin), so only their topics'
+                // offsets are kept; the lag reads its waves after
+                let pinned = pinned_topics(&joined);
+                let first =
+                    FirstPass::read(&client, lag_opts, &driver, bound, |t| pinned.contains(t))
                         .await;
-                        judge(g);
-                        Ok(1)
+                match first {
+                    Err(e) => {
+                        tracing::warn!(error = %e, "consumer groups not read; no group or lag series this scan");
+                        found.failed_requests += 1;
+                        if self.groups_blocked_after_ms.is_some() {
+                            found.failed_requests += 1;
+                        }
                     }
-                    // read in waves of topics: what is held follows a wave
-                    None => {
-                        kdp_workflows::lag_waves::read_in_waves(
-                            &client,
-                            lag_opts,
-                            &driver,
-                            bound,
-                            Some(&mut known),
-                            &mut judge,
-                        )
-                        .await
-                    }
-                };
-                if let Ok(mut k) = self.lag_known.lock() {
-                    *k = known;
-                }
-                match read {
-                    Ok(_) => {
+                    Ok(first) => {
+                        if let Some(blocked_after) = self.groups_blocked_after_ms {
+                            let g = GroupsFound::of(&joined, first.groups(), blocked_after);
+                            add_groups(&mut found, g);
+                        }
+                        // taken out for the scan (scans never overlap), put back after
+                        let mut known = self
+                            .lag_known
+                            .lock()
+                            .map(|mut k| std::mem::take(&mut *k))
+                            .unwrap_or_default();
+                        // folded into the series as judged: no row per committed
+                        // offset is held
+                        let mut fold = LagFold::new(self.lag_per_partition);
+                        let mut gaps = WaveGaps::new();
+                        let mut join_failed = false;
+                        first
+                            .read_waves(&client, lag_opts, &driver, bound, Some(&mut known), |g| {
+                                gaps.add(kdp_domain::lag::lag_each(
+                                    &g.groups,
+                                    &g.partitions,
+                                    &g.blocked,
+                                    &lag_opts.lag,
+                                    |row| fold.add(&row),
+                                ));
+                                join_failed |= g.join_error.is_some();
+                            })
+                            .await;
+                        if let Ok(mut k) = self.lag_known.lock() {
+                            *k = known;
+                        }
                         let lag = fold.finish(&gaps.finish());
                         if lag.failed_requests > 0 || join_failed {
                             tracing::warn!(
@@ -185,10 +170,6 @@ impl Diagnose for ClusterDiagnosis {
                         }
                         found.failed_requests += lag.failed_requests;
                         found.lag = Some(lag);
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "consumer groups not read; no lag series this scan");
-                        found.failed_requests += 1;
                     }
                 }
             }
@@ -211,4 +192,33 @@ impl Diagnose for ClusterDiagnosis {
             Some(found)
         })
     }
+}
+
+/// The group series of a scan, counted in.
+fn add_groups(found: &mut Diagnosis, g: GroupsFound) {
+    if g.failed_requests > 0 {
+        tracing::warn!(
+            failed = g.failed_requests,
+            "some consumer groups could not be read; they have no group series"
+        );
+    }
+    found.failed_requests += g.failed_requests;
+    found.groups = Some(g);
+}
+
+/// The topics of the partitions the group series judge: pinned by an open
+/// transaction, or whose offsets or producers could not be read (a group
+/// there is unknown, not clear).
+fn pinned_topics(joined: &Joined) -> BTreeSet<String> {
+    let offsets = joined
+        .offsets
+        .iter()
+        .filter(|(_, o)| o.as_ref().map_or(true, |o| o.blocked() > 0))
+        .map(|((t, _), _)| t.clone());
+    let undescribed = joined
+        .partitions
+        .iter()
+        .filter(|o| o.result.is_err())
+        .map(|o| o.topic.clone());
+    offsets.chain(undescribed).collect()
 }
