@@ -892,6 +892,42 @@ fn the_exporter_diagnoses_the_demo_cluster_like_find_hanging() {
     }
 }
 
+/// With `--lag` the groups are read once, in the lag's first pass, keeping
+/// only the offsets of the pinned partitions' topics for the group series:
+/// those series are the ones the whole read gives without `--lag`.
+#[test]
+fn the_group_series_are_the_same_read_with_the_lag_and_without() {
+    let group_series = |extra: &[&str]| {
+        let (_running, addr) = demo_exporter("groups-lag", extra);
+        let m = wait_until("a scan with the diagnosis", || {
+            let m = metrics(&addr);
+            (sample(&m, "kdp_diagnosis_available") == Some(1.0)).then_some(m)
+        });
+        assert_eq!(scans(&m, "failed"), 0.0, "{m}");
+        let mut lines: Vec<String> = m
+            .lines()
+            .filter(|l| l.starts_with("kdp_group_") && !l.starts_with("kdp_group_lag"))
+            .map(String::from)
+            .collect();
+        // the exposition's order is not the point
+        lines.sort();
+        (lines, m)
+    };
+    let (without, _) = group_series(&[]);
+    let (with, m) = group_series(&["--lag"]);
+    assert!(
+        m.lines().any(|l| l.starts_with("kdp_group_lag_records{")),
+        "the lag was read: {m}"
+    );
+    assert!(
+        without
+            .iter()
+            .any(|l| l.starts_with(r#"kdp_group_blocked_records{group="payments-ledger"} 78"#)),
+        "{without:?}"
+    );
+    assert_eq!(with, without);
+}
+
 /// `kdp demo --owners`' cluster on a mock and an exporter scanning it with
 /// --owners: what keeps them running, and its metrics once a scan has the
 /// owners.

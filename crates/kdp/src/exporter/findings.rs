@@ -119,9 +119,13 @@ impl Diagnose for ClusterDiagnosis {
                 // transaction pins (or may pin), so only their topics'
                 // offsets are kept; the lag reads its waves after
                 let pinned = pinned_topics(&joined);
+                // the group series count members; the lag needs none
+                let heads = kdp_workflows::lag::LagReadOptions {
+                    members: lag_opts.members || self.groups_blocked_after_ms.is_some(),
+                    ..lag_opts.clone()
+                };
                 let first =
-                    FirstPass::read(&client, lag_opts, &driver, bound, |t| pinned.contains(t))
-                        .await;
+                    FirstPass::read(&client, &heads, &driver, bound, |t| pinned.contains(t)).await;
                 match first {
                     Err(e) => {
                         tracing::warn!(error = %e, "consumer groups not read; no group or lag series this scan");
