@@ -502,6 +502,29 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
         assert_eq!(published[group], *want as f64, "{group}");
     }
 
+    // the four topics read in a wave each (JSON lines read in waves of
+    // topics) give the rows and the exit status of one wave
+    let waves = |per_wave: &str| {
+        let mut args = vec![
+            "lag",
+            "--bootstrap-server",
+            &env.bootstrap,
+            "--timeout",
+            "45s",
+        ];
+        for t in [&mix, &idle, &trunc, &many] {
+            args.extend_from_slice(&["--topic", t]);
+        }
+        args.extend_from_slice(&["--committed-offsets-per-wave", per_wave, "-o", "jsonl"]);
+        let r = kdp(&args);
+        let mut rows: Vec<String> = r.stdout.lines().map(String::from).collect();
+        rows.sort();
+        (rows, r.code)
+    };
+    let (one, code) = waves("0");
+    assert!(one.len() >= all_groups.len(), "{one:?}");
+    assert_eq!(waves("1"), (one, code));
+
     // whole cluster, narrowed by group: one row, found
     let group = g(&idle, 8);
     let r = kdp(&[

@@ -150,8 +150,12 @@ impl Diagnose for ClusterDiagnosis {
                         let mut fold = LagFold::new(self.lag_per_partition);
                         let mut gaps = WaveGaps::new();
                         let mut join_failed = false;
-                        first
+                        let (mut fetched, mut bytes, mut fetches) = (0usize, 0u64, 0u64);
+                        let waves = first
                             .read_waves(&client, lag_opts, &driver, bound, Some(&mut known), |g| {
+                                fetched += g.fetched.len();
+                                bytes += g.bytes_read;
+                                fetches += g.fetches;
                                 gaps.add(kdp_domain::lag::lag_each(
                                     &g.groups,
                                     &g.partitions,
@@ -162,6 +166,13 @@ impl Diagnose for ClusterDiagnosis {
                                 join_failed |= g.join_error.is_some();
                             })
                             .await;
+                        tracing::debug!(
+                            waves,
+                            partitions_fetched = fetched,
+                            bytes_read = bytes,
+                            fetches,
+                            "lag read"
+                        );
                         if let Ok(mut k) = self.lag_known.lock() {
                             *k = known;
                         }
