@@ -252,3 +252,148 @@ async fn what_known_proved_is_kept_across_the_waves() {
         assert!(known.stretch(&tp).is_some(), "{tp:?} kept");
     }
 }
+
+/// Share groups (judged in the first wave), an open transaction holding
+/// an LSO (named in its wave), and consumer groups across two topics.
+const WITH_SHARES: &str = r#"{
+  "brokers": [{"id": 1, "configs": {"offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "1",
+    "transaction.state.log.replication.factor": "1", "transaction.state.log.num.partitions": "1"}}],
+  "topics": [
+    {"name": "jobs", "partitions": [{"partition": 0, "leader": 1, "replicas": [1],
+      "producers": [{"ProducerId": 4, "ProducerEpoch": 0, "LastSequence": 2, "LastTimestamp": "now-5m",
+                     "CoordinatorEpoch": 0, "CurrentTxnStartOffset": 14}],
+      "batches": [
+      {"producer_id": 1, "producer_epoch": 0, "base_sequence": 0, "records": 5},
+      {"producer_id": 2, "producer_epoch": 0, "base_sequence": 0, "records": 4, "transactional": true},
+      {"producer_id": 2, "producer_epoch": 0, "control": "commit"},
+      {"producer_id": 3, "producer_epoch": 0, "base_sequence": 0, "records": 3, "transactional": true},
+      {"producer_id": 3, "producer_epoch": 0, "control": "abort"},
+      {"producer_id": 4, "producer_epoch": 0, "base_sequence": 0, "records": 3, "transactional": true}]}]},
+    {"name": "audit", "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "batches": [{"records": 6}]}]},
+    {"name": "zeta", "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "batches": [{"records": 2}]}]}
+  ],
+  "transactions": [
+    {"transactional_id": "jobs-writer", "producer_id": 4, "producer_epoch": 0, "state": "Ongoing",
+     "timeout_ms": 3600000, "start_time": "now-5m", "partitions": {"jobs": [0]}}
+  ],
+  "groups": [
+    {"group_id": "committed-workers", "type": "share", "state": "Empty",
+     "configs": {"share.isolation.level": "read_committed"}, "offsets": {"jobs": {"0": 5}}},
+    {"group_id": "default-workers", "type": "share", "state": "Empty", "offsets": {"zeta": {"0": 0}}},
+    {"group_id": "plain", "offsets": {"jobs": {"0": 14}, "audit": {"0": 1}}},
+    {"group_id": "zz", "offsets": {"zeta": {"0": 1}, "audit": {"0": 6}}}
+  ]
+}"#;
+
+fn gaps_sorted(gaps: &[LagGap]) -> Vec<String> {
+    let mut g: Vec<String> = gaps.iter().map(|g| format!("{g:?}")).collect();
+    g.sort();
+    g
+}
+
+#[tokio::test(start_paused = true)]
+async fn share_groups_holders_and_failures_are_judged_in_waves_as_in_one_read() {
+    use kdp_test_support::Fault;
+    use kdp_wire::{api, ErrorCode};
+    let cluster = StallCluster::from_json(WITH_SHARES).unwrap();
+    let client = connect(&cluster).await;
+    let compare = |label: &'static str, waves: usize| {
+        let client = client.clone();
+        async move {
+            let one = gather(&client, &opts(0), &DriverOptions::default(), &bound())
+                .await
+                .unwrap();
+            // a wave per topic: audit | jobs | zeta
+            let cut = in_waves(&client, &opts(1), None, |_| {}).await;
+            assert_eq!(cut.waves, waves, "{label}");
+            assert_eq!(sorted(cut.rows), sorted(one.lag.rows.clone()), "{label}");
+            assert_eq!(
+                gaps_sorted(&cut.gaps),
+                gaps_sorted(&one.lag.gaps),
+                "{label}"
+            );
+            one
+        }
+    };
+    let one = compare("answered", 3).await;
+    assert!(one.lag.gaps.is_empty(), "{:?}", one.lag.gaps);
+    let held = one
+        .lag
+        .rows
+        .iter()
+        .find(|r| r.group_id == "plain" && r.partition.0 == "jobs")
+        .unwrap();
+    assert_eq!(
+        held.holder
+            .as_ref()
+            .and_then(|h| h.transactional_id.as_deref()),
+        Some("jobs-writer")
+    );
+    assert!(one.lag.rows.iter().any(|r| r.share.is_some()));
+
+    // a share group's offsets refused: its gap once, in the first wave
+    cluster.fault(
+        api::DESCRIBE_SHARE_GROUP_OFFSETS,
+        Fault::Error(ErrorCode::GROUP_AUTHORIZATION_FAILED),
+    );
+    let one = compare("share offsets refused", 3).await;
+    assert!(!one.lag.gaps.is_empty());
+
+    // every group's offsets refused: each group's gap once, in the one
+    // wave left (no topic is known to be read)
+    cluster.fault(
+        api::OFFSET_FETCH,
+        Fault::Error(ErrorCode::GROUP_AUTHORIZATION_FAILED),
+    );
+    let one = compare("offsets refused", 1).await;
+    assert!(
+        one.lag
+            .gaps
+            .iter()
+            .any(|g| matches!(g, LagGap::GroupOffsets(id, _) if id == "zz")),
+        "{:?}",
+        one.lag.gaps
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn offsets_refused_after_the_first_wave_are_a_gap_per_group_once() {
+    use kdp_test_support::Fault;
+    use kdp_wire::{api, ErrorCode};
+    let cluster = StallCluster::from_json(CLUSTER).unwrap();
+    let client = connect(&cluster).await;
+    // a | b c | d | e: from the second wave on, OffsetFetch is refused
+    let judged = in_waves(&client, &opts(3), None, |wave| {
+        if wave == 0 {
+            cluster.fault(
+                api::OFFSET_FETCH,
+                Fault::Error(ErrorCode::GROUP_AUTHORIZATION_FAILED),
+            );
+        }
+    })
+    .await;
+    let mut failed: Vec<&str> = judged
+        .gaps
+        .iter()
+        .filter_map(|g| match g {
+            LagGap::GroupOffsets(id, _) => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    failed.sort();
+    // g2 (b, d) and g4 (c, e) fail in two waves each: named once; g1 and
+    // g3 fail in one (c; d)
+    assert_eq!(failed, vec!["g1", "g2", "g3", "g4"], "{:?}", judged.gaps);
+    assert_eq!(judged.gaps.len(), 4, "{:?}", judged.gaps);
+    // the first wave's rows stand: g1 and g3 on a
+    let mut on_a: Vec<(String, TopicPartition)> = judged.rows.iter().map(key).collect();
+    on_a.sort();
+    assert_eq!(
+        on_a,
+        vec![
+            ("g1".to_string(), ("a".to_string(), 0)),
+            ("g1".to_string(), ("a".to_string(), 1)),
+            ("g3".to_string(), ("a".to_string(), 0)),
+        ]
+    );
+}
