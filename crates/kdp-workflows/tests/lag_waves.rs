@@ -260,27 +260,25 @@ const WITH_SHARES: &str = r#"{
     "transaction.state.log.replication.factor": "1", "transaction.state.log.num.partitions": "1"}}],
   "topics": [
     {"name": "jobs", "partitions": [{"partition": 0, "leader": 1, "replicas": [1],
-      "producers": [{"ProducerId": 4, "ProducerEpoch": 0, "LastSequence": 2, "LastTimestamp": "now-5m",
-                     "CoordinatorEpoch": 0, "CurrentTxnStartOffset": 14}],
+      "producers": [{"ProducerId": 7, "ProducerEpoch": 0, "LastSequence": 1, "LastTimestamp": "now-2m",
+                     "CoordinatorEpoch": 0, "CurrentTxnStartOffset": 6}],
       "batches": [
-      {"producer_id": 1, "producer_epoch": 0, "base_sequence": 0, "records": 5},
-      {"producer_id": 2, "producer_epoch": 0, "base_sequence": 0, "records": 4, "transactional": true},
-      {"producer_id": 2, "producer_epoch": 0, "control": "commit"},
-      {"producer_id": 3, "producer_epoch": 0, "base_sequence": 0, "records": 3, "transactional": true},
-      {"producer_id": 3, "producer_epoch": 0, "control": "abort"},
-      {"producer_id": 4, "producer_epoch": 0, "base_sequence": 0, "records": 3, "transactional": true}]}]},
+      {"records": 3},
+      {"producer_id": 6, "producer_epoch": 0, "base_sequence": 0, "records": 2, "transactional": true},
+      {"producer_id": 6, "producer_epoch": 0, "control": "commit"},
+      {"producer_id": 7, "producer_epoch": 0, "base_sequence": 0, "records": 2, "transactional": true}]}]},
     {"name": "audit", "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "batches": [{"records": 6}]}]},
     {"name": "zeta", "partitions": [{"partition": 0, "leader": 1, "replicas": [1], "batches": [{"records": 2}]}]}
   ],
   "transactions": [
-    {"transactional_id": "jobs-writer", "producer_id": 4, "producer_epoch": 0, "state": "Ongoing",
-     "timeout_ms": 3600000, "start_time": "now-5m", "partitions": {"jobs": [0]}}
+    {"transactional_id": "jobs-writer", "producer_id": 7, "producer_epoch": 0, "state": "Ongoing",
+     "timeout_ms": 3600000, "start_time": "now-2m", "partitions": {"jobs": [0]}}
   ],
   "groups": [
     {"group_id": "committed-workers", "type": "share", "state": "Empty",
-     "configs": {"share.isolation.level": "read_committed"}, "offsets": {"jobs": {"0": 5}}},
+     "configs": {"share.isolation.level": "read_committed"}, "offsets": {"jobs": {"0": 3}}},
     {"group_id": "default-workers", "type": "share", "state": "Empty", "offsets": {"zeta": {"0": 0}}},
-    {"group_id": "plain", "offsets": {"jobs": {"0": 14}, "audit": {"0": 1}}},
+    {"group_id": "plain", "offsets": {"jobs": {"0": 6}, "audit": {"0": 1}}},
     {"group_id": "zz", "offsets": {"zeta": {"0": 1}, "audit": {"0": 6}}}
   ]
 }"#;

@@ -190,13 +190,8 @@ mod tests {
 
     #[test]
     fn every_topic_is_in_exactly_one_wave_and_waves_stay_under_the_size() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut g = kdp_wire::testgen::Gen::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: u64| g.below(n);
         for _ in 0..200 {
             let per_wave = next(300) as usize;
             let mut t = TopicWaves::new();
