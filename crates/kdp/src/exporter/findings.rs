@@ -118,7 +118,10 @@ impl Diagnose for ClusterDiagnosis {
                 // the group series judge only the partitions an open
                 // transaction pins (or may pin), so only their topics'
                 // offsets are kept; the lag reads its waves after
-                let pinned = pinned_topics(&joined);
+                let pinned = match self.groups_blocked_after_ms {
+                    Some(_) => pinned_topics(&joined),
+                    None => BTreeSet::new(),
+                };
                 // the group series count members; the lag needs none
                 let heads = kdp_workflows::lag::LagReadOptions {
                     members: lag_opts.members || self.groups_blocked_after_ms.is_some(),
