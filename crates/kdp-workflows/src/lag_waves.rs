@@ -5,7 +5,9 @@
 //! offsets are asked once to plan the waves (kept as the topics they lie
 //! on) and again in each wave reading one of those topics, kept for that
 //! wave's topics only. A partition is in one wave, so it is read once, and
-//! its groups' offsets are the ones its count was asked from.
+//! its groups' offsets are the ones its count was asked from. A cluster
+//! whose offsets fit in one wave is read with the first pass's offsets,
+//! asked once, as a one-shot read is.
 
 use std::collections::BTreeMap;
 
@@ -54,6 +56,9 @@ pub struct FirstPass {
     plan: WavePlan,
     /// Each group committing on a topic asked for: the waves reading it.
     waves_of: BTreeMap<String, Vec<u32>>,
+    /// With one wave, the offsets the first pass read of the topics asked
+    /// for (at most a wave's): that wave needs no second OffsetFetch.
+    whole: Option<BTreeMap<String, GroupOffsets>>,
     coordinators: BTreeMap<String, i32>,
 }
 
@@ -82,6 +87,11 @@ impl FirstPass {
             |topic: &str| opts.lag.topics.is_empty() || opts.lag.topics.iter().any(|t| t == topic);
         let mut topics = TopicWaves::new();
         let mut ids_of: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        // while they fit in one wave, the offsets are kept whole too: a
+        // cluster that is one wave is then read with them, asked once
+        let per_wave = opts.committed_per_wave;
+        let mut whole: Option<BTreeMap<String, GroupOffsets>> = Some(BTreeMap::new());
+        let mut held = 0usize;
         let mut seen = |group: &str, offsets: &mut GroupOffsets| {
             let ids: Vec<u32> = offsets
                 .topics()
@@ -90,6 +100,16 @@ impl FirstPass {
                 .collect();
             if !ids.is_empty() {
                 ids_of.insert(group.to_string(), ids);
+                let mut mine = offsets.clone();
+                mine.retain_topics(&wanted);
+                held = held.saturating_add(mine.len());
+                match &mut whole {
+                    Some(w) if per_wave == 0 || held <= per_wave => {
+                        w.insert(group.to_string(), mine);
+                    }
+                    // more than a wave: asked again, wave by wave
+                    _ => whole = None,
+                }
             }
             if offsets.topics().any(|(t, _)| keep(t)) {
                 offsets.retain_topics(&keep);
@@ -109,6 +129,7 @@ impl FirstPass {
             .collect();
         Ok(FirstPass {
             groups,
+            whole: whole.filter(|_| plan.len() == 1),
             plan,
             waves_of,
             coordinators,
@@ -151,6 +172,7 @@ impl FirstPass {
             groups,
             plan,
             waves_of,
+            mut whole,
             coordinators,
         } = self;
         let GroupsRead {
@@ -179,7 +201,16 @@ impl FirstPass {
                 .map(|g| g.group_id.clone())
                 .collect();
             let mut offsets = BTreeMap::new();
-            for groups in asked.chunks(opts.groups_per_wave.max(1)) {
+            if let Some(whole) = whole.take() {
+                // one wave, its offsets read by the first pass
+                offsets = whole.into_iter().map(|(g, o)| (g, Ok(o))).collect();
+            }
+            let again = if offsets.is_empty() {
+                asked.as_slice()
+            } else {
+                &[]
+            };
+            for groups in again.chunks(opts.groups_per_wave.max(1)) {
                 let answers =
                     committed_offsets_at(client, groups.to_vec(), &coordinators, driver, bound)
                         .await;

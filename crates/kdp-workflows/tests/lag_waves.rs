@@ -137,9 +137,12 @@ fn sorted(mut rows: Vec<LagRow>) -> Vec<LagRow> {
 async fn the_waves_give_the_rows_and_gaps_of_one_read_each_partition_asked_as_often() {
     let cluster = StallCluster::from_json(CLUSTER).unwrap();
     let client = connect(&cluster).await;
+    let asked = || cluster.asked(kdp_wire::api::OFFSET_FETCH);
+    let before = asked();
     let one = gather(&client, &opts(0), &DriverOptions::default(), &bound())
         .await
         .unwrap();
+    let by_one_read = asked() - before;
     assert!(one.lag.is_complete(), "{:?}", one.lag.gaps);
     // the cluster's own figures, so that the comparison is of something
     let records = |rows: &[LagRow], g: &str, t: &str, p: i32| {
@@ -161,14 +164,23 @@ async fn the_waves_give_the_rows_and_gaps_of_one_read_each_partition_asked_as_of
     );
     assert_eq!(one.lag.rows.len(), 10);
 
-    // one wave: the same rows in the same order
+    // one wave: the same rows in the same order, the offsets asked once
+    let before = asked();
     let whole = in_waves(&client, &opts(0), None, |_| {}).await;
+    assert_eq!(asked() - before, by_one_read);
     assert_eq!(whole.waves, 1);
+    // ten offsets fit in a wave of 100: the same
+    let before = asked();
+    let fits = in_waves(&client, &opts(100), None, |_| {}).await;
+    assert_eq!((fits.waves, asked() - before), (1, by_one_read));
+    assert_eq!(fits.rows, one.lag.rows);
     assert_eq!(whole.rows, one.lag.rows);
     assert_eq!(whole.gaps, one.lag.gaps);
 
-    // a | b c | d | e
+    // a | b c | d | e: asked again in each wave
+    let before = asked();
     let cut = in_waves(&client, &opts(3), None, |_| {}).await;
+    assert!(asked() - before > by_one_read);
     assert_eq!(cut.waves, 4);
     assert_ne!(cut.rows, one.lag.rows, "rows come wave by wave");
     assert_eq!(sorted(cut.rows), sorted(one.lag.rows.clone()));
