@@ -100,15 +100,15 @@ impl FirstPass {
                 .collect();
             if !ids.is_empty() {
                 ids_of.insert(group.to_string(), ids);
-                let mut mine = offsets.clone();
-                mine.retain_topics(&wanted);
-                held = held.saturating_add(mine.len());
-                match &mut whole {
-                    Some(w) if per_wave == 0 || held <= per_wave => {
-                        w.insert(group.to_string(), mine);
-                    }
+                if let Some(w) = &mut whole {
+                    let mut mine = offsets.clone();
+                    mine.retain_topics(&wanted);
+                    held = held.saturating_add(mine.len());
+                    w.insert(group.to_string(), mine);
+                }
+                if per_wave > 0 && held > per_wave {
                     // more than a wave: asked again, wave by wave
-                    _ => whole = None,
+                    whole = None;
                 }
             }
             if offsets.topics().any(|(t, _)| keep(t)) {
