@@ -108,7 +108,7 @@ pub(crate) enum Offsets<'a> {
 }
 
 /// Each group's committed offsets as `how` takes them (see [`Offsets`]).
-pub(crate) async fn offsets_of(
+async fn offsets_of(
     client: &SharedClient,
     groups: Vec<String>,
     coordinators: &BTreeMap<String, i32>,

@@ -548,7 +548,8 @@ async fn run_in_waves(
     let mut gaps = WaveGaps::new();
     let mut join_failed = false;
     let waves = read_in_waves(&conn.client, opts, &dopts, &conn.bound, None, |read| {
-        if let Some(e) = &read.join_error {
+        if let Some(e) = read.join_error.as_ref().filter(|_| !join_failed) {
+            // said once, not once per wave
             eprintln!("kdp: the transactions holding LSOs were not read: {e}");
             join_failed = true;
         }
