@@ -83,8 +83,7 @@ impl FirstPass {
             only: opts.lag.groups.clone(),
             members: opts.members,
         };
-        let wanted =
-            |topic: &str| opts.lag.topics.is_empty() || opts.lag.topics.iter().any(|t| t == topic);
+        let wanted = |topic: &str| opts.lag.wants_topic(topic);
         let mut topics = TopicWaves::new();
         let mut ids_of: BTreeMap<String, Vec<u32>> = BTreeMap::new();
         // while they fit in one wave, the offsets are kept whole too: a

@@ -203,7 +203,12 @@ impl LagOptions {
     /// Whether `tp` of `group` is asked for.
     pub fn wants(&self, group: &str, tp: &TopicPartition) -> bool {
         (self.groups.is_empty() || self.groups.iter().any(|g| g == group))
-            && (self.topics.is_empty() || self.topics.contains(&tp.0))
+            && self.wants_topic(&tp.0)
+    }
+
+    /// Whether `topic` is asked for (of any group).
+    pub fn wants_topic(&self, topic: &str) -> bool {
+        self.topics.is_empty() || self.topics.iter().any(|t| t == topic)
     }
 }
 
