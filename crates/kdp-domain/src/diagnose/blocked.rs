@@ -473,10 +473,18 @@ impl HeldGap {
 /// watermark) or may be (its offsets were not read): only then do the
 /// groups need reading for [`held_groups`].
 pub fn any_pinned(joined: &Joined) -> bool {
+    pinned_or_unread(joined).next().is_some()
+}
+
+/// The partitions of `joined` that are pinned (LSO below the high
+/// watermark) or may be (their offsets were not read): the only ones
+/// whose groups [`blocked`] judges or leaves unknown.
+pub fn pinned_or_unread(joined: &Joined) -> impl Iterator<Item = &TopicPartition> {
     joined
         .offsets
-        .values()
-        .any(|o| o.as_ref().map_or(true, |o| o.blocked() > 0))
+        .iter()
+        .filter(|(_, o)| o.as_ref().map_or(true, |o| o.blocked() > 0))
+        .map(|(tp, _)| tp)
 }
 
 /// What to diagnose.

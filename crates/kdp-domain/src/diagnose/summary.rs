@@ -21,7 +21,7 @@ use kdp_wire::ErrorCode;
 use serde::Deserialize;
 
 use crate::coordinator::Description;
-use crate::diagnose::blocked::{blocked, BlockedOptions, Gap, GroupVerdict};
+use crate::diagnose::blocked::{blocked, pinned_or_unread, BlockedOptions, Gap, GroupVerdict};
 use crate::diagnose::fence::LogView;
 use crate::diagnose::findings::{findings, Holder};
 use crate::diagnose::flags::{flags, Flag};
@@ -324,7 +324,27 @@ pub fn add_replicas<E>(found: &mut Diagnosis, compared: &Compared, failures: &[R
         .collect();
 }
 
+/// The partitions of `joined` whose producers could not be described.
+fn undescribed(joined: &Joined) -> impl Iterator<Item = (&str, i32)> {
+    joined
+        .partitions
+        .iter()
+        .filter(|o| o.result.is_err())
+        .map(|o| (o.topic.as_str(), o.partition))
+}
+
 impl GroupsFound {
+    /// The topics whose committed offsets [`GroupsFound::of`] reads: those
+    /// of the partitions pinned or maybe pinned ([`pinned_or_unread`]) and
+    /// of those whose producers could not be described. A read of the
+    /// groups for the group series alone may keep only these topics'
+    /// offsets (and whether a group committed at all).
+    pub fn topics_read(joined: &Joined) -> BTreeSet<String> {
+        let pinned = pinned_or_unread(joined).map(|(t, _)| t.as_str());
+        let undescribed = undescribed(joined).map(|(t, _)| t);
+        pinned.chain(undescribed).map(str::to_string).collect()
+    }
+
     /// The groups of `read` judged against the scan's `joined`, a group at the
     /// LSO counting as blocked once the transaction's producer has written
     /// nothing for `blocked_after_ms`.
@@ -355,12 +375,7 @@ impl GroupsFound {
             .filter(|(_, o)| o.is_err())
             .map(|((t, p), _)| (t.as_str(), *p))
             .collect();
-        let undescribed: BTreeSet<(&str, i32)> = joined
-            .partitions
-            .iter()
-            .filter(|o| o.result.is_err())
-            .map(|o| (o.topic.as_str(), o.partition))
-            .collect();
+        let undescribed: BTreeSet<(&str, i32)> = undescribed(joined).collect();
         let mut unknown: BTreeSet<&str> = BTreeSet::new();
         for gap in &b.gaps {
             match gap {
@@ -438,6 +453,39 @@ mod tests {
     use kdp_wire::messages::ProducerState;
 
     const NOW: i64 = 10_000_000_000;
+
+    /// Pinned, maybe pinned (offsets unread) and undescribed partitions'
+    /// topics; not a partition whose LSO is its high watermark.
+    #[test]
+    fn the_group_series_read_the_pinned_unread_and_undescribed_topics() {
+        use crate::key_error::KeyError;
+        use crate::offsets::Offsets;
+        let offsets = |hw, lso| {
+            Ok(Offsets {
+                high_watermark: hw,
+                last_stable_offset: lso,
+            })
+        };
+        let err = || KeyError::broker(ErrorCode::NOT_LEADER_OR_FOLLOWER, None);
+        let mut j = Joined::new(NOW, TxnProtocol::V1);
+        j.offsets.insert(("pinned".into(), 0), offsets(10, 4));
+        j.offsets.insert(("clear".into(), 0), offsets(10, 10));
+        j.offsets.insert(("unread".into(), 1), Err(err()));
+        j.partitions.push(PartitionOutcome {
+            topic: "undescribed".into(),
+            partition: 2,
+            broker_id: None,
+            result: Err(err()),
+        });
+        j.partitions.push(PartitionOutcome::answered(
+            "clear".to_string(),
+            0,
+            1,
+            Vec::new(),
+        ));
+        let topics: Vec<String> = GroupsFound::topics_read(&j).into_iter().collect();
+        assert_eq!(topics, ["pinned", "undescribed", "unread"]);
+    }
 
     fn open(pid: i64, last_timestamp: i64, start: i64) -> ProducerState {
         ProducerState {

@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use kdp_client::{Client, TimeBound};
 use kdp_domain::diagnose::summary::{self, add_replicas, Diagnosis, GroupsFound};
-use kdp_domain::joined::Joined;
 use kdp_domain::lag::found::LagFold;
 use kdp_domain::lag::WaveGaps;
 use kdp_domain::partition::ProducerFields;
@@ -119,7 +118,7 @@ impl Diagnose for ClusterDiagnosis {
                 // transaction pins (or may pin), so only their topics'
                 // offsets are kept; the lag reads its waves after
                 let pinned = match self.groups_blocked_after_ms {
-                    Some(_) => pinned_topics(&joined),
+                    Some(_) => GroupsFound::topics_read(&joined),
                     None => BTreeSet::new(),
                 };
                 // the group series count members; the lag needs none
@@ -222,21 +221,4 @@ fn add_groups(found: &mut Diagnosis, g: GroupsFound) {
     }
     found.failed_requests += g.failed_requests;
     found.groups = Some(g);
-}
-
-/// The topics of the partitions the group series judge: pinned by an open
-/// transaction, or whose offsets or producers could not be read (a group
-/// there is unknown, not clear).
-fn pinned_topics(joined: &Joined) -> BTreeSet<String> {
-    let offsets = joined
-        .offsets
-        .iter()
-        .filter(|(_, o)| o.as_ref().map_or(true, |o| o.blocked() > 0))
-        .map(|((t, _), _)| t.clone());
-    let undescribed = joined
-        .partitions
-        .iter()
-        .filter(|o| o.result.is_err())
-        .map(|o| o.topic.clone());
-    offsets.chain(undescribed).collect()
 }
