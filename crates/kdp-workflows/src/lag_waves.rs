@@ -142,11 +142,6 @@ impl FirstPass {
         &self.groups
     }
 
-    /// How many waves [`FirstPass::read_waves`] makes (at least one).
-    pub fn waves(&self) -> usize {
-        self.plan.len()
-    }
-
     /// Reads the waves and hands each to `each` as soon as it is made, in
     /// order. The rows of the waves together are those of
     /// [`crate::lag::read`]'s one read, wave by wave (by group, then topic
