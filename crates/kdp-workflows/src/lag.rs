@@ -49,9 +49,9 @@
 //! Only topics whose `cleanup.policy` (DescribeConfigs) has no `compact`
 //! are kept there, as compaction can remove records already counted.
 //!
-//! This is one read of everything asked, held whole until judged (what a
-//! table needs, and [`gather`]'s callers). [`crate::lag_waves`] makes the
-//! same read in waves of topics, so that what is held follows one wave.
+//! This is one read of everything asked, held whole until judged (what
+//! [`gather`]'s callers need). [`crate::lag_waves`] makes the same read in
+//! waves of topics, so that what is held follows one wave.
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};

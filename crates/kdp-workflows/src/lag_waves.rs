@@ -1,5 +1,5 @@
 //! A whole-cluster lag read in waves of topics
-//! ([`kdp_domain::lag::waves`]): what `kdp lag` (JSON and JSON lines) and
+//! ([`kdp_domain::lag::waves`]): what `kdp lag` (every format) and
 //! the exporter's lag series hold at once follows one wave, not the
 //! cluster. Every group is listed and described once; its committed
 //! offsets are asked once to plan the waves (kept as the topics they lie

@@ -238,7 +238,8 @@ fn the_lag_demo_shows_a_caught_up_group_kafkas_tool_calls_lagging() {
 /// JSON and JSON lines are read in waves of topics
 /// (`--committed-offsets-per-wave`): cut into a wave per topic they give
 /// the rows, exit status and gaps of one wave, and the JSON document
-/// holds the JSON lines' rows; the table (read at once) counts as many.
+/// holds the JSON lines' rows; so does the table, and its closing line
+/// counts the positions and groups once.
 #[test]
 fn waves_of_topics_print_the_rows_of_one_read() {
     let mut c = cluster();
@@ -281,8 +282,50 @@ fn waves_of_topics_print_the_rows_of_one_read() {
     rows.sort_by_key(|r| r.to_string());
     assert_eq!((json_code, rows), (code, one.clone()));
     assert_eq!(common::schema::violations("lag", false, &doc), None);
-    let (table_code, table, _) = m.run(&["lag"], &["--committed-offsets-per-wave", "1"]);
+    // the table too: each line's cells as with one wave (a later wave may
+    // widen a column, so the spacing is not compared), and the same count
+    let table = |per_wave: &str| {
+        // the ages (TxnAge, OldestAge) change between runs
+        let columns = "Group,Topic,Partition,Committed,LSO,HWM,OffsetLag,KafkaLag,Records,HeldBack,HeldBy,Verdict";
+        let (code, out, err) = m.run(
+            &["lag"],
+            &[
+                "--committed-offsets-per-wave",
+                per_wave,
+                "--columns",
+                columns,
+            ],
+        );
+        let mut lines: Vec<String> = out
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        lines.sort();
+        let positions = err
+            .lines()
+            .find(|l| l.contains("position(s) of"))
+            .and_then(|l| l.split(';').next())
+            .map(str::to_string);
+        (code, lines, positions)
+    };
+    let (table_code, whole, positions) = table("0");
     assert_eq!(table_code, code);
     // a header and a line per row
-    assert_eq!(table.lines().count(), one.len() + 1, "{table}");
+    assert_eq!(whole.len(), one.len() + 1, "{whole:?}");
+    assert_eq!(
+        positions.as_deref(),
+        Some("kdp: 9 position(s) of 7 group(s)")
+    );
+    for per_wave in ["1", "3"] {
+        assert_eq!(
+            table(per_wave),
+            (code, whole.clone(), positions.clone()),
+            "{per_wave}"
+        );
+    }
+    // an unknown column is bad usage, said before the cluster is read
+    let (bad, out, err) = m.run(&["lag"], &["--columns", "Group,Nope"]);
+    assert_eq!((bad, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("this table has no column \"Nope\""), "{err}");
+    assert!(!err.contains("position(s)"), "{err}");
 }

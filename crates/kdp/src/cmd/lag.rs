@@ -7,6 +7,7 @@
 //! ([`kdp_domain::lag`]); kdp-workflows reads ([`kdp_workflows::lag`]);
 //! this file parses and renders.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 
 use std::collections::BTreeMap;
@@ -16,7 +17,7 @@ use kdp_domain::key_error::Failures;
 use kdp_domain::lag::{lag_each, LagGap, LagOptions, LagRow, LagVerdict, Records, WaveGaps};
 use kdp_domain::severity::Severity;
 use kdp_workflows::lag::{
-    read, LagRead, LagReadOptions, DEFAULT_COMMITTED_PER_WAVE, DEFAULT_MAX_BYTES_PER_PARTITION,
+    LagRead, LagReadOptions, DEFAULT_COMMITTED_PER_WAVE, DEFAULT_MAX_BYTES_PER_PARTITION,
 };
 use kdp_workflows::lag_waves::read_in_waves;
 use serde::Serialize;
@@ -107,10 +108,10 @@ pub struct Args {
     /// Exit 4 only when a group has more than this many records to deliver (at least).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_records: i64,
-    /// JSON and JSON lines read the cluster in waves of topics holding about N committed offsets
-    /// each (a topic holding more is a wave alone; 0: one wave), printing each wave's rows before
-    /// reading the next, so memory follows a wave, not the cluster; rows come wave by wave. A table
-    /// needs its column widths first and is read at once.
+    /// Read the cluster in waves of topics holding about N committed offsets each (a topic holding
+    /// more is a wave alone; 0: one wave), printing each wave's rows before reading the next, so
+    /// memory follows a wave, not the cluster; rows come wave by wave. The first wave lays a table
+    /// out; a later one widens a column where it holds a wider value.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_COMMITTED_PER_WAVE)]
     pub committed_offsets_per_wave: usize,
     #[command(flatten)]
@@ -481,62 +482,85 @@ impl Status {
     }
 }
 
-/// What [`write_judged`] judged while it printed.
-#[derive(Debug, Default)]
-pub struct Written {
-    /// The exit status of the judgement.
-    pub code: i32,
-    /// Rows printed.
-    pub rows: usize,
-    /// What could not be checked.
-    pub gaps: Vec<LagGap>,
-}
-
-/// Judges `read` row by row as it writes the rows as `format`: each group
-/// and partition is judged, printed and dropped, in the order of
-/// [`kdp_domain::lag::lag`] (by group, then topic and partition), so a
-/// million committed offsets are never a million rows held. JSON is the
-/// same document as from the rows collected; a table judges twice (its
-/// widths, then its text).
-pub fn write_judged(
-    out: &mut dyn Write,
-    format: Output,
+/// Judges `read` row by row as it writes the rows to `stream` as one
+/// part: each group and partition is judged, printed and dropped, in the
+/// order of [`kdp_domain::lag::lag`] (by group, then topic and partition),
+/// so a wave's committed offsets are never as many rows held. A table
+/// judges twice (its widths, then its text); `status` only ors what it
+/// sees, so twice is once. Returns the rows written and what could not be
+/// checked.
+fn write_part(
+    stream: &mut records::Stream<'_>,
     read: &LagRead,
     opts: &LagOptions,
     max_records: i64,
     now_ms: i64,
-) -> (io::Result<()>, Written) {
-    let mut status = Status::default();
-    let mut rows = 0;
+    status: &mut Status,
+) -> (usize, Vec<LagGap>) {
     let mut gaps = None;
-    let written = records::write_each(out, format, "Lag", HEADER, &mut |sink| {
-        // a table's second pass sees the same rows again
-        rows = 0;
+    let rows = stream.part(&mut |sink| {
         gaps = Some(lag_each(
             &read.groups,
             &read.partitions,
             &read.blocked,
             opts,
             |r| {
-                rows += 1;
                 status.add(&r, max_records);
                 sink(&row(&r, now_ms));
             },
         ));
     });
-    // a table refused before its rows (a bad --columns) judged nothing
+    // a stream that failed to write asks for no rows: judged all the same
     let gaps = gaps.unwrap_or_else(|| {
         lag_each(&read.groups, &read.partitions, &read.blocked, opts, |r| {
             status.add(&r, max_records)
         })
     });
-    let code = status.code(&gaps);
-    (written, Written { code, rows, gaps })
+    (rows, gaps)
 }
 
-/// JSON or JSON lines, read in waves of topics ([`read_in_waves`]): each
-/// wave's rows are judged and written to `stream` before the next wave is
-/// read, the exit status and the gaps folded over the waves.
+/// What a table's closing line on stderr counts, summed over the waves.
+#[derive(Debug, Default)]
+struct Tally {
+    rows: usize,
+    /// Every group listed, each once (a group committing on topics of
+    /// several waves is in each).
+    groups: HashSet<String>,
+    read: usize,
+    proven: usize,
+    bytes: u64,
+    fetches: u64,
+}
+
+impl Tally {
+    fn add(&mut self, read: &LagRead, rows: usize) {
+        let counted = |proven: bool| {
+            read.partitions
+                .values()
+                .filter(|p| {
+                    [&p.tally, &p.uncommitted]
+                        .into_iter()
+                        .flatten()
+                        .any(|t| t.is_proven() == proven)
+                })
+                .count()
+        };
+        self.rows += rows;
+        for g in &read.groups.answers {
+            if !self.groups.contains(&g.group_id) {
+                self.groups.insert(g.group_id.clone());
+            }
+        }
+        self.read += counted(false);
+        self.proven += counted(true);
+        self.bytes += read.bytes_read;
+        self.fetches += read.fetches;
+    }
+}
+
+/// Reads the lag in waves of topics ([`read_in_waves`]): each wave's rows
+/// are judged and written to `stream` before the next wave is read, the
+/// exit status and the gaps folded over the waves.
 async fn run_in_waves(
     conn: &Connected,
     args: &Args,
@@ -546,6 +570,7 @@ async fn run_in_waves(
     let dopts = conn.describe_options(None, None).driver_options();
     let mut status = Status::default();
     let mut gaps = WaveGaps::new();
+    let mut tally = Tally::default();
     let mut join_failed = false;
     let waves = read_in_waves(&conn.client, opts, &dopts, &conn.bound, None, |read| {
         if let Some(e) = read.join_error.as_ref().filter(|_| !join_failed) {
@@ -554,16 +579,15 @@ async fn run_in_waves(
             join_failed = true;
         }
         let now_ms = kdp_workflows::clock::now_ms();
-        let wave = lag_each(
-            &read.groups,
-            &read.partitions,
-            &read.blocked,
+        let (rows, wave) = write_part(
+            &mut stream,
+            &read,
             &opts.lag,
-            |r| {
-                status.add(&r, args.max_records);
-                stream.row(&row(&r, now_ms));
-            },
+            args.max_records,
+            now_ms,
+            &mut status,
         );
+        tally.add(&read, rows);
         gaps.add(wave);
     })
     .await;
@@ -574,12 +598,24 @@ async fn run_in_waves(
     }
     let written = stream.finish();
     let gaps = gaps.finish();
+    // known once every row is judged: after the rows
     report_gaps(&gaps);
     if let Err(e) = written {
         if e.kind() != io::ErrorKind::BrokenPipe {
             eprintln!("kdp: cannot write output: {e}");
             return exit::PARTIAL;
         }
+    }
+    if matches!(args.output, Output::Table | Output::Wide) {
+        eprintln!(
+            "kdp: {} position(s) of {} group(s); {} partition(s) read, {} proven without a read, {} bytes in {} fetch(es)",
+            tally.rows,
+            tally.groups.len(),
+            tally.read,
+            tally.proven,
+            tally.bytes,
+            tally.fetches
+        );
     }
     let code = status.code(&gaps);
     if join_failed && code == exit::OK {
@@ -590,7 +626,6 @@ async fn run_in_waves(
 
 /// The command on a connected client (the in-process tests' entry).
 pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
-    let dopts = conn.describe_options(None, None).driver_options();
     let mut lag = LagOptions {
         groups: args.group.clone(),
         topics: args.topic.clone(),
@@ -603,56 +638,14 @@ pub async fn run_on(conn: &Connected, args: &Args, out: &mut dyn Write) -> i32 {
         committed_per_wave: args.committed_offsets_per_wave,
         ..LagReadOptions::default()
     };
-    if matches!(args.output, Output::Json | Output::Jsonl) {
-        return match records::Stream::begin(out, args.output, "Lag") {
-            Some(stream) => run_in_waves(conn, args, &opts, stream).await,
-            None => exit::PARTIAL,
-        };
-    }
-    let read = match read(&conn.client, &opts, &dopts, &conn.bound).await {
-        Ok(r) => r,
-        Err(e) => return exit::report(&e),
-    };
-    if let Some(e) = &read.join_error {
-        eprintln!("kdp: the transactions holding LSOs were not read: {e}");
-    }
-    let now_ms = kdp_workflows::clock::now_ms();
-    let (written, judged) =
-        write_judged(out, args.output, &read, &opts.lag, args.max_records, now_ms);
-    // known once every row is judged: after the rows
-    report_gaps(&judged.gaps);
-    if let Err(e) = written {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("kdp: cannot write output: {e}");
-            return exit::PARTIAL;
+    match records::Stream::begin(out, args.output, "Lag", HEADER) {
+        Ok(stream) => run_in_waves(conn, args, &opts, stream).await,
+        // an unknown --columns name, before the cluster is asked anything
+        Err(e) => {
+            eprintln!("kdp: {e}");
+            exit::USAGE
         }
     }
-    if args.output == Output::Table {
-        let counted = |proven: bool| {
-            read.partitions
-                .values()
-                .filter(|p| {
-                    [&p.tally, &p.uncommitted]
-                        .into_iter()
-                        .flatten()
-                        .any(|t| t.is_proven() == proven)
-                })
-                .count()
-        };
-        eprintln!(
-            "kdp: {} position(s) of {} group(s); {} partition(s) read, {} proven without a read, {} bytes in {} fetch(es)",
-            judged.rows,
-            read.groups.answers.len(),
-            counted(false),
-            counted(true),
-            read.bytes_read,
-            read.fetches
-        );
-    }
-    if read.join_error.is_some() && judged.code == exit::OK {
-        return exit::PARTIAL;
-    }
-    judged.code
 }
 
 #[cfg(test)]
@@ -727,6 +720,40 @@ mod tests {
             fetches: 0,
             fetched: BTreeMap::new(),
         }
+    }
+
+    /// What [`write_judged`] judged while it printed.
+    #[derive(Debug)]
+    struct Written {
+        code: i32,
+        rows: usize,
+        gaps: Vec<LagGap>,
+    }
+
+    /// `read` written as one part of a stream, as a one-wave run does.
+    fn write_judged(
+        out: &mut dyn Write,
+        format: Output,
+        read: &LagRead,
+        opts: &LagOptions,
+        max_records: i64,
+        now_ms: i64,
+    ) -> (io::Result<()>, Written) {
+        let mut status = Status::default();
+        let mut stream = match records::Stream::begin(out, format, "Lag", HEADER) {
+            Ok(stream) => stream,
+            Err(e) => {
+                let w = Written {
+                    code: exit::USAGE,
+                    rows: 0,
+                    gaps: Vec::new(),
+                };
+                return (Err(e), w);
+            }
+        };
+        let (rows, gaps) = write_part(&mut stream, read, opts, max_records, now_ms, &mut status);
+        let code = status.code(&gaps);
+        (stream.finish(), Written { code, rows, gaps })
     }
 
     /// Output of the rows judged whole and collected (what `kdp lag`

@@ -123,49 +123,86 @@ impl<R: Serialize> Serialize for Streamed<'_, '_, R> {
 
 /// Rows written as they come, across calls: a read in waves (`kdp lag`)
 /// hands its rows over wave by wave, between requests, so no callback of
-/// [`write_each`] can drive it. The same bytes as [`write()`] of the same
-/// rows, for JSON and JSON lines; a table needs its widths before its
-/// first line and is not written this way.
+/// [`write_each`] can drive it. JSON and JSON lines are the same bytes as
+/// [`write()`] of the same rows; a table is laid out by its first part
+/// that has rows and widened by later ones ([`table::Parts`]), so one part
+/// is [`write()`]'s table too.
 pub struct Stream<'a> {
     buf: BufWriter<&'a mut dyn Write>,
-    json: bool,
+    mode: Mode<'a>,
     rows: usize,
     failed: Option<io::Error>,
 }
 
+enum Mode<'a> {
+    Json,
+    Jsonl,
+    Table(table::Parts<'a>),
+}
+
 impl<'a> Stream<'a> {
-    /// Starts the document (JSON) or nothing (JSON lines); `None` for a
-    /// table.
-    pub fn begin(out: &'a mut dyn Write, format: Output, name: &str) -> Option<Stream<'a>> {
-        let json = match format {
-            Output::Json => true,
-            Output::Jsonl => false,
-            Output::Table | Output::Wide => return None,
+    /// Starts the document (JSON), nothing (JSON lines) or a table of
+    /// `columns` laid out by the command line; a table refuses an unknown
+    /// `--columns` name here, before any row is read.
+    pub fn begin(
+        out: &'a mut dyn Write,
+        format: Output,
+        name: &str,
+        columns: &'a [Column],
+    ) -> io::Result<Stream<'a>> {
+        let mode = match format {
+            Output::Json => Mode::Json,
+            Output::Jsonl => Mode::Jsonl,
+            Output::Table | Output::Wide => {
+                Mode::Table(table::Parts::new(columns, table::layout())?)
+            }
         };
         let mut s = Stream {
             buf: BufWriter::with_capacity(BUFFER, out),
-            json,
+            mode,
             rows: 0,
             failed: None,
         };
-        if json {
+        if let Mode::Json = s.mode {
             // serde_json's pretty layout of `{"<name>": [...]}`
             let head = serde_json::to_string(name)
                 .map_err(io::Error::from)
                 .and_then(|key| write!(s.buf, "{{\n  {key}: ["));
             s.failed = head.err();
         }
-        Some(s)
+        Ok(s)
     }
 
-    /// Writes one row (nothing more once a write failed).
-    pub fn row<R: Serialize>(&mut self, r: &R) {
+    /// Writes the rows `each` hands over (nothing more once a write
+    /// failed); a table calls it twice, for its widths and then its text.
+    /// Returns how many rows it handed over.
+    pub fn part<R: Record>(&mut self, each: &mut Each<'_, R>) -> usize {
+        let before = self.rows;
+        if self.failed.is_some() {
+            return 0;
+        }
+        if let Mode::Table(parts) = &mut self.mode {
+            let written = parts.write(&mut self.buf, &mut |sink| {
+                each(&mut |r| sink(&r.cells()));
+            });
+            match written {
+                Ok(n) => self.rows += n,
+                Err(e) => self.failed = Some(e),
+            }
+        } else {
+            each(&mut |r| self.row(r));
+        }
+        self.rows - before
+    }
+
+    /// Writes one row of JSON or JSON lines.
+    fn row<R: Serialize>(&mut self, r: &R) {
         if self.failed.is_some() {
             return;
         }
-        let written = match self.json {
-            true => self.element(r),
-            false => serde_json::to_writer(&mut self.buf, r)
+        let written = match self.mode {
+            Mode::Json => self.element(r),
+            _ => serde_json::to_writer(&mut self.buf, r)
                 .map_err(io::Error::from)
                 .and_then(|()| self.buf.write_all(b"\n")),
         };
@@ -206,7 +243,7 @@ impl<'a> Stream<'a> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        if self.json {
+        if let Mode::Json = self.mode {
             let tail: &[u8] = if self.rows == 0 {
                 b"]\n}\n"
             } else {
@@ -311,8 +348,11 @@ mod tests {
                 let mut whole = Vec::new();
                 write(&mut whole, format, "Lag \"x\"", COLUMNS, &nested).unwrap();
                 let mut streamed = Vec::new();
-                let mut s = Stream::begin(&mut streamed, format, "Lag \"x\"").unwrap();
-                nested.iter().for_each(|r| s.row(r));
+                let mut s = Stream::begin(&mut streamed, format, "Lag \"x\"", COLUMNS).unwrap();
+                // in parts: one row each, as waves hand them over
+                for r in &nested {
+                    assert_eq!(s.part(&mut |sink| sink(r)), 1);
+                }
                 s.finish().unwrap();
                 assert_eq!(
                     String::from_utf8(streamed).unwrap(),
@@ -321,7 +361,6 @@ mod tests {
                 );
             }
         }
-        assert!(Stream::begin(&mut Vec::new(), Output::Table, "Lag").is_none());
     }
 
     /// Keys come in declaration order (the table's), not alphabetically as

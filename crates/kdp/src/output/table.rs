@@ -199,92 +199,156 @@ pub fn write_in<C: TableCell>(
     rows: &mut Rows<'_, C>,
     layout: &Layout,
 ) -> io::Result<usize> {
-    let mut shown = chosen(columns, &layout.columns).inspect_err(|_| {
-        COLUMNS_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
-    })?;
-    let mut widths: Vec<usize> = columns.iter().map(|c| c.name.chars().count()).collect();
-    let mut count = 0;
-    rows(&mut |cells| {
-        count += 1;
-        for (w, c) in widths.iter_mut().zip(cells) {
-            *w = (*w).max(c.text().chars().count());
-        }
-    });
-    if count == 0 {
-        return Ok(0);
-    }
-    let limit = layout.width.filter(|_| !layout.wide);
-    let mut dropped = Vec::new();
-    if let Some(limit) = limit {
-        dropped = fit(
+    Parts::new(columns, layout)?.write(out, rows)
+}
+
+/// One table written in parts, each part's rows handed over when they are
+/// known (`kdp lag` reads a large cluster in waves, between requests): the
+/// first part that has rows lays the table out ([`write()`]'s widths, fit
+/// and header) and prints its rows; a later part widens a column that has
+/// a wider cell, as `kubectl get` does between chunks, except that a free-text
+/// column fitted to the screen keeps its width and cuts. One part is the
+/// table [`write()`] prints.
+#[derive(Debug)]
+pub struct Parts<'c> {
+    columns: &'c [Column],
+    layout: &'c Layout,
+    /// The columns shown, in order.
+    shown: Vec<usize>,
+    widths: Vec<usize>,
+    /// The screen's width, unless `--output wide`.
+    limit: Option<usize>,
+    /// Whether the header (or its place) is written.
+    started: bool,
+}
+
+impl<'c> Parts<'c> {
+    /// A table of `columns` laid out by `layout`; an unknown `--columns`
+    /// name is refused here, before any row is asked for.
+    pub fn new(columns: &'c [Column], layout: &'c Layout) -> io::Result<Parts<'c>> {
+        let shown = chosen(columns, &layout.columns).inspect_err(|_| {
+            COLUMNS_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+        })?;
+        Ok(Parts {
             columns,
-            &mut widths,
-            &mut shown,
-            limit,
-            layout.columns.is_empty(),
-        );
+            layout,
+            shown,
+            widths: columns.iter().map(|c| c.name.chars().count()).collect(),
+            limit: layout.width.filter(|_| !layout.wide),
+            started: false,
+        })
     }
-    if !dropped.is_empty() {
-        let names: Vec<&str> = dropped.iter().map(|&i| columns[i].name).collect();
-        let note = format!(
-            "kdp: {} left out to fit {} (-o wide shows all): {}",
-            match names.len() {
-                1 => "1 column".to_string(),
-                n => format!("{n} columns"),
-            },
-            limit.unwrap_or(0),
-            names.join(",")
-        );
-        eprintln!("{}", cut(&note, limit.unwrap_or(usize::MAX)));
-    }
-    let header: Vec<String> = columns.iter().map(|c| c.name.to_string()).collect();
-    let mut result = Ok(());
-    let mut line = String::new();
-    let mut painted = String::new();
-    let mut emit = |cells: &dyn Line, is_header: bool| {
-        if result.is_err() {
-            return;
-        }
-        line.clear();
-        painted.clear();
-        for (n, &i) in shown.iter().enumerate() {
-            let w = widths[i];
-            if n > 0 {
-                line.push_str("  ");
-                painted.push_str("  ");
+
+    /// Writes the rows `rows` produces (called twice: widths, then text)
+    /// and returns how many there were; a table whose parts have no row
+    /// writes nothing, not even its header.
+    pub fn write<C: TableCell>(
+        &mut self,
+        out: &mut dyn Write,
+        rows: &mut Rows<'_, C>,
+    ) -> io::Result<usize> {
+        let (columns, layout, limit) = (self.columns, self.layout, self.limit);
+        let mut natural: Vec<usize> = columns.iter().map(|c| c.name.chars().count()).collect();
+        let mut count = 0;
+        rows(&mut |cells| {
+            count += 1;
+            for (w, c) in natural.iter_mut().zip(cells) {
+                *w = (*w).max(c.text().chars().count());
             }
-            let (cell, own) = cells.at(i);
-            let text = cut(cell, w);
-            let len = text.chars().count();
-            line.push_str(&text);
-            let style = match own {
-                _ if !layout.colour || is_header => Style::Plain,
-                Style::Plain => columns[i].style,
-                own => own,
+        });
+        if count == 0 {
+            return Ok(0);
+        }
+        let first = !self.started;
+        if first {
+            self.widths = natural;
+            if let Some(limit) = limit {
+                let dropped = fit(
+                    columns,
+                    &mut self.widths,
+                    &mut self.shown,
+                    limit,
+                    layout.columns.is_empty(),
+                );
+                note_dropped(columns, &dropped, limit);
+            }
+        } else {
+            for (i, (w, n)) in self.widths.iter_mut().zip(natural).enumerate() {
+                // a column fitted to the screen keeps its width
+                if limit.is_none() || !columns[i].shrink {
+                    *w = (*w).max(n);
+                }
+            }
+        }
+        self.started = true;
+        let (shown, widths) = (&self.shown, &self.widths);
+        let mut result = Ok(());
+        let mut line = String::new();
+        let mut painted = String::new();
+        let mut emit = |cells: &dyn Line, is_header: bool| {
+            if result.is_err() {
+                return;
+            }
+            line.clear();
+            painted.clear();
+            for (n, &i) in shown.iter().enumerate() {
+                let w = widths[i];
+                if n > 0 {
+                    line.push_str("  ");
+                    painted.push_str("  ");
+                }
+                let (cell, own) = cells.at(i);
+                let text = cut(cell, w);
+                let len = text.chars().count();
+                line.push_str(&text);
+                let style = match own {
+                    _ if !layout.colour || is_header => Style::Plain,
+                    Style::Plain => columns[i].style,
+                    own => own,
+                };
+                painted.push_str(&colour::paint(style, &text));
+                let pad = w.saturating_sub(len);
+                if n + 1 < shown.len() {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                    painted.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            let trimmed = line.trim_end();
+            // a line longer than the screen even now is cut, never wrapped
+            let text = match limit {
+                Some(l) if trimmed.chars().count() > l => cut(trimmed, l),
+                _ if layout.colour => painted.trim_end().to_string(),
+                _ => trimmed.to_string(),
             };
-            painted.push_str(&colour::paint(style, &text));
-            let pad = w.saturating_sub(len);
-            if n + 1 < shown.len() {
-                line.extend(std::iter::repeat_n(' ', pad));
-                painted.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        let trimmed = line.trim_end();
-        // a line longer than the screen even now is cut, never wrapped
-        let text = match limit {
-            Some(l) if trimmed.chars().count() > l => cut(trimmed, l),
-            _ if layout.colour => painted.trim_end().to_string(),
-            _ => trimmed.to_string(),
+            result = out
+                .write_all(text.as_bytes())
+                .and_then(|()| out.write_all(b"\n"));
         };
-        result = out
-            .write_all(text.as_bytes())
-            .and_then(|()| out.write_all(b"\n"));
-    };
-    if !layout.no_headers {
-        emit(&header.as_slice(), true);
+        if first && !layout.no_headers {
+            let header: Vec<String> = columns.iter().map(|c| c.name.to_string()).collect();
+            emit(&header.as_slice(), true);
+        }
+        rows(&mut |cells| emit(&cells, false));
+        result.map(|()| count)
     }
-    rows(&mut |cells| emit(&cells, false));
-    result.map(|()| count)
+}
+
+/// Says on stderr which columns were left out to fit `limit`.
+fn note_dropped(columns: &[Column], dropped: &[usize], limit: usize) {
+    if dropped.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = dropped.iter().map(|&i| columns[i].name).collect();
+    let note = format!(
+        "kdp: {} left out to fit {} (-o wide shows all): {}",
+        match names.len() {
+            1 => "1 column".to_string(),
+            n => format!("{n} columns"),
+        },
+        limit,
+        names.join(",")
+    );
+    eprintln!("{}", cut(&note, limit));
 }
 
 /// One line's cells, whatever their type.
@@ -437,6 +501,63 @@ mod tests {
             0
         );
         assert!(out.is_empty());
+    }
+
+    /// Each part's rows, in order.
+    fn in_parts(layout: &Layout, parts: &[&[[&str; 3]]]) -> String {
+        let mut out = Vec::new();
+        let mut table = Parts::new(&COLS, layout).unwrap();
+        for part in parts {
+            let n = table
+                .write(&mut out, &mut |f| {
+                    for row in *part {
+                        f(&row.map(String::from));
+                    }
+                })
+                .unwrap();
+            assert_eq!(n, part.len());
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_table_in_parts_is_laid_out_by_its_first_rows_and_widened_by_later_ones() {
+        let first = [["xyz", "1", "a"], ["é", "", "z"]];
+        let later = [["w", "123456", "b"]];
+        // one part (after empty ones) is the table written at once
+        let one = in_parts(&Layout::default(), &[&[], &first, &[]]);
+        assert_eq!(one, render(&Layout::default(), &first));
+        // a later, wider value widens its column from there on; one header
+        assert_eq!(
+            in_parts(&Layout::default(), &[&first, &later, &first[..1]]),
+            "A    Bee  C\nxyz  1    a\né         z\nw    123456  b\nxyz  1       a\n"
+        );
+        // nothing in any part: nothing, not even the header
+        assert_eq!(in_parts(&Layout::default(), &[&[], &[]]), "");
+        // fitted to a screen: the free-text column keeps its fitted width
+        // and cuts; the others still widen
+        let l = Layout {
+            width: Some(22),
+            ..Layout::default()
+        };
+        let text = in_parts(
+            &l,
+            &[
+                &[["k", "1", "a long reason"]],
+                &[["kk", "22", "a much longer reason"]],
+            ],
+        );
+        // (lines already written keep the widths they had)
+        assert_eq!(
+            text,
+            "A  Bee  C\nk  1    a long reason\nkk  22   a much longe…\n"
+        );
+        // a bad --columns is refused before any row
+        let bad = Layout {
+            columns: vec!["nope".into()],
+            ..Layout::default()
+        };
+        assert!(Parts::new(&COLS, &bad).is_err());
     }
 
     #[test]
