@@ -8,10 +8,8 @@
 //! the struct's declaration order, which is the table's), and `out` sees
 //! one write per buffer, not one per line or token.
 
-use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
 
-use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
 use super::format::{Output, BUFFER};
@@ -54,71 +52,9 @@ pub fn write_each<R: Record>(
     columns: &[Column],
     each: &mut Each<'_, R>,
 ) -> io::Result<()> {
-    let mut buf = BufWriter::with_capacity(BUFFER, out);
-    match format {
-        Output::Table | Output::Wide => {
-            table::write(&mut buf, columns, &mut |sink| {
-                each(&mut |r| sink(&r.cells()));
-            })?;
-        }
-        Output::Json => {
-            let mut ser = serde_json::Serializer::pretty(&mut buf);
-            let rows = Streamed(RefCell::new(each));
-            Document { name, rows: &rows }.serialize(&mut ser)?;
-            buf.write_all(b"\n")?;
-        }
-        Output::Jsonl => {
-            let mut failed = None;
-            each(&mut |r| {
-                if failed.is_none() {
-                    let line = serde_json::to_writer(&mut buf, r)
-                        .map_err(io::Error::from)
-                        .and_then(|()| buf.write_all(b"\n"));
-                    failed = line.err();
-                }
-            });
-            if let Some(e) = failed {
-                return Err(e);
-            }
-        }
-    }
-    buf.flush()
-}
-
-/// `{"<name>": rows}`, serialized from the borrowed rows.
-struct Document<'a, T: ?Sized> {
-    name: &'a str,
-    rows: &'a T,
-}
-
-impl<T: Serialize + ?Sized> Serialize for Document<'_, T> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(1))?;
-        map.serialize_entry(self.name, self.rows)?;
-        map.end()
-    }
-}
-
-/// A JSON array of the rows an [`Each`] hands over, serialized as they
-/// come (a `RefCell`: `Serialize` borrows, the rows' source is `FnMut`).
-struct Streamed<'a, 'b, R>(RefCell<&'b mut Each<'a, R>>);
-
-impl<R: Serialize> Serialize for Streamed<'_, '_, R> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // no length up front: serde_json writes the same bytes as for a
-        // slice, `[]` when empty
-        let mut seq = s.serialize_seq(None)?;
-        let mut failed = None;
-        (self.0.borrow_mut())(&mut |r| {
-            if failed.is_none() {
-                failed = seq.serialize_element(r).err();
-            }
-        });
-        match failed {
-            Some(e) => Err(e),
-            None => seq.end(),
-        }
-    }
+    let mut stream = Stream::begin(out, format, name, columns)?;
+    stream.part(each);
+    stream.finish()
 }
 
 /// Rows written as they come, across calls: a read in waves (`kdp lag`)
@@ -210,25 +146,16 @@ impl<'a> Stream<'a> {
         self.failed = written.err();
     }
 
-    /// An array element at depth two: its own pretty layout, each line
-    /// indented by two levels (a JSON string holds no raw newline, so
-    /// every newline is the layout's).
+    /// An array element at depth two: serde_json's pretty layout of the
+    /// row, each line after its first indented by two more levels.
     fn element<R: Serialize>(&mut self, r: &R) -> io::Result<()> {
-        let text = serde_json::to_string_pretty(r)?;
         let sep: &[u8] = if self.rows == 0 {
             b"\n    "
         } else {
             b",\n    "
         };
         self.buf.write_all(sep)?;
-        let mut lines = text.split('\n');
-        if let Some(first) = lines.next() {
-            self.buf.write_all(first.as_bytes())?;
-        }
-        for line in lines {
-            self.buf.write_all(b"\n    ")?;
-            self.buf.write_all(line.as_bytes())?;
-        }
+        serde_json::to_writer_pretty(Indented(&mut self.buf), r)?;
         Ok(())
     }
 
@@ -252,6 +179,29 @@ impl<'a> Stream<'a> {
             self.buf.write_all(tail)?;
         }
         self.buf.flush()
+    }
+}
+
+/// Writes through, putting four spaces after every newline: a JSON
+/// string holds no raw newline, so every newline is the layout's, and a
+/// row's pretty JSON lands two levels deep as the document's element.
+struct Indented<'w, W: Write>(&'w mut W);
+
+impl<W: Write> Write for Indented<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                let (line, _) = buf.split_at(at + 1);
+                self.0.write_all(line)?;
+                self.0.write_all(b"    ")?;
+                Ok(line.len())
+            }
+            None => self.0.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -318,8 +268,9 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
-    /// A stream written row by row is the document written at once, for
-    /// any number of rows, nested values included.
+    /// The document written at once, and a stream written row by row, are
+    /// serde_json's own pretty document (and lines), for any number of
+    /// rows, nested values and escapes included.
     #[test]
     fn a_stream_writes_the_same_bytes_as_the_rows_at_once() {
         #[derive(Serialize)]
@@ -344,9 +295,21 @@ mod tests {
                     text: "a\nb \"c\"",
                 })
                 .collect();
-            for format in [Output::Json, Output::Jsonl] {
-                let mut whole = Vec::new();
-                write(&mut whole, format, "Lag \"x\"", COLUMNS, &nested).unwrap();
+            // serde_json's own layout of the whole document, and its lines
+            let document = std::collections::BTreeMap::from([("Lag \"x\"", &nested)]);
+            let json = serde_json::to_string_pretty(&document).unwrap() + "\n";
+            let jsonl: String = nested
+                .iter()
+                .map(|r| serde_json::to_string(r).unwrap() + "\n")
+                .collect();
+            for (format, whole) in [(Output::Json, json), (Output::Jsonl, jsonl)] {
+                let mut at_once = Vec::new();
+                write(&mut at_once, format, "Lag \"x\"", COLUMNS, &nested).unwrap();
+                assert_eq!(
+                    String::from_utf8(at_once).unwrap(),
+                    whole,
+                    "{n} rows as {format:?}"
+                );
                 let mut streamed = Vec::new();
                 let mut s = Stream::begin(&mut streamed, format, "Lag \"x\"", COLUMNS).unwrap();
                 // in parts: one row each, as waves hand them over
@@ -356,7 +319,7 @@ mod tests {
                 s.finish().unwrap();
                 assert_eq!(
                     String::from_utf8(streamed).unwrap(),
-                    String::from_utf8(whole).unwrap(),
+                    whole,
                     "{n} rows as {format:?}"
                 );
             }
