@@ -8,9 +8,12 @@
 //! the struct's declaration order, which is the table's), and `out` sees
 //! one write per buffer, not one per line or token.
 
+use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
 
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
+use serde_json::ser::{Formatter, PrettyFormatter};
 
 use super::format::{Output, BUFFER};
 use super::table::{self, Cell, Column};
@@ -52,9 +55,71 @@ pub fn write_each<R: Record>(
     columns: &[Column],
     each: &mut Each<'_, R>,
 ) -> io::Result<()> {
-    let mut stream = Stream::begin(out, format, name, columns)?;
-    stream.part(each);
-    stream.finish()
+    let mut buf = BufWriter::with_capacity(BUFFER, out);
+    match format {
+        Output::Table | Output::Wide => {
+            table::write(&mut buf, columns, &mut |sink| {
+                each(&mut |r| sink(&r.cells()));
+            })?;
+        }
+        Output::Json => {
+            let mut ser = serde_json::Serializer::pretty(&mut buf);
+            let rows = Streamed(RefCell::new(each));
+            Document { name, rows: &rows }.serialize(&mut ser)?;
+            buf.write_all(b"\n")?;
+        }
+        Output::Jsonl => {
+            let mut failed = None;
+            each(&mut |r| {
+                if failed.is_none() {
+                    let line = serde_json::to_writer(&mut buf, r)
+                        .map_err(io::Error::from)
+                        .and_then(|()| buf.write_all(b"\n"));
+                    failed = line.err();
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+    }
+    buf.flush()
+}
+
+/// `{"<name>": rows}`, serialized from the borrowed rows.
+struct Document<'a, T: ?Sized> {
+    name: &'a str,
+    rows: &'a T,
+}
+
+impl<T: Serialize + ?Sized> Serialize for Document<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry(self.name, self.rows)?;
+        map.end()
+    }
+}
+
+/// A JSON array of the rows an [`Each`] hands over, serialized as they
+/// come (a `RefCell`: `Serialize` borrows, the rows' source is `FnMut`).
+struct Streamed<'a, 'b, R>(RefCell<&'b mut Each<'a, R>>);
+
+impl<R: Serialize> Serialize for Streamed<'_, '_, R> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // no length up front: serde_json writes the same bytes as for a
+        // slice, `[]` when empty
+        let mut seq = s.serialize_seq(None)?;
+        let mut failed = None;
+        (self.0.borrow_mut())(&mut |r| {
+            if failed.is_none() {
+                failed = seq.serialize_element(r).err();
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => seq.end(),
+        }
+    }
 }
 
 /// Rows written as they come, across calls: a read in waves (`kdp lag`)
@@ -146,8 +211,7 @@ impl<'a> Stream<'a> {
         self.failed = written.err();
     }
 
-    /// An array element at depth two: serde_json's pretty layout of the
-    /// row, each line after its first indented by two more levels.
+    /// An array element at depth two, in serde_json's pretty layout.
     fn element<R: Serialize>(&mut self, r: &R) -> io::Result<()> {
         let sep: &[u8] = if self.rows == 0 {
             b"\n    "
@@ -155,7 +219,16 @@ impl<'a> Stream<'a> {
             b",\n    "
         };
         self.buf.write_all(sep)?;
-        serde_json::to_writer_pretty(Indented(&mut self.buf), r)?;
+        // serde_json's own pretty layout, its depth raised to the
+        // element's (two: the document's object, then its array) by
+        // opening both into a sink: no row is formatted twice
+        let mut deeper = PrettyFormatter::new();
+        deeper.begin_object(&mut io::sink())?;
+        deeper.begin_array(&mut io::sink())?;
+        r.serialize(&mut serde_json::Serializer::with_formatter(
+            &mut self.buf,
+            deeper,
+        ))?;
         Ok(())
     }
 
@@ -179,29 +252,6 @@ impl<'a> Stream<'a> {
             self.buf.write_all(tail)?;
         }
         self.buf.flush()
-    }
-}
-
-/// Writes through, putting four spaces after every newline: a JSON
-/// string holds no raw newline, so every newline is the layout's, and a
-/// row's pretty JSON lands two levels deep as the document's element.
-struct Indented<'w, W: Write>(&'w mut W);
-
-impl<W: Write> Write for Indented<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match buf.iter().position(|&b| b == b'\n') {
-            Some(at) => {
-                let (line, _) = buf.split_at(at + 1);
-                self.0.write_all(line)?;
-                self.0.write_all(b"    ")?;
-                Ok(line.len())
-            }
-            None => self.0.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
     }
 }
 
