@@ -182,10 +182,11 @@ pub async fn gather(
     Ok(judged(read(client, opts, driver, bound).await?, &opts.lag))
 }
 
-/// [`gather`] without the judgement: what `kdp lag` judges row by row
-/// as it prints them ([`kdp_domain::lag::lag_each`]), so that no row per
-/// committed offset is held. `Err` only when the groups cannot be listed
-/// at all.
+/// [`gather`] without the judgement, for a caller that judges the rows
+/// one by one ([`kdp_domain::lag::lag_each`]) and holds none; everything
+/// read is held at once (`kdp lag` reads in waves instead:
+/// [`crate::lag_waves`]). `Err` only when the groups cannot be listed at
+/// all.
 pub async fn read(
     client: &SharedClient,
     opts: &LagReadOptions,
