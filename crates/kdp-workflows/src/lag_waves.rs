@@ -194,15 +194,11 @@ impl FirstPass {
                 .filter(|g| reads_here(g))
                 .map(|g| g.group_id.clone())
                 .collect();
-            let mut offsets = BTreeMap::new();
-            if let Some(whole) = whole.take() {
-                // one wave, its offsets read by the first pass
-                offsets = whole.into_iter().map(|(g, o)| (g, Ok(o))).collect();
-            }
-            let again = if offsets.is_empty() {
-                asked.as_slice()
-            } else {
-                &[]
+            // one wave: its offsets were read by the first pass, and are
+            // not asked again
+            let (mut offsets, again): (BTreeMap<_, _>, &[String]) = match whole.take() {
+                Some(whole) => (whole.into_iter().map(|(g, o)| (g, Ok(o))).collect(), &[]),
+                None => (BTreeMap::new(), &asked),
             };
             for groups in again.chunks(opts.groups_per_wave.max(1)) {
                 let answers =
