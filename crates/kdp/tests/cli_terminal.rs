@@ -439,14 +439,22 @@ fn watch_redraws_in_place_highlights_changes_and_exits_0_on_ctrl_c() {
 }
 
 /// `--watch` into a pipe: one whole JSON document per round, and SIGINT
-/// ends it with exit status 0.
+/// ends it with exit status 0; `kdp lag`'s rounds (read in waves) too.
 #[test]
 fn watch_into_a_pipe_writes_one_document_per_round_and_exits_0_on_sigint() {
-    use std::io::Read;
     let demo = Demo::start();
+    watch_into_a_pipe(&demo, &["transactions", "list"], "Transactions");
+    watch_into_a_pipe(&demo, &["lag"], "Lag");
+}
+
+/// `kdp <command> --watch 200ms -o json` into a pipe: three documents,
+/// each with rows under `key`, then SIGINT and exit status 0.
+fn watch_into_a_pipe(demo: &Demo, command: &[&str], key: &str) {
+    use std::io::Read;
     let mut child = Command::new(KDP)
-        .args(["transactions", "--bootstrap-server", &demo.mock.bootstrap])
-        .args(["list", "--watch", "200ms", "--output", "json"])
+        .args(command)
+        .args(["--bootstrap-server", &demo.mock.bootstrap])
+        .args(["--watch", "200ms", "--output", "json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -466,10 +474,7 @@ fn watch_into_a_pipe_writes_one_document_per_round_and_exits_0_on_sigint() {
             .collect();
     }
     for d in &docs {
-        assert!(
-            d["Transactions"].as_array().is_some_and(|t| !t.is_empty()),
-            "{d}"
-        );
+        assert!(d[key].as_array().is_some_and(|t| !t.is_empty()), "{d}");
     }
     let st = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
