@@ -4,9 +4,11 @@
 //! a producer killed inside an open transaction; an idle transactional
 //! partition whose group committed after its last record; a partition
 //! whose log start moved past a group's offset; a partition of 1000 small
-//! transactions from 16 producers. For every group kdp's Records equal
-//! what a real read_committed KafkaConsumer seeked to the committed offset
-//! receives up to the end (LagScenario count), and its OffsetLag, high
+//! transactions from 16 producers. Groups are committed by Admin, by a
+//! classic member and (4.x) by a KIP-848 consumer-protocol member. For
+//! every group kdp's Records equal what a real read_committed
+//! KafkaConsumer seeked to the committed offset receives up to the end
+//! (LagScenario count), and its OffsetLag, high
 //! watermark and committed offset equal `kafka-consumer-groups.sh
 //! --describe` of the cluster's version. A budget too small for the 1000
 //! transactions gives bounds around the consumer's count, never a figure
@@ -87,7 +89,7 @@ fn layout_with(env: &Env, topic: &str, plan: &str, config: &[&str]) -> Value {
 }
 
 /// Commits `offset` on partition 0 of `topic` for `group` (`via`: admin,
-/// classic).
+/// classic, consumer).
 fn commit(env: &Env, group: &str, topic: &str, offset: i64, via: &str) {
     let offsets = format!("0:{offset}");
     let out = lag_scenario(
@@ -301,12 +303,19 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
 
     let mix_at = [0i64, 9, 17, 26, 27, 36];
     let g = |topic: &str, c: i64| format!("{topic}-g{c}");
+    // KIP-848's consumer protocol is Kafka 4.0's; 3.9 brokers do not serve it by default
+    let kip848 = !env.kafka_version.starts_with("3.");
     std::thread::scope(|s| {
         let e = &env;
         for &c in &mix_at {
             let (group, topic) = (g(&mix, c), mix.clone());
-            // one group committed by a classic member, the rest by Admin
-            let via = if c == 9 { "classic" } else { "admin" };
+            // one group committed by a classic member, one (4.x) by a
+            // KIP-848 consumer-protocol member, the rest by Admin
+            let via = match c {
+                9 => "classic",
+                17 if kip848 => "consumer",
+                _ => "admin",
+            };
             s.spawn(move || commit(e, &group, &topic, c, via));
         }
         for c in [7i64, 8] {
@@ -411,6 +420,9 @@ fn lag_in_records_equals_a_real_read_committed_consumer_and_offset_lag_equals_ka
     let (rows, _) = kdp_lag(&env, &mix, &[]);
     assert_eq!(rows[&g(&mix, 36)]["Verdict"], "past_lso");
     assert_eq!(rows[&g(&mix, 9)]["GroupType"], "classic");
+    if kip848 {
+        assert_eq!(rows[&g(&mix, 17)]["GroupType"], "consumer");
+    }
 
     // a budget smaller than the partition: bounds around the real count
     let (rows, code) = kdp_lag(&env, &many, &["--max-bytes-per-partition", "4096"]);
